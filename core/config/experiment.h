@@ -1,0 +1,139 @@
+#pragma once
+// The experiment: everything a run needs, as loaded from a JSON experiment file
+// (docs/experiment-format.md documents every field, default and range).
+// Pure data + validation; no LibTorch, no Qt.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pm {
+
+using Json = nlohmann::json;
+
+struct ModelConfig {
+  std::string name = "mlp";  // mlp | cnn | resnet20 | charlm | resnet50
+  Json options = Json::object();  // model-specific options (reserved; must be an object)
+};
+
+struct DataConfig {
+  std::string dataset = "fashion-mnist";  // fashion-mnist | text | synthetic
+  std::string path;                       // "" = the dataset's default location
+  int batch_size = 64;                    // samples per minibatch, 1..65536
+  std::string eval_split = "test";        // fashion-mnist: "test"; text: validation fraction via eval_fraction
+  double eval_fraction = 0.1;             // text corpus: share held out for validation, (0, 0.5]
+  int64_t train_limit = 0;                // use only the first K training samples (0 = all)
+  int64_t eval_limit = 0;                 // evaluate on only the first K held-out samples (0 = all)
+  int context = 128;                      // text: sequence length in bytes, 8..4096
+  int64_t synthetic_samples = 2048;       // synthetic: number of training samples
+  std::string synthetic_task = "classification";  // classification | regression
+  bool shuffle = true;
+};
+
+struct PartitionConfig {
+  std::string method = "parameters";  // parameters | time | explicit
+  std::vector<int> boundaries;        // explicit: first unit index of stages 2..P (P-1 increasing values)
+};
+
+struct PipelineConfig {
+  int stages = 1;          // P, 1..number of partitionable units of the model
+  int microbatches = 1;    // N, 1..batch_size
+  PartitionConfig partition;
+  std::string schedule = "gpipe";  // gpipe | 1f1b | pipedream | pipedream-2bw | pipemare
+  bool recompute = false;          // gpipe: recompute activations in the backward
+  int update_interval = 1;         // pipedream: microbatches per optimizer step; 2bw: m >= P
+};
+
+struct PipeMareConfig {
+  bool t1 = false;             // learning-rate rescheduling
+  int64_t anneal_steps = 0;    // K; 0 = one epoch of updates
+  bool t2 = false;             // discrepancy correction
+  double decay = 0.1;          // D, in (0, 1)
+  double warmup_epochs = 0;    // synchronous warm-up epochs, >= 0
+  std::string warmup_schedule = "gpipe";  // gpipe | 1f1b
+  std::string momentum_mode = "same";     // same | delay-scaled (momentum reduced with the stage's delay)
+};
+
+struct LrScheduleConfig {
+  std::string name = "constant";  // constant | step | cosine | linear-warmup | inverse-sqrt
+  int64_t warmup_steps = 0;       // linear-warmup / inverse-sqrt: steps of linear ramp
+  int64_t step_size = 1000;       // step: decay every step_size optimizer steps
+  double gamma = 0.1;             // step: multiplicative decay
+  double min_lr = 0.0;            // cosine: floor
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";  // sgd | adam | adamw
+  double lr = 0.01;          // > 0
+  double momentum = 0.0;     // sgd: [0, 1)
+  bool nesterov = false;     // sgd: requires momentum > 0
+  double weight_decay = 0.0; // >= 0
+  double beta1 = 0.9;        // adam/adamw: [0, 1)
+  double beta2 = 0.999;      // adam/adamw: [0, 1)
+  double eps = 1e-8;         // adam/adamw: > 0
+  LrScheduleConfig schedule;
+};
+
+struct DivergenceGuard {
+  bool enabled = true;
+  double max_loss = 1e6;  // a loss above this (or non-finite) ends the run as "diverged"
+};
+
+struct TrainingConfig {
+  double epochs = 1;          // > 0 when steps == 0
+  int64_t steps = 0;          // minibatch steps; 0 = derived from epochs
+  int64_t eval_interval = 0;  // evaluate every K steps; 0 = at the end of each epoch only
+  int64_t log_interval = 10;  // emit a step event every K steps (>= 1)
+  uint64_t seed = 1;
+  DivergenceGuard divergence_guard;
+};
+
+struct ExecutionConfig {
+  std::string mode = "single";    // real (one process per stage) | single (one process)
+  std::string backend = "gloo";   // gloo | nccl | local
+  int threads_per_stage = 1;      // LibTorch intra-op + BLAS threads per stage, 1..256
+  std::vector<std::string> devices{"cpu"};  // "cpu" or "cuda:K", one entry or one per stage
+};
+
+struct Experiment {
+  std::string name = "experiment";
+  std::vector<std::string> tags;
+  std::string notes;
+  ModelConfig model;
+  DataConfig data;
+  PipelineConfig pipeline;
+  PipeMareConfig pipemare;
+  OptimizerConfig optimizer;
+  TrainingConfig training;
+  ExecutionConfig execution;
+};
+
+// Parse and validate an experiment from JSON. `source` names the file for messages.
+// Throws ConfigError("<source>: <field.path>", "expected ..., found ...") on the first problem;
+// unknown keys are errors with a did-you-mean suggestion.
+Experiment experimentFromJson(const Json& j, const std::string& source = "experiment");
+
+// Read, parse and validate a file. JSON syntax errors name the line and column.
+Experiment loadExperimentFile(const std::string& path);
+
+// Apply `key=value` overrides (dotted paths, e.g. "pipeline.stages=4"; values parsed as JSON
+// when they are valid JSON, else taken as strings) to the raw JSON, then validate it all again.
+Json applyOverrides(Json j, const std::vector<std::string>& overrides);
+
+// The full, normalised JSON of an experiment (every field present, defaults filled in).
+Json experimentToJson(const Experiment& e);
+
+// Cross-field and range validation of an already-parsed experiment; throws ConfigError.
+void validateExperiment(const Experiment& e, const std::string& source = "experiment");
+
+// True for pipedream, pipedream-2bw and pipemare.
+bool isAsynchronousSchedule(const std::string& schedule);
+
+// Names accepted by the format.
+const std::vector<std::string>& scheduleNames();
+const std::vector<std::string>& modelNames();
+
+}  // namespace pm

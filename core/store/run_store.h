@@ -1,0 +1,132 @@
+#pragma once
+// The run store: every run, its metrics, per-stage metrics, schedule trace and log, in SQLite.
+// WAL mode, busy timeout, foreign keys, a schema_version table with forward migrations.
+// Thread-safety: one RunStore object per thread; several processes may open the same file
+// (one writer per run, any number of readers). All SQL uses bound parameters.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace pm {
+
+inline constexpr int kStoreSchemaVersion = 2;
+
+struct RunRecord {
+  int64_t id = 0;
+  std::string name;
+  double created_at = 0, started_at = 0, finished_at = 0;  // seconds since epoch, 0 = not yet
+  std::string status;           // created | running | finished | stopped | failed | diverged | interrupted
+  std::string status_message;   // why it failed / diverged / stopped
+  std::string config_json;      // normalised experiment JSON
+  std::string host;
+  std::string revision;
+  std::string notes;
+  std::vector<std::string> tags;
+  std::string sweep_id;         // "" when not part of a sweep
+  int64_t launcher_pid = 0;     // process that records the run (to detect dead launchers)
+  // Denormalised for listing: schedule, model, stages, microbatches (from config_json).
+  std::string schedule, model;
+  int stages = 0, microbatches = 0;
+  // Last recorded value of the run's headline metrics (NaN when absent).
+  double final_loss = 0, final_accuracy = 0;
+};
+
+struct MetricPoint {
+  int64_t step;
+  double wall_time;
+  double value;
+};
+
+struct StageMetricPoint {
+  int stage;
+  int64_t step;
+  double value;
+};
+
+struct TraceRecord {
+  int stage;
+  std::string action;  // F, B, S (step), send, recv, ...
+  int microbatch;
+  double start, end;   // seconds since the run started
+};
+
+struct LogRecord {
+  double time;
+  std::string level;    // info | warning | error
+  std::string message;
+};
+
+struct RunFilter {
+  std::string status;   // "" = any
+  std::string tag;      // "" = any
+  std::string sweep_id; // "" = any
+  std::string text;     // substring of the name, "" = any
+};
+
+class RunStore {
+ public:
+  // Opens (creating if needed) the store at `path`; ":memory:" works for tests.
+  // Throws StoreError naming the file when it is not a SQLite database, is from a newer
+  // schema version, or cannot be opened/created. A store from an older version is migrated.
+  // readOnly: never writes (no migration, no creation).
+  explicit RunStore(const std::string& path, bool readOnly = false);
+  ~RunStore();
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  const std::string& path() const { return path_; }
+  int schemaVersion() const;
+
+  // ---- runs
+  int64_t createRun(const std::string& name, const std::string& configJson, const std::vector<std::string>& tags = {},
+                    const std::string& notes = "", const std::string& sweepId = "");
+  void markRunning(int64_t run, int64_t launcherPid);
+  // Sets the status (and finished_at for terminal statuses).
+  void setStatus(int64_t run, const std::string& status, const std::string& message = "");
+  void setNotes(int64_t run, const std::string& notes);
+  void setTags(int64_t run, const std::vector<std::string>& tags);
+  void deleteRun(int64_t run);  // with all its rows
+  std::optional<RunRecord> getRun(int64_t run) const;
+  std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
+  // Runs in status "running" whose launcher process no longer exists (same host) become
+  // "interrupted". Returns how many were changed. Called on open by front ends.
+  int markDeadRunsInterrupted();
+
+  // ---- batched writes: appended rows are buffered and written in one transaction by flush()
+  // (and automatically every 5000 rows).
+  void appendMetric(int64_t run, const std::string& key, int64_t step, double wallTime, double value);
+  void appendStageMetric(int64_t run, int stage, int64_t step, const std::string& key, double value);
+  void appendTrace(int64_t run, const TraceRecord& rec);
+  void appendLog(int64_t run, double time, const std::string& level, const std::string& message);
+  void flush();
+  size_t pendingRows() const;
+
+  // ---- reads
+  std::vector<std::string> metricKeys(int64_t run) const;
+  std::vector<MetricPoint> loadMetric(int64_t run, const std::string& key) const;
+  std::vector<std::string> stageMetricKeys(int64_t run) const;
+  std::vector<StageMetricPoint> loadStageMetric(int64_t run, const std::string& key) const;
+  std::vector<TraceRecord> loadTrace(int64_t run) const;
+  std::vector<LogRecord> loadLog(int64_t run) const;
+  int64_t countRows(const std::string& table, int64_t run) const;  // table in {metrics, stage_metrics, trace, logs}
+
+  sqlite3* handle() const { return db_; }  // for tests (raw checks such as PRAGMA integrity_check)
+
+ private:
+  struct Pending;
+  void exec(const std::string& sql) const;
+  void migrate();
+  std::string path_;
+  bool readOnly_;
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<Pending> pending_;
+};
+
+// The schema of version 1 (kept for migration tests and the migration path).
+const char* storeSchemaV1();
+
+}  // namespace pm

@@ -1,0 +1,92 @@
+#include "core/util/system_info.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace pm {
+
+std::string hostName() {
+  char buf[HOST_NAME_MAX + 1] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string projectRevision() { return PIPEMARE_GIT_REV; }
+std::string projectVersion() { return PIPEMARE_VERSION; }
+
+double wallClockSeconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+double monotonicSeconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+int64_t processRssBytes() {
+  std::ifstream f("/proc/self/statm");
+  long pages = 0, rss = 0;
+  if (!(f >> pages >> rss)) return 0;
+  return static_cast<int64_t>(rss) * sysconf(_SC_PAGESIZE);
+}
+
+int64_t processPeakRssBytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
+  }
+  return 0;
+}
+
+static int collectLibs(struct dl_phdr_info* info, size_t, void* data) {
+  auto* out = static_cast<std::vector<std::string>*>(data);
+  if (info->dlpi_name && *info->dlpi_name) out->emplace_back(info->dlpi_name);
+  return 0;
+}
+
+BlasInfo loadedBlas() {
+  std::vector<std::string> libs;
+  dl_iterate_phdr(collectLibs, &libs);
+  BlasInfo info;
+  info.kind = "unknown";
+  for (const auto& l : libs) {
+    if (l.find("blas") == std::string::npos && l.find("mkl") == std::string::npos) continue;
+    char resolved[PATH_MAX];
+    std::string path = realpath(l.c_str(), resolved) ? std::string(resolved) : l;
+    std::string kind;
+    if (path.find("openblas") != std::string::npos) kind = "openblas";
+    else if (path.find("blis") != std::string::npos) kind = "blis";
+    else if (path.find("mkl") != std::string::npos) kind = "mkl";
+    else if (path.find("atlas") != std::string::npos) kind = "atlas";
+    else if (path.find("libblas.so") != std::string::npos) kind = "reference";
+    else continue;
+    // Prefer the library that libblas.so.3 resolves to (the alternatives system's choice).
+    if (info.library.empty() || l.find("libblas.so") != std::string::npos) {
+      info.library = path;
+      info.kind = kind;
+    }
+  }
+  return info;
+}
+
+bool setBlasThreads(int threads) {
+  using SetFn = void (*)(int);
+  void* sym = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  if (!sym) return false;
+  reinterpret_cast<SetFn>(sym)(threads);
+  return true;
+}
+
+}  // namespace pm
