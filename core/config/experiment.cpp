@@ -1,1 +1,767 @@
-// implementation in progress
+#include "core/config/experiment.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+#include "core/config/model_catalog.h"
+#include "core/util/errors.h"
+#include "core/util/strings.h"
+
+// One list of fields (visitExperiment) drives parsing, range validation and serialisation, so the
+// three cannot drift apart. Each field carries its spec (type, range, allowed values); a spec may
+// depend on fields visited before it (pipeline.stages on model.name, pipeline.microbatches on
+// data.batch_size), which is why sections are visited in a fixed order. Cross-field rules that are
+// not a range of a single field live in checkCrossFieldRules().
+
+namespace pm {
+namespace {
+
+constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kCharLmMaxContext = 128;  // the charlm's positional table (model_catalog: ctx 128)
+
+const std::vector<std::string> kDatasets{"fashion-mnist", "text", "synthetic"};
+const std::vector<std::string> kEvalSplits{"test", "train"};
+const std::vector<std::string> kSyntheticTasks{"classification", "regression"};
+const std::vector<std::string> kPartitionMethods{"parameters", "time", "explicit"};
+const std::vector<std::string> kWarmupSchedules{"gpipe", "1f1b"};
+const std::vector<std::string> kMomentumModes{"same", "delay-scaled"};
+const std::vector<std::string> kOptimizers{"sgd", "adam", "adamw"};
+const std::vector<std::string> kLrSchedules{"constant", "step", "cosine", "linear-warmup", "inverse-sqrt"};
+const std::vector<std::string> kModes{"single", "real"};
+const std::vector<std::string> kBackends{"gloo", "nccl", "local"};
+
+// A ConfigError that also remembers the field path, so applyOverrides can tell which --set caused it.
+class FieldError : public ConfigError {
+ public:
+  FieldError(const std::string& source, std::string field, const std::string& problem)
+      : ConfigError(field.empty() ? source : source + ": " + field, problem), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// A value as the user wrote it: JSON, strings quoted, long values shortened.
+std::string shown(const Json& v) {
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string inQuotes(const std::string& s) { return "\"" + s + "\""; }
+
+struct IntSpec {
+  int64_t lo = 0;
+  int64_t hi = kNoMax;
+  std::string note;  // appended to the description, e.g. "(model mlp has 3 partitionable units)"
+
+  bool contains(int64_t v) const { return v >= lo && v <= hi; }
+  std::string describe() const {
+    std::string s = hi == kNoMax ? "an integer >= " + std::to_string(lo)
+                                 : "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
+    return note.empty() ? s : s + " " + note;
+  }
+};
+
+struct RealSpec {
+  double lo = 0;
+  double hi = kInf;
+  bool loOpen = false;
+  bool hiOpen = false;
+  std::string note;
+
+  bool contains(double v) const {
+    if (!std::isfinite(v)) return false;
+    if (loOpen ? v <= lo : v < lo) return false;
+    return hiOpen ? v < hi : v <= hi;
+  }
+  std::string describe() const {
+    std::string s = hi == kInf ? std::string("a number ") + (loOpen ? "> " : ">= ") + number(lo)
+                               : std::string("a number in ") + (loOpen ? "(" : "[") + number(lo) + ", " +
+                                     number(hi) + (hiOpen ? ")" : "]");
+    return note.empty() ? s : s + " " + note;
+  }
+};
+
+struct TextSpec {
+  std::vector<std::string> choices;  // non-empty: an enumeration
+  bool nonEmpty = false;
+  size_t maxLength = 0;  // 0: unlimited
+  bool device = false;   // "cpu" or "cuda:K"
+
+  static TextSpec oneOf(std::vector<std::string> c) { return TextSpec{std::move(c), false, 0, false}; }
+  static TextSpec any() { return TextSpec{}; }
+  static TextSpec label(size_t maxLength) { return TextSpec{{}, true, maxLength, false}; }
+  static TextSpec deviceName() { return TextSpec{{}, false, 0, true}; }
+
+  std::string describe() const {
+    if (!choices.empty()) return "one of " + join(choices, ", ");
+    if (device) return "\"cpu\" or \"cuda:K\" (K = 0, 1, ...)";
+    if (nonEmpty && maxLength) return "a non-empty string of at most " + std::to_string(maxLength) + " characters";
+    if (nonEmpty) return "a non-empty string";
+    return "a string";
+  }
+  // "" when fine, else the problem.
+  std::string check(const std::string& v) const {
+    bool ok = true;
+    if (!choices.empty()) {
+      ok = std::find(choices.begin(), choices.end(), v) != choices.end();
+    } else if (device) {
+      ok = v == "cpu" || (v.size() > 5 && v.compare(0, 5, "cuda:") == 0 && v.size() <= 9 &&
+                          v.find_first_not_of("0123456789", 5) == std::string::npos);
+    } else {
+      if (nonEmpty && trim(v).empty()) ok = false;
+      if (maxLength && v.size() > maxLength) ok = false;
+    }
+    if (ok) return "";
+    std::string p = "expected " + describe() + ", found " + shown(Json(v));
+    if (!choices.empty()) {
+      std::string guess = didYouMean(v, choices);
+      if (!guess.empty()) p += "; did you mean " + inQuotes(guess) + "?";
+    }
+    return p;
+  }
+};
+
+int modelUnits(const std::string& model) {
+  const ModelInfo* m = findModel(model);
+  return m ? m->units : 0;
+}
+
+// --- The field list -------------------------------------------------------------------------
+
+// V provides section(key, body), field(key, ref, spec), flag(key, ref), list(key, ref, spec),
+// intList(key, ref, spec) and options(key, ref, modelName). E is Experiment or const Experiment.
+template <class V, class E>
+void visitExperiment(V& v, E& e) {
+  v.field("name", e.name, TextSpec::label(200));
+  v.list("tags", e.tags, TextSpec::label(64));
+  v.field("notes", e.notes, TextSpec::any());
+  v.section("model", [&] {
+    v.field("name", e.model.name, TextSpec::oneOf(modelNames()));
+    v.options("options", e.model.options, e.model.name);
+  });
+  v.section("data", [&] {
+    auto& d = e.data;
+    v.field("dataset", d.dataset, TextSpec::oneOf(kDatasets));
+    v.field("path", d.path, TextSpec::any());
+    v.field("batch_size", d.batch_size, IntSpec{1, 65536, ""});
+    v.field("eval_split", d.eval_split, TextSpec::oneOf(kEvalSplits));
+    v.field("eval_fraction", d.eval_fraction, RealSpec{0, 0.5, true, false, ""});
+    v.field("train_limit", d.train_limit, IntSpec{0, kNoMax, "(0 = all)"});
+    v.field("eval_limit", d.eval_limit, IntSpec{0, kNoMax, "(0 = all)"});
+    const bool charlm = e.model.name == "charlm";
+    v.field("context", d.context,
+            IntSpec{8, charlm ? kCharLmMaxContext : 4096,
+                    charlm ? "(model charlm reads at most " + std::to_string(kCharLmMaxContext) + " bytes)" : ""});
+    v.field("synthetic_samples", d.synthetic_samples, IntSpec{1, 1000000, ""});
+    v.field("synthetic_task", d.synthetic_task, TextSpec::oneOf(kSyntheticTasks));
+    v.flag("shuffle", d.shuffle);
+  });
+  v.section("pipeline", [&] {
+    auto& p = e.pipeline;
+    const int units = modelUnits(e.model.name);
+    v.field("stages", p.stages,
+            IntSpec{1, units > 0 ? units : kNoMax,
+                    units > 0 ? "(model " + e.model.name + " has " + std::to_string(units) + " partitionable units)"
+                              : ""});
+    const int batch = std::max(1, e.data.batch_size);
+    v.field("microbatches", p.microbatches,
+            IntSpec{1, batch, "(at most data.batch_size=" + std::to_string(e.data.batch_size) + ")"});
+    v.section("partition", [&] {
+      v.field("method", p.partition.method, TextSpec::oneOf(kPartitionMethods));
+      v.intList("boundaries", p.partition.boundaries,
+                IntSpec{1, units > 1 ? units - 1 : kNoMax,
+                        "(the first unit of a stage; model " + e.model.name + " has " + std::to_string(units) +
+                            " units)"});
+    });
+    v.field("schedule", p.schedule, TextSpec::oneOf(scheduleNames()));
+    v.flag("recompute", p.recompute);
+    v.field("update_interval", p.update_interval, IntSpec{1, 65536, ""});
+  });
+  v.section("pipemare", [&] {
+    auto& m = e.pipemare;
+    v.flag("t1", m.t1);
+    v.field("anneal_steps", m.anneal_steps, IntSpec{0, kNoMax, "(0 = one epoch of updates)"});
+    v.flag("t2", m.t2);
+    v.field("decay", m.decay, RealSpec{0, 1, true, true, ""});
+    v.field("warmup_epochs", m.warmup_epochs, RealSpec{0, 1000, false, false, ""});
+    v.field("warmup_schedule", m.warmup_schedule, TextSpec::oneOf(kWarmupSchedules));
+    v.field("momentum_mode", m.momentum_mode, TextSpec::oneOf(kMomentumModes));
+  });
+  v.section("optimizer", [&] {
+    auto& o = e.optimizer;
+    v.field("name", o.name, TextSpec::oneOf(kOptimizers));
+    v.field("lr", o.lr, RealSpec{0, 10, true, false, ""});
+    v.field("momentum", o.momentum, RealSpec{0, 1, false, true, ""});
+    v.flag("nesterov", o.nesterov);
+    v.field("weight_decay", o.weight_decay, RealSpec{0, 1, false, false, ""});
+    v.field("beta1", o.beta1, RealSpec{0, 1, false, true, ""});
+    v.field("beta2", o.beta2, RealSpec{0, 1, false, true, ""});
+    v.field("eps", o.eps, RealSpec{0, 1, true, false, ""});
+    v.section("schedule", [&] {
+      auto& s = o.schedule;
+      v.field("name", s.name, TextSpec::oneOf(kLrSchedules));
+      v.field("warmup_steps", s.warmup_steps, IntSpec{0, kNoMax, ""});
+      v.field("step_size", s.step_size, IntSpec{1, kNoMax, ""});
+      v.field("gamma", s.gamma, RealSpec{0, 1, true, false, ""});
+      v.field("min_lr", s.min_lr, RealSpec{0, std::isfinite(o.lr) ? o.lr : 0, false, false, "(at most optimizer.lr)"});
+    });
+  });
+  v.section("training", [&] {
+    auto& t = e.training;
+    v.field("epochs", t.epochs, RealSpec{0, 1000, false, false, ""});
+    v.field("steps", t.steps, IntSpec{0, kNoMax, "(0 = derived from epochs)"});
+    v.field("eval_interval", t.eval_interval, IntSpec{0, kNoMax, "(0 = at the end of each epoch)"});
+    v.field("log_interval", t.log_interval, IntSpec{1, kNoMax, ""});
+    v.field("seed", t.seed, IntSpec{0, kNoMax, ""});
+    v.section("divergence_guard", [&] {
+      v.flag("enabled", t.divergence_guard.enabled);
+      v.field("max_loss", t.divergence_guard.max_loss, RealSpec{0, kInf, true, false, ""});
+    });
+  });
+  v.section("execution", [&] {
+    auto& x = e.execution;
+    v.field("mode", x.mode, TextSpec::oneOf(kModes));
+    v.field("backend", x.backend, TextSpec::oneOf(kBackends));
+    v.field("threads_per_stage", x.threads_per_stage, IntSpec{1, 256, ""});
+    v.list("devices", x.devices, TextSpec::deviceName());
+  });
+}
+
+// Tracks the dotted path of the section being visited.
+class PathTracker {
+ protected:
+  std::vector<std::string> path_;
+  std::string at(const std::string& key) const {
+    std::string s;
+    for (const auto& p : path_) s += p + ".";
+    return s + key;
+  }
+};
+
+template <class T>
+bool fits(int64_t x) {
+  if constexpr (std::is_unsigned_v<T>)
+    return x >= 0 && static_cast<uint64_t>(x) <= std::numeric_limits<T>::max();
+  else
+    return x >= std::numeric_limits<T>::min() && x <= std::numeric_limits<T>::max();
+}
+
+template <class T>
+bool toInt64(T v, int64_t& out) {
+  if constexpr (std::is_unsigned_v<T>) {
+    if (v > static_cast<std::make_unsigned_t<int64_t>>(kNoMax)) return false;
+  }
+  out = static_cast<int64_t>(v);
+  return true;
+}
+
+// JSON -> Experiment: type and range of every field, unknown keys.
+class Parser : PathTracker {
+ public:
+  Parser(const Json& root, std::string source) : source_(std::move(source)) {
+    if (!root.is_object())
+      throw FieldError(source_, "", "expected a JSON object at the top level, found " + shown(root));
+    objects_.push_back(&root);
+    seen_.emplace_back();
+  }
+  void finish() { checkUnknownKeys(""); }
+
+  template <class F>
+  void section(const char* key, F&& body) {
+    static const Json kEmpty = Json::object();
+    const Json* v = lookup(key);
+    if (v && !v->is_object()) fail(at(key), "expected an object (a section), found " + shown(*v));
+    const std::string place = at(key);
+    objects_.push_back(v ? v : &kEmpty);
+    seen_.emplace_back();
+    path_.push_back(key);
+    body();
+    checkUnknownKeys(place);
+    path_.pop_back();
+    seen_.pop_back();
+    objects_.pop_back();
+  }
+
+  template <class T>
+  void field(const char* key, T& ref, const IntSpec& spec) {
+    const Json* v = lookup(key);
+    if (!v) return;
+    int64_t x = 0;
+    if (!integerOf(*v, x) || !spec.contains(x) || !fits<T>(x))
+      fail(at(key), "expected " + spec.describe() + ", found " + shown(*v));
+    ref = static_cast<T>(x);
+  }
+  void field(const char* key, double& ref, const RealSpec& spec) {
+    const Json* v = lookup(key);
+    if (!v) return;
+    if (!v->is_number() || !spec.contains(v->get<double>()))
+      fail(at(key), "expected " + spec.describe() + ", found " + shown(*v));
+    ref = v->get<double>();
+  }
+  void field(const char* key, std::string& ref, const TextSpec& spec) {
+    const Json* v = lookup(key);
+    if (!v) return;
+    if (!v->is_string()) fail(at(key), "expected " + spec.describe() + ", found " + shown(*v));
+    std::string problem = spec.check(v->get<std::string>());
+    if (!problem.empty()) fail(at(key), problem);
+    ref = v->get<std::string>();
+  }
+  void flag(const char* key, bool& ref) {
+    const Json* v = lookup(key);
+    if (!v) return;
+    if (!v->is_boolean()) fail(at(key), "expected true or false, found " + shown(*v));
+    ref = v->get<bool>();
+  }
+  void list(const char* key, std::vector<std::string>& ref, const TextSpec& spec) {
+    const Json* v = lookup(key);
+    if (!v) return;
+    if (!v->is_array()) fail(at(key), "expected an array of strings (" + spec.describe() + "), found " + shown(*v));
+    std::vector<std::string> out;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const Json& item = (*v)[i];
+      const std::string place = at(key) + "[" + std::to_string(i) + "]";
+      if (!item.is_string()) fail(place, "expected " + spec.describe() + ", found " + shown(item));
+      std::string problem = spec.check(item.get<std::string>());
+      if (!problem.empty()) fail(place, problem);
+      out.push_back(item.get<std::string>());
+    }
+    ref = std::move(out);
+  }
+  void intList(const char* key, std::vector<int>& ref, const IntSpec& spec) {
+    const Json* v = lookup(key);
+    if (!v) return;
+    if (!v->is_array()) fail(at(key), "expected an array of integers, found " + shown(*v));
+    std::vector<int> out;
+    for (size_t i = 0; i < v->size(); ++i) {
+      int64_t x = 0;
+      if (!integerOf((*v)[i], x) || !spec.contains(x) || !fits<int>(x))
+        fail(at(key) + "[" + std::to_string(i) + "]", "expected " + spec.describe() + ", found " + shown((*v)[i]));
+      out.push_back(static_cast<int>(x));
+    }
+    ref = std::move(out);
+  }
+  void options(const char* key, Json& ref, const std::string& model) {
+    const Json* v = lookup(key);
+    if (!v) return;
+    if (!v->is_object()) fail(at(key), "expected an object, found " + shown(*v));
+    if (!v->empty())
+      fail(at(key) + "." + v->begin().key(), "unknown key " + inQuotes(v->begin().key()) + "; model " + model +
+                                                 " takes no options");
+    ref = *v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw FieldError(source_, field, problem);
+  }
+
+  const Json* lookup(const char* key) {
+    seen_.back().push_back(key);
+    const Json& obj = *objects_.back();
+    auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+  }
+
+  static bool integerOf(const Json& v, int64_t& out) {
+    if (v.is_number_unsigned()) return toInt64(v.get<uint64_t>(), out);
+    if (v.is_number_integer()) {
+      out = v.get<int64_t>();
+      return true;
+    }
+    if (v.is_number_float()) {
+      double d = v.get<double>();
+      // Whole numbers written as 4.0 are accepted; 4.5 is not.
+      if (!std::isfinite(d) || std::floor(d) != d || d < -9.2e18 || d > 9.2e18) return false;
+      out = static_cast<int64_t>(d);
+      return true;
+    }
+    return false;
+  }
+
+  void checkUnknownKeys(const std::string& place) const {
+    const auto& known = seen_.back();
+    for (auto it = objects_.back()->begin(); it != objects_.back()->end(); ++it) {
+      if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
+      std::string problem = "unknown key " + inQuotes(it.key());
+      std::string guess = didYouMean(it.key(), known);
+      if (!guess.empty())
+        problem += "; did you mean " + inQuotes(guess) + "?";
+      else
+        problem += " (" + (place.empty() ? std::string("the top level") : place) + " has: " + join(known, ", ") + ")";
+      fail(place.empty() ? it.key() : place + "." + it.key(), problem);
+    }
+  }
+
+  std::string source_;
+  std::vector<const Json*> objects_;
+  std::vector<std::vector<std::string>> seen_;  // keys the format knows, per open section
+};
+
+// Experiment -> range errors (for experiments built in code; parsed ones already passed these).
+class RangeChecker : PathTracker {
+ public:
+  explicit RangeChecker(std::string source) : source_(std::move(source)) {}
+
+  template <class F>
+  void section(const char* key, F&& body) {
+    path_.push_back(key);
+    body();
+    path_.pop_back();
+  }
+  template <class T>
+  void field(const char* key, const T& ref, const IntSpec& spec) {
+    int64_t x = 0;
+    if (!toInt64(ref, x) || !spec.contains(x)) fail(at(key), "expected " + spec.describe() + ", found " + shown(Json(ref)));
+  }
+  void field(const char* key, const double& ref, const RealSpec& spec) {
+    if (!spec.contains(ref))
+      fail(at(key), "expected " + spec.describe() + ", found " + (std::isfinite(ref) ? shown(Json(ref)) : number(ref)));
+  }
+  void field(const char* key, const std::string& ref, const TextSpec& spec) {
+    std::string problem = spec.check(ref);
+    if (!problem.empty()) fail(at(key), problem);
+  }
+  void flag(const char*, const bool&) {}
+  void list(const char* key, const std::vector<std::string>& ref, const TextSpec& spec) {
+    for (size_t i = 0; i < ref.size(); ++i) {
+      std::string problem = spec.check(ref[i]);
+      if (!problem.empty()) fail(at(key) + "[" + std::to_string(i) + "]", problem);
+    }
+  }
+  void intList(const char* key, const std::vector<int>& ref, const IntSpec& spec) {
+    for (size_t i = 0; i < ref.size(); ++i)
+      if (!spec.contains(ref[i]))
+        fail(at(key) + "[" + std::to_string(i) + "]", "expected " + spec.describe() + ", found " + std::to_string(ref[i]));
+  }
+  void options(const char* key, const Json& ref, const std::string& model) {
+    if (!ref.is_object()) fail(at(key), "expected an object, found " + shown(ref));
+    if (!ref.empty())
+      fail(at(key) + "." + ref.begin().key(), "unknown key " + inQuotes(ref.begin().key()) + "; model " + model +
+                                                  " takes no options");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw FieldError(source_, field, problem);
+  }
+  std::string source_;
+};
+
+// Experiment -> JSON, every field present.
+class Writer : PathTracker {
+ public:
+  Json result = Json::object();
+
+  template <class F>
+  void section(const char* key, F&& body) {
+    Json* parent = current_;
+    current_ = &(*parent)[key];
+    *current_ = Json::object();
+    body();
+    current_ = parent;
+  }
+  template <class T, class Spec>
+  void field(const char* key, const T& ref, const Spec&) {
+    (*current_)[key] = ref;
+  }
+  void flag(const char* key, const bool& ref) { (*current_)[key] = ref; }
+  void list(const char* key, const std::vector<std::string>& ref, const TextSpec&) { (*current_)[key] = ref; }
+  void intList(const char* key, const std::vector<int>& ref, const IntSpec&) { (*current_)[key] = ref; }
+  void options(const char* key, const Json& ref, const std::string&) { (*current_)[key] = ref; }
+
+ private:
+  Json* current_ = &result;
+};
+
+// --- Cross-field rules ------------------------------------------------------------------------
+
+void checkCrossFieldRules(const Experiment& e, const std::string& source) {
+  auto fail = [&](const std::string& field, const std::string& problem) { throw FieldError(source, field, problem); };
+  const auto& p = e.pipeline;
+  const int units = modelUnits(e.model.name);
+
+  // Model and dataset.
+  const ModelInfo* model = findModel(e.model.name);
+  if (model) {
+    std::vector<std::string> ok;
+    if (model->input == "tokens")
+      ok = {"text"};
+    else if (model->input == "image224")
+      ok = {"synthetic"};
+    else
+      ok = {"fashion-mnist", "synthetic"};
+    if (std::find(ok.begin(), ok.end(), e.data.dataset) == ok.end())
+      fail("data.dataset", "model " + e.model.name + " (model.name) needs data.dataset " + join(ok, " or ") +
+                               ", found data.dataset=" + e.data.dataset);
+  }
+
+  // Partition.
+  const auto& b = p.partition.boundaries;
+  if (p.partition.method == "explicit") {
+    if (static_cast<int>(b.size()) != p.stages - 1)
+      fail("pipeline.partition.boundaries",
+           "the explicit partition needs pipeline.stages-1 = " + std::to_string(p.stages - 1) +
+               " boundaries (the first unit of stages 2.." + std::to_string(p.stages) + "), found " +
+               std::to_string(b.size()) + ": " + shown(Json(b)));
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b[i] < 1 || b[i] > units - 1)
+        fail("pipeline.partition.boundaries[" + std::to_string(i) + "]",
+             "expected an integer 1.." + std::to_string(units - 1) + " (model " + e.model.name + " has " +
+                 std::to_string(units) + " units), found " + std::to_string(b[i]));
+      if (i > 0 && b[i] <= b[i - 1])
+        fail("pipeline.partition.boundaries[" + std::to_string(i) + "]",
+             "boundaries must be strictly increasing, found " + std::to_string(b[i]) + " after " +
+                 std::to_string(b[i - 1]));
+    }
+  } else if (!b.empty()) {
+    fail("pipeline.partition.boundaries", "boundaries apply only to pipeline.partition.method=explicit, found "
+                                          "pipeline.partition.method=" + p.partition.method);
+  }
+
+  // Schedule-specific settings.
+  if (p.recompute && p.schedule != "gpipe")
+    fail("pipeline.recompute", "recompute applies only to the gpipe schedule (pipemare always recomputes the stage "
+                               "forward), found pipeline.schedule=" + p.schedule);
+  if (p.schedule == "pipedream-2bw") {
+    if (p.update_interval < p.stages)
+      fail("pipeline.update_interval",
+           "pipedream-2bw accumulates gradients over m >= P microbatches: expected an integer >= " +
+               std::to_string(p.stages) + " (pipeline.stages), found " + std::to_string(p.update_interval) +
+               "; set pipeline.update_interval to at least " + std::to_string(p.stages));
+  } else if (p.schedule != "pipedream" && p.update_interval != 1) {
+    fail("pipeline.update_interval", "update_interval applies only to the pipedream and pipedream-2bw schedules "
+                                     "(expected 1), found pipeline.schedule=" + p.schedule);
+  }
+  if (p.schedule != "pipemare") {
+    const std::string found = ", found pipeline.schedule=" + p.schedule;
+    if (e.pipemare.t1) fail("pipemare.t1", "T1 (pipemare.t1) applies only to the pipemare schedule" + found);
+    if (e.pipemare.t2) fail("pipemare.t2", "T2 (pipemare.t2) applies only to the pipemare schedule" + found);
+    if (e.pipemare.warmup_epochs > 0)
+      fail("pipemare.warmup_epochs", "warm-up (pipemare.warmup_epochs) applies only to the pipemare schedule" + found);
+  }
+
+  // Optimizer.
+  const auto& o = e.optimizer;
+  if (o.name != "sgd" && o.momentum > 0)
+    fail("optimizer.momentum", "momentum applies only to sgd (adam and adamw use beta1), found optimizer.name=" + o.name);
+  if (o.nesterov && o.name != "sgd")
+    fail("optimizer.nesterov", "nesterov applies only to sgd, found optimizer.name=" + o.name);
+  if (o.nesterov && o.momentum <= 0)
+    fail("optimizer.nesterov", "nesterov requires optimizer.momentum > 0, found optimizer.momentum=" + number(o.momentum));
+  if (o.schedule.name == "linear-warmup" && o.schedule.warmup_steps < 1)
+    fail("optimizer.schedule.warmup_steps", "the linear-warmup schedule needs warmup_steps >= 1, found " +
+                                                std::to_string(o.schedule.warmup_steps));
+
+  // Training length.
+  if (e.training.steps == 0 && !(e.training.epochs > 0))
+    fail("training.epochs", "expected a number in (0, 1000] when training.steps is 0, found " + number(e.training.epochs));
+
+  // Execution.
+  const auto& x = e.execution;
+  if (x.mode == "real" && x.backend == "local")
+    fail("execution.backend", "backend local (in-process channels) needs execution.mode=single, found "
+                              "execution.mode=real; use gloo or nccl");
+  if (x.devices.size() != 1 && static_cast<int>(x.devices.size()) != p.stages)
+    fail("execution.devices", "expected 1 entry or one per stage (pipeline.stages=" + std::to_string(p.stages) +
+                                  "), found " + std::to_string(x.devices.size()) + " entries");
+  if (x.backend == "nccl")
+    for (size_t i = 0; i < x.devices.size(); ++i)
+      if (x.devices[i].compare(0, 5, "cuda:") != 0)
+        fail("execution.devices[" + std::to_string(i) + "]",
+             "backend nccl (execution.backend) needs cuda devices, found " + inQuotes(x.devices[i]));
+}
+
+// --- JSON text --------------------------------------------------------------------------------
+
+// Parses JSON text; syntax errors and duplicate keys become ConfigError naming the place.
+Json parseJsonText(const std::string& text, const std::string& name) {
+  struct Frame {
+    bool object;
+    std::vector<std::string> keys;
+    size_t index = 0;
+  };
+  std::vector<Frame> frames;
+  auto pathOf = [&frames]() {
+    std::string s;
+    for (const auto& f : frames) {
+      if (f.object && !f.keys.empty())
+        s += (s.empty() ? "" : ".") + f.keys.back();
+      else if (!f.object)
+        s += "[" + std::to_string(f.index) + "]";
+    }
+    return s;
+  };
+  Json::parser_callback_t cb = [&](int, Json::parse_event_t ev, Json& parsed) {
+    using E = Json::parse_event_t;
+    switch (ev) {
+      case E::object_start:
+      case E::array_start:
+        frames.push_back(Frame{ev == E::object_start, {}, 0});
+        break;
+      case E::key: {
+        auto& keys = frames.back().keys;
+        std::string k = parsed.get<std::string>();
+        if (std::find(keys.begin(), keys.end(), k) != keys.end()) {
+          keys.push_back(k);
+          throw ConfigError(name + ": " + pathOf(), "duplicate key " + inQuotes(k));
+        }
+        keys.push_back(k);
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames.pop_back();
+        if (!frames.empty() && !frames.back().object) ++frames.back().index;
+        break;
+      case E::value:
+        if (!frames.empty() && !frames.back().object) ++frames.back().index;
+        break;
+    }
+    return true;
+  };
+  try {
+    return Json::parse(text, cb);
+  } catch (const Json::parse_error& ex) {
+    // ex.byte is the 1-based offset of the character that broke the parse.
+    size_t pos = ex.byte > 0 ? std::min<size_t>(ex.byte - 1, text.size()) : 0;
+    size_t line = 1, lineStart = 0;
+    for (size_t i = 0; i < pos; ++i)
+      if (text[i] == '\n') {
+        ++line;
+        lineStart = i + 1;
+      }
+    std::string msg = ex.what();
+    size_t pe = msg.find("parse error");
+    size_t colon = pe == std::string::npos ? std::string::npos : msg.find(": ", pe);
+    if (colon != std::string::npos) msg = msg.substr(colon + 2);
+    throw ConfigError(name + ":" + std::to_string(line) + ":" + std::to_string(pos - lineStart + 1),
+                      "invalid JSON: " + msg);
+  }
+}
+
+bool pathCovers(const std::string& override, const std::string& field) {
+  auto under = [](const std::string& a, const std::string& b) {  // a is b or inside b
+    return a.compare(0, b.size(), b) == 0 && (a.size() == b.size() || a[b.size()] == '.' || a[b.size()] == '[');
+  };
+  return !field.empty() && (under(field, override) || under(override, field));
+}
+
+}  // namespace
+
+// --- Public interface ---------------------------------------------------------------------------
+
+Experiment experimentFromJson(const Json& j, const std::string& source) {
+  Experiment e;
+  Parser parser(j, source);
+  visitExperiment(parser, e);
+  parser.finish();
+  validateExperiment(e, source);
+  return e;
+}
+
+void validateExperiment(const Experiment& e, const std::string& source) {
+  RangeChecker checker(source);
+  visitExperiment(checker, e);
+  checkCrossFieldRules(e, source);
+}
+
+Json experimentToJson(const Experiment& e) {
+  Writer w;
+  visitExperiment(w, e);
+  return w.result;
+}
+
+Json loadExperimentJson(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "cannot open: it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, std::string("cannot open: ") + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, "cannot read the file");
+  return parseJsonText(ss.str(), path);
+}
+
+Experiment loadExperimentFile(const std::string& path) { return experimentFromJson(loadExperimentJson(path), path); }
+
+Json applyOverrides(Json j, const std::vector<std::string>& overrides) {
+  if (j.is_null()) j = Json::object();
+  if (!j.is_object()) throw ConfigError("--set", "the experiment is not a JSON object, found " + shown(j));
+  std::vector<std::string> paths;
+  for (const auto& text : overrides) {
+    const std::string place = "--set " + text;
+    size_t eq = text.find('=');
+    if (eq == std::string::npos) throw ConfigError(place, "expected key=value, e.g. pipeline.stages=4");
+    const std::string key = trim(text.substr(0, eq));
+    const std::string raw = text.substr(eq + 1);
+    auto parts = split(key, '.');
+    for (const auto& part : parts)
+      if (part.empty()) throw ConfigError(place, "expected key=value with a dotted key such as pipeline.stages");
+    Json value;
+    try {
+      value = Json::parse(raw);
+    } catch (const Json::parse_error&) {
+      value = raw;  // not JSON: a plain string (gpipe, cuda:0, ...)
+    }
+    Json* node = &j;
+    std::string walked;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      walked += (walked.empty() ? "" : ".") + parts[i];
+      Json& child = (*node)[parts[i]];
+      if (child.is_null()) child = Json::object();
+      if (!child.is_object())
+        throw ConfigError(place, walked + " is not a section: it holds " + shown(child));
+      node = &child;
+    }
+    (*node)[parts.back()] = std::move(value);
+    paths.push_back(key);
+  }
+  // Report a problem an override caused as that override's; anything else is left to the caller's
+  // validation, which names the experiment's own source.
+  try {
+    experimentFromJson(j, "--set");
+  } catch (const FieldError& ex) {
+    for (size_t i = overrides.size(); i-- > 0;)
+      if (pathCovers(paths[i], ex.field()))
+        throw ConfigError("--set " + overrides[i],
+                          ex.field() == paths[i] ? ex.problem() : ex.field() + ": " + ex.problem());
+  }
+  return j;
+}
+
+bool isAsynchronousSchedule(const std::string& schedule) {
+  return schedule == "pipedream" || schedule == "pipedream-2bw" || schedule == "pipemare";
+}
+
+const std::vector<std::string>& scheduleNames() {
+  static const std::vector<std::string> kNames{"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"};
+  return kNames;
+}
+
+const std::vector<std::string>& modelNames() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const auto& m : modelCatalog()) names.push_back(m.name);
+    return names;
+  }();
+  return kNames;
+}
+
+}  // namespace pm

@@ -119,8 +119,15 @@ Experiment experimentFromJson(const Json& j, const std::string& source = "experi
 // Read, parse and validate a file. JSON syntax errors name the line and column.
 Experiment loadExperimentFile(const std::string& path);
 
+// Read and parse a file without validating it (for applying --set overrides before validation).
+// Missing file: ConfigError(path, "cannot open: ..."); syntax error: ConfigError("<path>:<line>:<col>", ...);
+// a key given twice in one object: ConfigError("<path>: <field.path>", "duplicate key ...").
+Json loadExperimentJson(const std::string& path);
+
 // Apply `key=value` overrides (dotted paths, e.g. "pipeline.stages=4"; values parsed as JSON
 // when they are valid JSON, else taken as strings) to the raw JSON, then validate it all again.
+// A problem an override causes (bad value, unknown key) throws ConfigError("--set <text>", ...);
+// the caller still validates the result with experimentFromJson, which reports any other problem.
 Json applyOverrides(Json j, const std::vector<std::string>& overrides);
 
 // The full, normalised JSON of an experiment (every field present, defaults filled in).

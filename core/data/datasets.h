@@ -28,7 +28,7 @@ struct ImageDataset {
 };
 
 // split: "train" or "test". Looks for <dir>/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
-// Checks image/label counts agree and labels are < 10.
+// Checks image/label counts agree and labels are < 10. dir "" = defaultFashionMnistDir().
 ImageDataset loadFashionMnist(const std::string& dir, const std::string& split);
 
 struct TextCorpus {
@@ -41,6 +41,8 @@ struct TextCorpus {
 // *.dat / *.u8 and hidden files are skipped: for the 'fortunes' package these are indexes and
 // duplicates). The last `evalFraction` of the bytes is the validation split.
 // Throws DataError when nothing is readable or the corpus is shorter than 2*(context+1) bytes.
+// The validation split is clamped so that each split holds at least context+1 bytes; evalFraction
+// must be in (0, 1). path "" = defaultTextCorpusPath().
 TextCorpus loadTextCorpus(const std::string& path, double evalFraction, int context);
 
 struct SyntheticDataset {
@@ -54,6 +56,9 @@ struct SyntheticDataset {
 
 // Learnable synthetic data: classification samples are class prototypes plus Gaussian noise;
 // regression targets are a fixed random linear function of x plus noise. Deterministic in seed.
+// The problem (prototypes, linear function) depends only on task/features/classes and `seed` picks
+// the samples, so sets made with different seeds (train vs eval) are samples of the same problem.
+// Regression datasets have classes == 0 and no labels. Invalid arguments throw DataError("synthetic", ...).
 SyntheticDataset makeSyntheticDataset(int64_t count, const std::string& task, uint64_t seed, int features = 784,
                                       int classes = 10);
 

@@ -1,0 +1,87 @@
+// pipemare: the command-line front end of the engine. Parses arguments and calls core/cli.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include "core/cli/commands.h"
+
+namespace {
+std::atomic<bool> gStop{false};
+extern "C" void onSignal(int) { gStop.store(true); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"PipeMare Workbench engine: pipeline-parallel training experiments"};
+  app.require_subcommand(1);
+  std::string db;
+  app.add_option("--db", db, "run store (SQLite file); default $PIPEMARE_DB or $XDG_DATA_HOME/pipemare/runs.db");
+
+  pm::cli::RunOptions run;
+  auto* runCmd = app.add_subcommand("run", "validate, run and record an experiment");
+  runCmd->add_option("file", run.file, "experiment file (JSON)")->required();
+  runCmd->add_option("--set", run.overrides, "override a field: --set pipeline.stages=4 (repeatable)");
+  runCmd->add_option("--name", run.name, "run name (default: the experiment's name)");
+  runCmd->add_option("--events", run.events, "stream the JSON event lines: stdout")->check(CLI::IsMember({"stdout"}));
+  runCmd->add_flag("--quiet", run.quiet, "no progress output");
+  runCmd->add_option("--db", run.db, "run store (SQLite file)");
+
+  std::string validateFile;
+  std::vector<std::string> validateSets;
+  auto* validateCmd = app.add_subcommand("validate", "check an experiment file without running it");
+  validateCmd->add_option("file", validateFile, "experiment file (JSON)")->required();
+  validateCmd->add_option("--set", validateSets, "override a field (repeatable)");
+
+  auto* runsCmd = app.add_subcommand("runs", "list and manage recorded runs");
+  runsCmd->require_subcommand(1);
+  pm::cli::ListOptions list;
+  auto* listCmd = runsCmd->add_subcommand("list", "list runs");
+  listCmd->add_option("--status", list.status, "only runs with this status");
+  listCmd->add_option("--tag", list.tag, "only runs with this tag");
+  listCmd->add_option("--sweep", list.sweep, "only runs of this sweep");
+  listCmd->add_option("--text", list.text, "only runs whose name contains this text");
+  listCmd->add_flag("--json", list.json, "print JSON");
+  int64_t runId = 0;
+  bool showJson = false;
+  auto* showCmd = runsCmd->add_subcommand("show", "show one run");
+  showCmd->add_option("run", runId, "run id")->required();
+  showCmd->add_flag("--json", showJson, "print JSON");
+  std::vector<std::string> tags;
+  auto* tagCmd = runsCmd->add_subcommand("tag", "replace a run's tags");
+  tagCmd->add_option("run", runId, "run id")->required();
+  tagCmd->add_option("tags", tags, "tags");
+  std::string note;
+  auto* noteCmd = runsCmd->add_subcommand("note", "set a run's notes");
+  noteCmd->add_option("run", runId, "run id")->required();
+  noteCmd->add_option("text", note, "notes")->required();
+  auto* deleteCmd = runsCmd->add_subcommand("delete", "delete a run and all its data");
+  deleteCmd->add_option("run", runId, "run id")->required();
+
+  bool modelsJson = false;
+  auto* modelsCmd = app.add_subcommand("models", "list the model zoo with parameter counts and units");
+  modelsCmd->add_flag("--json", modelsJson, "print JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (run.db.empty()) run.db = db;
+  list.db = db;
+
+  if (runCmd->parsed()) {
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    return pm::cli::runCommand(run, &gStop);
+  }
+  if (validateCmd->parsed()) return pm::cli::validateCommand(validateFile, validateSets);
+  if (listCmd->parsed()) return pm::cli::runsListCommand(list);
+  if (showCmd->parsed()) return pm::cli::runsShowCommand(db, runId, showJson);
+  if (tagCmd->parsed()) return pm::cli::runsTagCommand(db, runId, tags);
+  if (noteCmd->parsed()) return pm::cli::runsNoteCommand(db, runId, note);
+  if (deleteCmd->parsed()) return pm::cli::runsDeleteCommand(db, runId);
+  if (modelsCmd->parsed()) return pm::cli::modelsCommand(modelsJson);
+  return 2;
+}

@@ -1,0 +1,247 @@
+#include "core/cli/commands.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "core/config/experiment.h"
+#include "core/config/model_catalog.h"
+#include "core/models/model_zoo.h"
+#include "core/runner/local_run.h"
+#include "core/runner/progress_printer.h"
+#include "core/store/run_store.h"
+#include "core/util/errors.h"
+#include "core/util/paths.h"
+#include "core/util/strings.h"
+
+namespace pm::cli {
+namespace {
+
+std::string dbPath(const std::string& db) { return db.empty() ? defaultDatabasePath() : db; }
+
+int reportError(const std::exception& ex) {
+  std::fprintf(stderr, "error: %s\n", ex.what());
+  if (auto* e = dynamic_cast<const Error*>(&ex)) return e->exitCode();
+  return 1;
+}
+
+Experiment loadWithOverrides(const std::string& file, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return loadExperimentFile(file);
+  std::ifstream in(file);
+  if (!in) throw ConfigError(file, "cannot open experiment file");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Json raw = Json::parse(text, nullptr, false);
+  if (raw.is_discarded()) return loadExperimentFile(file);  // reports the syntax error with line:column
+  return experimentFromJson(applyOverrides(raw, overrides), file);
+}
+
+std::string fmtTime(double t) {
+  if (t <= 0) return "-";
+  time_t tt = static_cast<time_t>(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&tt));
+  return buf;
+}
+
+std::string fmtNum(double v, const char* f = "%.4f") {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+Json runJson(const RunRecord& r) {
+  auto nanOrNull = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
+  return Json{{"id", r.id},
+              {"name", r.name},
+              {"status", r.status},
+              {"status_message", r.status_message},
+              {"created_at", r.created_at},
+              {"started_at", r.started_at},
+              {"finished_at", r.finished_at},
+              {"model", r.model},
+              {"schedule", r.schedule},
+              {"stages", r.stages},
+              {"microbatches", r.microbatches},
+              {"final_loss", nanOrNull(r.final_loss)},
+              {"final_accuracy", nanOrNull(r.final_accuracy)},
+              {"tags", r.tags},
+              {"notes", r.notes},
+              {"sweep_id", r.sweep_id},
+              {"host", r.host},
+              {"revision", r.revision}};
+}
+
+}  // namespace
+
+int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
+  try {
+    Experiment e = loadWithOverrides(o.file, o.overrides);
+    RunStore store(dbPath(o.db));
+    store.markDeadRunsInterrupted();
+    LocalRunRequest req;
+    req.experiment = e;
+    req.runName = o.name;
+    if (o.events == "stdout") req.extraSinks.push_back(std::make_shared<JsonLinesSink>(stdout));
+    if (!o.quiet) req.extraSinks.push_back(std::make_shared<ProgressPrinter>(stderr));
+    std::fprintf(stderr, "run \"%s\": %s, %d stage(s), %d microbatch(es), %s, recording into %s\n",
+                 (o.name.empty() ? e.name : o.name).c_str(), e.model.name.c_str(), e.pipeline.stages,
+                 e.pipeline.microbatches, e.pipeline.schedule.c_str(), store.path().c_str());
+    LocalRunResult r = runLocally(store, req, stop);
+    const auto& s = r.outcome.summary;
+    std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
+                 r.outcome.message.empty() ? "" : ": ", r.outcome.message.c_str());
+    if (s.is_object() && s.contains("samples_per_s")) {
+      std::fprintf(stderr, "  final loss %s, accuracy %s, %.0f samples/s, %s\n",
+                   fmtNum(s.value("final_loss", NAN)).c_str(),
+                   fmtNum(s["final_accuracy"].is_number() ? s["final_accuracy"].get<double>() : NAN).c_str(),
+                   s.value("samples_per_s", 0.0), formatDuration(s.value("wall_s", 0.0)).c_str());
+    }
+    std::fprintf(stderr, "stored as run %lld in %s (see: pipemare runs show %lld)\n", static_cast<long long>(r.runId),
+                 store.path().c_str(), static_cast<long long>(r.runId));
+    if (r.outcome.status == "finished") return 0;
+    if (r.outcome.status == "stopped") return 130;
+    return 1;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+int validateCommand(const std::string& file, const std::vector<std::string>& overrides) {
+  try {
+    Experiment e = loadWithOverrides(file, overrides);
+    std::printf("%s: valid (%s, %s, P=%d, N=%d)\n", file.c_str(), e.model.name.c_str(), e.pipeline.schedule.c_str(),
+                e.pipeline.stages, e.pipeline.microbatches);
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+int runsListCommand(const ListOptions& o) {
+  try {
+    RunStore store(dbPath(o.db));
+    store.markDeadRunsInterrupted();
+    RunFilter f{o.status, o.tag, o.sweep, o.text};
+    auto runs = store.listRuns(f);
+    if (o.json) {
+      Json arr = Json::array();
+      for (const auto& r : runs) arr.push_back(runJson(r));
+      std::printf("%s\n", arr.dump(2).c_str());
+      return 0;
+    }
+    std::printf("%-5s %-24s %-11s %-9s %-13s %3s %3s %9s %9s %-19s %s\n", "id", "name", "status", "model", "schedule",
+                "P", "N", "loss", "accuracy", "created", "tags");
+    for (const auto& r : runs) {
+      std::string name = r.name.size() > 24 ? r.name.substr(0, 23) + "~" : r.name;
+      std::printf("%-5lld %-24s %-11s %-9s %-13s %3d %3d %9s %9s %-19s %s\n", static_cast<long long>(r.id), name.c_str(),
+                  r.status.c_str(), r.model.c_str(), r.schedule.c_str(), r.stages, r.microbatches,
+                  fmtNum(r.final_loss).c_str(), fmtNum(r.final_accuracy).c_str(), fmtTime(r.created_at).c_str(),
+                  join(r.tags, ",").c_str());
+    }
+    std::printf("%zu run(s) in %s\n", runs.size(), store.path().c_str());
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+int runsShowCommand(const std::string& db, int64_t run, bool json) {
+  try {
+    RunStore store(dbPath(db));
+    auto r = store.getRun(run);
+    if (!r) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
+    if (json) {
+      Json j = runJson(*r);
+      j["config"] = Json::parse(r->config_json, nullptr, false);
+      Json metrics = Json::object();
+      for (const auto& k : store.metricKeys(run)) metrics[k] = store.loadMetric(run, k).size();
+      j["metrics"] = metrics;
+      std::printf("%s\n", j.dump(2).c_str());
+      return 0;
+    }
+    std::printf("run %lld: %s\n  status: %s%s%s\n  model %s, schedule %s, P=%d, N=%d\n  created %s, started %s, finished %s\n",
+                static_cast<long long>(r->id), r->name.c_str(), r->status.c_str(), r->status_message.empty() ? "" : " - ",
+                r->status_message.c_str(), r->model.c_str(), r->schedule.c_str(), r->stages, r->microbatches,
+                fmtTime(r->created_at).c_str(), fmtTime(r->started_at).c_str(), fmtTime(r->finished_at).c_str());
+    std::printf("  host %s, revision %s\n  tags: %s\n  notes: %s\n", r->host.c_str(), r->revision.c_str(),
+                join(r->tags, ", ").c_str(), r->notes.c_str());
+    std::printf("  metrics:\n");
+    for (const auto& k : store.metricKeys(run)) {
+      auto pts = store.loadMetric(run, k);
+      if (pts.empty()) continue;
+      std::printf("    %-22s %6zu points, last %s at step %lld\n", k.c_str(), pts.size(), fmtNum(pts.back().value, "%.6g").c_str(),
+                  static_cast<long long>(pts.back().step));
+    }
+    auto log = store.loadLog(run);
+    std::printf("  log (%zu lines):\n", log.size());
+    for (size_t i = log.size() > 12 ? log.size() - 12 : 0; i < log.size(); ++i)
+      std::printf("    [%s] %s\n", log[i].level.c_str(), log[i].message.c_str());
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+int runsTagCommand(const std::string& db, int64_t run, const std::vector<std::string>& tags) {
+  try {
+    RunStore store(dbPath(db));
+    if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
+    store.setTags(run, tags);
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+int runsNoteCommand(const std::string& db, int64_t run, const std::string& note) {
+  try {
+    RunStore store(dbPath(db));
+    if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
+    store.setNotes(run, note);
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+int runsDeleteCommand(const std::string& db, int64_t run) {
+  try {
+    RunStore store(dbPath(db));
+    if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
+    store.deleteRun(run);
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+int modelsCommand(bool json) {
+  try {
+    Json arr = Json::array();
+    if (!json) std::printf("%-9s %12s %6s  %s\n", "model", "parameters", "units", "description");
+    for (const auto& m : modelCatalog()) {
+      auto units = buildModel(m.name, 1);
+      std::vector<std::string> names;
+      Json unitJson = Json::array();
+      for (const auto& u : units) {
+        names.push_back(u.name);
+        unitJson.push_back({{"name", u.name}, {"parameters", parameterCount(u)}});
+      }
+      int64_t params = parameterCount(units);
+      if (json) {
+        arr.push_back({{"name", m.name}, {"parameters", params}, {"units", unitJson}, {"description", m.description}});
+      } else {
+        std::printf("%-9s %12lld %6zu  %s\n          units: %s\n", m.name.c_str(), static_cast<long long>(params),
+                    units.size(), m.description.c_str(), join(names, " ").c_str());
+      }
+    }
+    if (json) std::printf("%s\n", arr.dump(2).c_str());
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+}  // namespace pm::cli

@@ -1,0 +1,162 @@
+#include "core/engine/batch_source.h"
+
+#include "core/data/datasets.h"
+#include "core/util/errors.h"
+#include "core/util/paths.h"
+
+namespace pm {
+namespace {
+
+// Fashion-MNIST mean and standard deviation of pixel values / 255.
+constexpr float kFmnistMean = 0.2860f;
+constexpr float kFmnistStd = 0.3530f;
+
+torch::Tensor gather(const torch::Tensor& all, const std::vector<int64_t>& idx) {
+  auto index = torch::from_blob(const_cast<int64_t*>(idx.data()), {static_cast<int64_t>(idx.size())}, torch::kLong);
+  return all.index_select(0, index);
+}
+
+class TensorSource : public BatchSource {
+ public:
+  TensorSource(torch::Tensor x, torch::Tensor y, Task task, std::string desc)
+      : x_(std::move(x)), y_(std::move(y)), task_(task), desc_(std::move(desc)) {}
+  int64_t size() const override { return x_.size(0); }
+  Batch get(const std::vector<int64_t>& idx) const override { return {gather(x_, idx), gather(y_, idx)}; }
+  Task task() const override { return task_; }
+  std::string describe() const override { return desc_; }
+
+ private:
+  torch::Tensor x_, y_;
+  Task task_;
+  std::string desc_;
+};
+
+// Non-overlapping windows of context+1 bytes; sample i is window i.
+class TextSource : public BatchSource {
+ public:
+  TextSource(std::vector<uint8_t> bytes, int context, int64_t limit, std::string desc)
+      : bytes_(std::move(bytes)), context_(context), desc_(std::move(desc)) {
+    count_ = (static_cast<int64_t>(bytes_.size()) - 1) / context_;
+    if (limit > 0) count_ = std::min(count_, limit);
+  }
+  int64_t size() const override { return count_; }
+  Batch get(const std::vector<int64_t>& idx) const override {
+    auto x = torch::empty({static_cast<int64_t>(idx.size()), context_}, torch::kLong);
+    auto y = torch::empty_like(x);
+    auto xa = x.accessor<int64_t, 2>();
+    auto ya = y.accessor<int64_t, 2>();
+    for (size_t b = 0; b < idx.size(); ++b) {
+      const size_t off = static_cast<size_t>(idx[b]) * static_cast<size_t>(context_);
+      for (int t = 0; t < context_; ++t) {
+        xa[static_cast<int64_t>(b)][t] = bytes_[off + static_cast<size_t>(t)];
+        ya[static_cast<int64_t>(b)][t] = bytes_[off + static_cast<size_t>(t) + 1];
+      }
+    }
+    return {x, y};
+  }
+  Task task() const override { return Task::LanguageModel; }
+  std::string describe() const override { return desc_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  int64_t context_;
+  int64_t count_ = 0;
+  std::string desc_;
+};
+
+// Random 3x224x224 images generated per index (deterministic), labels index % 1000.
+class Synthetic224Source : public BatchSource {
+ public:
+  Synthetic224Source(int64_t count, uint64_t seed) : count_(count), seed_(seed) {}
+  int64_t size() const override { return count_; }
+  Batch get(const std::vector<int64_t>& idx) const override {
+    std::vector<torch::Tensor> xs;
+    auto y = torch::empty({static_cast<int64_t>(idx.size())}, torch::kLong);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      auto gen = at::detail::createCPUGenerator(seed_ * 1000003ULL + static_cast<uint64_t>(idx[i]));
+      xs.push_back(at::randn({3, 224, 224}, gen));
+      y[static_cast<int64_t>(i)] = idx[i] % 1000;
+    }
+    return {torch::stack(xs), y};
+  }
+  Task task() const override { return Task::Classification; }
+  std::string describe() const override { return "synthetic 3x224x224, " + std::to_string(count_) + " samples"; }
+
+ private:
+  int64_t count_;
+  uint64_t seed_;
+};
+
+int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit) : n; }
+
+}  // namespace
+
+std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
+  const auto& d = e.data;
+  const int64_t limit = train ? d.train_limit : d.eval_limit;
+  if (d.dataset == "fashion-mnist") {
+    std::string dir = d.path.empty() ? defaultFashionMnistDir() : d.path;
+    ImageDataset ds = loadFashionMnist(dir, train ? "train" : d.eval_split);
+    int64_t n = limited(ds.count, limit);
+    auto pixels = torch::from_blob(ds.pixels.data(), {ds.count, 1, ds.rows, ds.cols}, torch::kUInt8).narrow(0, 0, n);
+    auto x = ((pixels.to(torch::kFloat) / 255.0f) - kFmnistMean) / kFmnistStd;
+    auto y = torch::from_blob(ds.labels.data(), {ds.count}, torch::kUInt8).narrow(0, 0, n).to(torch::kLong);
+    return std::make_unique<TensorSource>(x.contiguous(), y.contiguous(), Task::Classification,
+                                          "fashion-mnist " + std::string(train ? "train" : d.eval_split) + ", " +
+                                              std::to_string(n) + " samples from " + dir);
+  }
+  if (d.dataset == "text") {
+    std::string path = d.path.empty() ? defaultTextCorpusPath() : d.path;
+    TextCorpus corpus = loadTextCorpus(path, d.eval_fraction, d.context);
+    auto bytes = train ? std::move(corpus.train) : std::move(corpus.valid);
+    size_t nbytes = bytes.size();
+    return std::make_unique<TextSource>(std::move(bytes), d.context, limit,
+                                        std::string("text ") + (train ? "train" : "validation") + ", " +
+                                            std::to_string(nbytes) + " bytes from " + path);
+  }
+  if (d.dataset == "synthetic") {
+    if (e.model.name == "resnet50") {
+      return std::make_unique<Synthetic224Source>(limited(train ? d.synthetic_samples : d.synthetic_samples / 4 + 1, limit),
+                                                  e.training.seed + (train ? 0 : 7777));
+    }
+    int64_t count = train ? d.synthetic_samples : std::max<int64_t>(d.synthetic_samples / 4, 1);
+    SyntheticDataset s = makeSyntheticDataset(count, d.synthetic_task, e.training.seed + (train ? 0 : 7777));
+    int64_t n = limited(s.count, limit);
+    auto x = torch::from_blob(s.x.data(), {s.count, 1, 28, 28}, torch::kFloat).narrow(0, 0, n).clone();
+    bool regression = d.synthetic_task == "regression";
+    torch::Tensor y = regression ? torch::from_blob(s.targets.data(), {s.count}, torch::kFloat).narrow(0, 0, n).clone()
+                                 : torch::from_blob(s.labels.data(), {s.count}, torch::kLong).narrow(0, 0, n).clone();
+    return std::make_unique<TensorSource>(x, y, regression ? Task::Regression : Task::Classification,
+                                          "synthetic " + d.synthetic_task + ", " + std::to_string(n) + " samples");
+  }
+  throw ConfigError("data.dataset", "unknown dataset \"" + d.dataset + "\"");
+}
+
+std::vector<Batch> splitMicrobatches(const Batch& b, int n) {
+  std::vector<Batch> out;
+  auto xs = b.x.tensor_split(n, 0);
+  auto ys = b.y.tensor_split(n, 0);
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (xs[i].size(0) > 0) out.push_back({xs[i], ys[i]});
+  return out;
+}
+
+torch::Tensor computeLoss(const torch::Tensor& output, const torch::Tensor& target, Task task) {
+  switch (task) {
+    case Task::Classification:
+      return torch::nn::functional::cross_entropy(output, target);
+    case Task::Regression:
+      return torch::mse_loss(output.select(1, 0), target);
+    case Task::LanguageModel:
+      return torch::nn::functional::cross_entropy(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
+  }
+  return {};
+}
+
+int64_t countCorrect(const torch::Tensor& output, const torch::Tensor& target, Task task) {
+  if (task == Task::Classification) return output.argmax(1).eq(target).sum().item<int64_t>();
+  if (task == Task::LanguageModel) return output.argmax(-1).eq(target).sum().item<int64_t>();
+  return 0;
+}
+
+}  // namespace pm

@@ -1,0 +1,32 @@
+#pragma once
+// Runs an experiment in this process and records it: creates the run row, marks it running,
+// sends the engine's events to the store (and to any extra sinks), and sets the final status
+// (finished | stopped | diverged | failed). Nothing recorded is lost on failure: the recorder is
+// flushed before the status is written.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment.h"
+#include "core/engine/trainer.h"
+#include "core/events/event_sink.h"
+#include "core/store/run_store.h"
+
+namespace pm {
+
+struct LocalRunRequest {
+  Experiment experiment;
+  std::string runName;  // "" = experiment.name
+  std::vector<std::shared_ptr<EventSink>> extraSinks;  // e.g. progress printer, stdout JSON lines
+};
+
+struct LocalRunResult {
+  int64_t runId = 0;
+  RunOutcome outcome;
+};
+
+// `stop` may be set from a signal handler or another thread to stop at the next step.
+LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std::atomic<bool>* stop);
+
+}  // namespace pm

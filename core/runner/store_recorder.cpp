@@ -1,0 +1,84 @@
+#include "core/runner/store_recorder.h"
+
+#include "core/util/system_info.h"
+
+namespace pm {
+
+StoreRecorder::StoreRecorder(RunStore& store, int64_t runId, double flushInterval)
+    : store_(store), run_(runId), flushInterval_(flushInterval), lastFlush_(monotonicSeconds()) {}
+
+StoreRecorder::~StoreRecorder() {
+  try {
+    flush();
+  } catch (...) {
+  }
+}
+
+static double num(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nan("");
+  return it->is_number() ? it->get<double>() : std::nan("");
+}
+
+void StoreRecorder::record(const Json& e) {
+  const std::string type = e.value("type", "");
+  const double t = e.value("t", wallClockSeconds());
+  if (type == ev::kRunStarted) {
+    runStart_ = t;
+    store_.appendLog(run_, t, "info", "run started on " + e.value("host", std::string("?")));
+    if (e.contains("blas"))
+      store_.appendLog(run_, t, "info", "BLAS: " + e["blas"].value("kind", std::string("?")) + " (" +
+                                            e["blas"].value("library", std::string("")) + ")");
+  } else if (type == ev::kStep) {
+    const int64_t step = e.value("step", int64_t{0});
+    for (const char* k : {"loss", "lr", "samples_per_s", "epoch", "samples"})
+      if (e.contains(k)) store_.appendMetric(run_, std::string("train/") + k, step, t, num(e, k));
+  } else if (type == ev::kEval) {
+    const int64_t step = e.value("step", int64_t{0});
+    for (const char* k : {"loss", "accuracy", "perplexity"})
+      if (e.contains(k)) store_.appendMetric(run_, std::string("eval/") + k, step, t, num(e, k));
+  } else if (type == ev::kStage) {
+    const int stage = e.value("stage", 0);
+    const int64_t step = e.value("step", int64_t{0});
+    for (const char* k : {"compute_s", "wait_s", "idle_s", "utilization", "rss", "tau", "lr", "weight_gap",
+                          "weight_gap_t2", "versions"})
+      if (e.contains(k)) store_.appendStageMetric(run_, stage, step, k, num(e, k));
+    if (e.contains("memory") && e["memory"].is_object())
+      for (auto it = e["memory"].begin(); it != e["memory"].end(); ++it)
+        if (it->is_number()) store_.appendStageMetric(run_, stage, step, "mem/" + it.key(), it->get<double>());
+  } else if (type == ev::kTrace) {
+    store_.appendTrace(run_, TraceRecord{e.value("stage", 0), e.value("action", std::string("?")), e.value("mb", -1),
+                                         e.value("start", 0.0), e.value("end", 0.0)});
+  } else if (type == ev::kLog) {
+    store_.appendLog(run_, t, e.value("level", std::string("info")), e.value("message", std::string()));
+  } else if (type == ev::kWarning) {
+    store_.appendLog(run_, t, "warning", e.value("message", std::string()));
+  } else if (type == ev::kError) {
+    std::string msg = e.value("message", std::string());
+    if (e.contains("place") && e["place"].is_string() && !e["place"].get<std::string>().empty())
+      msg = e["place"].get<std::string>() + ": " + msg;
+    store_.appendLog(run_, t, "error", msg);
+  } else if (type == ev::kRunFinished) {
+    if (e.contains("summary") && e["summary"].is_object()) {
+      store_.appendLog(run_, t, "info", "summary " + e["summary"].dump());
+    }
+  }
+}
+
+void StoreRecorder::emit(const Json& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  record(event);
+  const double now = monotonicSeconds();
+  if (now - lastFlush_ >= flushInterval_ || event.value("type", "") == ev::kRunFinished) {
+    store_.flush();
+    lastFlush_ = now;
+  }
+}
+
+void StoreRecorder::flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  store_.flush();
+  lastFlush_ = monotonicSeconds();
+}
+
+}  // namespace pm

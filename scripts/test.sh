@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Command 2: set up, build, and run every test suite (ctest, both cores); exits non-zero on
+# any failure. Tests use small data they make themselves (and the Debian datasets if present).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export QT_QPA_PLATFORM=offscreen
+ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600

@@ -1,0 +1,621 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+#include "core/config/experiment.h"
+#include "core/config/model_catalog.h"
+#include "core/util/errors.h"
+
+using namespace pm;
+
+namespace {
+
+// Runs `fn`, which must throw ConfigError with exactly `place` and a problem containing `part`.
+template <class F>
+::testing::AssertionResult throwsConfigError(F&& fn, const std::string& place, const std::string& part) {
+  try {
+    fn();
+  } catch (const ConfigError& e) {
+    if (e.place() != place)
+      return ::testing::AssertionFailure() << "place \"" << e.place() << "\", wanted \"" << place
+                                           << "\" (problem: " << e.problem() << ")";
+    if (e.problem().find(part) == std::string::npos)
+      return ::testing::AssertionFailure() << "problem \"" << e.problem() << "\" lacks \"" << part << "\"";
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw a different exception: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+// experimentFromJson(j) must fail at field `field` (place "experiment: <field>").
+::testing::AssertionResult rejects(const Json& j, const std::string& field, const std::string& part) {
+  return throwsConfigError([&] { experimentFromJson(j); }, "experiment: " + field, part);
+}
+
+// A valid JSON experiment to start from: cnn on fashion-mnist, 2 stages.
+Json cnn() {
+  return Json::parse(R"({"model": {"name": "cnn"}, "data": {"batch_size": 32},
+                         "pipeline": {"stages": 2, "microbatches": 4}})");
+}
+
+// An experiment with every field away from its default (and valid).
+Experiment everythingSet() {
+  Experiment e;
+  e.name = "all fields";
+  e.tags = {"a", "b"};
+  e.notes = "notes\nwith a newline";
+  e.model.name = "resnet20";
+  e.data.dataset = "synthetic";
+  e.data.path = "/tmp/data";
+  e.data.batch_size = 96;
+  e.data.eval_split = "train";
+  e.data.eval_fraction = 0.25;
+  e.data.train_limit = 1000;
+  e.data.eval_limit = 200;
+  e.data.context = 64;
+  e.data.synthetic_samples = 4096;
+  e.data.synthetic_task = "regression";
+  e.data.shuffle = false;
+  e.pipeline.stages = 3;
+  e.pipeline.microbatches = 6;
+  e.pipeline.partition.method = "explicit";
+  e.pipeline.partition.boundaries = {4, 8};
+  e.pipeline.schedule = "pipemare";
+  e.pipeline.recompute = false;
+  e.pipemare.t1 = true;
+  e.pipemare.anneal_steps = 500;
+  e.pipemare.t2 = true;
+  e.pipemare.decay = 0.3;
+  e.pipemare.warmup_epochs = 0.5;
+  e.pipemare.warmup_schedule = "1f1b";
+  e.pipemare.momentum_mode = "delay-scaled";
+  e.optimizer.name = "sgd";
+  e.optimizer.lr = 0.2;
+  e.optimizer.momentum = 0.8;
+  e.optimizer.nesterov = true;
+  e.optimizer.weight_decay = 5e-4;
+  e.optimizer.beta1 = 0.8;
+  e.optimizer.beta2 = 0.99;
+  e.optimizer.eps = 1e-6;
+  e.optimizer.schedule.name = "cosine";
+  e.optimizer.schedule.warmup_steps = 10;
+  e.optimizer.schedule.step_size = 50;
+  e.optimizer.schedule.gamma = 0.5;
+  e.optimizer.schedule.min_lr = 0.001;
+  e.training.epochs = 2.5;
+  e.training.steps = 300;
+  e.training.eval_interval = 25;
+  e.training.log_interval = 3;
+  e.training.seed = 1234567890123ULL;
+  e.training.divergence_guard.enabled = false;
+  e.training.divergence_guard.max_loss = 50;
+  e.execution.mode = "real";
+  e.execution.backend = "nccl";
+  e.execution.threads_per_stage = 4;
+  e.execution.devices = {"cuda:0", "cuda:1", "cuda:2"};
+  return e;
+}
+
+// Collects the dotted paths of all leaves.
+void leaves(const Json& j, const std::string& prefix, std::set<std::string>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string p = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object() && it.key() != "options")
+      leaves(*it, p, out);
+    else
+      out.insert(p);
+  }
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    static int counter = 0;
+    path_ = (std::filesystem::temp_directory_path() /
+             ("pipemare_config_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".json"))
+                .string();
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+// --- Defaults and round trip ---------------------------------------------------------------------
+
+TEST(Experiment, EmptyObjectGivesTheDefaults) {
+  Experiment e = experimentFromJson(Json::object());
+  Experiment d;
+  EXPECT_EQ(e.name, "experiment");
+  EXPECT_EQ(e.model.name, "mlp");
+  EXPECT_EQ(e.data.dataset, "fashion-mnist");
+  EXPECT_EQ(e.data.batch_size, 64);
+  EXPECT_EQ(e.pipeline.stages, 1);
+  EXPECT_EQ(e.pipeline.microbatches, 1);
+  EXPECT_EQ(e.pipeline.schedule, "gpipe");
+  EXPECT_EQ(e.pipeline.partition.method, "parameters");
+  EXPECT_DOUBLE_EQ(e.pipemare.decay, 0.1);
+  EXPECT_EQ(e.optimizer.name, "sgd");
+  EXPECT_DOUBLE_EQ(e.optimizer.lr, 0.01);
+  EXPECT_EQ(e.training.log_interval, 10);
+  EXPECT_EQ(e.training.seed, 1u);
+  EXPECT_TRUE(e.training.divergence_guard.enabled);
+  EXPECT_EQ(e.execution.mode, "single");
+  EXPECT_EQ(e.execution.devices, std::vector<std::string>{"cpu"});
+  EXPECT_EQ(experimentToJson(e), experimentToJson(d));
+  EXPECT_NO_THROW(validateExperiment(d));
+}
+
+TEST(Experiment, ToJsonHasEveryField) {
+  Json j = experimentToJson(Experiment{});
+  std::set<std::string> got;
+  leaves(j, "", got);
+  const std::set<std::string> want = {
+      "name", "tags", "notes", "model.name", "model.options", "data.dataset", "data.path", "data.batch_size",
+      "data.eval_split", "data.eval_fraction", "data.train_limit", "data.eval_limit", "data.context",
+      "data.synthetic_samples", "data.synthetic_task", "data.shuffle", "pipeline.stages", "pipeline.microbatches",
+      "pipeline.partition.method", "pipeline.partition.boundaries", "pipeline.schedule", "pipeline.recompute",
+      "pipeline.update_interval", "pipemare.t1", "pipemare.anneal_steps", "pipemare.t2", "pipemare.decay",
+      "pipemare.warmup_epochs", "pipemare.warmup_schedule", "pipemare.momentum_mode", "optimizer.name",
+      "optimizer.lr", "optimizer.momentum", "optimizer.nesterov", "optimizer.weight_decay", "optimizer.beta1",
+      "optimizer.beta2", "optimizer.eps", "optimizer.schedule.name", "optimizer.schedule.warmup_steps",
+      "optimizer.schedule.step_size", "optimizer.schedule.gamma", "optimizer.schedule.min_lr", "training.epochs",
+      "training.steps", "training.eval_interval", "training.log_interval", "training.seed",
+      "training.divergence_guard.enabled", "training.divergence_guard.max_loss", "execution.mode",
+      "execution.backend", "execution.threads_per_stage", "execution.devices"};
+  EXPECT_EQ(got, want);
+}
+
+TEST(Experiment, FullRoundTrip) {
+  const Experiment e = everythingSet();
+  ASSERT_NO_THROW(validateExperiment(e));
+  const Json j = experimentToJson(e);
+  // Through the struct and through text.
+  EXPECT_EQ(experimentToJson(experimentFromJson(j)), j);
+  EXPECT_EQ(experimentToJson(experimentFromJson(Json::parse(j.dump(2)))), j);
+  Experiment back = experimentFromJson(j);
+  EXPECT_EQ(back.training.seed, 1234567890123ULL);
+  EXPECT_EQ(back.pipeline.partition.boundaries, (std::vector<int>{4, 8}));
+  EXPECT_EQ(back.execution.devices.size(), 3u);
+  EXPECT_EQ(back.notes, "notes\nwith a newline");
+  EXPECT_DOUBLE_EQ(back.optimizer.weight_decay, 5e-4);
+  // Every field differs from the default, so the round trip really carried each one.
+  std::set<std::string> paths;
+  leaves(j, "", paths);
+  const Json d = experimentToJson(Experiment{});
+  for (const auto& p : paths) {
+    // model.options is reserved; recompute is gpipe-only, update_interval pipedream-only; nesterov needs sgd.
+    if (p == "model.options" || p == "pipeline.recompute" || p == "pipeline.update_interval" ||
+        p == "optimizer.name")
+      continue;
+    std::string s = "/" + p;
+    for (auto& c : s)
+      if (c == '.') c = '/';
+    EXPECT_NE(j.at(Json::json_pointer(s)), d.at(Json::json_pointer(s))) << p << " is still at its default";
+  }
+}
+
+TEST(Experiment, IntegersMayBeWrittenAsWholeFloats) {
+  Json j = cnn();
+  j["pipeline"]["stages"] = 2.0;
+  j["data"]["batch_size"] = 32.0;
+  Experiment e = experimentFromJson(j);
+  EXPECT_EQ(e.pipeline.stages, 2);
+  EXPECT_EQ(e.data.batch_size, 32);
+  j["pipeline"]["stages"] = 2.5;
+  EXPECT_TRUE(rejects(j, "pipeline.stages", "expected an integer 1..6 (model cnn has 6 partitionable units), found 2.5"));
+}
+
+// --- Type errors -----------------------------------------------------------------------------------
+
+TEST(ExperimentErrors, StringWhereIntegerExpected) {
+  Json j = {{"pipeline", {{"stages", "four"}}}};
+  EXPECT_TRUE(throwsConfigError([&] { experimentFromJson(j, "exp.json"); }, "exp.json: pipeline.stages",
+                                "expected an integer 1.."));
+  EXPECT_TRUE(rejects(j, "pipeline.stages", "found \"four\""));
+}
+
+TEST(ExperimentErrors, WrongTypes) {
+  EXPECT_TRUE(rejects({{"optimizer", {{"lr", "fast"}}}}, "optimizer.lr", "expected a number in (0, 10], found \"fast\""));
+  EXPECT_TRUE(rejects({{"data", {{"shuffle", 1}}}}, "data.shuffle", "expected true or false, found 1"));
+  EXPECT_TRUE(rejects({{"pipeline", 3}}, "pipeline", "expected an object"));
+  EXPECT_TRUE(rejects({{"pipeline", {{"partition", "explicit"}}}}, "pipeline.partition", "expected an object"));
+  EXPECT_TRUE(rejects({{"name", 5}}, "name", "found 5"));
+  EXPECT_TRUE(rejects({{"tags", "fast"}}, "tags", "expected an array of strings"));
+  EXPECT_TRUE(rejects({{"tags", {"ok", 7}}}, "tags[1]", "found 7"));
+  EXPECT_TRUE(rejects({{"execution", {{"devices", "cpu"}}}}, "execution.devices", "expected an array"));
+  EXPECT_TRUE(rejects({{"model", {{"options", 1}}}}, "model.options", "expected an object"));
+  EXPECT_TRUE(rejects({{"pipeline", {{"stages", nullptr}}}}, "pipeline.stages", "found null"));
+  EXPECT_TRUE(rejects({{"pipeline", {{"stages", true}}}}, "pipeline.stages", "found true"));
+  EXPECT_TRUE(rejects({{"training", {{"seed", -1}}}}, "training.seed", "expected an integer >= 0, found -1"));
+  EXPECT_TRUE(rejects({{"pipeline", {{"partition", {{"boundaries", {1.5}}}}}}}, "pipeline.partition.boundaries[0]",
+                      "found 1.5"));
+}
+
+TEST(ExperimentErrors, TopLevelMustBeAnObject) {
+  EXPECT_TRUE(throwsConfigError([] { experimentFromJson(Json::array({1, 2}), "x.json"); }, "x.json",
+                                "expected a JSON object at the top level, found [1,2]"));
+}
+
+// --- Unknown keys and enumerations ---------------------------------------------------------------
+
+TEST(ExperimentErrors, UnknownKeyWithDidYouMean) {
+  EXPECT_TRUE(rejects({{"pipeline", {{"microbatch", 4}}}}, "pipeline.microbatch",
+                      "unknown key \"microbatch\"; did you mean \"microbatches\"?"));
+  EXPECT_TRUE(rejects({{"pipline", {{"stages", 1}}}}, "pipline", "unknown key \"pipline\"; did you mean \"pipeline\"?"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"warmup_step", 1}}}}}}, "optimizer.schedule.warmup_step",
+                      "did you mean \"warmup_steps\"?"));
+  // No close match: the message lists the keys the section takes.
+  EXPECT_TRUE(rejects({{"execution", {{"zzzzzzzz", 1}}}}, "execution.zzzzzzzz", "execution has: mode, backend"));
+  EXPECT_TRUE(rejects({{"model", {{"options", {{"dropout", 0.1}}}}}}, "model.options.dropout",
+                      "model mlp takes no options"));
+}
+
+TEST(ExperimentErrors, EnumerationsListTheAllowedValues) {
+  EXPECT_TRUE(rejects({{"pipeline", {{"schedule", "gpip"}}}}, "pipeline.schedule",
+                      "expected one of gpipe, 1f1b, pipedream, pipedream-2bw, pipemare, found \"gpip\"; "
+                      "did you mean \"gpipe\"?"));
+  EXPECT_TRUE(rejects({{"model", {{"name", "resnet"}}}}, "model.name", "expected one of mlp, cnn, resnet20"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"name", "adamm"}}}}, "optimizer.name", "did you mean \"adam\"?"));
+  EXPECT_TRUE(rejects({{"data", {{"dataset", "cifar10"}}}}, "data.dataset",
+                      "expected one of fashion-mnist, text, synthetic, found \"cifar10\""));
+  EXPECT_TRUE(rejects({{"execution", {{"backend", "mpi"}}}}, "execution.backend", "expected one of gloo, nccl, local"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"name", "cos"}}}}}}, "optimizer.schedule.name", "one of constant"));
+  EXPECT_TRUE(rejects({{"pipeline", {{"partition", {{"method", "even"}}}}}}, "pipeline.partition.method",
+                      "expected one of parameters, time, explicit"));
+  EXPECT_TRUE(rejects({{"pipemare", {{"momentum_mode", "scaled"}}}}, "pipemare.momentum_mode", "one of same, delay-scaled"));
+}
+
+// --- Ranges ------------------------------------------------------------------------------------------
+
+TEST(ExperimentErrors, Ranges) {
+  EXPECT_TRUE(rejects({{"name", ""}}, "name", "non-empty string of at most 200 characters"));
+  EXPECT_TRUE(rejects({{"name", std::string(201, 'x')}}, "name", "at most 200 characters"));
+  EXPECT_TRUE(rejects({{"tags", {""}}}, "tags[0]", "non-empty string"));
+  EXPECT_TRUE(rejects({{"data", {{"batch_size", 0}}}}, "data.batch_size", "expected an integer 1..65536, found 0"));
+  EXPECT_TRUE(rejects({{"data", {{"batch_size", 70000}}}}, "data.batch_size", "found 70000"));
+  EXPECT_TRUE(rejects({{"data", {{"eval_fraction", 0.6}}}}, "data.eval_fraction", "expected a number in (0, 0.5]"));
+  EXPECT_TRUE(rejects({{"data", {{"eval_fraction", 0}}}}, "data.eval_fraction", "found 0"));
+  EXPECT_TRUE(rejects({{"data", {{"train_limit", -1}}}}, "data.train_limit", "expected an integer >= 0"));
+  EXPECT_TRUE(rejects({{"data", {{"eval_limit", -5}}}}, "data.eval_limit", "found -5"));
+  EXPECT_TRUE(rejects({{"data", {{"context", 4}}}}, "data.context", "expected an integer 8..4096"));
+  EXPECT_TRUE(rejects({{"data", {{"context", 5000}}}}, "data.context", "found 5000"));
+  EXPECT_TRUE(rejects({{"data", {{"synthetic_samples", 0}}}}, "data.synthetic_samples", "expected an integer 1.."));
+  EXPECT_TRUE(rejects({{"pipeline", {{"stages", 0}}}}, "pipeline.stages", "expected an integer 1..3"));
+  EXPECT_TRUE(rejects({{"pipeline", {{"update_interval", 0}}}}, "pipeline.update_interval", "found 0"));
+  EXPECT_TRUE(rejects({{"pipemare", {{"decay", 1}}}}, "pipemare.decay", "expected a number in (0, 1), found 1"));
+  EXPECT_TRUE(rejects({{"pipemare", {{"decay", 0}}}}, "pipemare.decay", "found 0"));
+  EXPECT_TRUE(rejects({{"pipemare", {{"warmup_epochs", -1}}}}, "pipemare.warmup_epochs", "found -1"));
+  EXPECT_TRUE(rejects({{"pipemare", {{"anneal_steps", -1}}}}, "pipemare.anneal_steps", "found -1"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"lr", 0}}}}, "optimizer.lr", "expected a number in (0, 10], found 0"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"lr", 11}}}}, "optimizer.lr", "found 11"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"momentum", 1}}}}, "optimizer.momentum", "expected a number in [0, 1), found 1"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"momentum", -0.1}}}}, "optimizer.momentum", "found -0.1"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"weight_decay", -1}}}}, "optimizer.weight_decay", "found -1"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"beta1", 1}}}}, "optimizer.beta1", "[0, 1)"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"beta2", 1.5}}}}, "optimizer.beta2", "[0, 1)"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"eps", 0}}}}, "optimizer.eps", "found 0"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"step_size", 0}}}}}}, "optimizer.schedule.step_size", "found 0"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"gamma", 0}}}}}}, "optimizer.schedule.gamma", "(0, 1]"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"lr", 0.05}, {"schedule", {{"min_lr", 0.1}}}}}}, "optimizer.schedule.min_lr",
+                      "expected a number in [0, 0.05] (at most optimizer.lr), found 0.1"));
+  EXPECT_TRUE(rejects({{"training", {{"epochs", 1001}}}}, "training.epochs", "found 1001"));
+  EXPECT_TRUE(rejects({{"training", {{"steps", -1}}}}, "training.steps", "found -1"));
+  EXPECT_TRUE(rejects({{"training", {{"log_interval", 0}}}}, "training.log_interval", "expected an integer >= 1"));
+  EXPECT_TRUE(rejects({{"training", {{"eval_interval", -1}}}}, "training.eval_interval", "found -1"));
+  EXPECT_TRUE(rejects({{"training", {{"divergence_guard", {{"max_loss", 0}}}}}}, "training.divergence_guard.max_loss",
+                      "expected a number > 0"));
+  EXPECT_TRUE(rejects({{"execution", {{"threads_per_stage", 0}}}}, "execution.threads_per_stage", "1..256"));
+  EXPECT_TRUE(rejects({{"execution", {{"threads_per_stage", 257}}}}, "execution.threads_per_stage", "found 257"));
+  EXPECT_TRUE(rejects({{"execution", {{"devices", {"gpu"}}}}}, "execution.devices[0]",
+                      "expected \"cpu\" or \"cuda:K\""));
+  EXPECT_TRUE(rejects({{"execution", {{"devices", {"cuda"}}}}}, "execution.devices[0]", "found \"cuda\""));
+  EXPECT_TRUE(rejects({{"execution", {{"devices", {"cuda:x"}}}}}, "execution.devices[0]", "found \"cuda:x\""));
+  EXPECT_NO_THROW(experimentFromJson({{"execution", {{"devices", {"cuda:12"}}}}}));
+}
+
+TEST(ExperimentErrors, EpochsMustBePositiveOnlyWithoutSteps) {
+  EXPECT_TRUE(rejects({{"training", {{"epochs", 0}}}}, "training.epochs", "when training.steps is 0"));
+  EXPECT_NO_THROW(experimentFromJson({{"training", {{"epochs", 0}, {"steps", 10}}}}));
+}
+
+// --- Cross-field rules --------------------------------------------------------------------------
+
+TEST(ExperimentCrossField, MicrobatchesAtMostBatchSize) {
+  Json j = cnn();
+  j["pipeline"]["microbatches"] = 64;
+  EXPECT_TRUE(rejects(j, "pipeline.microbatches", "expected an integer 1..32 (at most data.batch_size=32), found 64"));
+  j["pipeline"]["microbatches"] = 32;
+  EXPECT_NO_THROW(experimentFromJson(j));
+}
+
+TEST(ExperimentCrossField, StagesAtMostTheModelsUnits) {
+  Json j = {{"model", {{"name", "resnet20"}}}, {"pipeline", {{"stages", 12}}}};
+  EXPECT_TRUE(rejects(j, "pipeline.stages", "expected an integer 1..11 (model resnet20 has 11 partitionable units)"));
+  j["pipeline"]["stages"] = 11;
+  EXPECT_NO_THROW(experimentFromJson(j));
+  EXPECT_TRUE(rejects({{"pipeline", {{"stages", 4}}}}, "pipeline.stages", "model mlp has 3 partitionable units"));
+}
+
+TEST(ExperimentCrossField, ExplicitPartition) {
+  Json j = cnn();
+  j["pipeline"]["stages"] = 3;
+  j["pipeline"]["partition"] = {{"method", "explicit"}, {"boundaries", {2, 4}}};
+  Experiment e = experimentFromJson(j);
+  EXPECT_EQ(e.pipeline.partition.boundaries, (std::vector<int>{2, 4}));
+
+  j["pipeline"]["partition"]["boundaries"] = {2};
+  EXPECT_TRUE(rejects(j, "pipeline.partition.boundaries", "needs pipeline.stages-1 = 2 boundaries"));
+  j["pipeline"]["partition"]["boundaries"] = {4, 2};
+  EXPECT_TRUE(rejects(j, "pipeline.partition.boundaries[1]", "strictly increasing, found 2 after 4"));
+  j["pipeline"]["partition"]["boundaries"] = {2, 2};
+  EXPECT_TRUE(rejects(j, "pipeline.partition.boundaries[1]", "strictly increasing"));
+  j["pipeline"]["partition"]["boundaries"] = {0, 2};
+  EXPECT_TRUE(rejects(j, "pipeline.partition.boundaries[0]", "expected an integer 1..5"));
+  j["pipeline"]["partition"]["boundaries"] = {2, 6};
+  EXPECT_TRUE(rejects(j, "pipeline.partition.boundaries[1]", "model cnn has 6 units"));
+
+  j["pipeline"]["partition"] = {{"method", "parameters"}, {"boundaries", {2, 4}}};
+  EXPECT_TRUE(rejects(j, "pipeline.partition.boundaries",
+                      "boundaries apply only to pipeline.partition.method=explicit, found pipeline.partition.method=parameters"));
+}
+
+TEST(ExperimentCrossField, PipeMareTechniquesNeedThePipeMareSchedule) {
+  Json j = cnn();
+  j["pipemare"] = {{"t1", true}};
+  EXPECT_TRUE(rejects(j, "pipemare.t1",
+                      "T1 (pipemare.t1) applies only to the pipemare schedule, found pipeline.schedule=gpipe"));
+  j["pipemare"] = {{"t2", true}};
+  EXPECT_TRUE(rejects(j, "pipemare.t2", "T2 (pipemare.t2) applies only to the pipemare schedule"));
+  j["pipemare"] = {{"warmup_epochs", 0.5}};
+  j["pipeline"]["schedule"] = "1f1b";
+  EXPECT_TRUE(rejects(j, "pipemare.warmup_epochs", "applies only to the pipemare schedule, found pipeline.schedule=1f1b"));
+  j["pipeline"]["schedule"] = "pipemare";
+  j["pipemare"] = {{"t1", true}, {"t2", true}, {"warmup_epochs", 0.5}};
+  EXPECT_NO_THROW(experimentFromJson(j));
+}
+
+TEST(ExperimentCrossField, UpdateInterval) {
+  Json j = cnn();
+  j["pipeline"]["stages"] = 4;
+  j["pipeline"]["schedule"] = "pipedream-2bw";
+  EXPECT_TRUE(rejects(j, "pipeline.update_interval",
+                      "m >= P microbatches: expected an integer >= 4 (pipeline.stages), found 1; set "
+                      "pipeline.update_interval to at least 4"));
+  j["pipeline"]["update_interval"] = 4;
+  EXPECT_NO_THROW(experimentFromJson(j));
+  j["pipeline"]["schedule"] = "pipedream";
+  j["pipeline"]["update_interval"] = 3;
+  EXPECT_NO_THROW(experimentFromJson(j));
+  j["pipeline"]["schedule"] = "gpipe";
+  EXPECT_TRUE(rejects(j, "pipeline.update_interval",
+                      "applies only to the pipedream and pipedream-2bw schedules (expected 1), found pipeline.schedule=gpipe"));
+}
+
+TEST(ExperimentCrossField, RecomputeOnlyForGPipe) {
+  Json j = cnn();
+  j["pipeline"]["recompute"] = true;
+  EXPECT_NO_THROW(experimentFromJson(j));
+  for (const char* s : {"1f1b", "pipedream", "pipemare"}) {
+    j["pipeline"]["schedule"] = s;
+    EXPECT_TRUE(rejects(j, "pipeline.recompute", std::string("found pipeline.schedule=") + s));
+  }
+}
+
+TEST(ExperimentCrossField, Optimizer) {
+  EXPECT_TRUE(rejects({{"optimizer", {{"nesterov", true}}}}, "optimizer.nesterov",
+                      "nesterov requires optimizer.momentum > 0, found optimizer.momentum=0"));
+  EXPECT_NO_THROW(experimentFromJson({{"optimizer", {{"nesterov", true}, {"momentum", 0.9}}}}));
+  EXPECT_TRUE(rejects({{"optimizer", {{"name", "adam"}, {"momentum", 0.9}}}}, "optimizer.momentum",
+                      "momentum applies only to sgd (adam and adamw use beta1), found optimizer.name=adam"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"name", "adamw"}, {"nesterov", true}}}}, "optimizer.nesterov",
+                      "found optimizer.name=adamw"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"name", "linear-warmup"}}}}}}, "optimizer.schedule.warmup_steps",
+                      "linear-warmup schedule needs warmup_steps >= 1, found 0"));
+  EXPECT_NO_THROW(experimentFromJson({{"optimizer", {{"schedule", {{"name", "cosine"}}}}}}));
+  EXPECT_NO_THROW(experimentFromJson({{"optimizer", {{"schedule", {{"name", "inverse-sqrt"}}}}}}));
+}
+
+TEST(ExperimentCrossField, ModelAndDataset) {
+  EXPECT_TRUE(rejects({{"model", {{"name", "charlm"}}}}, "data.dataset",
+                      "model charlm (model.name) needs data.dataset text, found data.dataset=fashion-mnist"));
+  EXPECT_TRUE(rejects({{"data", {{"dataset", "text"}}}}, "data.dataset",
+                      "model mlp (model.name) needs data.dataset fashion-mnist or synthetic, found data.dataset=text"));
+  EXPECT_TRUE(rejects({{"model", {{"name", "resnet50"}}}}, "data.dataset",
+                      "model resnet50 (model.name) needs data.dataset synthetic, found data.dataset=fashion-mnist"));
+  for (const char* m : {"mlp", "cnn", "resnet20"})
+    for (const char* d : {"fashion-mnist", "synthetic"})
+      EXPECT_NO_THROW(experimentFromJson({{"model", {{"name", m}}}, {"data", {{"dataset", d}}}})) << m << " " << d;
+  EXPECT_NO_THROW(experimentFromJson({{"model", {{"name", "charlm"}}}, {"data", {{"dataset", "text"}}}}));
+  EXPECT_NO_THROW(experimentFromJson({{"model", {{"name", "resnet50"}}}, {"data", {{"dataset", "synthetic"}}}}));
+}
+
+TEST(ExperimentCrossField, CharLmContext) {
+  Json j = {{"model", {{"name", "charlm"}}}, {"data", {{"dataset", "text"}, {"context", 256}}}};
+  EXPECT_TRUE(rejects(j, "data.context", "expected an integer 8..128 (model charlm reads at most 128 bytes), found 256"));
+  j["data"]["context"] = 128;
+  EXPECT_NO_THROW(experimentFromJson(j));
+}
+
+TEST(ExperimentCrossField, Execution) {
+  Json j = cnn();
+  j["execution"] = {{"mode", "real"}, {"backend", "local"}};
+  EXPECT_TRUE(rejects(j, "execution.backend", "needs execution.mode=single, found execution.mode=real"));
+  j["execution"] = {{"mode", "single"}, {"backend", "local"}};
+  EXPECT_NO_THROW(experimentFromJson(j));
+  j["execution"] = {{"mode", "real"}, {"backend", "nccl"}};
+  EXPECT_TRUE(rejects(j, "execution.devices[0]", "backend nccl (execution.backend) needs cuda devices, found \"cpu\""));
+  j["execution"]["devices"] = {"cuda:0", "cpu"};
+  EXPECT_TRUE(rejects(j, "execution.devices[1]", "needs cuda devices"));
+  j["execution"]["devices"] = {"cuda:0", "cuda:1"};
+  EXPECT_NO_THROW(experimentFromJson(j));
+  j["execution"]["devices"] = {"cuda:0", "cuda:1", "cuda:2"};
+  EXPECT_TRUE(rejects(j, "execution.devices",
+                      "expected 1 entry or one per stage (pipeline.stages=2), found 3 entries"));
+  j["execution"]["devices"] = Json::array();
+  EXPECT_TRUE(rejects(j, "execution.devices", "found 0 entries"));
+  j["execution"] = {{"mode", "real"}, {"backend", "gloo"}, {"devices", {"cpu", "cuda:0"}}};
+  EXPECT_NO_THROW(experimentFromJson(j));
+}
+
+// --- Validation of experiments built in code ---------------------------------------------------------
+
+TEST(ExperimentValidate, RangesAndRulesApplyToStructs) {
+  Experiment e;
+  e.pipeline.stages = 0;
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e, "gui"); }, "gui: pipeline.stages", "found 0"));
+  e = Experiment{};
+  e.pipeline.schedule = "gpip";
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: pipeline.schedule", "did you mean \"gpipe\"?"));
+  e = Experiment{};
+  e.training.seed = ~0ULL;
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: training.seed", "expected an integer >= 0"));
+  e = Experiment{};
+  e.model.options = {{"width", 3}};
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: model.options.width", "takes no options"));
+  e = Experiment{};
+  e.optimizer.lr = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: optimizer.lr", "found nan"));
+  e = Experiment{};
+  e.pipemare.t1 = true;
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: pipemare.t1", "pipeline.schedule=gpipe"));
+}
+
+// --- --set overrides ------------------------------------------------------------------------------
+
+TEST(ExperimentOverrides, ValidOverrides) {
+  Json j = applyOverrides(cnn(), {"pipeline.stages=3", "pipeline.schedule=pipemare", "pipemare.t1=true",
+                                  "optimizer.lr=1e-3", "tags=[\"a\",\"b\"]", "name=my run", "notes=\"4\"",
+                                  "execution.devices=[\"cpu\"]", "optimizer.schedule.name=cosine"});
+  Experiment e = experimentFromJson(j);
+  EXPECT_EQ(e.pipeline.stages, 3);
+  EXPECT_EQ(e.pipeline.schedule, "pipemare");
+  EXPECT_TRUE(e.pipemare.t1);
+  EXPECT_DOUBLE_EQ(e.optimizer.lr, 1e-3);
+  EXPECT_EQ(e.tags, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(e.name, "my run");
+  EXPECT_EQ(e.notes, "4");  // JSON string
+  EXPECT_EQ(e.optimizer.schedule.name, "cosine");
+  // Intermediate sections are created; the last override of a key wins.
+  Json k = applyOverrides(Json::object(), {"training.divergence_guard.max_loss=100", "data.batch_size=8",
+                                           "data.batch_size=16"});
+  EXPECT_EQ(k["training"]["divergence_guard"]["max_loss"], 100);
+  EXPECT_EQ(experimentFromJson(k).data.batch_size, 16);
+  // A default-constructed (null) JSON is treated as an empty experiment.
+  EXPECT_EQ(applyOverrides(Json(), {"name=x"})["name"], "x");
+}
+
+TEST(ExperimentOverrides, InvalidValueNamesTheOverride) {
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipeline.stages=four"}); }, "--set pipeline.stages=four",
+                                "expected an integer 1..6 (model cnn has 6 partitionable units), found \"four\""));
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipeline.stages=99"}); }, "--set pipeline.stages=99",
+                                "found 99"));
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipeline.schedule=gpip"}); },
+                                "--set pipeline.schedule=gpip", "did you mean \"gpipe\"?"));
+  // A cross-field rule broken by the override is reported as the override's.
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipemare.t1=true"}); }, "--set pipemare.t1=true",
+                                "applies only to the pipemare schedule"));
+}
+
+TEST(ExperimentOverrides, UnknownKeyHasDidYouMean) {
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipeline.microbatch=4"}); },
+                                "--set pipeline.microbatch=4", "unknown key \"microbatch\"; did you mean \"microbatches\"?"));
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipline.stages=2"}); }, "--set pipline.stages=2",
+                                "pipline: unknown key \"pipline\"; did you mean \"pipeline\"?"));
+}
+
+TEST(ExperimentOverrides, MalformedOverrides) {
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipeline.stages"}); }, "--set pipeline.stages",
+                                "expected key=value"));
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"=4"}); }, "--set =4", "expected key=value"));
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"pipeline..stages=4"}); }, "--set pipeline..stages=4",
+                                "expected key=value"));
+  Json named = cnn();
+  named["name"] = "n";
+  EXPECT_TRUE(throwsConfigError([&] { applyOverrides(named, {"name.first=x"}); }, "--set name.first=x",
+                                "name is not a section: it holds \"n\""));
+  // Without a name in the base, the section is created and then fails as a value of the wrong type.
+  EXPECT_TRUE(throwsConfigError([] { applyOverrides(cnn(), {"name.first=x"}); }, "--set name.first=x",
+                                "name: expected a non-empty string"));
+}
+
+TEST(ExperimentOverrides, ProblemsOfTheBaseAreLeftToTheCallersValidation) {
+  Json base = cnn();
+  base["pipeline"]["stages"] = "four";
+  Json j = applyOverrides(base, {"optimizer.lr=0.1"});
+  EXPECT_TRUE(throwsConfigError([&] { experimentFromJson(j, "exp.json (with --set)"); },
+                                "exp.json (with --set): pipeline.stages", "found \"four\""));
+}
+
+// --- Files --------------------------------------------------------------------------------------------
+
+TEST(ExperimentFile, LoadsAndValidates) {
+  TempFile f(R"({"name": "from file", "model": {"name": "cnn"}, "pipeline": {"stages": 2}})");
+  Experiment e = loadExperimentFile(f.path());
+  EXPECT_EQ(e.name, "from file");
+  EXPECT_EQ(e.pipeline.stages, 2);
+  TempFile bad(R"({"pipeline": {"stages": 9}})");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(bad.path()); }, bad.path() + ": pipeline.stages", "found 9"));
+}
+
+TEST(ExperimentFile, SyntaxErrorNamesLineAndColumn) {
+  TempFile f("{\n  \"name\": \"x\",\n  \"pipeline\": ,\n}\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ":3:15", "invalid JSON: syntax error"));
+  TempFile truncated("{\n  \"name\": \"x\"\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(truncated.path()); }, truncated.path() + ":3:1",
+                                "unexpected end of input"));
+  TempFile empty("");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(empty.path()); }, empty.path() + ":1:1", "invalid JSON"));
+}
+
+TEST(ExperimentFile, DuplicateKey) {
+  TempFile f(R"({"optimizer": {"lr": 0.1, "momentum": 0.9, "lr": 0.2}})");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ": optimizer.lr",
+                                "duplicate key \"lr\""));
+  TempFile ok(R"({"tags": ["a", "b"], "execution": {"devices": ["cpu"]}, "notes": "x"})");
+  EXPECT_NO_THROW(loadExperimentFile(ok.path()));
+}
+
+TEST(ExperimentFile, TopLevelMustBeAnObject) {
+  TempFile f("[1, 2]");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path(), "expected a JSON object"));
+}
+
+TEST(ExperimentFile, MissingFile) {
+  const std::string path = "/nonexistent/pipemare/no-such.json";
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(path); }, path, "cannot open: No such file or directory"));
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentJson(path); }, path, "cannot open"));
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(dir); }, dir, "cannot open: it is a directory"));
+}
+
+TEST(ExperimentFile, RawJsonForOverrides) {
+  TempFile f(R"({"model": {"name": "cnn"}, "pipeline": {"stages": 2}})");
+  Json raw = loadExperimentJson(f.path());
+  Experiment e = experimentFromJson(applyOverrides(raw, {"pipeline.stages=3"}), f.path());
+  EXPECT_EQ(e.pipeline.stages, 3);
+}
+
+// --- Names ------------------------------------------------------------------------------------------------
+
+TEST(ExperimentNames, SchedulesAndModels) {
+  EXPECT_EQ(scheduleNames(), (std::vector<std::string>{"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}));
+  EXPECT_EQ(modelNames(), (std::vector<std::string>{"mlp", "cnn", "resnet20", "charlm", "resnet50"}));
+  EXPECT_EQ(modelNames().size(), modelCatalog().size());
+  EXPECT_TRUE(isAsynchronousSchedule("pipedream"));
+  EXPECT_TRUE(isAsynchronousSchedule("pipedream-2bw"));
+  EXPECT_TRUE(isAsynchronousSchedule("pipemare"));
+  EXPECT_FALSE(isAsynchronousSchedule("gpipe"));
+  EXPECT_FALSE(isAsynchronousSchedule("1f1b"));
+  EXPECT_FALSE(isAsynchronousSchedule("bogus"));
+}

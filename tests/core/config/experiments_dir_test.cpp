@@ -1,0 +1,77 @@
+// Every preset in experiments/ must load and validate, and survive a round trip.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment.h"
+#include "core/util/errors.h"
+
+using namespace pm;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> presetFiles() {
+  std::vector<fs::path> files;
+  const fs::path dir = fs::path(PIPEMARE_SOURCE_DIR) / "experiments";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST(ExperimentsDir, EveryPresetLoadsAndValidates) {
+  const auto files = presetFiles();
+  ASSERT_FALSE(files.empty()) << "no *.json files in " << PIPEMARE_SOURCE_DIR << "/experiments";
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    try {
+      Experiment e = loadExperimentFile(f.string());
+      const Json j = experimentToJson(e);
+      EXPECT_EQ(experimentToJson(experimentFromJson(j, f.string())), j);
+    } catch (const ConfigError& ex) {
+      ADD_FAILURE() << ex.what();
+    }
+  }
+}
+
+TEST(ExperimentsDir, QuickstartIsTheSmallDefault) {
+  const std::string path = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/quickstart.json";
+  Experiment e = loadExperimentFile(path);
+  EXPECT_EQ(e.name, "quickstart");
+  EXPECT_EQ(e.model.name, "mlp");
+  EXPECT_EQ(e.pipeline.stages, 1);
+  EXPECT_EQ(e.execution.mode, "single");
+  EXPECT_GT(e.data.train_limit, 0);
+  EXPECT_LE(e.data.train_limit, 6000);
+  EXPECT_EQ(e.training.steps, 0);
+  EXPECT_DOUBLE_EQ(e.training.epochs, 1);
+}
+
+// The complete example in docs/experiment-format.md is valid and is exactly the normalised form.
+TEST(ExperimentsDir, DocumentedExampleIsCompleteAndValid) {
+  const std::string path = std::string(PIPEMARE_SOURCE_DIR) + "/docs/experiment-format.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::string open = "```json\n";
+  size_t begin = text.find(open);
+  ASSERT_NE(begin, std::string::npos) << "no json block in " << path;
+  begin += open.size();
+  size_t end = text.find("```", begin);
+  ASSERT_NE(end, std::string::npos);
+  const Json j = Json::parse(text.substr(begin, end - begin));
+  Experiment e;
+  ASSERT_NO_THROW(e = experimentFromJson(j, path));
+  EXPECT_EQ(experimentToJson(e), j);
+}

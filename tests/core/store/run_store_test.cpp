@@ -1,0 +1,770 @@
+// Tests for the SQLite run store: persistence, concurrency (WAL), migration from version 1,
+// verbatim strings, refusal of foreign / newer files, filters, cascades, dead launchers,
+// batching and integrity.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/store/run_store.h"
+#include "core/util/errors.h"
+#include "core/util/system_info.h"
+
+using namespace pm;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string readBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+void writeBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+
+// Raw sqlite3 helpers (for building old / foreign files and checking the store from outside).
+struct RawDb {
+  explicit RawDb(const std::string& path) {
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("open failed");
+  }
+  ~RawDb() { sqlite3_close(db); }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "?";
+      sqlite3_free(err);
+      throw std::runtime_error(msg + " in: " + sql);
+    }
+  }
+  sqlite3* db = nullptr;
+};
+
+// All rows of a query, each row's columns joined by '|'.
+std::vector<std::string> queryRows(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::vector<std::string> rows;
+  while (st && sqlite3_step(st) == SQLITE_ROW) {
+    std::string row;
+    for (int c = 0; c < sqlite3_column_count(st); ++c) {
+      if (c) row += "|";
+      const unsigned char* t = sqlite3_column_text(st, c);
+      row += t ? reinterpret_cast<const char*>(t) : "NULL";
+    }
+    rows.push_back(row);
+  }
+  sqlite3_finalize(st);
+  return rows;
+}
+
+std::string queryOne(sqlite3* db, const std::string& sql) {
+  auto rows = queryRows(db, sql);
+  return rows.empty() ? std::string("<no rows>") : rows.front();
+}
+
+std::vector<int64_t> ids(const std::vector<RunRecord>& runs) {
+  std::vector<int64_t> out;
+  for (const auto& r : runs) out.push_back(r.id);
+  return out;
+}
+
+const char* kConfig = R"({"model":{"name":"mlp"},"pipeline":{"schedule":"pipemare","stages":4,"microbatches":8}})";
+
+class RunStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "pipemare-store-test-XXXXXX").string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    ASSERT_NE(mkdtemp(buf.data()), nullptr);
+    dir_ = buf.data();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST_F(RunStoreTest, CreateAndReopenPersistsEverything) {
+  const std::string db = file("runs.db");
+  int64_t run = 0;
+  double before = wallClockSeconds();
+  {
+    RunStore s(db);
+    EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
+    run = s.createRun("first run", kConfig, {"baseline", "cpu"}, "some notes", "sweep-1");
+    EXPECT_GT(run, 0);
+    // Out of step order on purpose: final_loss is the value at the highest step.
+    s.appendMetric(run, "train/loss", 5, 10.5, 0.5);
+    s.appendMetric(run, "train/loss", 1, 10.1, 0.9);
+    s.appendMetric(run, "train/loss", 3, 10.3, 0.7);
+    s.appendStageMetric(run, 1, 3, "grad_norm", 2.5);
+    s.appendTrace(run, {0, "F", 2, 0.25, 0.5});
+    s.appendLog(run, 1.5, "info", "hello");
+    s.flush();
+    EXPECT_EQ(s.pendingRows(), 0u);
+  }
+  RunStore s(db);
+  auto r = s.getRun(run);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->name, "first run");
+  EXPECT_EQ(r->status, "created");
+  EXPECT_EQ(r->config_json, kConfig);
+  EXPECT_EQ(r->notes, "some notes");
+  EXPECT_EQ(r->tags, (std::vector<std::string>{"baseline", "cpu"}));
+  EXPECT_EQ(r->sweep_id, "sweep-1");
+  EXPECT_EQ(r->host, hostName());
+  EXPECT_EQ(r->revision, projectRevision());
+  EXPECT_GE(r->created_at, before - 1);
+  EXPECT_LE(r->created_at, wallClockSeconds() + 1);
+  EXPECT_EQ(r->started_at, 0);
+  EXPECT_EQ(r->finished_at, 0);
+  EXPECT_EQ(r->schedule, "pipemare");
+  EXPECT_EQ(r->model, "mlp");
+  EXPECT_EQ(r->stages, 4);
+  EXPECT_EQ(r->microbatches, 8);
+  EXPECT_DOUBLE_EQ(r->final_loss, 0.5);
+  EXPECT_TRUE(std::isnan(r->final_accuracy));
+
+  auto loss = s.loadMetric(run, "train/loss");
+  ASSERT_EQ(loss.size(), 3u);
+  EXPECT_EQ(loss[0].step, 1);
+  EXPECT_EQ(loss[1].step, 3);
+  EXPECT_EQ(loss[2].step, 5);
+  EXPECT_DOUBLE_EQ(loss[0].wall_time, 10.1);
+  EXPECT_DOUBLE_EQ(loss[2].value, 0.5);
+  EXPECT_EQ(s.metricKeys(run), (std::vector<std::string>{"train/loss"}));
+  EXPECT_EQ(s.stageMetricKeys(run), (std::vector<std::string>{"grad_norm"}));
+  auto sm = s.loadStageMetric(run, "grad_norm");
+  ASSERT_EQ(sm.size(), 1u);
+  EXPECT_EQ(sm[0].stage, 1);
+  EXPECT_EQ(sm[0].step, 3);
+  EXPECT_DOUBLE_EQ(sm[0].value, 2.5);
+  auto tr = s.loadTrace(run);
+  ASSERT_EQ(tr.size(), 1u);
+  EXPECT_EQ(tr[0].action, "F");
+  EXPECT_EQ(tr[0].microbatch, 2);
+  EXPECT_DOUBLE_EQ(tr[0].end, 0.5);
+  auto lg = s.loadLog(run);
+  ASSERT_EQ(lg.size(), 1u);
+  EXPECT_EQ(lg[0].level, "info");
+  EXPECT_EQ(lg[0].message, "hello");
+  EXPECT_FALSE(s.getRun(run + 1000).has_value());
+}
+
+TEST_F(RunStoreTest, DestructorFlushesBufferedRows) {
+  const std::string db = file("runs.db");
+  int64_t run = 0;
+  {
+    RunStore s(db);
+    run = s.createRun("r", "{}");
+    for (int i = 0; i < 10; ++i) s.appendMetric(run, "train/loss", i, 0, i);
+    EXPECT_EQ(s.pendingRows(), 10u);
+  }
+  RunStore s(db);
+  EXPECT_EQ(s.countRows("metrics", run), 10);
+}
+
+TEST_F(RunStoreTest, MetricValuesNanInfinityAndHeadlineMetrics) {
+  RunStore s(file("runs.db"));
+  int64_t run = s.createRun("r", "not json at all");
+  s.appendMetric(run, "train/loss", 0, 0, 1.0);
+  s.appendMetric(run, "train/loss", 1, 1, std::numeric_limits<double>::quiet_NaN());
+  s.appendMetric(run, "eval/accuracy", 0, 0, 0.25);
+  s.appendMetric(run, "eval/accuracy", 2, 2, 0.75);
+  s.appendMetric(run, "big", 0, 0, std::numeric_limits<double>::infinity());
+  s.flush();
+  auto loss = s.loadMetric(run, "train/loss");
+  ASSERT_EQ(loss.size(), 2u);
+  EXPECT_TRUE(std::isnan(loss[1].value));
+  EXPECT_TRUE(std::isinf(s.loadMetric(run, "big").at(0).value));
+  auto r = s.getRun(run);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(std::isnan(r->final_loss));  // the last loss was NaN (diverged)
+  EXPECT_DOUBLE_EQ(r->final_accuracy, 0.75);
+  // An unparsable config is tolerated.
+  EXPECT_EQ(r->schedule, "");
+  EXPECT_EQ(r->stages, 0);
+  EXPECT_EQ(s.metricKeys(run), (std::vector<std::string>{"big", "eval/accuracy", "train/loss"}));
+}
+
+TEST_F(RunStoreTest, ReaderSeesBatchesWhileAnotherThreadWrites) {
+  const std::string db = file("runs.db");
+  int64_t run = 0;
+  {
+    RunStore s(db);
+    run = s.createRun("concurrent", "{}");
+  }
+  constexpr int kBatches = 20;
+  constexpr int kBatch = 1000;
+  std::atomic<int64_t> seen{0};
+  std::atomic<bool> failed{false};
+  std::string writerError;
+  std::thread writer([&] {
+    try {
+      RunStore w(db);
+      for (int b = 0; b < kBatches; ++b) {
+        for (int i = 0; i < kBatch; ++i) w.appendMetric(run, "train/loss", int64_t(b) * kBatch + i, 0.0, 1.0 / (1 + i));
+        w.flush();
+        // Let the reader observe this batch before writing the next one (bounded wait).
+        auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (seen.load() < int64_t(b + 1) * kBatch && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(1ms);
+      }
+    } catch (const std::exception& e) {
+      writerError = e.what();
+      failed = true;
+    }
+  });
+  RunStore reader(db);
+  int64_t last = 0;
+  int observed = 0;
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (last < int64_t(kBatches) * kBatch && std::chrono::steady_clock::now() < deadline && !failed) {
+    int64_t n = reader.countRows("metrics", run);
+    EXPECT_GE(n, last);
+    EXPECT_EQ(n % kBatch, 0) << "a flush is one transaction: never a partial batch";
+    if (n != last) ++observed;
+    last = n;
+    seen = n;
+  }
+  writer.join();
+  EXPECT_EQ(writerError, "");
+  EXPECT_EQ(last, int64_t(kBatches) * kBatch);
+  EXPECT_EQ(observed, kBatches);  // every batch became visible on its own
+  EXPECT_EQ(reader.loadMetric(run, "train/loss").size(), size_t(kBatches) * kBatch);
+}
+
+TEST_F(RunStoreTest, ReaderIsNotBlockedByAnOpenWriteTransaction) {
+  const std::string db = file("runs.db");
+  RunStore w(db);
+  int64_t run = w.createRun("r", "{}");
+  for (int i = 0; i < 10; ++i) w.appendMetric(run, "train/loss", i, 0, 1);
+  w.flush();
+  RunStore r(db);
+  ASSERT_EQ(sqlite3_exec(w.handle(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::string ins = "INSERT INTO metrics (run_id, key, step, wall_time, value) VALUES (" + std::to_string(run) +
+                    ", 'train/loss', 100, 0, 1)";
+  ASSERT_EQ(sqlite3_exec(w.handle(), ins.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(r.countRows("metrics", run), 10);  // the committed snapshot, without waiting
+  EXPECT_EQ(r.loadMetric(run, "train/loss").size(), 10u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  ASSERT_EQ(sqlite3_exec(w.handle(), "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(r.countRows("metrics", run), 11);
+}
+
+TEST_F(RunStoreTest, MigratesVersion1Store) {
+  const std::string db = file("old.db");
+  {
+    RawDb raw(db);
+    raw.exec(storeSchemaV1());
+    raw.exec("DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (1);");
+    raw.exec(R"SQL(
+      INSERT INTO runs (name, created_at, started_at, finished_at, status, config_json, host, revision, notes, tags)
+      VALUES ('old run', 1000, 1001, 1100, 'finished',
+              '{"pipeline":{"schedule":"gpipe","stages":2,"microbatches":4},"model":{"name":"tiny"}}',
+              'oldhost', 'abc123', 'it''s old', '["baseline", "it''s \"quoted\"", "ünï"]');
+      INSERT INTO runs (name, created_at, status, tags) VALUES ('untagged', 1200, 'failed', '[]');
+      INSERT INTO metrics (run_id, key, step, wall_time, value) VALUES (1, 'train/loss', 0, 1.0, 3.0);
+      INSERT INTO metrics (run_id, key, step, wall_time, value) VALUES (1, 'train/loss', 2, 3.0, 1.0);
+      INSERT INTO metrics (run_id, key, step, wall_time, value) VALUES (1, 'train/loss', 1, 2.0, 2.0);
+      INSERT INTO logs (run_id, time, level, message) VALUES (1, 0.5, 'info', 'started');
+    )SQL");
+  }
+  const std::string v1Bytes = readBytes(db);
+  // Read-only never migrates: refused, file untouched.
+  try {
+    RunStore ro(db, true);
+    FAIL() << "read-only open of a version-1 store should be refused";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(readBytes(db), v1Bytes);
+
+  {
+    RunStore s(db);
+    EXPECT_EQ(s.schemaVersion(), 2);
+    auto r = s.getRun(1);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->name, "old run");
+    EXPECT_EQ(r->status, "finished");
+    EXPECT_EQ(r->notes, "it's old");
+    EXPECT_EQ(r->tags, (std::vector<std::string>{"baseline", "it's \"quoted\"", "ünï"}));
+    EXPECT_EQ(r->sweep_id, "");
+    EXPECT_EQ(r->launcher_pid, 0);
+    EXPECT_EQ(r->status_message, "");
+    EXPECT_EQ(r->schedule, "gpipe");
+    EXPECT_EQ(r->model, "tiny");
+    EXPECT_EQ(r->stages, 2);
+    EXPECT_DOUBLE_EQ(r->finished_at, 1100);
+    EXPECT_DOUBLE_EQ(r->final_loss, 1.0);
+    auto loss = s.loadMetric(1, "train/loss");
+    ASSERT_EQ(loss.size(), 3u);
+    EXPECT_EQ(loss[1].step, 1);
+    EXPECT_EQ(s.loadLog(1).size(), 1u);
+    EXPECT_EQ(ids(s.listRuns({"", "baseline", "", ""})), (std::vector<int64_t>{1}));
+    EXPECT_EQ(ids(s.listRuns()), (std::vector<int64_t>{2, 1}));
+    EXPECT_TRUE(s.getRun(2)->tags.empty());
+    // New runs and tags work on the migrated store.
+    int64_t n = s.createRun("new", "{}", {"baseline"}, "", "sw");
+    EXPECT_EQ(ids(s.listRuns({"", "baseline", "", ""})), (std::vector<int64_t>{n, 1}));
+    EXPECT_EQ(queryOne(s.handle(), "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(queryOne(s.handle(), "SELECT COUNT(*) FROM schema_version"), "1");
+  }
+  // Reopening is a no-op, and read-only now works.
+  {
+    RunStore s(db);
+    EXPECT_EQ(s.schemaVersion(), 2);
+    RunStore ro(db, true);
+    EXPECT_EQ(ro.listRuns().size(), 3u);
+  }
+  // A migrated store has exactly the schema of a fresh one (one migration path).
+  RunStore fresh(file("fresh.db"));
+  RunStore migrated(db);
+  const char* schemaSql = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+  EXPECT_EQ(queryRows(fresh.handle(), schemaSql), queryRows(migrated.handle(), schemaSql));
+  auto indexes = queryRows(fresh.handle(), "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL");
+  EXPECT_GE(indexes.size(), 5u);
+}
+
+TEST_F(RunStoreTest, StringsAreStoredVerbatim) {
+  RunStore s(file("runs.db"));
+  const std::vector<std::string> names = {
+      "it's \"quoted\"",
+      "x'); DROP TABLE runs;--",
+      "Ünïcødé 训练 🚀",
+      "line1\nline2\ttab",
+      "100%_done",
+      "back\\slash",
+  };
+  std::vector<int64_t> runIds;
+  for (const auto& n : names) runIds.push_back(s.createRun(n, "{\"note\": \"" + n + "\"}", {n, "t"}, "notes: " + n, n));
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto r = s.getRun(runIds[i]);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->name, names[i]);
+    EXPECT_EQ(r->notes, "notes: " + names[i]);
+    EXPECT_EQ(r->sweep_id, names[i]);
+    EXPECT_EQ(r->tags, (std::vector<std::string>{names[i], "t"}));
+  }
+  // Nothing was executed: the runs table is still there with all rows.
+  EXPECT_EQ(queryOne(s.handle(), "SELECT COUNT(*) FROM sqlite_master WHERE name = 'runs'"), "1");
+  EXPECT_EQ(s.listRuns().size(), names.size());
+
+  // Tag, sweep and text filters with the same strings.
+  EXPECT_EQ(ids(s.listRuns({"", names[1], "", ""})), (std::vector<int64_t>{runIds[1]}));
+  EXPECT_EQ(ids(s.listRuns({"", "", names[2], ""})), (std::vector<int64_t>{runIds[2]}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "DROP TABLE"})), (std::vector<int64_t>{runIds[1]}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "训练"})), (std::vector<int64_t>{runIds[2]}));
+  // LIKE wildcards in the text are literal.
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "%_"})), (std::vector<int64_t>{runIds[4]}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "_"})), (std::vector<int64_t>{runIds[4]}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "%"})), (std::vector<int64_t>{runIds[4]}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "\\"})), (std::vector<int64_t>{runIds[5]}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "'"})), (std::vector<int64_t>{runIds[1], runIds[0]}));
+
+  // Metric keys, log messages and trace actions too.
+  const std::string key = names[1];
+  s.appendMetric(runIds[0], key, 0, 0, 1.0);
+  s.appendLog(runIds[0], 0, "info", names[2] + "\n" + names[0]);
+  s.appendTrace(runIds[0], {0, names[3], 0, 0, 1});
+  s.appendStageMetric(runIds[0], 0, 0, names[2], 3.0);
+  s.flush();
+  EXPECT_EQ(s.metricKeys(runIds[0]), (std::vector<std::string>{key}));
+  EXPECT_EQ(s.loadMetric(runIds[0], key).size(), 1u);
+  EXPECT_EQ(s.loadLog(runIds[0]).at(0).message, names[2] + "\n" + names[0]);
+  EXPECT_EQ(s.loadTrace(runIds[0]).at(0).action, names[3]);
+  EXPECT_EQ(s.stageMetricKeys(runIds[0]), (std::vector<std::string>{names[2]}));
+
+  s.setNotes(runIds[1], names[1] + names[2]);
+  EXPECT_EQ(s.getRun(runIds[1])->notes, names[1] + names[2]);
+  EXPECT_EQ(queryOne(s.handle(), "PRAGMA integrity_check"), "ok");
+}
+
+TEST_F(RunStoreTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
+  const std::string path = file("notes.txt");
+  std::string content;
+  for (int i = 0; i < 100; ++i) content += "this is a plain text file, line " + std::to_string(i) + "\n";
+  writeBytes(path, content);
+  for (bool readOnly : {false, true}) {
+    try {
+      RunStore s(path, readOnly);
+      FAIL() << "opening a text file as a store should fail";
+    } catch (const StoreError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find("not a SQLite database"), std::string::npos) << what;
+      EXPECT_EQ(e.place(), path);
+      EXPECT_EQ(e.kind(), ErrorKind::Usage);
+      EXPECT_EQ(e.exitCode(), 2);
+    }
+    EXPECT_EQ(readBytes(path), content);
+  }
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-journal"));
+
+  // A short file is refused as well.
+  const std::string tiny = file("tiny.db");
+  writeBytes(tiny, "SQLite");
+  EXPECT_THROW(RunStore s(tiny), StoreError);
+  EXPECT_EQ(readBytes(tiny), "SQLite");
+}
+
+TEST_F(RunStoreTest, NewerSchemaVersionIsRefusedAndUntouched) {
+  const std::string db = file("future.db");
+  {
+    RunStore s(db);
+    s.createRun("from the future", "{}");
+  }
+  {
+    RawDb raw(db);
+    raw.exec("UPDATE schema_version SET version = 7");
+  }
+  const std::string bytes = readBytes(db);
+  ASSERT_FALSE(bytes.empty());
+  for (bool readOnly : {false, true}) {
+    try {
+      RunStore s(db, readOnly);
+      FAIL() << "a store from a newer version should be refused";
+    } catch (const StoreError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(db), std::string::npos) << what;
+      EXPECT_NE(what.find("version 7"), std::string::npos) << what;
+      EXPECT_NE(what.find("version 2"), std::string::npos) << what;
+      EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    }
+    EXPECT_EQ(readBytes(db), bytes);
+  }
+  RawDb raw(db);
+  EXPECT_EQ(queryOne(raw.db, "SELECT version FROM schema_version"), "7");
+}
+
+TEST_F(RunStoreTest, ForeignSqliteDatabaseIsRefusedAndUntouched) {
+  const std::string db = file("other.db");
+  {
+    RawDb raw(db);
+    raw.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('alice');");
+  }
+  const std::string bytes = readBytes(db);
+  try {
+    RunStore s(db);
+    FAIL() << "a foreign database should be refused";
+  } catch (const StoreError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("not a PipeMare run store"), std::string::npos) << what;
+    EXPECT_NE(what.find("users"), std::string::npos) << what;
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+  }
+  EXPECT_EQ(readBytes(db), bytes);
+  RawDb raw(db);
+  EXPECT_EQ(queryOne(raw.db, "SELECT COUNT(*) FROM sqlite_master"), "1");
+}
+
+TEST_F(RunStoreTest, ReadOnlyModeReadsAndNeverWrites) {
+  const std::string db = file("runs.db");
+  int64_t run = 0;
+  {
+    RunStore s(db);
+    run = s.createRun("r", kConfig);
+    s.appendMetric(run, "train/loss", 0, 0, 1);
+  }
+  RunStore ro(db, true);
+  EXPECT_EQ(ro.schemaVersion(), 2);
+  EXPECT_EQ(ro.getRun(run)->name, "r");
+  EXPECT_EQ(ro.loadMetric(run, "train/loss").size(), 1u);
+  EXPECT_THROW(ro.createRun("x", "{}"), StoreError);
+  EXPECT_THROW(ro.appendMetric(run, "k", 0, 0, 0), StoreError);
+  EXPECT_THROW(ro.setStatus(run, "finished"), StoreError);
+  EXPECT_EQ(ro.markDeadRunsInterrupted(), 0);
+  EXPECT_EQ(ro.pendingRows(), 0u);
+
+  const std::string missing = file("missing/runs.db");
+  EXPECT_THROW(RunStore s(missing, true), StoreError);
+  EXPECT_FALSE(fs::exists(missing));
+  EXPECT_FALSE(fs::exists(file("missing")));
+}
+
+TEST_F(RunStoreTest, NewStoreCreatesParentAndHonoursUmask) {
+  const std::string db = file("a/b/runs.db");
+  mode_t old = umask(022);
+  {
+    RunStore s(db);
+    s.createRun("r", "{}");
+  }
+  umask(old);
+  struct stat st {};
+  ASSERT_EQ(stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_EQ(st.st_mode & S_IWOTH, 0u);
+  ASSERT_EQ(stat(file("a/b").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST_F(RunStoreTest, StatusTransitions) {
+  RunStore s(file("runs.db"));
+  int64_t run = s.createRun("r", "{}");
+  EXPECT_EQ(s.getRun(run)->status, "created");
+  s.markRunning(run, 4242);
+  auto r = s.getRun(run);
+  EXPECT_EQ(r->status, "running");
+  EXPECT_GT(r->started_at, 0);
+  EXPECT_EQ(r->finished_at, 0);
+  EXPECT_EQ(r->launcher_pid, 4242);
+  s.appendMetric(run, "train/loss", 0, 0, 1);
+  s.setStatus(run, "diverged", "loss became NaN at step 12");
+  EXPECT_EQ(s.pendingRows(), 0u);  // a status change makes buffered rows visible
+  r = s.getRun(run);
+  EXPECT_EQ(r->status, "diverged");
+  EXPECT_EQ(r->status_message, "loss became NaN at step 12");
+  EXPECT_GT(r->finished_at, 0);
+  EXPECT_DOUBLE_EQ(r->final_loss, 1);
+
+  int64_t other = s.createRun("o", "{}");
+  s.setStatus(other, "running");
+  EXPECT_EQ(s.getRun(other)->finished_at, 0);
+  for (const char* terminal : {"finished", "stopped", "failed", "interrupted"}) {
+    int64_t t = s.createRun(terminal, "{}");
+    s.setStatus(t, terminal);
+    EXPECT_GT(s.getRun(t)->finished_at, 0) << terminal;
+  }
+  EXPECT_THROW(s.setStatus(run, "bogus"), StoreError);
+  EXPECT_THROW(s.setStatus(run + 1000, "finished"), StoreError);
+  EXPECT_THROW(s.markRunning(run + 1000, 1), StoreError);
+  EXPECT_THROW(s.setNotes(run + 1000, "x"), StoreError);
+  EXPECT_THROW(s.setTags(run + 1000, {"x"}), StoreError);
+}
+
+TEST_F(RunStoreTest, ListRunsFilters) {
+  RunStore s(file("runs.db"));
+  int64_t a = s.createRun("run-a", kConfig, {"x", "y"}, "", "s1");
+  int64_t b = s.createRun("run-b", "{}", {"y"}, "", "s1");
+  int64_t c = s.createRun("other", "{}", {}, "", "");
+  s.markRunning(a, getpid());
+  s.setStatus(b, "finished");
+  s.setStatus(c, "failed", "boom");
+
+  EXPECT_EQ(ids(s.listRuns()), (std::vector<int64_t>{c, b, a}));  // newest first
+  EXPECT_EQ(ids(s.listRuns({"finished", "", "", ""})), (std::vector<int64_t>{b}));
+  EXPECT_EQ(ids(s.listRuns({"running", "", "", ""})), (std::vector<int64_t>{a}));
+  EXPECT_EQ(ids(s.listRuns({"", "y", "", ""})), (std::vector<int64_t>{b, a}));
+  EXPECT_EQ(ids(s.listRuns({"", "x", "", ""})), (std::vector<int64_t>{a}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "s1", ""})), (std::vector<int64_t>{b, a}));
+  EXPECT_EQ(ids(s.listRuns({"", "", "", "RUN"})), (std::vector<int64_t>{b, a}));  // LIKE: ASCII case-insensitive
+  EXPECT_EQ(ids(s.listRuns({"running", "y", "s1", "run"})), (std::vector<int64_t>{a}));
+  EXPECT_TRUE(s.listRuns({"stopped", "", "", ""}).empty());
+  EXPECT_TRUE(s.listRuns({"", "nope", "", ""}).empty());
+
+  auto listed = s.listRuns({"", "x", "", ""});
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].schedule, "pipemare");
+  EXPECT_EQ(listed[0].tags, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(s.listRuns({"failed", "", "", ""}).at(0).status_message, "boom");
+
+  s.setTags(a, {"z", "z", ""});
+  EXPECT_TRUE(s.listRuns({"", "x", "", ""}).empty());
+  EXPECT_EQ(ids(s.listRuns({"", "z", "", ""})), (std::vector<int64_t>{a}));
+  EXPECT_EQ(s.getRun(a)->tags, (std::vector<std::string>{"z"}));
+}
+
+TEST_F(RunStoreTest, DeleteCascadesToAllRows) {
+  RunStore s(file("runs.db"));
+  int64_t r1 = s.createRun("one", "{}", {"t1", "t2"});
+  int64_t r2 = s.createRun("two", "{}", {"t1"});
+  for (int64_t r : {r1, r2}) {
+    for (int i = 0; i < 3; ++i) {
+      s.appendMetric(r, "train/loss", i, 0, 1);
+      s.appendStageMetric(r, i, i, "k", 1);
+      s.appendTrace(r, {i, "F", i, 0, 1});
+      s.appendLog(r, i, "info", "m");
+    }
+  }
+  s.flush();
+  // Rows still buffered for the deleted run are dropped with it.
+  s.appendMetric(r1, "train/loss", 9, 0, 1);
+  s.appendMetric(r2, "train/loss", 9, 0, 1);
+  s.deleteRun(r1);
+  EXPECT_EQ(s.pendingRows(), 1u);
+  s.flush();
+  EXPECT_FALSE(s.getRun(r1).has_value());
+  for (const char* t : {"metrics", "stage_metrics", "trace", "logs"}) EXPECT_EQ(s.countRows(t, r1), 0) << t;
+  EXPECT_EQ(s.countRows("metrics", r2), 4);
+  EXPECT_EQ(s.countRows("stage_metrics", r2), 3);
+  EXPECT_EQ(s.countRows("trace", r2), 3);
+  EXPECT_EQ(s.countRows("logs", r2), 3);
+  EXPECT_EQ(queryOne(s.handle(), "SELECT COUNT(*) FROM run_tags WHERE run_id = " + std::to_string(r1)), "0");
+  EXPECT_EQ(ids(s.listRuns({"", "t1", "", ""})), (std::vector<int64_t>{r2}));
+  EXPECT_TRUE(queryRows(s.handle(), "PRAGMA foreign_key_check").empty());
+}
+
+TEST_F(RunStoreTest, MarksRunsOfDeadLaunchersInterrupted) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);  // reaped: the pid no longer exists
+
+  RunStore s(file("runs.db"));
+  int64_t dead = s.createRun("dead", "{}");
+  int64_t alive = s.createRun("alive", "{}");
+  int64_t elsewhere = s.createRun("elsewhere", "{}");
+  int64_t done = s.createRun("done", "{}");
+  s.markRunning(dead, child);
+  s.markRunning(alive, getpid());
+  s.markRunning(elsewhere, child);
+  s.markRunning(done, child);
+  s.setStatus(done, "finished");
+  RawDb raw(s.path());
+  raw.exec("UPDATE runs SET host = 'some-other-host' WHERE id = " + std::to_string(elsewhere));
+
+  EXPECT_EQ(s.markDeadRunsInterrupted(), 1);
+  auto r = s.getRun(dead);
+  EXPECT_EQ(r->status, "interrupted");
+  EXPECT_EQ(r->status_message, "launcher process " + std::to_string(child) + " is gone");
+  EXPECT_GT(r->finished_at, 0);
+  EXPECT_EQ(s.getRun(alive)->status, "running");
+  EXPECT_EQ(s.getRun(elsewhere)->status, "running");  // another host's process cannot be checked
+  EXPECT_EQ(s.getRun(done)->status, "finished");
+  EXPECT_EQ(s.markDeadRunsInterrupted(), 0);
+}
+
+TEST_F(RunStoreTest, FlushesAutomaticallyAtThreshold) {
+  const std::string db = file("runs.db");
+  RunStore w(db);
+  RunStore r(db);
+  int64_t run = w.createRun("r", "{}");
+  for (int i = 0; i < 2000; ++i) w.appendMetric(run, "train/loss", i, 0, 1);
+  for (int i = 0; i < 1000; ++i) w.appendStageMetric(run, i % 4, i, "k", 1);
+  for (int i = 0; i < 1000; ++i) w.appendTrace(run, {i % 4, "B", i, 0, 1});
+  for (int i = 0; i < 999; ++i) w.appendLog(run, i, "info", "m");
+  EXPECT_EQ(w.pendingRows(), 4999u);
+  for (const char* t : {"metrics", "stage_metrics", "trace", "logs"}) {
+    EXPECT_EQ(r.countRows(t, run), 0) << t;
+    EXPECT_EQ(w.countRows(t, run), 0) << t;
+  }
+  w.appendMetric(run, "train/loss", 2000, 0, 1);  // the 5000th row
+  EXPECT_EQ(w.pendingRows(), 0u);
+  EXPECT_EQ(r.countRows("metrics", run), 2001);
+  EXPECT_EQ(r.countRows("stage_metrics", run), 1000);
+  EXPECT_EQ(r.countRows("trace", run), 1000);
+  EXPECT_EQ(r.countRows("logs", run), 999);
+  w.flush();  // nothing pending: a no-op
+  EXPECT_EQ(r.countRows("metrics", run), 2001);
+}
+
+TEST_F(RunStoreTest, FailedFlushDropsRowsAndStoreStaysUsable) {
+  RunStore s(file("runs.db"));
+  int64_t run = s.createRun("r", "{}");
+  s.appendMetric(run + 1000, "train/loss", 0, 0, 1);  // no such run: foreign key violation
+  s.appendMetric(run, "train/loss", 0, 0, 1);
+  EXPECT_THROW(s.flush(), StoreError);
+  EXPECT_EQ(s.pendingRows(), 0u);
+  EXPECT_EQ(s.countRows("metrics", run), 0);  // the batch is all or nothing
+  s.appendMetric(run, "train/loss", 1, 0, 1);
+  s.flush();
+  EXPECT_EQ(s.countRows("metrics", run), 1);
+}
+
+TEST_F(RunStoreTest, CountRowsOnlyAcceptsDataTables) {
+  RunStore s(file("runs.db"));
+  int64_t run = s.createRun("r", "{}");
+  EXPECT_EQ(s.countRows("metrics", run), 0);
+  EXPECT_THROW(s.countRows("runs", run), StoreError);
+  EXPECT_THROW(s.countRows("", run), StoreError);
+  EXPECT_THROW(s.countRows("metrics WHERE 1; DROP TABLE runs;--", run), StoreError);
+  EXPECT_THROW(s.countRows("METRICS", run), StoreError);
+  EXPECT_TRUE(s.getRun(run).has_value());
+}
+
+TEST_F(RunStoreTest, PragmasAndIntegrity) {
+  RunStore s(file("runs.db"));
+  int64_t run = s.createRun("r", "{}", {"a"});
+  for (int i = 0; i < 12000; ++i) s.appendMetric(run, "train/loss", i, i * 0.1, 1.0 / (i + 1));
+  s.flush();
+  EXPECT_EQ(queryOne(s.handle(), "PRAGMA integrity_check"), "ok");
+  EXPECT_TRUE(queryRows(s.handle(), "PRAGMA foreign_key_check").empty());
+  EXPECT_EQ(queryOne(s.handle(), "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(queryOne(s.handle(), "PRAGMA foreign_keys"), "1");
+  EXPECT_EQ(queryOne(s.handle(), "PRAGMA synchronous"), "1");  // NORMAL
+  EXPECT_EQ(queryOne(s.handle(), "PRAGMA busy_timeout"), "10000");
+  // The metric query is served by the index.
+  auto plan = queryRows(s.handle(),
+                        "EXPLAIN QUERY PLAN SELECT step, wall_time, value FROM metrics WHERE run_id = 1 AND "
+                        "key = 'train/loss' ORDER BY step, rowid");
+  ASSERT_FALSE(plan.empty());
+  EXPECT_NE(plan[0].find("metrics_by_run_key_step"), std::string::npos) << plan[0];
+  EXPECT_EQ(plan.size(), 1u) << "no temporary sort expected";
+}
+
+TEST_F(RunStoreTest, ConcurrentProcessesCreatingOneStore) {
+  const std::string db = file("shared/runs.db");
+  int gate[2];
+  ASSERT_EQ(pipe(gate), 0);
+  constexpr int kProcs = 4;
+  std::vector<pid_t> kids;
+  for (int i = 0; i < kProcs; ++i) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(gate[1]);
+      char c;
+      (void)!read(gate[0], &c, 1);  // wait until the parent opens the gate (EOF)
+      int rc = 0;
+      try {
+        RunStore s(db);
+        int64_t run = s.createRun("proc " + std::to_string(i), "{}", {"p"});
+        for (int k = 0; k < 100; ++k) s.appendMetric(run, "train/loss", k, 0, k);
+        s.flush();
+      } catch (...) {
+        rc = 1;
+      }
+      _exit(rc);
+    }
+    kids.push_back(pid);
+  }
+  close(gate[0]);
+  close(gate[1]);  // all children start together
+  for (pid_t k : kids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(k, &status, 0), k);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  RunStore s(db);
+  EXPECT_EQ(s.schemaVersion(), 2);
+  auto runs = s.listRuns({"", "p", "", ""});
+  ASSERT_EQ(runs.size(), size_t(kProcs));
+  for (const auto& r : runs) EXPECT_EQ(s.countRows("metrics", r.id), 100);
+  EXPECT_EQ(queryOne(s.handle(), "SELECT COUNT(*) FROM schema_version"), "1");
+  EXPECT_EQ(queryOne(s.handle(), "PRAGMA integrity_check"), "ok");
+}
+
+TEST_F(RunStoreTest, InMemoryStoreWorks) {
+  RunStore s(":memory:");
+  EXPECT_EQ(s.schemaVersion(), 2);
+  int64_t run = s.createRun("m", "{}", {"t"});
+  s.appendMetric(run, "train/loss", 0, 0, 2);
+  s.flush();
+  EXPECT_DOUBLE_EQ(s.getRun(run)->final_loss, 2);
+}

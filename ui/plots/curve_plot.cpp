@@ -1,0 +1,130 @@
+#include "ui/plots/curve_plot.h"
+
+#include <qcustomplot.h>
+
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace pm::ui {
+
+struct CurvePlot::Series {
+  QCPGraph* graph = nullptr;
+  std::vector<double> x, y;
+};
+
+CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->legend->setVisible(true);
+  plot_->legend->setFont(QFont(font().family(), 8));
+  plot_->setMinimumSize(200, 150);
+}
+
+CurvePlot::~CurvePlot() = default;
+
+void CurvePlot::setTitle(const QString& title) {
+  if (plot_->plotLayout()->rowCount() == 1) {
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title, QFont(font().family(), 10, QFont::Bold)));
+  } else if (auto* t = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0))) {
+    t->setText(title);
+  }
+}
+
+void CurvePlot::setAxisLabels(const QString& x, const QString& y) {
+  plot_->xAxis->setLabel(x);
+  plot_->yAxis->setLabel(y);
+}
+
+int CurvePlot::addSeries(const QString& name, const QColor& color) {
+  auto s = std::make_unique<Series>();
+  s->graph = plot_->addGraph();
+  s->graph->setName(name);
+  s->graph->setPen(QPen(color, 1.5));
+  series_.push_back(std::move(s));
+  return static_cast<int>(series_.size()) - 1;
+}
+
+void CurvePlot::setSeriesData(int series, std::vector<double> x, std::vector<double> y) {
+  auto& s = *series_.at(static_cast<size_t>(series));
+  s.x = std::move(x);
+  s.y = std::move(y);
+}
+
+void CurvePlot::appendPoint(int series, double x, double y) {
+  auto& s = *series_.at(static_cast<size_t>(series));
+  s.x.push_back(x);
+  s.y.push_back(y);
+}
+
+void CurvePlot::clear() {
+  plot_->clearGraphs();
+  series_.clear();
+}
+
+void CurvePlot::setLogY(bool on) {
+  plot_->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+}
+
+size_t CurvePlot::pointCount(int series) const { return series_.at(static_cast<size_t>(series))->x.size(); }
+int CurvePlot::seriesCount() const { return static_cast<int>(series_.size()); }
+
+// Decimate to at most two points (min and max) per bucket of the x range; buckets ~ pixels.
+static void decimate(const std::vector<double>& x, const std::vector<double>& y, int buckets, QVector<double>& ox,
+                     QVector<double>& oy) {
+  const size_t n = std::min(x.size(), y.size());
+  ox.clear();
+  oy.clear();
+  if (n <= static_cast<size_t>(buckets) * 2) {
+    for (size_t i = 0; i < n; ++i)
+      if (std::isfinite(y[i])) {
+        ox.push_back(x[i]);
+        oy.push_back(y[i]);
+      }
+    return;
+  }
+  const double x0 = x.front(), x1 = x.back();
+  const double width = (x1 - x0) / buckets;
+  size_t i = 0;
+  for (int b = 0; b < buckets && i < n; ++b) {
+    const double end = (b == buckets - 1) ? x1 + 1 : x0 + width * (b + 1);
+    size_t iMin = n, iMax = n;
+    for (; i < n && x[i] < end; ++i) {
+      if (!std::isfinite(y[i])) continue;
+      if (iMin == n || y[i] < y[iMin]) iMin = i;
+      if (iMax == n || y[i] > y[iMax]) iMax = i;
+    }
+    if (iMin == n) continue;
+    size_t a = std::min(iMin, iMax), c = std::max(iMin, iMax);
+    ox.push_back(x[a]);
+    oy.push_back(y[a]);
+    if (c != a) {
+      ox.push_back(x[c]);
+      oy.push_back(y[c]);
+    }
+  }
+}
+
+void CurvePlot::replot() {
+  const int buckets = std::max(100, plot_->axisRect()->width());
+  bool any = false;
+  for (auto& s : series_) {
+    QVector<double> ox, oy;
+    decimate(s->x, s->y, buckets, ox, oy);
+    s->graph->setData(ox, oy, true);
+    any = any || !ox.isEmpty();
+  }
+  if (any) plot_->rescaleAxes();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool CurvePlot::save(const QString& path, int width, int height) {
+  plot_->replot();
+  if (path.endsWith(".pdf", Qt::CaseInsensitive)) return plot_->savePdf(path, width, height);
+  return plot_->savePng(path, width, height);
+}
+
+}  // namespace pm::ui

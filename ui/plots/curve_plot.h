@@ -1,0 +1,42 @@
+#pragma once
+// A line plot of one or more named series (x, y), wrapping QCustomPlot (which stays inside
+// ui/plots). Full-resolution data is kept; drawing decimates each series to a min/max envelope
+// per horizontal pixel so spikes stay visible. GUI thread only.
+#include <QColor>
+#include <QString>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+class QCustomPlot;
+
+namespace pm::ui {
+
+class CurvePlot : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CurvePlot(QWidget* parent = nullptr);
+  ~CurvePlot() override;
+
+  void setTitle(const QString& title);
+  void setAxisLabels(const QString& x, const QString& y);
+  // Adds a series and returns its index.
+  int addSeries(const QString& name, const QColor& color);
+  void setSeriesData(int series, std::vector<double> x, std::vector<double> y);
+  void appendPoint(int series, double x, double y);
+  void clear();  // removes all series
+  void setLogY(bool on);
+  // Redraws (decimated) and rescales axes. Call from a timer, not per point.
+  void replot();
+  // Saves the plot; format from the suffix (.png or .pdf). Returns false on failure.
+  bool save(const QString& path, int width = 900, int height = 500);
+  size_t pointCount(int series) const;
+  int seriesCount() const;
+
+ private:
+  struct Series;
+  QCustomPlot* plot_;
+  std::vector<std::unique_ptr<Series>> series_;
+};
+
+}  // namespace pm::ui

@@ -1,0 +1,147 @@
+#include "ui/runs/runs_browser.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "core/store/run_store.h"
+#include "ui/plots/curve_plot.h"
+#include "ui/runs/runs_table_model.h"
+
+namespace pm::ui {
+
+RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
+    : QWidget(parent),
+      dbPath_(dbPath),
+      model_(new RunsTableModel(this)),
+      proxy_(new QSortFilterProxyModel(this)),
+      table_(new QTableView(this)),
+      filter_(new QLineEdit(this)),
+      status_(new QComboBox(this)),
+      summary_(new QLabel(this)),
+      lossPlot_(new CurvePlot(this)),
+      accPlot_(new CurvePlot(this)),
+      timer_(new QTimer(this)) {
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(Qt::UserRole);
+  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  proxy_->setFilterKeyColumn(-1);
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(RunsTableModel::Id, Qt::DescendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setAlternatingRowColors(true);
+
+  filter_->setPlaceholderText(tr("Filter runs (name, model, schedule, tag)..."));
+  filter_->setClearButtonEnabled(true);
+  status_->addItems({tr("any status"), "running", "finished", "stopped", "failed", "diverged", "interrupted"});
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(filter_, 1);
+  top->addWidget(status_);
+  auto* left = new QWidget(this);
+  auto* leftLayout = new QVBoxLayout(left);
+  leftLayout->setContentsMargins(0, 0, 0, 0);
+  leftLayout->addLayout(top);
+  leftLayout->addWidget(table_, 1);
+  leftLayout->addWidget(summary_);
+
+  lossPlot_->setTitle(tr("Training loss"));
+  lossPlot_->setAxisLabels(tr("step"), tr("loss"));
+  accPlot_->setTitle(tr("Held-out accuracy"));
+  accPlot_->setAxisLabels(tr("step"), tr("accuracy"));
+  auto* plots = new QSplitter(Qt::Vertical, this);
+  plots->addWidget(lossPlot_);
+  plots->addWidget(accPlot_);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(plots);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+
+  connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+  connect(status_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+    const RunRecord* r = model_->runAt(proxy_->mapToSource(cur).row());
+    if (r) showRun(r->id);
+  });
+  connect(timer_, &QTimer::timeout, this, &RunsBrowser::refresh);
+  timer_->start(2000);
+  refresh();
+}
+
+RunsBrowser::~RunsBrowser() = default;
+
+int RunsBrowser::runCount() const { return model_->rowCount(); }
+
+void RunsBrowser::refresh() {
+  try {
+    if (!store_) {
+      store_ = std::make_unique<RunStore>(dbPath_);
+      store_->markDeadRunsInterrupted();
+    }
+    RunFilter f;
+    if (status_->currentIndex() > 0) f.status = status_->currentText().toStdString();
+    const int64_t keep = shownRun_;
+    model_->setRuns(store_->listRuns(f));
+    int running = 0;
+    for (int r = 0; r < model_->rowCount(); ++r)
+      if (model_->runAt(r)->status == "running") ++running;
+    summary_->setText(tr("%1 run(s), %2 running  -  store: %3")
+                          .arg(model_->rowCount())
+                          .arg(running)
+                          .arg(QString::fromStdString(dbPath_)));
+    for (int r = 0; r < proxy_->rowCount(); ++r) {
+      const RunRecord* rec = model_->runAt(proxy_->mapToSource(proxy_->index(r, 0)).row());
+      if (rec && (rec->id == keep || (keep == 0 && r == 0))) {
+        table_->selectRow(r);
+        showRun(rec->id);
+        break;
+      }
+    }
+    lastError_.clear();
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+    summary_->setText(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
+  }
+}
+
+void RunsBrowser::showRun(int64_t runId) {
+  if (!store_) return;
+  shownRun_ = runId;
+  auto fill = [&](CurvePlot* plot, const std::vector<std::pair<std::string, QColor>>& keys) {
+    plot->clear();
+    for (const auto& [key, color] : keys) {
+      auto pts = store_->loadMetric(runId, key);
+      if (pts.empty()) continue;
+      int s = plot->addSeries(QString::fromStdString(key), color);
+      std::vector<double> x, y;
+      x.reserve(pts.size());
+      y.reserve(pts.size());
+      for (const auto& p : pts) {
+        x.push_back(static_cast<double>(p.step));
+        y.push_back(p.value);
+      }
+      plot->setSeriesData(s, std::move(x), std::move(y));
+    }
+    plot->replot();
+  };
+  fill(lossPlot_, {{"train/loss", QColor(31, 119, 180)}, {"eval/loss", QColor(255, 127, 14)}});
+  fill(accPlot_, {{"eval/accuracy", QColor(44, 160, 44)}});
+}
+
+}  // namespace pm::ui

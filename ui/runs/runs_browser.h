@@ -1,0 +1,56 @@
+#pragma once
+// The runs browser: every run in the store in a sortable, filterable table, and the selected
+// run's curves (training loss, held-out accuracy) beside it. Refreshes from the store on a timer
+// while runs are in progress. GUI thread only; opens its own read connection to the store.
+#include <QWidget>
+#include <memory>
+#include <string>
+
+class QTableView;
+class QLineEdit;
+class QComboBox;
+class QLabel;
+class QSortFilterProxyModel;
+class QTimer;
+
+namespace pm {
+class RunStore;
+}
+
+namespace pm::ui {
+
+class RunsTableModel;
+class CurvePlot;
+
+class RunsBrowser : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunsBrowser(const std::string& dbPath, QWidget* parent = nullptr);
+  ~RunsBrowser() override;
+
+  int runCount() const;
+  QTableView* table() const { return table_; }
+  CurvePlot* lossPlot() const { return lossPlot_; }
+  const std::string& lastError() const { return lastError_; }
+
+ public Q_SLOTS:
+  void refresh();
+
+ private:
+  void showRun(int64_t runId);
+  std::string dbPath_;
+  std::unique_ptr<RunStore> store_;
+  RunsTableModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QTableView* table_;
+  QLineEdit* filter_;
+  QComboBox* status_;
+  QLabel* summary_;
+  CurvePlot* lossPlot_;
+  CurvePlot* accPlot_;
+  QTimer* timer_;
+  int64_t shownRun_ = 0;
+  std::string lastError_;
+};
+
+}  // namespace pm::ui

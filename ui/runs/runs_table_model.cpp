@@ -1,0 +1,80 @@
+#include "ui/runs/runs_table_model.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QDateTime>
+#include <cmath>
+
+#include "core/util/strings.h"
+#include "core/util/system_info.h"
+
+namespace pm::ui {
+
+RunsTableModel::RunsTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void RunsTableModel::setRuns(std::vector<RunRecord> runs) {
+  beginResetModel();
+  runs_ = std::move(runs);
+  endResetModel();
+}
+
+const RunRecord* RunsTableModel::runAt(int row) const {
+  return row >= 0 && row < static_cast<int>(runs_.size()) ? &runs_[static_cast<size_t>(row)] : nullptr;
+}
+
+int RunsTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(runs_.size()); }
+int RunsTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+static QColor statusColor(const std::string& s) {
+  if (s == "finished") return QColor(46, 139, 87);
+  if (s == "running") return QColor(30, 110, 200);
+  if (s == "failed" || s == "diverged") return QColor(200, 50, 50);
+  if (s == "stopped" || s == "interrupted") return QColor(200, 130, 0);
+  return QColor(120, 120, 120);
+}
+
+QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
+  const RunRecord* r = runAt(index.row());
+  if (!r) return {};
+  const bool sortRole = role == Qt::UserRole;
+  if (role == Qt::ForegroundRole && index.column() == Status) return QBrush(statusColor(r->status));
+  if (role == Qt::ToolTipRole && index.column() == Status) return QString::fromStdString(r->status_message);
+  if (role == Qt::TextAlignmentRole && index.column() >= Stages && index.column() <= Duration)
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole && !sortRole) return {};
+  auto num = [&](double v, int prec) -> QVariant {
+    if (std::isnan(v)) return sortRole ? QVariant(-1e300) : QVariant(QStringLiteral("-"));
+    return sortRole ? QVariant(v) : QVariant(QString::number(v, 'f', prec));
+  };
+  switch (index.column()) {
+    case Id: return QVariant::fromValue<qlonglong>(r->id);
+    case Name: return QString::fromStdString(r->name);
+    case Schedule: return QString::fromStdString(r->schedule);
+    case Model: return QString::fromStdString(r->model);
+    case Stages: return r->stages;
+    case Microbatches: return r->microbatches;
+    case Status: return QString::fromStdString(r->status);
+    case Loss: return num(r->final_loss, 4);
+    case Accuracy: return num(r->final_accuracy, 4);
+    case Duration: {
+      double end = r->finished_at > 0 ? r->finished_at : (r->status == "running" ? wallClockSeconds() : 0);
+      double d = (r->started_at > 0 && end > 0) ? end - r->started_at : NAN;
+      if (sortRole) return std::isnan(d) ? -1.0 : d;
+      return std::isnan(d) ? QStringLiteral("-") : QString::fromStdString(formatDuration(d));
+    }
+    case Created:
+      if (sortRole) return r->created_at;
+      return QDateTime::fromSecsSinceEpoch(static_cast<qint64>(r->created_at)).toString("yyyy-MM-dd hh:mm:ss");
+    case Tags: return QString::fromStdString(join(r->tags, ", "));
+    default: return {};
+  }
+}
+
+QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* names[] = {"Id", "Name", "Schedule", "Model", "P", "N", "Status", "Final loss", "Accuracy",
+                                "Duration", "Created", "Tags"};
+  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
+}
+
+}  // namespace pm::ui
