@@ -28,12 +28,7 @@ int reportError(const std::exception& ex) {
 
 Experiment loadWithOverrides(const std::string& file, const std::vector<std::string>& overrides) {
   if (overrides.empty()) return loadExperimentFile(file);
-  std::ifstream in(file);
-  if (!in) throw ConfigError(file, "cannot open experiment file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Json raw = Json::parse(text, nullptr, false);
-  if (raw.is_discarded()) return loadExperimentFile(file);  // reports the syntax error with line:column
-  return experimentFromJson(applyOverrides(raw, overrides), file);
+  return experimentFromJson(applyOverrides(loadExperimentJson(file), overrides), file + " (with --set)");
 }
 
 std::string fmtTime(double t) {

@@ -1,16 +1,11 @@
 #include "core/config/experiment.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <type_traits>
 
+#include "core/config/field_spec.h"
 #include "core/config/model_catalog.h"
 #include "core/util/errors.h"
 #include "core/util/strings.h"
@@ -22,10 +17,11 @@
 // not a range of a single field live in checkCrossFieldRules().
 
 namespace pm {
+
+using namespace config_detail;
+
 namespace {
 
-constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kCharLmMaxContext = 128;  // the charlm's positional table (model_catalog: ctx 128)
 
 const std::vector<std::string> kDatasets{"fashion-mnist", "text", "synthetic"};
@@ -38,105 +34,6 @@ const std::vector<std::string> kOptimizers{"sgd", "adam", "adamw"};
 const std::vector<std::string> kLrSchedules{"constant", "step", "cosine", "linear-warmup", "inverse-sqrt"};
 const std::vector<std::string> kModes{"single", "real"};
 const std::vector<std::string> kBackends{"gloo", "nccl", "local"};
-
-// A ConfigError that also remembers the field path, so applyOverrides can tell which --set caused it.
-class FieldError : public ConfigError {
- public:
-  FieldError(const std::string& source, std::string field, const std::string& problem)
-      : ConfigError(field.empty() ? source : source + ": " + field, problem), field_(std::move(field)) {}
-  const std::string& field() const { return field_; }
-
- private:
-  std::string field_;
-};
-
-// A value as the user wrote it: JSON, strings quoted, long values shortened.
-std::string shown(const Json& v) {
-  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return s;
-}
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-std::string inQuotes(const std::string& s) { return "\"" + s + "\""; }
-
-struct IntSpec {
-  int64_t lo = 0;
-  int64_t hi = kNoMax;
-  std::string note;  // appended to the description, e.g. "(model mlp has 3 partitionable units)"
-
-  bool contains(int64_t v) const { return v >= lo && v <= hi; }
-  std::string describe() const {
-    std::string s = hi == kNoMax ? "an integer >= " + std::to_string(lo)
-                                 : "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
-    return note.empty() ? s : s + " " + note;
-  }
-};
-
-struct RealSpec {
-  double lo = 0;
-  double hi = kInf;
-  bool loOpen = false;
-  bool hiOpen = false;
-  std::string note;
-
-  bool contains(double v) const {
-    if (!std::isfinite(v)) return false;
-    if (loOpen ? v <= lo : v < lo) return false;
-    return hiOpen ? v < hi : v <= hi;
-  }
-  std::string describe() const {
-    std::string s = hi == kInf ? std::string("a number ") + (loOpen ? "> " : ">= ") + number(lo)
-                               : std::string("a number in ") + (loOpen ? "(" : "[") + number(lo) + ", " +
-                                     number(hi) + (hiOpen ? ")" : "]");
-    return note.empty() ? s : s + " " + note;
-  }
-};
-
-struct TextSpec {
-  std::vector<std::string> choices;  // non-empty: an enumeration
-  bool nonEmpty = false;
-  size_t maxLength = 0;  // 0: unlimited
-  bool device = false;   // "cpu" or "cuda:K"
-
-  static TextSpec oneOf(std::vector<std::string> c) { return TextSpec{std::move(c), false, 0, false}; }
-  static TextSpec any() { return TextSpec{}; }
-  static TextSpec label(size_t maxLength) { return TextSpec{{}, true, maxLength, false}; }
-  static TextSpec deviceName() { return TextSpec{{}, false, 0, true}; }
-
-  std::string describe() const {
-    if (!choices.empty()) return "one of " + join(choices, ", ");
-    if (device) return "\"cpu\" or \"cuda:K\" (K = 0, 1, ...)";
-    if (nonEmpty && maxLength) return "a non-empty string of at most " + std::to_string(maxLength) + " characters";
-    if (nonEmpty) return "a non-empty string";
-    return "a string";
-  }
-  // "" when fine, else the problem.
-  std::string check(const std::string& v) const {
-    bool ok = true;
-    if (!choices.empty()) {
-      ok = std::find(choices.begin(), choices.end(), v) != choices.end();
-    } else if (device) {
-      ok = v == "cpu" || (v.size() > 5 && v.compare(0, 5, "cuda:") == 0 && v.size() <= 9 &&
-                          v.find_first_not_of("0123456789", 5) == std::string::npos);
-    } else {
-      if (nonEmpty && trim(v).empty()) ok = false;
-      if (maxLength && v.size() > maxLength) ok = false;
-    }
-    if (ok) return "";
-    std::string p = "expected " + describe() + ", found " + shown(Json(v));
-    if (!choices.empty()) {
-      std::string guess = didYouMean(v, choices);
-      if (!guess.empty()) p += "; did you mean " + inQuotes(guess) + "?";
-    }
-    return p;
-  }
-};
 
 int modelUnits(const std::string& model) {
   const ModelInfo* m = findModel(model);
@@ -588,81 +485,6 @@ void checkCrossFieldRules(const Experiment& e, const std::string& source) {
              "backend nccl (execution.backend) needs cuda devices, found " + inQuotes(x.devices[i]));
 }
 
-// --- JSON text --------------------------------------------------------------------------------
-
-// Parses JSON text; syntax errors and duplicate keys become ConfigError naming the place.
-Json parseJsonText(const std::string& text, const std::string& name) {
-  struct Frame {
-    bool object;
-    std::vector<std::string> keys;
-    size_t index = 0;
-  };
-  std::vector<Frame> frames;
-  auto pathOf = [&frames]() {
-    std::string s;
-    for (const auto& f : frames) {
-      if (f.object && !f.keys.empty())
-        s += (s.empty() ? "" : ".") + f.keys.back();
-      else if (!f.object)
-        s += "[" + std::to_string(f.index) + "]";
-    }
-    return s;
-  };
-  Json::parser_callback_t cb = [&](int, Json::parse_event_t ev, Json& parsed) {
-    using E = Json::parse_event_t;
-    switch (ev) {
-      case E::object_start:
-      case E::array_start:
-        frames.push_back(Frame{ev == E::object_start, {}, 0});
-        break;
-      case E::key: {
-        auto& keys = frames.back().keys;
-        std::string k = parsed.get<std::string>();
-        if (std::find(keys.begin(), keys.end(), k) != keys.end()) {
-          keys.push_back(k);
-          throw ConfigError(name + ": " + pathOf(), "duplicate key " + inQuotes(k));
-        }
-        keys.push_back(k);
-        break;
-      }
-      case E::object_end:
-      case E::array_end:
-        frames.pop_back();
-        if (!frames.empty() && !frames.back().object) ++frames.back().index;
-        break;
-      case E::value:
-        if (!frames.empty() && !frames.back().object) ++frames.back().index;
-        break;
-    }
-    return true;
-  };
-  try {
-    return Json::parse(text, cb);
-  } catch (const Json::parse_error& ex) {
-    // ex.byte is the 1-based offset of the character that broke the parse.
-    size_t pos = ex.byte > 0 ? std::min<size_t>(ex.byte - 1, text.size()) : 0;
-    size_t line = 1, lineStart = 0;
-    for (size_t i = 0; i < pos; ++i)
-      if (text[i] == '\n') {
-        ++line;
-        lineStart = i + 1;
-      }
-    std::string msg = ex.what();
-    size_t pe = msg.find("parse error");
-    size_t colon = pe == std::string::npos ? std::string::npos : msg.find(": ", pe);
-    if (colon != std::string::npos) msg = msg.substr(colon + 2);
-    throw ConfigError(name + ":" + std::to_string(line) + ":" + std::to_string(pos - lineStart + 1),
-                      "invalid JSON: " + msg);
-  }
-}
-
-bool pathCovers(const std::string& override, const std::string& field) {
-  auto under = [](const std::string& a, const std::string& b) {  // a is b or inside b
-    return a.compare(0, b.size(), b) == 0 && (a.size() == b.size() || a[b.size()] == '.' || a[b.size()] == '[');
-  };
-  return !field.empty() && (under(field, override) || under(override, field));
-}
-
 }  // namespace
 
 // --- Public interface ---------------------------------------------------------------------------
@@ -686,64 +508,6 @@ Json experimentToJson(const Experiment& e) {
   Writer w;
   visitExperiment(w, e);
   return w.result;
-}
-
-Json loadExperimentJson(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "cannot open: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw ConfigError(path, "cannot read the file");
-  return parseJsonText(ss.str(), path);
-}
-
-Experiment loadExperimentFile(const std::string& path) { return experimentFromJson(loadExperimentJson(path), path); }
-
-Json applyOverrides(Json j, const std::vector<std::string>& overrides) {
-  if (j.is_null()) j = Json::object();
-  if (!j.is_object()) throw ConfigError("--set", "the experiment is not a JSON object, found " + shown(j));
-  std::vector<std::string> paths;
-  for (const auto& text : overrides) {
-    const std::string place = "--set " + text;
-    size_t eq = text.find('=');
-    if (eq == std::string::npos) throw ConfigError(place, "expected key=value, e.g. pipeline.stages=4");
-    const std::string key = trim(text.substr(0, eq));
-    const std::string raw = text.substr(eq + 1);
-    auto parts = split(key, '.');
-    for (const auto& part : parts)
-      if (part.empty()) throw ConfigError(place, "expected key=value with a dotted key such as pipeline.stages");
-    Json value;
-    try {
-      value = Json::parse(raw);
-    } catch (const Json::parse_error&) {
-      value = raw;  // not JSON: a plain string (gpipe, cuda:0, ...)
-    }
-    Json* node = &j;
-    std::string walked;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      walked += (walked.empty() ? "" : ".") + parts[i];
-      Json& child = (*node)[parts[i]];
-      if (child.is_null()) child = Json::object();
-      if (!child.is_object())
-        throw ConfigError(place, walked + " is not a section: it holds " + shown(child));
-      node = &child;
-    }
-    (*node)[parts.back()] = std::move(value);
-    paths.push_back(key);
-  }
-  // Report a problem an override caused as that override's; anything else is left to the caller's
-  // validation, which names the experiment's own source.
-  try {
-    experimentFromJson(j, "--set");
-  } catch (const FieldError& ex) {
-    for (size_t i = overrides.size(); i-- > 0;)
-      if (pathCovers(paths[i], ex.field()))
-        throw ConfigError("--set " + overrides[i],
-                          ex.field() == paths[i] ? ex.problem() : ex.field() + ": " + ex.problem());
-  }
-  return j;
 }
 
 bool isAsynchronousSchedule(const std::string& schedule) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config/experiment.h"
@@ -18,6 +19,7 @@ namespace pm::config_detail {
 constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// A ConfigError that also remembers the field path, so applyOverrides can tell which --set caused it.
 class FieldError : public ConfigError {
  public:
   FieldError(const std::string& source, std::string field, const std::string& problem)
@@ -35,6 +37,7 @@ inline std::string shown(const Json& v) {
   return s;
 }
 
+// A number in a range or message: 0.5, 10, 1e-08.
 inline std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -43,6 +46,7 @@ inline std::string number(double v) {
 
 inline std::string inQuotes(const std::string& s) { return "\"" + s + "\""; }
 
+// Field specs: the values one field accepts, and how an error message describes them.
 struct IntSpec {
   int64_t lo = 0;
   int64_t hi = kNoMax;

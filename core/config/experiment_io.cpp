@@ -1,0 +1,155 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/config/experiment.h"
+#include "core/config/field_spec.h"
+#include "core/util/errors.h"
+#include "core/util/strings.h"
+
+// Experiment files and --set overrides: JSON text -> Json (with places for syntax errors), then
+// experiment.cpp's experimentFromJson does the rest.
+
+namespace pm {
+
+using namespace config_detail;
+
+namespace {
+
+// Parses JSON text; syntax errors and duplicate keys become ConfigError naming the place.
+Json parseJsonText(const std::string& text, const std::string& name) {
+  struct Frame {
+    bool object;
+    std::vector<std::string> keys;
+    size_t index = 0;
+  };
+  std::vector<Frame> frames;
+  auto pathOf = [&frames]() {
+    std::string s;
+    for (const auto& f : frames) {
+      if (f.object && !f.keys.empty())
+        s += (s.empty() ? "" : ".") + f.keys.back();
+      else if (!f.object)
+        s += "[" + std::to_string(f.index) + "]";
+    }
+    return s;
+  };
+  Json::parser_callback_t cb = [&](int, Json::parse_event_t ev, Json& parsed) {
+    using E = Json::parse_event_t;
+    switch (ev) {
+      case E::object_start:
+      case E::array_start:
+        frames.push_back(Frame{ev == E::object_start, {}, 0});
+        break;
+      case E::key: {
+        auto& keys = frames.back().keys;
+        std::string k = parsed.get<std::string>();
+        if (std::find(keys.begin(), keys.end(), k) != keys.end()) {
+          keys.push_back(k);
+          throw ConfigError(name + ": " + pathOf(), "duplicate key " + inQuotes(k));
+        }
+        keys.push_back(k);
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames.pop_back();
+        if (!frames.empty() && !frames.back().object) ++frames.back().index;
+        break;
+      case E::value:
+        if (!frames.empty() && !frames.back().object) ++frames.back().index;
+        break;
+    }
+    return true;
+  };
+  try {
+    return Json::parse(text, cb);
+  } catch (const Json::parse_error& ex) {
+    // ex.byte is the 1-based offset of the character that broke the parse.
+    size_t pos = ex.byte > 0 ? std::min<size_t>(ex.byte - 1, text.size()) : 0;
+    size_t line = 1, lineStart = 0;
+    for (size_t i = 0; i < pos; ++i)
+      if (text[i] == '\n') {
+        ++line;
+        lineStart = i + 1;
+      }
+    std::string msg = ex.what();
+    size_t pe = msg.find("parse error");
+    size_t colon = pe == std::string::npos ? std::string::npos : msg.find(": ", pe);
+    if (colon != std::string::npos) msg = msg.substr(colon + 2);
+    throw ConfigError(name + ":" + std::to_string(line) + ":" + std::to_string(pos - lineStart + 1),
+                      "invalid JSON: " + msg);
+  }
+}
+
+bool pathCovers(const std::string& override, const std::string& field) {
+  auto under = [](const std::string& a, const std::string& b) {  // a is b or inside b
+    return a.compare(0, b.size(), b) == 0 && (a.size() == b.size() || a[b.size()] == '.' || a[b.size()] == '[');
+  };
+  return !field.empty() && (under(field, override) || under(override, field));
+}
+
+}  // namespace
+
+Json loadExperimentJson(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "cannot open: it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, std::string("cannot open: ") + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, "cannot read the file");
+  return parseJsonText(ss.str(), path);
+}
+
+Experiment loadExperimentFile(const std::string& path) { return experimentFromJson(loadExperimentJson(path), path); }
+
+Json applyOverrides(Json j, const std::vector<std::string>& overrides) {
+  if (j.is_null()) j = Json::object();
+  if (!j.is_object()) throw ConfigError("--set", "the experiment is not a JSON object, found " + shown(j));
+  std::vector<std::string> paths;
+  for (const auto& text : overrides) {
+    const std::string place = "--set " + text;
+    size_t eq = text.find('=');
+    if (eq == std::string::npos) throw ConfigError(place, "expected key=value, e.g. pipeline.stages=4");
+    const std::string key = trim(text.substr(0, eq));
+    const std::string raw = text.substr(eq + 1);
+    auto parts = split(key, '.');
+    for (const auto& part : parts)
+      if (part.empty()) throw ConfigError(place, "expected key=value with a dotted key such as pipeline.stages");
+    Json value;
+    try {
+      value = Json::parse(raw);
+    } catch (const Json::parse_error&) {
+      value = raw;  // not JSON: a plain string (gpipe, cuda:0, ...)
+    }
+    Json* node = &j;
+    std::string walked;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      walked += (walked.empty() ? "" : ".") + parts[i];
+      Json& child = (*node)[parts[i]];
+      if (child.is_null()) child = Json::object();
+      if (!child.is_object())
+        throw ConfigError(place, walked + " is not a section: it holds " + shown(child));
+      node = &child;
+    }
+    (*node)[parts.back()] = std::move(value);
+    paths.push_back(key);
+  }
+  // Report a problem an override caused as that override's; anything else is left to the caller's
+  // validation, which names the experiment's own source.
+  try {
+    experimentFromJson(j, "--set");
+  } catch (const FieldError& ex) {
+    for (size_t i = overrides.size(); i-- > 0;)
+      if (pathCovers(paths[i], ex.field()))
+        throw ConfigError("--set " + overrides[i],
+                          ex.field() == paths[i] ? ex.problem() : ex.field() + ": " + ex.problem());
+  }
+  return j;
+}
+
+}  // namespace pm

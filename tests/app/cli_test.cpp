@@ -1,0 +1,137 @@
+// End-to-end tests through the real `pipemare` executable.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/store/run_store.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+// Runs a command line built from fixed, test-controlled parts (paths from the build and a temp dir).
+Result runCmd(const std::string& cmd) {
+  Result r{-1, ""};
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pm_cli_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "runs.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string bin() const { return std::string(PIPEMARE_BIN_DIR) + "/pipemare"; }
+  std::string exp(const std::string& name) const { return std::string(PIPEMARE_SOURCE_DIR) + "/experiments/" + name; }
+  fs::path dir_;
+  std::string db_;
+};
+
+}  // namespace
+
+TEST_F(Cli, RunRecordsAndRunsListShowsIt) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --name e2e-run");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("stored as run 1"), std::string::npos) << r.out;
+  auto list = runCmd(bin() + " --db " + db_ + " runs list --json");
+  ASSERT_EQ(list.code, 0) << list.out;
+  auto j = nlohmann::json::parse(list.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["name"], "e2e-run");
+  EXPECT_EQ(j[0]["status"], "finished");
+  auto show = runCmd(bin() + " --db " + db_ + " runs show 1");
+  EXPECT_EQ(show.code, 0) << show.out;
+  EXPECT_NE(show.out.find("train/loss"), std::string::npos) << show.out;
+}
+
+TEST_F(Cli, EventsStdoutStreamsJsonLines) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --events stdout 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::istringstream in(r.out);
+  std::string line;
+  int steps = 0, finished = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    auto e = nlohmann::json::parse(line);
+    EXPECT_EQ(e["v"], 1);
+    if (e["type"] == "step") ++steps;
+    if (e["type"] == "run_finished") {
+      ++finished;
+      EXPECT_EQ(e["status"], "finished");
+    }
+  }
+  EXPECT_GT(steps, 0);
+  EXPECT_EQ(finished, 1);
+}
+
+TEST_F(Cli, InvalidExperimentExitsTwoAndCreatesNoRun) {
+  const std::string bad = (dir_ / "bad.json").string();
+  std::ofstream(bad) << R"({"name": "bad", "pipeline": {"stages": "four"}})";
+  auto r = runCmd(bin() + " run " + bad + " --db " + db_);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("pipeline.stages"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"four\""), std::string::npos) << r.out;
+  pm::RunStore store(db_);
+  EXPECT_TRUE(store.listRuns().empty());
+}
+
+TEST_F(Cli, BadOverrideExitsTwoWithDidYouMean) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --set pipeline.microbatch=4");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("microbatches"), std::string::npos) << r.out;
+  pm::RunStore store(db_);
+  EXPECT_TRUE(store.listRuns().empty());
+}
+
+TEST_F(Cli, SyntaxErrorNamesLineAndColumn) {
+  const std::string bad = (dir_ / "syntax.json").string();
+  std::ofstream(bad) << "{\n  \"name\": \"x\",\n  \"model\": {\"name\": \"mlp\",}\n}\n";
+  auto r = runCmd(bin() + " validate " + bad);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("syntax.json:3:"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, ModelsListsTheZoo) {
+  auto r = runCmd(bin() + " models --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, int64_t> params;
+  for (const auto& m : j) params[m["name"]] = m["parameters"];
+  EXPECT_EQ(params["cnn"], 871018);
+  EXPECT_EQ(params["charlm"], 875264);
+}
+
+TEST_F(Cli, WorkbenchWithoutDisplayRunsTheDefaultExperimentHeadless) {
+  const std::string wb = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
+  if (!fs::exists(wb)) GTEST_SKIP() << "workbench not built (PIPEMARE_BUILD_UI=OFF)";
+  auto r = runCmd("env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + wb + " --db " + db_ + " --experiment " +
+                  exp("tiny-synthetic.json"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("no display"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(db_), std::string::npos) << r.out;
+  pm::RunStore store(db_);
+  ASSERT_EQ(store.listRuns().size(), 1u);
+  EXPECT_EQ(store.listRuns()[0].status, "finished");
+}

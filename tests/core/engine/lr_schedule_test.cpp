@@ -1,0 +1,38 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/engine/lr_schedule.h"
+
+using namespace pm;
+
+TEST(LrSchedule, ConstantStepCosineWarmup) {
+  OptimizerConfig o;
+  o.lr = 0.1;
+  EXPECT_DOUBLE_EQ(baseLearningRate(o, 500, 1000), 0.1);
+  o.schedule.name = "step";
+  o.schedule.step_size = 100;
+  o.schedule.gamma = 0.5;
+  EXPECT_DOUBLE_EQ(baseLearningRate(o, 99, 1000), 0.1);
+  EXPECT_DOUBLE_EQ(baseLearningRate(o, 250, 1000), 0.025);
+  o.schedule.name = "cosine";
+  o.schedule.min_lr = 0.0;
+  EXPECT_NEAR(baseLearningRate(o, 0, 1000), 0.1, 1e-12);
+  EXPECT_NEAR(baseLearningRate(o, 500, 1000), 0.05, 1e-12);
+  EXPECT_NEAR(baseLearningRate(o, 1000, 1000), 0.0, 1e-12);
+  o.schedule.name = "linear-warmup";
+  o.schedule.warmup_steps = 10;
+  EXPECT_NEAR(baseLearningRate(o, 4, 1000), 0.05, 1e-12);
+  EXPECT_NEAR(baseLearningRate(o, 10, 1000), 0.1, 1e-12);
+  o.schedule.name = "inverse-sqrt";
+  EXPECT_NEAR(baseLearningRate(o, 39, 1000), 0.1 * std::sqrt(10.0 / 40.0), 1e-12);
+}
+
+TEST(LrSchedule, T1Formula) {
+  // lr * tau^-(1 - k/K): starts at lr/tau, anneals to lr at K, stays there.
+  EXPECT_NEAR(t1LearningRate(0.1, 4.0, 0, 100), 0.025, 1e-12);
+  EXPECT_NEAR(t1LearningRate(0.1, 4.0, 50, 100), 0.1 * std::pow(4.0, -0.5), 1e-12);
+  EXPECT_NEAR(t1LearningRate(0.1, 4.0, 100, 100), 0.1, 1e-12);
+  EXPECT_NEAR(t1LearningRate(0.1, 4.0, 1000, 100), 0.1, 1e-12);
+  EXPECT_NEAR(t1LearningRate(0.1, 1.0, 0, 100), 0.1, 1e-12);  // tau <= 1: no scaling
+}
