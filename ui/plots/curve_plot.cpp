@@ -115,9 +115,18 @@ void CurvePlot::replot() {
     QVector<double> ox, oy;
     decimate(s->x, s->y, buckets, ox, oy);
     s->graph->setData(ox, oy, true);
+    // Sparse series (evaluations) get markers so that a single point is visible.
+    s->graph->setScatterStyle(ox.size() <= 60 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6) : QCPScatterStyle());
     any = any || !ox.isEmpty();
   }
-  if (any) plot_->rescaleAxes();
+  if (any) {
+    plot_->rescaleAxes();
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) {
+      QCPRange r = axis->range();
+      const double pad = r.size() > 0 ? r.size() * 0.05 : std::max(1e-3, std::abs(r.center()) * 0.1);
+      axis->setRange(r.lower - pad, r.upper + pad);
+    }
+  }
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include <QTableView>
+#include <QTest>
+#include <filesystem>
+
+#include "core/store/run_store.h"
+#include "tests/ui/ui_test_main.h"
+#include "ui/main/main_window.h"
+#include "ui/plots/curve_plot.h"
+#include "ui/runs/runs_browser.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    dir = fs::temp_directory_path() / ("pm_ui_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~TempDir() { fs::remove_all(dir); }
+};
+}  // namespace
+
+TEST(RunsBrowser, MainWindowListsRunsFromTheStoreAndPlotsTheSelectedOne) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  {
+    pm::RunStore store(db);
+    const auto a = store.createRun("first", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})");
+    const auto b = store.createRun("second 'quoted' ✓", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"1f1b","stages":2,"microbatches":8}})");
+    for (int s = 1; s <= 50; ++s) store.appendMetric(b, "train/loss", s, 0, 2.0 / s);
+    store.appendMetric(b, "eval/accuracy", 50, 0, 0.8);
+    store.flush();
+    store.setStatus(a, "finished");
+  }
+  pm::ui::MainWindow w(db);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  auto* browser = w.runsBrowser();
+  EXPECT_TRUE(browser->lastError().empty()) << browser->lastError();
+  ASSERT_EQ(browser->runCount(), 2);
+  // Newest first: the second run is selected and its loss curve drawn.
+  auto* table = browser->table();
+  EXPECT_EQ(table->model()->index(0, 1).data().toString().toStdString(), "second 'quoted' ✓");
+  EXPECT_EQ(table->model()->index(0, 3).data().toString().toStdString(), "cnn");
+  ASSERT_GE(browser->lossPlot()->seriesCount(), 1);
+  EXPECT_EQ(browser->lossPlot()->pointCount(0), 50u);
+
+  // A run added by another process appears on refresh.
+  {
+    pm::RunStore store(db);
+    store.createRun("third", "{}");
+  }
+  browser->refresh();
+  EXPECT_EQ(browser->runCount(), 3);
+}
+
+TEST(RunsBrowser, UnreadableStoreShowsAnErrorInsteadOfCrashing) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "not-a-db.db").string();
+  {
+    std::FILE* f = std::fopen(db.c_str(), "w");
+    std::fputs("this is not a database, just text that is long enough to have a header", f);
+    std::fclose(f);
+  }
+  pm::ui::RunsBrowser browser(db);
+  EXPECT_EQ(browser.runCount(), 0);
+  EXPECT_NE(browser.lastError().find("not-a-db.db"), std::string::npos) << browser.lastError();
+}
