@@ -27,3 +27,21 @@ TEST(MemoryAccounting, WeightsAndOptimizerStateEqualTensorBytes) {
   adam.step();
   EXPECT_EQ(optimizerStateBytes(adam), 2 * params + 0);  // exp_avg + exp_avg_sq (no amsgrad)
 }
+
+#include <climits>
+#include <cstdlib>
+
+#include "core/util/system_info.h"
+
+// The BLAS report names the library that libblas.so.3 resolves to (OpenBLAS after scripts/setup.sh).
+TEST(SystemInfo, ReportsTheLoadedBlasLibrary) {
+  torch::mm(torch::randn({64, 64}), torch::randn({64, 64}));  // make sure BLAS is in use
+  BlasInfo blas = loadedBlas();
+  char resolved[PATH_MAX];
+  const char* link = "/usr/lib/x86_64-linux-gnu/libblas.so.3";
+  if (!realpath(link, resolved)) GTEST_SKIP() << "no libblas.so.3 on this machine";
+  EXPECT_EQ(blas.library, std::string(resolved));
+  const bool openblas = std::string(resolved).find("openblas") != std::string::npos;
+  EXPECT_EQ(blas.kind == "openblas", openblas) << blas.kind;
+  EXPECT_EQ(blas.isReference(), std::string(resolved).find("/blas/libblas") != std::string::npos);
+}
