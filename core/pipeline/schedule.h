@@ -1,0 +1,77 @@
+#pragma once
+// Pipeline schedules as pure functions: (schedule, P, N, stage, ...) -> the ordered list of
+// actions that stage executes. The runtime only executes actions; it never decides the order.
+// No LibTorch. Stages are 0-based (s = 0 is the input side); microbatch ids are global across the
+// run (minibatch k holds microbatches k*N .. k*N+N-1).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pm {
+
+enum class ActionKind {
+  RecvAct,   // receive the activation of `mb` from stage s-1
+  Forward,   // forward of `mb`
+  SendAct,   // send the activation of `mb` to stage s+1
+  RecvGrad,  // receive the gradient w.r.t. this stage's output for `mb` from stage s+1
+  Backward,  // backward of `mb`
+  SendGrad,  // send the gradient w.r.t. this stage's input for `mb` to stage s-1
+  Step,      // optimizer step of this stage; `mb` = index of the step at this stage (0-based)
+};
+
+struct Action {
+  ActionKind kind;
+  int64_t mb;  // microbatch id (global), or the step index for Step
+  bool operator==(const Action& o) const { return kind == o.kind && mb == o.mb; }
+};
+
+enum class ScheduleKind { GPipe, OneFOneB, PipeDream, PipeDream2BW, PipeMare };
+
+// "gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"; throws std::invalid_argument otherwise.
+ScheduleKind scheduleFromName(const std::string& name);
+std::string scheduleName(ScheduleKind k);
+bool isAsynchronous(ScheduleKind k);  // pipedream, pipedream-2bw, pipemare
+
+struct ScheduleParams {
+  ScheduleKind kind = ScheduleKind::GPipe;
+  int stages = 1;             // P >= 1
+  int microbatches = 1;       // N >= 1: microbatches per minibatch
+  int64_t minibatches = 1;    // number of minibatches covered by the list (>= 1)
+  // Microbatches (backwards) between two optimizer steps of a stage for the asynchronous
+  // schedules: pipedream: update_interval; pipedream-2bw: m; pipemare: N. Ignored by gpipe/1f1b,
+  // which step once per minibatch after the flush.
+  int update_interval = 1;
+};
+
+// The actions of one stage for the whole list, including the communication actions
+// (stage 0 has no RecvAct/SendGrad, stage P-1 no SendAct/RecvGrad).
+//  gpipe:  per minibatch: F of all N microbatches, then B of all N in reverse order, then Step.
+//  1f1b:   per minibatch: min(P-1-s, N) warm-up forwards, then alternate F,B, then the remaining
+//          backwards (in microbatch order), then Step.
+//  pipedream / pipedream-2bw / pipemare: one continuous 1F1B over all minibatches*N microbatches
+//          (warm-up min(P-1-s, total) forwards, then F,B alternating, then cool-down backwards),
+//          with a Step after every `update_interval` backwards at this stage (and one after the
+//          final backward if some are left over).
+std::vector<Action> stageActions(const ScheduleParams& p, int stage);
+
+// Compact text form for literal tests: compute actions only, e.g. "F0 F1 B1 B0 S0".
+// withComm: include comm actions too ("rA0 F0 sA0 rG0 B0 sG0 S0").
+std::string actionsToString(const std::vector<Action>& actions, bool withComm = false);
+
+// Executes all stages' lists against unbounded FIFO channels (sends never block, a receive
+// waits for its message) and reports whether every stage finishes. On a deadlock, `detail`
+// names the stuck stages and their next actions. Also checks message order: each receive must
+// match the microbatch id of the message at the head of its channel.
+struct ScheduleCheck {
+  bool ok = false;
+  std::string detail;
+  int64_t rounds = 0;  // number of global ticks (every stage advancing at most one action per tick)
+};
+ScheduleCheck checkSchedule(const ScheduleParams& p);
+
+// Delay tau_s observed in the list: for each backward of `mb` at stage s, the number of Step
+// actions between F(mb) and B(mb) at that stage. Returns the maximum over microbatches
+// (steady state value for long lists).
+int64_t maxObservedDelay(const std::vector<Action>& actions);
+
+}  // namespace pm
