@@ -126,6 +126,7 @@ void visitExperiment(V& v, E& e) {
     v.field("steps", t.steps, IntSpec{0, kNoMax, "(0 = derived from epochs)"});
     v.field("eval_interval", t.eval_interval, IntSpec{0, kNoMax, "(0 = at the end of each epoch)"});
     v.field("log_interval", t.log_interval, IntSpec{1, kNoMax, ""});
+    v.field("trace_steps", t.trace_steps, IntSpec{-1, kNoMax, "(-1 = every step, 0 = none)"});
     v.field("seed", t.seed, IntSpec{0, kNoMax, ""});
     v.section("divergence_guard", [&] {
       v.flag("enabled", t.divergence_guard.enabled);
@@ -137,6 +138,7 @@ void visitExperiment(V& v, E& e) {
     v.field("mode", x.mode, TextSpec::oneOf(kModes));
     v.field("backend", x.backend, TextSpec::oneOf(kBackends));
     v.field("threads_per_stage", x.threads_per_stage, IntSpec{1, 256, ""});
+    v.field("timeout_s", x.timeout_s, RealSpec{1, 3600, false, false, ""});
     v.list("devices", x.devices, TextSpec::deviceName());
   });
 }

@@ -87,6 +87,7 @@ struct TrainingConfig {
   int64_t steps = 0;          // minibatch steps; 0 = derived from epochs
   int64_t eval_interval = 0;  // evaluate every K steps; 0 = at the end of each epoch only
   int64_t log_interval = 10;  // emit a step event every K steps (>= 1)
+  int64_t trace_steps = 20;   // record the schedule trace of the first K minibatches (-1 = all, 0 = none)
   uint64_t seed = 1;
   DivergenceGuard divergence_guard;
 };
@@ -95,6 +96,7 @@ struct ExecutionConfig {
   std::string mode = "single";    // real (one process per stage) | single (one process)
   std::string backend = "gloo";   // gloo | nccl | local
   int threads_per_stage = 1;      // LibTorch intra-op + BLAS threads per stage, 1..256
+  double timeout_s = 60;          // every blocking communication call (seconds, 1..3600)
   std::vector<std::string> devices{"cpu"};  // "cpu" or "cuda:K", one entry or one per stage
 };
 

@@ -19,7 +19,11 @@ struct Partition {
 Partition balancedPartition(const std::vector<double>& costs, int stages);
 
 // From explicit boundaries (first unit of stages 1..P-1); validated against the unit count.
+// Throws std::invalid_argument unless units >= 1 and the boundaries are strictly increasing
+// values within 1..units-1.
 Partition explicitPartition(const std::vector<int>& boundaries, int units);
+// As above, and also requires exactly stages-1 boundaries.
+Partition explicitPartition(const std::vector<int>& boundaries, int units, int stages);
 
 // The largest stage cost divided by the mean stage cost (1.0 = perfectly balanced).
 double imbalance(const Partition& p, const std::vector<double>& costs);

@@ -1,1 +1,343 @@
-// in progress
+#include "core/pipeline/schedule.h"
+
+#include <algorithm>
+#include <deque>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace pm {
+
+ScheduleKind scheduleFromName(const std::string& name) {
+  if (name == "gpipe") return ScheduleKind::GPipe;
+  if (name == "1f1b") return ScheduleKind::OneFOneB;
+  if (name == "pipedream") return ScheduleKind::PipeDream;
+  if (name == "pipedream-2bw") return ScheduleKind::PipeDream2BW;
+  if (name == "pipemare") return ScheduleKind::PipeMare;
+  throw std::invalid_argument("unknown schedule '" + name +
+                              "' (expected one of: gpipe, 1f1b, pipedream, pipedream-2bw, pipemare)");
+}
+
+std::string scheduleName(ScheduleKind k) {
+  switch (k) {
+    case ScheduleKind::GPipe: return "gpipe";
+    case ScheduleKind::OneFOneB: return "1f1b";
+    case ScheduleKind::PipeDream: return "pipedream";
+    case ScheduleKind::PipeDream2BW: return "pipedream-2bw";
+    case ScheduleKind::PipeMare: return "pipemare";
+  }
+  return "unknown";
+}
+
+bool isAsynchronous(ScheduleKind k) {
+  return k == ScheduleKind::PipeDream || k == ScheduleKind::PipeDream2BW || k == ScheduleKind::PipeMare;
+}
+
+namespace {
+
+void validate(const ScheduleParams& p) {
+  if (p.stages < 1) throw std::invalid_argument("schedule: stages must be >= 1, got " + std::to_string(p.stages));
+  if (p.microbatches < 1)
+    throw std::invalid_argument("schedule: microbatches must be >= 1, got " + std::to_string(p.microbatches));
+  if (p.minibatches < 1)
+    throw std::invalid_argument("schedule: minibatches must be >= 1, got " + std::to_string(p.minibatches));
+  if (isAsynchronous(p.kind) && p.update_interval < 1)
+    throw std::invalid_argument("schedule " + scheduleName(p.kind) + ": update_interval must be >= 1, got " +
+                                std::to_string(p.update_interval));
+}
+
+// Appends compute actions of one stage wrapped in their communication actions.
+struct Emitter {
+  int stage;
+  int stages;
+  std::vector<Action> out;
+
+  void forward(int64_t mb) {
+    if (stage > 0) out.push_back({ActionKind::RecvAct, mb});
+    out.push_back({ActionKind::Forward, mb});
+    if (stage < stages - 1) out.push_back({ActionKind::SendAct, mb});
+  }
+  void backward(int64_t mb) {
+    if (stage < stages - 1) out.push_back({ActionKind::RecvGrad, mb});
+    out.push_back({ActionKind::Backward, mb});
+    if (stage > 0) out.push_back({ActionKind::SendGrad, mb});
+  }
+  void step(int64_t k) { out.push_back({ActionKind::Step, k}); }
+};
+
+// One 1F1B pass over microbatches first .. first+count-1: `warmup` forwards, then F,B alternating
+// while forwards remain, then the remaining backwards. afterBackward() runs after each backward
+// (including its SendGrad).
+template <class AfterBackward>
+void oneFOneB(Emitter& e, int64_t first, int64_t count, int64_t warmup, AfterBackward afterBackward) {
+  int64_t f = 0, b = 0;
+  for (; f < warmup; ++f) e.forward(first + f);
+  while (f < count) {
+    e.forward(first + f++);
+    e.backward(first + b++);
+    afterBackward();
+  }
+  while (b < count) {
+    e.backward(first + b++);
+    afterBackward();
+  }
+}
+
+}  // namespace
+
+std::vector<Action> stageActions(const ScheduleParams& p, int stage) {
+  validate(p);
+  if (stage < 0 || stage >= p.stages)
+    throw std::invalid_argument("schedule: stage " + std::to_string(stage) + " out of range [0," +
+                                std::to_string(p.stages) + ")");
+  Emitter e{stage, p.stages, {}};
+  const int64_t n = p.microbatches;
+  const int64_t depth = p.stages - 1 - stage;  // stages after this one
+  switch (p.kind) {
+    case ScheduleKind::GPipe:
+      for (int64_t k = 0; k < p.minibatches; ++k) {
+        for (int64_t i = 0; i < n; ++i) e.forward(k * n + i);
+        for (int64_t i = n - 1; i >= 0; --i) e.backward(k * n + i);
+        e.step(k);
+      }
+      break;
+    case ScheduleKind::OneFOneB:
+      for (int64_t k = 0; k < p.minibatches; ++k) {
+        oneFOneB(e, k * n, n, std::min(depth, n), [] {});
+        e.step(k);
+      }
+      break;
+    case ScheduleKind::PipeDream:
+    case ScheduleKind::PipeDream2BW:
+    case ScheduleKind::PipeMare: {
+      const int64_t total = p.minibatches * n;
+      int64_t backwards = 0, steps = 0;
+      oneFOneB(e, 0, total, std::min(depth, total), [&] {
+        if (++backwards % p.update_interval == 0) e.step(steps++);
+      });
+      if (backwards % p.update_interval != 0) e.step(steps++);
+      break;
+    }
+  }
+  return std::move(e.out);
+}
+
+std::string actionToString(const Action& a) {
+  const char* prefix = "?";
+  switch (a.kind) {
+    case ActionKind::RecvAct: prefix = "rA"; break;
+    case ActionKind::Forward: prefix = "F"; break;
+    case ActionKind::SendAct: prefix = "sA"; break;
+    case ActionKind::RecvGrad: prefix = "rG"; break;
+    case ActionKind::Backward: prefix = "B"; break;
+    case ActionKind::SendGrad: prefix = "sG"; break;
+    case ActionKind::Step: prefix = "S"; break;
+  }
+  return prefix + std::to_string(a.mb);
+}
+
+static bool isCompute(ActionKind k) {
+  return k == ActionKind::Forward || k == ActionKind::Backward || k == ActionKind::Step;
+}
+
+std::string actionsToString(const std::vector<Action>& actions, bool withComm) {
+  std::string out;
+  for (const Action& a : actions) {
+    if (!withComm && !isCompute(a.kind)) continue;
+    if (!out.empty()) out += ' ';
+    out += actionToString(a);
+  }
+  return out;
+}
+
+namespace {
+
+// Per-microbatch flags of the static pass.
+enum : uint8_t { kRA = 1, kF = 2, kSA = 4, kRG = 8, kB = 16, kSG = 32 };
+
+// Static checks of one stage's list; returns an empty string when fine.
+std::string checkStageList(const std::vector<Action>& list, int s, int stages, int64_t total) {
+  std::vector<uint8_t> seen(static_cast<size_t>(total), 0);
+  int64_t nextStep = 0;
+  const bool first = s == 0, last = s == stages - 1;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Action& a = list[i];
+    auto where = [&] {
+      return "stage " + std::to_string(s) + " action " + std::to_string(i) + " (" + actionToString(a) + "): ";
+    };
+    if (a.kind == ActionKind::Step) {
+      if (a.mb != nextStep) return where() + "expected step index " + std::to_string(nextStep);
+      ++nextStep;
+      continue;
+    }
+    if (a.mb < 0 || a.mb >= total)
+      return where() + "microbatch id out of range [0," + std::to_string(total) + ")";
+    uint8_t& f = seen[static_cast<size_t>(a.mb)];
+    uint8_t bit = 0;
+    switch (a.kind) {
+      case ActionKind::RecvAct:
+        if (first) return where() + "stage 0 has no previous stage to receive an activation from";
+        bit = kRA;
+        break;
+      case ActionKind::Forward:
+        if (!first && !(f & kRA)) return where() + "forward before the activation was received";
+        bit = kF;
+        break;
+      case ActionKind::SendAct:
+        if (last) return where() + "the last stage has no next stage to send an activation to";
+        if (!(f & kF)) return where() + "activation sent before its forward";
+        bit = kSA;
+        break;
+      case ActionKind::RecvGrad:
+        if (last) return where() + "the last stage has no next stage to receive a gradient from";
+        bit = kRG;
+        break;
+      case ActionKind::Backward:
+        if (!(f & kF)) return where() + "backward before its forward";
+        if (!last && !(f & kRG)) return where() + "backward before the gradient was received";
+        bit = kB;
+        break;
+      case ActionKind::SendGrad:
+        if (first) return where() + "stage 0 has no previous stage to send a gradient to";
+        if (!(f & kB)) return where() + "gradient sent before its backward";
+        bit = kSG;
+        break;
+      case ActionKind::Step: break;
+    }
+    if (f & bit) return where() + "duplicate action";
+    f = static_cast<uint8_t>(f | bit);
+  }
+  uint8_t need = kF | kB;
+  if (!first) need |= kRA | kSG;
+  if (!last) need |= kSA | kRG;
+  for (int64_t mb = 0; mb < total; ++mb) {
+    uint8_t missing = static_cast<uint8_t>(need & ~seen[static_cast<size_t>(mb)]);
+    if (!missing) continue;
+    static const std::pair<uint8_t, const char*> names[] = {{kRA, "rA"}, {kF, "F"},  {kSA, "sA"},
+                                                             {kRG, "rG"}, {kB, "B"}, {kSG, "sG"}};
+    for (const auto& [bit, name] : names)
+      if (missing & bit)
+        return "stage " + std::to_string(s) + " never executes " + name + std::to_string(mb);
+  }
+  return {};
+}
+
+struct Message {
+  int64_t mb;
+  int64_t tick;  // tick in which it was sent
+};
+
+}  // namespace
+
+ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists, int64_t totalMicrobatches) {
+  ScheduleCheck r;
+  const int P = static_cast<int>(stageLists.size());
+  if (P < 1) {
+    r.detail = "no stages";
+    return r;
+  }
+  if (totalMicrobatches < 0) {
+    r.detail = "negative microbatch count";
+    return r;
+  }
+  for (int s = 0; s < P; ++s) {
+    std::string err = checkStageList(stageLists[static_cast<size_t>(s)], s, P, totalMicrobatches);
+    if (!err.empty()) {
+      r.detail = err;
+      return r;
+    }
+  }
+
+  // act[s]: activations s -> s+1; grad[s]: gradients s+1 -> s (s = 0 .. P-2).
+  std::vector<std::deque<Message>> act(static_cast<size_t>(P)), grad(static_cast<size_t>(P));
+  std::vector<size_t> pos(static_cast<size_t>(P), 0);
+  for (int64_t tick = 0;; ++tick) {
+    bool progressed = false, allDone = true;
+    for (int s = 0; s < P; ++s) {
+      const auto& list = stageLists[static_cast<size_t>(s)];
+      size_t& i = pos[static_cast<size_t>(s)];
+      if (i >= list.size()) continue;
+      const Action& a = list[i];
+      if (a.kind == ActionKind::RecvAct || a.kind == ActionKind::RecvGrad) {
+        const bool isAct = a.kind == ActionKind::RecvAct;
+        auto& ch = isAct ? act[static_cast<size_t>(s - 1)] : grad[static_cast<size_t>(s)];
+        if (ch.empty() || ch.front().tick >= tick) {
+          allDone = false;
+          continue;  // waits (the message, if any, was sent in this very tick)
+        }
+        if (ch.front().mb != a.mb) {
+          r.detail = "stage " + std::to_string(s) + " action " + std::to_string(i) + " (" + actionToString(a) +
+                     ") at tick " + std::to_string(tick) + ": expected the " + (isAct ? "activation" : "gradient") +
+                     " of microbatch " + std::to_string(a.mb) + " but the channel from stage " +
+                     std::to_string(isAct ? s - 1 : s + 1) + " delivers microbatch " +
+                     std::to_string(ch.front().mb) + " first (channels are FIFO)";
+          r.rounds = tick;
+          return r;
+        }
+        ch.pop_front();
+      } else if (a.kind == ActionKind::SendAct) {
+        act[static_cast<size_t>(s)].push_back({a.mb, tick});
+      } else if (a.kind == ActionKind::SendGrad) {
+        grad[static_cast<size_t>(s - 1)].push_back({a.mb, tick});
+      }
+      ++i;
+      progressed = true;
+      if (i < list.size()) allDone = false;
+    }
+    if (allDone) {
+      r.rounds = progressed ? tick + 1 : tick;
+      break;
+    }
+    if (!progressed) {
+      std::ostringstream os;
+      os << "deadlock at tick " << tick << ":";
+      const char* sep = " ";
+      for (int s = 0; s < P; ++s) {
+        const auto& list = stageLists[static_cast<size_t>(s)];
+        size_t i = pos[static_cast<size_t>(s)];
+        if (i >= list.size()) continue;
+        os << sep << "stage " << s << " waits at " << actionToString(list[i]) << " (action " << i << " of "
+           << list.size() << ")";
+        sep = ", ";
+      }
+      r.detail = os.str();
+      r.rounds = tick;
+      return r;
+    }
+  }
+  for (int s = 0; s + 1 < P; ++s) {
+    if (!act[static_cast<size_t>(s)].empty() || !grad[static_cast<size_t>(s)].empty()) {
+      r.detail = "messages left undelivered between stages " + std::to_string(s) + " and " + std::to_string(s + 1);
+      return r;
+    }
+  }
+  r.ok = true;
+  r.detail = "ok: " + std::to_string(P) + " stages finished in " + std::to_string(r.rounds) + " ticks";
+  return r;
+}
+
+ScheduleCheck checkSchedule(const ScheduleParams& p) {
+  validate(p);
+  std::vector<std::vector<Action>> lists;
+  lists.reserve(static_cast<size_t>(p.stages));
+  for (int s = 0; s < p.stages; ++s) lists.push_back(stageActions(p, s));
+  return checkSchedule(lists, p.minibatches * p.microbatches);
+}
+
+int64_t maxObservedDelay(const std::vector<Action>& actions) {
+  std::unordered_map<int64_t, int64_t> stepsAtForward;
+  int64_t steps = 0, best = 0;
+  for (const Action& a : actions) {
+    if (a.kind == ActionKind::Step) {
+      ++steps;
+    } else if (a.kind == ActionKind::Forward) {
+      stepsAtForward[a.mb] = steps;
+    } else if (a.kind == ActionKind::Backward) {
+      auto it = stepsAtForward.find(a.mb);
+      if (it != stepsAtForward.end()) best = std::max(best, steps - it->second);
+    }
+  }
+  return best;
+}
+
+}  // namespace pm

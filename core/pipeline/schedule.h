@@ -69,6 +69,19 @@ struct ScheduleCheck {
 };
 ScheduleCheck checkSchedule(const ScheduleParams& p);
 
+// The same check on explicitly given lists (one per stage, P = stageLists.size()), e.g. a
+// hand-edited or recorded list. Every stage must forward and backward each microbatch id in
+// [0, totalMicrobatches) exactly once (B after F), with the matching communication actions, and
+// number its Steps 0, 1, 2, ...  checkSchedule(p) = this applied to stageActions(p, 0..P-1).
+// Tick model (both overloads): in each tick every unfinished stage attempts its next action once;
+// every action takes one tick; a message becomes receivable in the tick AFTER the one in which it
+// was sent (so the result does not depend on the order in which stages are visited).
+ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists,
+                            int64_t totalMicrobatches);
+
+// One action in the text form of actionsToString ("F3", "rA3", "S1", ...).
+std::string actionToString(const Action& a);
+
 // Delay tau_s observed in the list: for each backward of `mb` at stage s, the number of Step
 // actions between F(mb) and B(mb) at that stage. Returns the maximum over microbatches
 // (steady state value for long lists).

@@ -1,0 +1,42 @@
+#pragma once
+// Point-to-point tensor messages between pipeline stages. Implementations: InProcessComm
+// (channels inside one process, for single-process execution and tests) and GlooComm
+// (torch.distributed c10d ProcessGroupGloo over a TCPStore; NCCL where LibTorch has CUDA).
+// Shapes and dtypes travel with the tensors. Messages between a pair of ranks with the same tag
+// arrive in the order they were sent. One Communicator per stage; not shared between threads.
+#include <torch/torch.h>
+
+#include <string>
+
+#include "core/util/errors.h"
+
+namespace pm {
+
+class CommError : public Error {
+ public:
+  CommError(std::string place, const std::string& problem) : Error(ErrorKind::Comm, std::move(place), problem) {}
+};
+
+// Message tags: training activations, gradients, and evaluation activations travel separately.
+enum CommTag : int { kTagActivation = 1, kTagGradient = 2, kTagEval = 3 };
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Starts sending; returns without waiting for the receiver. The tensor is copied or kept alive
+  // until delivered, so the caller may reuse its own tensor.
+  virtual void send(const torch::Tensor& t, int dst, int tag) = 0;
+  // Blocks until the next message from `src` with `tag` arrives; throws CommError naming the
+  // peer after the timeout.
+  virtual torch::Tensor recv(int src, int tag) = 0;
+  // Whether recv(src, tag) would return without blocking. Implementations that cannot tell
+  // return true (the caller then simply blocks in recv).
+  virtual bool poll(int src, int tag) { return true; }
+  // Waits until every started send has been delivered.
+  virtual void finish() {}
+  virtual std::string backend() const = 0;
+};
+
+}  // namespace pm

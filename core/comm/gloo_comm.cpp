@@ -1,0 +1,179 @@
+#include "core/comm/gloo_comm.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace pm {
+namespace {
+
+constexpr int kHeaderLen = 12;  // [ndim, dtype, d0 .. d9]
+
+class C10dComm : public Communicator {
+ public:
+  C10dComm(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<c10d::ProcessGroup> pg, int rank, int size,
+           double timeoutS, std::string backend, bool cuda)
+      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), size_(size), timeout_(static_cast<int64_t>(timeoutS * 1000)),
+        backend_(std::move(backend)), cuda_(cuda) {}
+  ~C10dComm() override {
+    try {
+      finish();
+    } catch (...) {
+    }
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return backend_; }
+
+  void send(const torch::Tensor& t, int dst, int tag) override {
+    reap();
+    torch::Tensor payload = t.detach().contiguous();
+    if (cuda_ && !payload.is_cuda()) payload = payload.to(torch::kCUDA);
+    if (payload.dim() > kHeaderLen - 2) throw CommError(where(), "tensor of rank " + std::to_string(payload.dim()) + " is too large to send");
+    auto header = torch::zeros({kHeaderLen}, torch::kLong);
+    header[0] = payload.dim();
+    header[1] = static_cast<int64_t>(payload.scalar_type());
+    for (int64_t i = 0; i < payload.dim(); ++i) header[i + 2] = payload.size(i);
+    if (cuda_) header = header.to(torch::kCUDA);
+    std::vector<torch::Tensor> h{header}, p{payload};
+    pending_.push_back({pg_->send(h, dst, tag * 2), header});
+    pending_.push_back({pg_->send(p, dst, tag * 2 + 1), payload});
+  }
+
+  torch::Tensor recv(int src, int tag) override {
+    auto header = torch::zeros({kHeaderLen}, torch::kLong);
+    if (cuda_) header = header.to(torch::kCUDA);
+    std::vector<torch::Tensor> h{header};
+    waitFor(pg_->recv(h, src, tag * 2), src, "header");
+    auto hc = h[0].cpu();
+    const int64_t ndim = hc[0].item<int64_t>();
+    const auto dtype = static_cast<c10::ScalarType>(hc[1].item<int64_t>());
+    if (ndim < 0 || ndim > kHeaderLen - 2) throw CommError(where(), "malformed message header from stage " + std::to_string(src));
+    std::vector<int64_t> shape;
+    for (int64_t i = 0; i < ndim; ++i) shape.push_back(hc[i + 2].item<int64_t>());
+    auto payload = torch::empty(shape, torch::TensorOptions().dtype(dtype).device(cuda_ ? torch::kCUDA : torch::kCPU));
+    std::vector<torch::Tensor> p{payload};
+    waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");
+    return p[0];
+  }
+
+  void finish() override {
+    for (auto& w : pending_) waitFor(w.work, -1, "send");
+    pending_.clear();
+  }
+
+ private:
+  struct Pending {
+    c10::intrusive_ptr<c10d::Work> work;
+    torch::Tensor keepAlive;
+  };
+  std::string where() const { return "stage " + std::to_string(rank_) + " (" + backend_ + ")"; }
+
+  void waitFor(const c10::intrusive_ptr<c10d::Work>& w, int peer, const char* what) {
+    try {
+      if (!w->wait(timeout_))
+        throw CommError(where(), std::string("timed out in ") + what);
+    } catch (const CommError&) {
+      throw;
+    } catch (const std::exception& ex) {
+      std::string msg = ex.what();
+      auto nl = msg.find('\n');
+      if (nl != std::string::npos) msg = msg.substr(0, nl);
+      throw CommError(where(), std::string(what) + (peer >= 0 ? " from/to stage " + std::to_string(peer) : std::string()) +
+                                   " failed after at most " + std::to_string(timeout_.count() / 1000) +
+                                   " s (peer gone or not answering): " + msg);
+    }
+  }
+
+  void reap() {
+    while (!pending_.empty() && pending_.front().work->isCompleted()) {
+      if (!pending_.front().work->isSuccess()) waitFor(pending_.front().work, -1, "send");
+      pending_.pop_front();
+    }
+  }
+
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+  std::string backend_;
+  bool cuda_;
+  std::deque<Pending> pending_;
+};
+
+}  // namespace
+
+bool ncclAvailable() {
+#ifdef USE_C10D_NCCL
+  return torch::cuda::is_available();
+#else
+  return false;
+#endif
+}
+
+int findFreePort(const std::string& addr) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw CommError("port search", "cannot create a socket");
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  if (inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    ::close(fd);
+    throw CommError("port search", "cannot bind a socket on " + addr);
+  }
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  int port = ntohs(sa.sin_port);
+  ::close(fd);
+  return port;
+}
+
+std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeoutS * 1000));
+  const std::string place = "rank " + std::to_string(o.rank) + " of " + std::to_string(o.worldSize);
+  if (o.backend == "nccl" && !ncclAvailable())
+    throw CommError(place, "backend nccl requested, but this LibTorch was built without CUDA/NCCL; use gloo");
+  if (o.backend != "gloo" && o.backend != "nccl") throw CommError(place, "unknown backend \"" + o.backend + "\"");
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(o.masterPort);
+    so.isServer = o.rank == 0;
+    so.numWorkers = static_cast<size_t>(o.worldSize);
+    so.waitWorkers = true;
+    so.timeout = timeout;
+    store = c10::make_intrusive<c10d::TCPStore>(o.masterAddr, so);
+  } catch (const std::exception& ex) {
+    throw CommError(place, "cannot form the TCPStore at " + o.masterAddr + ":" + std::to_string(o.masterPort) + " within " +
+                               std::to_string(static_cast<int>(o.timeoutS)) + " s: " + std::string(ex.what()).substr(0, 300));
+  }
+  try {
+#ifdef USE_C10D_NCCL
+    if (o.backend == "nccl") {
+      auto opts = c10d::ProcessGroupNCCL::Options::create();
+      opts->timeout = timeout;
+      auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, o.rank, o.worldSize, opts);
+      return std::make_unique<C10dComm>(store, pg, o.rank, o.worldSize, o.timeoutS, "nccl", true);
+    }
+#endif
+    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    const std::string host = o.interfaceHost.empty() ? o.masterAddr : o.interfaceHost;
+    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(host));
+    auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.worldSize, opts);
+    return std::make_unique<C10dComm>(store, pg, o.rank, o.worldSize, o.timeoutS, "gloo", false);
+  } catch (const CommError&) {
+    throw;
+  } catch (const std::exception& ex) {
+    throw CommError(place, "cannot form the " + o.backend + " process group: " + std::string(ex.what()).substr(0, 300));
+  }
+}
+
+}  // namespace pm

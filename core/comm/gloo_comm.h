@@ -1,0 +1,40 @@
+#pragma once
+// torch.distributed (c10d) point-to-point over ProcessGroupGloo and a TCPStore (rank 0 hosts the
+// store). Every blocking call has a timeout; a dead or silent peer ends in a CommError naming it.
+// Messages carry a header (rank, dtype, shape) then the payload, each with its own Gloo tag.
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "core/comm/communicator.h"
+
+namespace c10d {
+class ProcessGroup;
+class Store;
+class Work;
+}  // namespace c10d
+
+namespace pm {
+
+struct DistributedOptions {
+  std::string masterAddr = "127.0.0.1";  // TCPStore address (rank 0 listens here)
+  int masterPort = 0;                     // TCPStore port
+  int rank = 0;
+  int worldSize = 1;
+  std::string backend = "gloo";           // gloo | nccl
+  double timeoutS = 60.0;                 // every blocking call
+  std::string interfaceHost;              // host name/address for Gloo's device ("" = masterAddr for loopback)
+};
+
+// Creates the communicator for `opts.backend`. Throws CommError for nccl when LibTorch was
+// built without CUDA/NCCL, and when the store or the group cannot be formed in time.
+std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& opts);
+
+// A free TCP port on the given address (bind to port 0 and read it back).
+int findFreePort(const std::string& addr = "127.0.0.1");
+
+// Whether this LibTorch build has the NCCL backend compiled in.
+bool ncclAvailable();
+
+}  // namespace pm

@@ -1,0 +1,227 @@
+#include "core/engine/pipeline_engine.h"
+
+#include <filesystem>
+
+#include "core/comm/in_process_comm.h"
+#include "core/engine/batch_source.h"
+#include "core/engine/stage_worker.h"
+#include "core/models/model_zoo.h"
+#include "core/util/errors.h"
+#include "core/util/system_info.h"
+
+namespace pm {
+
+namespace {
+
+std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& units) {
+  // One microbatch of random input through each unit, forward + backward, median of 3.
+  const int64_t mb = std::max<int64_t>(1, e.data.batch_size / std::max(1, e.pipeline.microbatches));
+  auto shape = sampleShape(e.model.name, e.data.context);
+  std::vector<int64_t> full{mb};
+  full.insert(full.end(), shape.begin(), shape.end());
+  torch::Tensor x = modelTakesTokens(e.model.name) ? torch::randint(0, 256, full, torch::kLong) : torch::randn(full);
+  std::vector<double> costs;
+  for (auto& u : units) {
+    std::vector<double> t;
+    torch::Tensor out;
+    for (int r = 0; r < 3; ++r) {
+      torch::Tensor in = x.is_floating_point() ? x.detach().requires_grad_(true) : x;
+      const double t0 = monotonicSeconds();
+      out = u.module.forward(in);
+      out.sum().backward();
+      t.push_back(monotonicSeconds() - t0);
+    }
+    for (auto& p : u.module.ptr()->parameters()) p.mutable_grad() = torch::Tensor();
+    std::sort(t.begin(), t.end());
+    costs.push_back(t[1]);
+    x = out.detach();
+  }
+  return costs;
+}
+
+Json partitionJson(const Partition& p, const std::vector<Unit>& units) {
+  Json arr = Json::array();
+  for (int s = 0; s < p.stages(); ++s) {
+    int64_t params = 0;
+    std::vector<std::string> names;
+    for (int u = p.begin[static_cast<size_t>(s)]; u < p.end[static_cast<size_t>(s)]; ++u) {
+      params += parameterCount(units[static_cast<size_t>(u)]);
+      names.push_back(units[static_cast<size_t>(u)].name);
+    }
+    arr.push_back({{"stage", s}, {"units", {p.begin[static_cast<size_t>(s)], p.end[static_cast<size_t>(s)]}},
+                   {"unit_names", names}, {"parameters", params}});
+  }
+  return arr;
+}
+
+Json startedEvent(const Experiment& e, const Partition& p, const std::vector<Unit>& units, const TrainingPlan& plan,
+                  EventSink& sink) {
+  Json started = makeEvent(ev::kRunStarted);
+  started["config"] = experimentToJson(e);
+  started["host"] = hostName();
+  started["revision"] = projectRevision();
+  started.update(configureThreadsAndBlas(e.execution.threads_per_stage, sink));
+  started["partition"] = partitionJson(p, units);
+  started["partition_text"] = p.describe();
+  started["total_steps"] = plan.totalSteps();
+  started["steps_per_epoch"] = plan.stepsPerEpoch();
+  started["mode"] = e.execution.mode;
+  return started;
+}
+
+void saveStates(const std::vector<StageWorker*>& workers, const EngineOptions& opts) {
+  if (opts.saveStateDir.empty()) return;
+  std::filesystem::create_directories(opts.saveStateDir);
+  for (auto* w : workers) w->saveState(opts.saveStateDir + "/stage" + std::to_string(w->stage()) + ".pt");
+}
+
+}  // namespace
+
+Partition resolvePartition(const Experiment& e) {
+  auto units = buildModel(e.model.name, e.training.seed);
+  const int P = e.pipeline.stages;
+  const auto& part = e.pipeline.partition;
+  if (part.method == "explicit") {
+    try {
+      return explicitPartition(part.boundaries, static_cast<int>(units.size()));
+    } catch (const std::invalid_argument& ex) {
+      throw ConfigError("pipeline.partition.boundaries", ex.what());
+    }
+  }
+  std::vector<double> costs;
+  if (part.method == "time") {
+    costs = measuredUnitCosts(e, units);
+  } else {
+    for (const auto& u : units) costs.push_back(static_cast<double>(parameterCount(u)));
+  }
+  try {
+    return balancedPartition(costs, P);
+  } catch (const std::invalid_argument& ex) {
+    throw ConfigError("pipeline.stages", ex.what());
+  }
+}
+
+RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop, const EngineOptions& opts) {
+  const double t0 = monotonicSeconds();
+  torch::manual_seed(e.training.seed);
+  std::shared_ptr<const BatchSource> train = makeBatchSource(e, true);
+  std::shared_ptr<const BatchSource> eval = makeBatchSource(e, false);
+  const Partition part = resolvePartition(e);
+  auto units = buildModel(e.model.name, e.training.seed);
+  TrainingPlan plan(e, train->size());
+  Json started = startedEvent(e, part, units, plan, sink);
+  started["data"] = {{"train", train->describe()}, {"eval", eval->describe()}};
+  sink.emit(started);
+
+  auto hub = std::make_shared<InProcessHub>(part.stages());
+  std::vector<std::unique_ptr<InProcessComm>> comms;
+  std::vector<std::unique_ptr<StageWorker>> workers;
+  for (int s = 0; s < part.stages(); ++s) {
+    comms.push_back(std::make_unique<InProcessComm>(hub, s, e.execution.timeout_s));
+    StageSetup setup;
+    setup.experiment = e;
+    setup.stage = s;
+    setup.partition = part;
+    setup.units = units;
+    setup.train = train;
+    setup.eval = eval;
+    setup.comm = comms.back().get();
+    setup.sink = &sink;
+    setup.runStart = t0;
+    setup.mode = "single";
+    workers.push_back(std::make_unique<StageWorker>(std::move(setup)));
+  }
+
+  RunOutcome out{"finished", "", Json::object()};
+  // The executor: run each stage until it would block; a full round without progress while a
+  // stage is unfinished is a deadlock (a schedule bug), reported instead of hanging.
+  bool running = true;
+  while (running) {
+    if (stop && stop->load()) {
+      out.status = "stopped";
+      out.message = "stopped by request";
+      break;
+    }
+    bool progress = false, allDone = true;
+    for (auto& w : workers) {
+      while (!w->done() && w->ready()) {
+        w->runNext();
+        progress = true;
+        if (w->diverged()) break;
+      }
+      if (w->diverged()) {
+        out.status = "diverged";
+        out.message = w->divergedMessage();
+        running = false;
+        break;
+      }
+      allDone = allDone && w->done();
+    }
+    if (!running || allDone) break;
+    if (!progress) throw EngineError("single-process executor", "no stage can proceed: the schedule deadlocked");
+  }
+
+  std::vector<StageWorker*> raw;
+  for (auto& w : workers) raw.push_back(w.get());
+  saveStates(raw, opts);
+  const double wall = monotonicSeconds() - t0;
+  Json stages = Json::array();
+  for (auto& w : workers) stages.push_back(w->summary());
+  out.summary = workers.back()->summary();
+  out.summary.erase("stage");
+  out.summary["stages"] = stages;
+  out.summary["wall_s"] = wall;
+  const double samples = static_cast<double>(workers.back()->summary().value("samples", int64_t{0}));
+  out.summary["samples_per_s"] = wall > 0 ? samples / wall : 0.0;
+  out.summary["peak_rss"] = processPeakRssBytes();
+  return out;
+}
+
+RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& sink, const std::atomic<bool>* stop,
+                           const EngineOptions& opts) {
+  const double t0 = monotonicSeconds();
+  torch::manual_seed(e.training.seed);
+  std::shared_ptr<const BatchSource> train = makeBatchSource(e, true);
+  std::shared_ptr<const BatchSource> eval = makeBatchSource(e, false);
+  const Partition part = resolvePartition(e);
+  if (part.stages() != comm.size())
+    throw EngineError("rank " + std::to_string(comm.rank()), "the partition has " + std::to_string(part.stages()) +
+                                                                 " stages but the world has " + std::to_string(comm.size()) + " ranks");
+  auto units = buildModel(e.model.name, e.training.seed);
+  TrainingPlan plan(e, train->size());
+  Json started = startedEvent(e, part, units, plan, sink);
+  if (comm.rank() == 0) {
+    started["data"] = {{"train", train->describe()}, {"eval", eval->describe()}};
+    started["backend"] = comm.backend();
+    sink.emit(started);
+  }
+  StageSetup setup;
+  setup.experiment = e;
+  setup.stage = comm.rank();
+  setup.partition = part;
+  setup.units = std::move(units);
+  setup.train = train;
+  setup.eval = eval;
+  setup.comm = &comm;
+  setup.sink = &sink;
+  setup.runStart = t0;
+  setup.mode = "real";
+  StageWorker w(std::move(setup));
+  w.runToEnd(stop);
+  saveStates({&w}, opts);
+  RunOutcome out{"finished", "", w.summary()};
+  if (w.diverged()) {
+    out.status = "diverged";
+    out.message = w.divergedMessage();
+  } else if (stop && stop->load() && !w.done()) {
+    out.status = "stopped";
+    out.message = "stopped by request";
+  }
+  const double wall = monotonicSeconds() - t0;
+  out.summary["wall_s"] = wall;
+  out.summary["samples_per_s"] = wall > 0 ? static_cast<double>(out.summary.value("samples", int64_t{0})) / wall : 0.0;
+  out.summary["peak_rss"] = processPeakRssBytes();
+  return out;
+}
+
+}  // namespace pm

@@ -1,0 +1,38 @@
+#pragma once
+// Runs an experiment's pipeline. Two execution modes with identical numerics (each stage's
+// sequence of actions fixes its arithmetic, whatever the timing):
+//  - single: all P stages in this process, in-process channels, one executor thread that runs
+//    whichever stage can proceed (a stage never blocks);
+//  - real:   this process is one stage (rank) of P processes over c10d (Gloo/NCCL); started by
+//    the launcher (core/runner/launcher.h) or by torchrun-style environment variables.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "core/comm/communicator.h"
+#include "core/config/experiment.h"
+#include "core/engine/trainer.h"
+#include "core/events/event_sink.h"
+#include "core/pipeline/partition.h"
+
+namespace pm {
+
+struct EngineOptions {
+  std::string saveStateDir;  // when set: each stage saves its parameters+buffers as stage<s>.pt at the end
+};
+
+// Resolves the experiment's partition (by parameters, by measured time, or explicit) for P stages.
+// Time-based partitioning profiles each unit's forward+backward on one microbatch.
+Partition resolvePartition(const Experiment& e);
+
+// single mode. Emits run_started, then every stage's events, returns the outcome.
+RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop,
+                            const EngineOptions& opts = {});
+
+// real mode: runs stage `comm.rank()` (the partition must already be explicit or deterministic).
+// Rank 0 emits run_started. Every rank emits its own stage/trace events; the last stage emits
+// step, eval and progress events.
+RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& sink, const std::atomic<bool>* stop,
+                           const EngineOptions& opts = {});
+
+}  // namespace pm

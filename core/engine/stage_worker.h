@@ -1,0 +1,139 @@
+#pragma once
+// One pipeline stage: its slice of the model, its optimizer, and the ordered list of operations
+// it executes (the schedule's actions, plus minibatch bookkeeping and evaluation passes).
+// The worker never decides the order: it executes its list. In single-process mode an executor
+// interleaves several workers (ready() says whether the next operation would block); in real
+// mode each process runs one worker to the end.
+// Threading: a worker is used by one thread at a time. It emits events to its sink.
+#include <torch/torch.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/comm/communicator.h"
+#include "core/config/experiment.h"
+#include "core/engine/batch_source.h"
+#include "core/engine/memory_accounting.h"
+#include "core/engine/training_plan.h"
+#include "core/events/event_sink.h"
+#include "core/models/model_zoo.h"
+#include "core/pipeline/partition.h"
+#include "core/pipeline/schedule.h"
+
+namespace pm {
+
+struct StageSetup {
+  Experiment experiment;
+  int stage = 0;
+  Partition partition;
+  std::vector<Unit> units;                    // the whole model (this stage uses its slice)
+  std::shared_ptr<const BatchSource> train;   // used by the first (inputs) and last (targets) stage
+  std::shared_ptr<const BatchSource> eval;
+  Communicator* comm = nullptr;               // not owned
+  EventSink* sink = nullptr;                  // not owned
+  double runStart = 0;                        // monotonic seconds; trace times are relative to it
+  std::string mode = "single";
+};
+
+class StageWorker {
+ public:
+  explicit StageWorker(StageSetup s);
+  ~StageWorker();
+
+  int stage() const { return stage_; }
+  bool done() const { return finished_ || pc_ >= ops_.size(); }
+  // Whether the next operation can run without blocking on a peer.
+  bool ready();
+  void runNext();
+  // Runs every remaining operation (real mode); returns early when `stop` is set or the run
+  // diverged.
+  void runToEnd(const std::atomic<bool>* stop);
+
+  bool diverged() const { return diverged_; }
+  const std::string& divergedMessage() const { return divergedMessage_; }
+  // The last stage's results: final/best metrics; every stage: compute/wait/wall totals.
+  Json summary() const;
+  torch::nn::Sequential& module() { return module_; }
+  // Parameters and buffers in a fixed order (for comparisons and saving).
+  std::vector<torch::Tensor> stateTensors() const;
+  void saveState(const std::string& path) const;
+  const StageMemory& memory() const { return mem_; }
+  size_t operationCount() const { return ops_.size(); }
+
+ private:
+  enum class OpKind { Act, MinibatchDone, EvalBatch };
+  struct Op {
+    OpKind kind;
+    Action act;
+    int64_t arg;  // minibatch index (MinibatchDone) or eval batch index (EvalBatch)
+  };
+  struct InFlight {
+    torch::Tensor input;   // stage input (leaf with grad for s > 0)
+    torch::Tensor output;  // stage output (scaled loss on the last stage); undefined when recomputed
+    torch::Tensor target;  // last stage: the microbatch's targets
+    double scale = 1.0;    // loss scale: microbatch size / minibatch size
+  };
+
+  void buildOps();
+  void execAct(const Action& a);
+  void forward(int64_t mb);
+  void backward(int64_t mb);
+  void step(int64_t k);
+  void minibatchDone(int64_t k);
+  void evalBatch(int64_t b);
+  const Batch& microbatch(int64_t mb);
+  torch::Tensor runModule(const torch::Tensor& x);
+  void emitTrace(const char* action, int64_t mb, double start, double end, int64_t minibatch);
+  void updateMemory();
+  int64_t activationBytes() const;
+
+  Experiment e_;
+  int stage_, stages_;
+  bool first_, last_;
+  ScheduleKind schedule_;
+  Partition partition_;
+  torch::nn::Sequential module_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::shared_ptr<const BatchSource> train_, eval_;
+  Communicator* comm_;
+  EventSink* sink_;
+  TrainingPlan plan_;
+  double runStart_;
+  std::string mode_;
+  bool recompute_;
+  int64_t stageSteps_ = 0;  // optimizer steps this stage will take (for cosine schedules)
+
+  std::vector<Op> ops_;
+  size_t pc_ = 0;
+  bool finished_ = false;
+
+  std::map<int64_t, std::vector<Batch>> minibatchCache_;
+  std::map<int64_t, torch::Tensor> received_;   // activations received, by microbatch
+  std::map<int64_t, torch::Tensor> gradsIn_;    // gradients received, by microbatch
+  std::map<int64_t, torch::Tensor> gradsOut_;   // gradients to send, by microbatch
+  std::map<int64_t, InFlight> inflight_;
+  std::map<int64_t, double> lossSum_;           // last stage: sum of microbatch losses * size
+  std::map<int64_t, int64_t> lossSamples_;
+  int64_t lastBackwardMb_ = -1;
+
+  // evaluation accumulators (last stage)
+  double evalLoss_ = 0;
+  int64_t evalCorrect_ = 0, evalPredictions_ = 0, evalSamples_ = 0;
+  int64_t evalBatches_ = 0, evalBatchSize_ = 256;
+
+  // measurements
+  double compute_ = 0, wait_ = 0;            // totals
+  double winCompute_ = 0, winWait_ = 0, winStart_ = 0;
+  int64_t winSamples_ = 0, samples_ = 0;
+  StageMemory mem_;
+  int64_t maxInflight_ = 0;
+  double lastLoss_ = NAN, lastEvalLoss_ = NAN, lastAccuracy_ = NAN, bestAccuracy_ = NAN;
+  double lastLr_ = 0;
+  bool diverged_ = false;
+  std::string divergedMessage_;
+};
+
+}  // namespace pm

@@ -1,0 +1,323 @@
+// Schedules against literal tables written by hand from the definitions in schedule.h, plus the
+// checker (no deadlock over a grid of P and N, and that it does catch broken lists) and the delays.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/pipeline/schedule.h"
+
+using namespace pm;
+
+namespace {
+
+ScheduleParams params(ScheduleKind kind, int P, int N, int64_t minibatches, int updateInterval = 1) {
+  ScheduleParams p;
+  p.kind = kind;
+  p.stages = P;
+  p.microbatches = N;
+  p.minibatches = minibatches;
+  p.update_interval = updateInterval;
+  return p;
+}
+
+std::vector<std::string> table(const ScheduleParams& p, bool withComm = false) {
+  std::vector<std::string> rows;
+  for (int s = 0; s < p.stages; ++s) rows.push_back(actionsToString(stageActions(p, s), withComm));
+  return rows;
+}
+
+using Rows = std::vector<std::string>;
+
+}  // namespace
+
+TEST(ScheduleNames, RoundTripAndErrors) {
+  for (auto k : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::PipeDream, ScheduleKind::PipeDream2BW,
+                 ScheduleKind::PipeMare})
+    EXPECT_EQ(scheduleFromName(scheduleName(k)), k);
+  EXPECT_EQ(scheduleName(ScheduleKind::PipeDream2BW), "pipedream-2bw");
+  EXPECT_THROW(scheduleFromName("GPipe"), std::invalid_argument);
+  EXPECT_THROW(scheduleFromName(""), std::invalid_argument);
+  EXPECT_FALSE(isAsynchronous(ScheduleKind::GPipe));
+  EXPECT_FALSE(isAsynchronous(ScheduleKind::OneFOneB));
+  EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream));
+  EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream2BW));
+  EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeMare));
+}
+
+TEST(ScheduleActions, InvalidParametersThrow) {
+  EXPECT_THROW(stageActions(params(ScheduleKind::GPipe, 0, 1, 1), 0), std::invalid_argument);
+  EXPECT_THROW(stageActions(params(ScheduleKind::GPipe, 2, 0, 1), 0), std::invalid_argument);
+  EXPECT_THROW(stageActions(params(ScheduleKind::GPipe, 2, 1, 0), 0), std::invalid_argument);
+  EXPECT_THROW(stageActions(params(ScheduleKind::GPipe, 2, 1, 1), 2), std::invalid_argument);
+  EXPECT_THROW(stageActions(params(ScheduleKind::GPipe, 2, 1, 1), -1), std::invalid_argument);
+  EXPECT_THROW(stageActions(params(ScheduleKind::PipeMare, 2, 1, 1, 0), 0), std::invalid_argument);
+  // gpipe/1f1b ignore update_interval.
+  EXPECT_NO_THROW(stageActions(params(ScheduleKind::OneFOneB, 2, 1, 1, 0), 0));
+}
+
+TEST(ScheduleActions, ToStringForms) {
+  std::vector<Action> a = {{ActionKind::RecvAct, 0}, {ActionKind::Forward, 0},  {ActionKind::SendAct, 0},
+                           {ActionKind::RecvGrad, 0}, {ActionKind::Backward, 0}, {ActionKind::SendGrad, 0},
+                           {ActionKind::Step, 0}};
+  EXPECT_EQ(actionsToString(a), "F0 B0 S0");
+  EXPECT_EQ(actionsToString(a, true), "rA0 F0 sA0 rG0 B0 sG0 S0");
+  EXPECT_EQ(actionsToString({}), "");
+  EXPECT_EQ(actionToString({ActionKind::Step, 12}), "S12");
+}
+
+// ---- gpipe: per minibatch all F, then all B in reverse, then Step. ----
+TEST(ScheduleTables, GPipe) {
+  EXPECT_EQ(table(params(ScheduleKind::GPipe, 2, 3, 1)), (Rows{"F0 F1 F2 B2 B1 B0 S0", "F0 F1 F2 B2 B1 B0 S0"}));
+  EXPECT_EQ(table(params(ScheduleKind::GPipe, 3, 2, 2)),
+            (Rows{"F0 F1 B1 B0 S0 F2 F3 B3 B2 S1", "F0 F1 B1 B0 S0 F2 F3 B3 B2 S1", "F0 F1 B1 B0 S0 F2 F3 B3 B2 S1"}));
+  EXPECT_EQ(table(params(ScheduleKind::GPipe, 1, 2, 1), true), (Rows{"F0 F1 B1 B0 S0"}));
+}
+
+TEST(ScheduleTables, GPipeWithComm) {
+  EXPECT_EQ(table(params(ScheduleKind::GPipe, 2, 2, 1), true),
+            (Rows{"F0 sA0 F1 sA1 rG1 B1 rG0 B0 S0", "rA0 F0 rA1 F1 B1 sG1 B0 sG0 S0"}));
+  EXPECT_EQ(table(params(ScheduleKind::GPipe, 3, 1, 1), true),
+            (Rows{"F0 sA0 rG0 B0 S0", "rA0 F0 sA0 rG0 B0 sG0 S0", "rA0 F0 B0 sG0 S0"}));
+}
+
+// ---- 1f1b: per minibatch min(P-1-s, N) warm-up F, then F,B alternating, then remaining B, Step. ----
+TEST(ScheduleTables, OneFOneB) {
+  // P=3 N=4: warm-up 2, 1, 0.
+  EXPECT_EQ(table(params(ScheduleKind::OneFOneB, 3, 4, 1)),
+            (Rows{"F0 F1 F2 B0 F3 B1 B2 B3 S0", "F0 F1 B0 F2 B1 F3 B2 B3 S0", "F0 B0 F1 B1 F2 B2 F3 B3 S0"}));
+  // P=4 N=2, two minibatches: warm-up min(3,2)=2, min(2,2)=2, 1, 0; a flush per minibatch.
+  EXPECT_EQ(table(params(ScheduleKind::OneFOneB, 4, 2, 2)),
+            (Rows{"F0 F1 B0 B1 S0 F2 F3 B2 B3 S1", "F0 F1 B0 B1 S0 F2 F3 B2 B3 S1", "F0 F1 B0 B1 S0 F2 F3 B2 B3 S1",
+                  "F0 B0 F1 B1 S0 F2 B2 F3 B3 S1"}));
+  EXPECT_EQ(table(params(ScheduleKind::OneFOneB, 1, 3, 1)), (Rows{"F0 B0 F1 B1 F2 B2 S0"}));
+}
+
+TEST(ScheduleTables, OneFOneBWithComm) {
+  EXPECT_EQ(table(params(ScheduleKind::OneFOneB, 2, 2, 1), true),
+            (Rows{"F0 sA0 F1 sA1 rG0 B0 rG1 B1 S0", "rA0 F0 B0 sG0 rA1 F1 B1 sG1 S0"}));
+}
+
+// ---- asynchronous: one continuous 1F1B over minibatches*N, Step every update_interval backwards. ----
+TEST(ScheduleTables, PipeMare) {
+  // P=2 N=2, 2 minibatches, update every N=2 backwards.
+  EXPECT_EQ(table(params(ScheduleKind::PipeMare, 2, 2, 2, 2)),
+            (Rows{"F0 F1 B0 F2 B1 S0 F3 B2 B3 S1", "F0 B0 F1 B1 S0 F2 B2 F3 B3 S1"}));
+  EXPECT_EQ(table(params(ScheduleKind::PipeMare, 3, 2, 2, 2)),
+            (Rows{"F0 F1 F2 B0 F3 B1 S0 B2 B3 S1", "F0 F1 B0 F2 B1 S0 F3 B2 B3 S1", "F0 B0 F1 B1 S0 F2 B2 F3 B3 S1"}));
+}
+
+TEST(ScheduleTables, PipeMareWithComm) {
+  EXPECT_EQ(table(params(ScheduleKind::PipeMare, 2, 1, 2, 1), true),
+            (Rows{"F0 sA0 F1 sA1 rG0 B0 S0 rG1 B1 S1", "rA0 F0 B0 sG0 S0 rA1 F1 B1 sG1 S1"}));
+}
+
+TEST(ScheduleTables, PipeDream) {
+  // update_interval 1: a Step after every backward.
+  EXPECT_EQ(table(params(ScheduleKind::PipeDream, 3, 2, 2, 1)),
+            (Rows{"F0 F1 F2 B0 S0 F3 B1 S1 B2 S2 B3 S3", "F0 F1 B0 S0 F2 B1 S1 F3 B2 S2 B3 S3",
+                  "F0 B0 S0 F1 B1 S1 F2 B2 S2 F3 B3 S3"}));
+  // update_interval 4 over 6 microbatches: one regular Step, then a final Step for the 2 left over.
+  EXPECT_EQ(table(params(ScheduleKind::PipeDream, 2, 3, 2, 4)),
+            (Rows{"F0 F1 B0 F2 B1 F3 B2 F4 B3 S0 F5 B4 B5 S1", "F0 B0 F1 B1 F2 B2 F3 B3 S0 F4 B4 F5 B5 S1"}));
+  // Fewer microbatches than the warm-up depth: warm-up min(P-1-s, total).
+  EXPECT_EQ(table(params(ScheduleKind::PipeDream, 4, 1, 1, 1)), (Rows{"F0 B0 S0", "F0 B0 S0", "F0 B0 S0", "F0 B0 S0"}));
+}
+
+TEST(ScheduleTables, PipeDream2BW) {
+  // m = 2.
+  EXPECT_EQ(table(params(ScheduleKind::PipeDream2BW, 2, 3, 2, 2)),
+            (Rows{"F0 F1 B0 F2 B1 S0 F3 B2 F4 B3 S1 F5 B4 B5 S2", "F0 B0 F1 B1 S0 F2 B2 F3 B3 S1 F4 B4 F5 B5 S2"}));
+  // m = 3 >= P = 3, N = 1, 4 minibatches: a final Step after the one left-over backward.
+  EXPECT_EQ(table(params(ScheduleKind::PipeDream2BW, 3, 1, 4, 3)),
+            (Rows{"F0 F1 F2 B0 F3 B1 B2 S0 B3 S1", "F0 F1 B0 F2 B1 F3 B2 S0 B3 S1", "F0 B0 F1 B1 F2 B2 S0 F3 B3 S1"}));
+}
+
+// ---- the checker ----
+TEST(ScheduleCheck, HandCountedTicks) {
+  // P=1: three actions, three ticks.
+  auto c1 = checkSchedule(params(ScheduleKind::GPipe, 1, 1, 1));
+  EXPECT_TRUE(c1.ok) << c1.detail;
+  EXPECT_EQ(c1.rounds, 3);
+  // P=2 N=1 gpipe, a message is receivable in the tick after its send:
+  // t0 s0:F0 | t1 s0:sA0 | t2 s1:rA0 | t3 s1:F0 | t4 s1:B0 | t5 s1:sG0 | t6 s1:S0 | t7 s0:rG0 | t8 B0 | t9 S0
+  auto c2 = checkSchedule(params(ScheduleKind::GPipe, 2, 1, 1));
+  EXPECT_TRUE(c2.ok) << c2.detail;
+  EXPECT_EQ(c2.rounds, 10);
+}
+
+TEST(ScheduleCheck, NoDeadlockOverTheGrid) {
+  // Every schedule, P in 1..16, N in 1..64 (sync: 2 minibatches; async: 3).
+  // update_interval: pipedream 1, pipedream-2bw m = P, pipemare N.
+  for (auto kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::PipeDream, ScheduleKind::PipeDream2BW,
+                    ScheduleKind::PipeMare}) {
+    for (int P = 1; P <= 16; ++P) {
+      for (int N = 1; N <= 64; ++N) {
+        const bool async = isAsynchronous(kind);
+        int ui = 1;
+        if (kind == ScheduleKind::PipeDream2BW) ui = P;
+        if (kind == ScheduleKind::PipeMare) ui = N;
+        auto c = checkSchedule(params(kind, P, N, async ? 3 : 2, ui));
+        ASSERT_TRUE(c.ok) << scheduleName(kind) << " P=" << P << " N=" << N << ": " << c.detail;
+      }
+    }
+  }
+}
+
+TEST(ScheduleCheck, NoDeadlockWithOddUpdateIntervals) {
+  for (int P = 1; P <= 8; ++P)
+    for (int N = 1; N <= 8; ++N)
+      for (int ui = 1; ui <= 9; ++ui) {
+        auto c = checkSchedule(params(ScheduleKind::PipeDream, P, N, 3, ui));
+        ASSERT_TRUE(c.ok) << "P=" << P << " N=" << N << " ui=" << ui << ": " << c.detail;
+      }
+}
+
+namespace {
+std::vector<std::vector<Action>> lists(const ScheduleParams& p) {
+  std::vector<std::vector<Action>> l;
+  for (int s = 0; s < p.stages; ++s) l.push_back(stageActions(p, s));
+  return l;
+}
+}  // namespace
+
+TEST(ScheduleCheck, ReportsCyclicWaitAsDeadlock) {
+  // gpipe P=2 N=1, stage 0: "F0 sA0 rG0 B0 S0" -> swap sA0 and rG0: stage 0 waits for a gradient that
+  // needs the activation it has not sent yet.
+  auto l = lists(params(ScheduleKind::GPipe, 2, 1, 1));
+  ASSERT_EQ(actionsToString(l[0], true), "F0 sA0 rG0 B0 S0");
+  std::swap(l[0][1], l[0][2]);
+  auto c = checkSchedule(l, 1);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.detail.find("deadlock"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("stage 0 waits at rG0"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("stage 1 waits at rA0"), std::string::npos) << c.detail;
+}
+
+TEST(ScheduleCheck, ReportsWrongWarmUpAsDeadlock) {
+  // 1f1b P=3 N=2 with stage 1 doing no warm-up and stage 2 doing one forward of warm-up: stage 1 waits
+  // for the gradient of 0, stage 2 for the activation of 1 (sent by stage 1 only after B0).
+  std::vector<std::vector<Action>> l = {
+      stageActions(params(ScheduleKind::OneFOneB, 3, 2, 1), 0),
+      {{ActionKind::RecvAct, 0}, {ActionKind::Forward, 0}, {ActionKind::SendAct, 0}, {ActionKind::RecvGrad, 0},
+       {ActionKind::Backward, 0}, {ActionKind::SendGrad, 0}, {ActionKind::RecvAct, 1}, {ActionKind::Forward, 1},
+       {ActionKind::SendAct, 1}, {ActionKind::RecvGrad, 1}, {ActionKind::Backward, 1}, {ActionKind::SendGrad, 1},
+       {ActionKind::Step, 0}},
+      {{ActionKind::RecvAct, 0}, {ActionKind::Forward, 0}, {ActionKind::RecvAct, 1}, {ActionKind::Forward, 1},
+       {ActionKind::Backward, 0}, {ActionKind::SendGrad, 0}, {ActionKind::Backward, 1}, {ActionKind::SendGrad, 1},
+       {ActionKind::Step, 0}}};
+  auto c = checkSchedule(l, 2);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.detail.find("deadlock"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("stage 1 waits at rG0"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("stage 2 waits at rA1"), std::string::npos) << c.detail;
+}
+
+TEST(ScheduleCheck, ReportsOutOfOrderReceive) {
+  // gpipe P=2 N=2; stage 1 receives 1 before 0 while stage 0 sends 0 first.
+  auto l = lists(params(ScheduleKind::GPipe, 2, 2, 1));
+  ASSERT_EQ(actionsToString(l[1], true), "rA0 F0 rA1 F1 B1 sG1 B0 sG0 S0");
+  l[1][0].mb = 1;
+  l[1][1].mb = 1;
+  l[1][2].mb = 0;
+  l[1][3].mb = 0;
+  auto c = checkSchedule(l, 2);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.detail.find("delivers microbatch 0"), std::string::npos) << c.detail;
+}
+
+TEST(ScheduleCheck, ReportsMissingAndMisorderedWork) {
+  // Backward before forward.
+  std::vector<std::vector<Action>> l = {{{ActionKind::Backward, 0}, {ActionKind::Forward, 0}, {ActionKind::Step, 0}}};
+  auto c = checkSchedule(l, 1);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.detail.find("backward before its forward"), std::string::npos) << c.detail;
+  // A microbatch never processed.
+  l = {{{ActionKind::Forward, 0}, {ActionKind::Backward, 0}, {ActionKind::Step, 0}}};
+  c = checkSchedule(l, 2);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.detail.find("never executes F1"), std::string::npos) << c.detail;
+  // Processed twice.
+  l = {{{ActionKind::Forward, 0}, {ActionKind::Backward, 0}, {ActionKind::Forward, 0}, {ActionKind::Step, 0}}};
+  c = checkSchedule(l, 1);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.detail.find("duplicate"), std::string::npos) << c.detail;
+  // Stage 0 cannot receive an activation.
+  auto l2 = lists(params(ScheduleKind::GPipe, 2, 1, 1));
+  l2[0].insert(l2[0].begin(), Action{ActionKind::RecvAct, 0});
+  c = checkSchedule(l2, 1);
+  EXPECT_FALSE(c.ok);
+  // Step indices must count 0, 1, 2, ...
+  l = {{{ActionKind::Forward, 0}, {ActionKind::Backward, 0}, {ActionKind::Step, 1}}};
+  c = checkSchedule(l, 1);
+  EXPECT_FALSE(c.ok);
+}
+
+// ---- observed delays ----
+TEST(ScheduleDelay, HandLists) {
+  // "F0 F1 F2 B0 S0 F3 B1 S1 B2 S2 B3 S3": F2 .. B2 spans S0, S1.
+  EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeDream, 3, 2, 2, 1), 0)), 2);
+  EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeDream, 3, 2, 2, 1), 1)), 1);
+  EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeDream, 3, 2, 2, 1), 2)), 0);
+  EXPECT_EQ(maxObservedDelay({}), 0);
+}
+
+TEST(ScheduleDelay, SynchronousSchedulesHaveNone) {
+  for (auto kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB})
+    for (int P = 1; P <= 8; ++P)
+      for (int N = 1; N <= 8; ++N)
+        for (int s = 0; s < P; ++s)
+          EXPECT_EQ(maxObservedDelay(stageActions(params(kind, P, N, 4), s)), 0)
+              << scheduleName(kind) << " P=" << P << " N=" << N << " s=" << s;
+}
+
+TEST(ScheduleDelay, PipeDreamMatchesSoftware1F1B) {
+  // Update per microbatch: tau_i = P - i (1-based i) = P-1-s.
+  for (int P = 1; P <= 12; ++P)
+    for (int N = 1; N <= 4; ++N)
+      for (int s = 0; s < P; ++s)
+        EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeDream, P, N, 2 * P + 2, 1), s)), P - 1 - s)
+            << "P=" << P << " N=" << N << " s=" << s;
+}
+
+// Derivation (by hand). At stage s with w = P-1-s warm-up forwards and T >= w microbatches, the list is
+// F0..F(w-1), then pairs (F(w+k), B(k)) and the cool-down. B's come in microbatch order and Step j
+// follows B(j*u + u-1) (u = update_interval). For j >= w, F(j) comes just before B(j-w), so the backwards
+// between F(j) and B(j) are exactly B(j-w) .. B(j-1): w consecutive ones, and the steps between are the
+// multiples of u in [j-w+1, j]. A window of w consecutive integers holds floor(w/u) or ceil(w/u) of them;
+// ceil(w/u) is reached with j = w+u-1, i.e. once T >= w+u. For j < w the count is floor(j/u) <= ceil(w/u).
+// Hence, in steady state, tau_s = ceil((P-1-s)/u): pipemare (u = N) ceil((P-1-s)/N); pipedream-2bw with
+// m >= P: 1 on every stage but the last (0 there); pipedream u = 1: P-1-s.
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+TEST(ScheduleDelay, PipeMareIsCeilOfDepthOverN) {
+  for (int P = 1; P <= 16; ++P)
+    for (int N = 1; N <= 8; ++N)
+      for (int s = 0; s < P; ++s)
+        EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeMare, P, N, P + 2, N), s)),
+                  ceilDiv(P - 1 - s, N))
+            << "P=" << P << " N=" << N << " s=" << s;
+  // Literal spot values: P=8, N=3 -> stage 0: ceil(7/3)=3; stage 4: ceil(3/3)=1; stage 5: ceil(2/3)=1.
+  EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeMare, 8, 3, 10, 3), 0)), 3);
+  EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeMare, 8, 3, 10, 3), 4)), 1);
+  EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeMare, 8, 3, 10, 3), 5)), 1);
+  EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeMare, 8, 3, 10, 3), 7)), 0);
+}
+
+TEST(ScheduleDelay, AnyUpdateInterval) {
+  for (int P = 1; P <= 10; ++P)
+    for (int u = 1; u <= 6; ++u)
+      for (int s = 0; s < P; ++s)
+        EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeDream, P, 2, P + u + 2, u), s)),
+                  ceilDiv(P - 1 - s, u))
+            << "P=" << P << " u=" << u << " s=" << s;
+}
+
+TEST(ScheduleDelay, PipeDream2BWIsOne) {
+  for (int P = 1; P <= 10; ++P)
+    for (int s = 0; s < P; ++s)
+      EXPECT_EQ(maxObservedDelay(stageActions(params(ScheduleKind::PipeDream2BW, P, 4, 2 * P + 2, P), s)),
+                s < P - 1 ? 1 : 0)
+          << "P=" << P << " s=" << s;
+}
