@@ -26,6 +26,16 @@ int main(int argc, char** argv) {
   runCmd->add_option("--events", run.events, "stream the JSON event lines: stdout")->check(CLI::IsMember({"stdout"}));
   runCmd->add_flag("--quiet", run.quiet, "no progress output");
   runCmd->add_option("--db", run.db, "run store (SQLite file)");
+  runCmd->add_option("--save-state", run.saveState, "save each stage's final parameters and buffers (stage<s>.pt) here");
+
+  pm::cli::WorkerArgs worker;
+  auto* workerCmd = app.add_subcommand("worker", "one stage process of a real run (started by `run`, srun or mpirun)");
+  workerCmd->add_option("--config", worker.config, "experiment file (JSON)")->required();
+  workerCmd->add_option("--rank", worker.rank, "rank = stage index (default: $RANK)");
+  workerCmd->add_option("--world-size", worker.worldSize, "number of stages (default: $WORLD_SIZE)");
+  workerCmd->add_option("--master-addr", worker.masterAddr, "TCPStore address (default: $MASTER_ADDR or 127.0.0.1)");
+  workerCmd->add_option("--master-port", worker.masterPort, "TCPStore port (default: $MASTER_PORT)");
+  workerCmd->add_option("--save-state", worker.saveState, "save this stage's final parameters and buffers here");
 
   std::string validateFile;
   std::vector<std::string> validateSets;
@@ -76,6 +86,7 @@ int main(int argc, char** argv) {
     std::signal(SIGTERM, onSignal);
     return pm::cli::runCommand(run, &gStop);
   }
+  if (workerCmd->parsed()) return pm::cli::workerCommand(worker);
   if (validateCmd->parsed()) return pm::cli::validateCommand(validateFile, validateSets);
   if (listCmd->parsed()) return pm::cli::runsListCommand(list);
   if (showCmd->parsed()) return pm::cli::runsShowCommand(db, runId, showJson);

@@ -10,6 +10,7 @@
 #include "core/models/model_zoo.h"
 #include "core/runner/local_run.h"
 #include "core/runner/progress_printer.h"
+#include "core/runner/worker_main.h"
 #include "core/store/run_store.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
@@ -78,11 +79,12 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     LocalRunRequest req;
     req.experiment = e;
     req.runName = o.name;
+    req.saveStateDir = o.saveState;
     if (o.events == "stdout") req.extraSinks.push_back(std::make_shared<JsonLinesSink>(stdout));
     if (!o.quiet) req.extraSinks.push_back(std::make_shared<ProgressPrinter>(stderr));
-    std::fprintf(stderr, "run \"%s\": %s, %d stage(s), %d microbatch(es), %s, recording into %s\n",
+    std::fprintf(stderr, "run \"%s\": %s, %d stage(s), %d microbatch(es), %s, %s mode, recording into %s\n",
                  (o.name.empty() ? e.name : o.name).c_str(), e.model.name.c_str(), e.pipeline.stages,
-                 e.pipeline.microbatches, e.pipeline.schedule.c_str(), store.path().c_str());
+                 e.pipeline.microbatches, e.pipeline.schedule.c_str(), e.execution.mode.c_str(), store.path().c_str());
     LocalRunResult r = runLocally(store, req, stop);
     const auto& s = r.outcome.summary;
     std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
@@ -237,6 +239,17 @@ int modelsCommand(bool json) {
   } catch (const std::exception& ex) {
     return reportError(ex);
   }
+}
+
+int workerCommand(const WorkerArgs& a) {
+  WorkerOptions o;
+  o.config = a.config;
+  o.rank = a.rank;
+  o.worldSize = a.worldSize;
+  o.masterAddr = a.masterAddr;
+  o.masterPort = a.masterPort;
+  o.saveStateDir = a.saveState;
+  return workerMain(o);
 }
 
 }  // namespace pm::cli

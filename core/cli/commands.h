@@ -15,6 +15,7 @@ struct RunOptions {
   std::string name;                    // "" = experiment name
   std::string events;                  // "" | "stdout"
   bool quiet = false;                  // no progress output
+  std::string saveState;               // save each stage's final parameters and buffers here
 };
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop);
 
@@ -30,5 +31,11 @@ int runsTagCommand(const std::string& db, int64_t run, const std::vector<std::st
 int runsNoteCommand(const std::string& db, int64_t run, const std::string& note);
 int runsDeleteCommand(const std::string& db, int64_t run);
 int modelsCommand(bool json);
+
+struct WorkerArgs {
+  std::string config, masterAddr, saveState;
+  int rank = -1, worldSize = -1, masterPort = -1;
+};
+int workerCommand(const WorkerArgs& a);
 
 }  // namespace pm::cli

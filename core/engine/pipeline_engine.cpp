@@ -11,6 +11,22 @@
 
 namespace pm {
 
+Json configureThreadsAndBlas(int threads, EventSink& sink) {
+  torch::set_num_threads(threads);
+  bool blasSet = setBlasThreads(threads);
+  BlasInfo blas = loadedBlas();
+  if (blas.isReference() || blas.library.empty()) {
+    Json w = makeEvent(ev::kWarning);
+    w["message"] = blas.library.empty()
+                       ? "no BLAS library found loaded; matrix work may be slow"
+                       : "LibTorch is using the reference BLAS (" + blas.library +
+                             "), many times slower: install libopenblas0-pthread (scripts/setup.sh does)";
+    sink.emit(w);
+  }
+  return Json{{"blas", {{"library", blas.library}, {"kind", blas.kind}, {"threads_set", blasSet}}},
+              {"threads", torch::get_num_threads()}};
+}
+
 namespace {
 
 std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& units) {
@@ -83,7 +99,7 @@ Partition resolvePartition(const Experiment& e) {
   const auto& part = e.pipeline.partition;
   if (part.method == "explicit") {
     try {
-      return explicitPartition(part.boundaries, static_cast<int>(units.size()));
+      return explicitPartition(part.boundaries, static_cast<int>(units.size()), P);
     } catch (const std::invalid_argument& ex) {
       throw ConfigError("pipeline.partition.boundaries", ex.what());
     }

@@ -11,7 +11,7 @@
 
 #include "core/comm/communicator.h"
 #include "core/config/experiment.h"
-#include "core/engine/trainer.h"
+#include "core/engine/run_outcome.h"
 #include "core/events/event_sink.h"
 #include "core/pipeline/partition.h"
 

@@ -139,7 +139,7 @@ const Batch& StageWorker::microbatch(int64_t mb) {
   const int64_t k = mb / N;
   auto it = minibatchCache_.find(k);
   if (it == minibatchCache_.end()) {
-    Batch b = train_->get(plan_.minibatchIndices(k % plan_.totalSteps()));
+    Batch b = train_->get(plan_.minibatchIndices(k));
     it = minibatchCache_.emplace(k, splitMicrobatches(b, static_cast<int>(N))).first;
     if (static_cast<int64_t>(it->second.size()) != N)
       throw EngineError("stage " + std::to_string(stage_), "minibatch " + std::to_string(k) + " split into " +

@@ -14,7 +14,10 @@ struct Partition {
 };
 
 // Contiguous partition of `costs` (one per unit, >= 0) into `stages` non-empty parts minimising
-// the largest part's sum (exact, by dynamic programming; ties broken towards earlier boundaries).
+// the largest part's sum (exact, by dynamic programming; ties broken towards earlier boundaries:
+// among the optimal partitions the lexicographically smallest boundary vector, sums compared
+// within 1e-12 of the total cost).
+// Costs must be finite and >= 0 (std::invalid_argument otherwise).
 // Throws std::invalid_argument when stages < 1 or stages > costs.size().
 Partition balancedPartition(const std::vector<double>& costs, int stages);
 

@@ -67,6 +67,7 @@ struct ScheduleCheck {
   std::string detail;
   int64_t rounds = 0;  // number of global ticks (every stage advancing at most one action per tick)
 };
+// Throws std::invalid_argument on invalid parameters, like stageActions.
 ScheduleCheck checkSchedule(const ScheduleParams& p);
 
 // The same check on explicitly given lists (one per stage, P = stageLists.size()), e.g. a
@@ -85,6 +86,10 @@ std::string actionToString(const Action& a);
 // Delay tau_s observed in the list: for each backward of `mb` at stage s, the number of Step
 // actions between F(mb) and B(mb) at that stage. Returns the maximum over microbatches
 // (steady state value for long lists).
+// For the lists above (derived in tests/core/pipeline/schedule_test.cpp): gpipe/1f1b 0; the
+// asynchronous schedules ceil((P-1-s) / update_interval) once minibatches*N >= P-1-s +
+// update_interval, i.e. pipedream (1) P-1-s, pipemare (N) ceil((P-1-s)/N), pipedream-2bw with m >= P
+// 1 on every stage but the last (0 there).
 int64_t maxObservedDelay(const std::vector<Action>& actions);
 
 }  // namespace pm

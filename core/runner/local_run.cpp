@@ -2,13 +2,25 @@
 
 #include <unistd.h>
 
+#include <climits>
+
+#include "core/engine/pipeline_engine.h"
+#include "core/runner/launcher.h"
 #include "core/runner/store_recorder.h"
 #include "core/util/errors.h"
 
 namespace pm {
 
+static std::string selfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "pipemare";
+  buf[n] = 0;
+  return buf;
+}
+
 LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std::atomic<bool>* stop) {
-  const Experiment& e = req.experiment;
+  Experiment e = req.experiment;
   LocalRunResult result;
   result.runId = store.createRun(req.runName.empty() ? e.name : req.runName, experimentToJson(e).dump(), e.tags, e.notes);
   store.markRunning(result.runId, static_cast<int64_t>(getpid()));
@@ -26,8 +38,25 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   }
 
   try {
-    Trainer trainer(e, sink, stop);
-    result.outcome = trainer.run();
+    EngineOptions opts;
+    opts.saveStateDir = req.saveStateDir;
+    if (e.execution.mode == "real") {
+      // The partition is decided once, here, and handed to every worker as explicit boundaries.
+      Partition part = resolvePartition(e);
+      Json log = makeEvent(ev::kLog);
+      log["level"] = "info";
+      log["message"] = "partition (" + e.pipeline.partition.method + "): " + part.describe();
+      sink.emit(log);
+      e.pipeline.partition.method = "explicit";
+      e.pipeline.partition.boundaries.assign(part.begin.begin() + 1, part.begin.end());
+      LaunchRequest lr;
+      lr.experiment = e;
+      lr.workerBinary = req.workerBinary.empty() ? selfExe() : req.workerBinary;
+      lr.saveStateDir = req.saveStateDir;
+      result.outcome = launchWorkers(lr, sink, stop);
+    } else {
+      result.outcome = runSingleProcess(e, sink, stop, opts);
+    }
   } catch (const Error& err) {
     result.outcome = RunOutcome{"failed", err.what(), Json::object()};
     Json ev = makeEvent(ev::kError);

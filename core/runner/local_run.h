@@ -1,7 +1,8 @@
 #pragma once
-// Runs an experiment in this process and records it: creates the run row, marks it running,
-// sends the engine's events to the store (and to any extra sinks), and sets the final status
-// (finished | stopped | diverged | failed). Nothing recorded is lost on failure: the recorder is
+// Runs an experiment and records it: creates the run row, marks it running, sends the engine's
+// events to the store (and to any extra sinks), and sets the final status (finished | stopped |
+// diverged | failed). `single` mode runs in this process; `real` mode starts one worker process
+// per stage (core/runner/launcher.h). Nothing recorded is lost on failure: the recorder is
 // flushed before the status is written.
 #include <atomic>
 #include <memory>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "core/config/experiment.h"
-#include "core/engine/trainer.h"
+#include "core/engine/run_outcome.h"
 #include "core/events/event_sink.h"
 #include "core/store/run_store.h"
 
@@ -19,6 +20,8 @@ struct LocalRunRequest {
   Experiment experiment;
   std::string runName;  // "" = experiment.name
   std::vector<std::shared_ptr<EventSink>> extraSinks;  // e.g. progress printer, stdout JSON lines
+  std::string workerBinary;   // `pipemare` executable for real mode ("" = /proc/self/exe)
+  std::string saveStateDir;   // save every stage's final parameters and buffers here
 };
 
 struct LocalRunResult {
@@ -26,7 +29,7 @@ struct LocalRunResult {
   RunOutcome outcome;
 };
 
-// `stop` may be set from a signal handler or another thread to stop at the next step.
+// `stop` may be set from a signal handler or another thread to stop the run.
 LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std::atomic<bool>* stop);
 
 }  // namespace pm

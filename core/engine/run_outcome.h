@@ -1,0 +1,19 @@
+#pragma once
+// How a run (or one stage of it) ended, and the thread/BLAS set-up every engine entry point does.
+#include <string>
+
+#include "core/events/event_sink.h"
+
+namespace pm {
+
+struct RunOutcome {
+  std::string status;   // finished | stopped | diverged | failed
+  std::string message;
+  Json summary;         // final/best metrics, samples, wall_s, samples_per_s, per-stage figures
+};
+
+// Applies the configured threads to LibTorch (intra-op) and BLAS, and reports the loaded BLAS:
+// returns the fields for run_started; emits a warning event when it is the reference BLAS.
+Json configureThreadsAndBlas(int threads, EventSink& sink);
+
+}  // namespace pm

@@ -1,0 +1,29 @@
+#pragma once
+// Starts the stage processes of a `real` run (`pipemare worker`, one per rank, argument vectors,
+// never a shell), merges their event streams into one sink, watches them, and decides the run's
+// outcome. A worker that dies ends the others within seconds (SIGTERM, then SIGKILL) and fails the
+// run with a message naming its stage, rank and signal; `stop` ends all workers (status stopped).
+// Workers end themselves when the launcher dies (parent-death signal).
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment.h"
+#include "core/engine/run_outcome.h"
+#include "core/events/event_sink.h"
+
+namespace pm {
+
+struct LaunchRequest {
+  Experiment experiment;        // partition already resolved (explicit boundaries)
+  std::string workerBinary;     // path of the `pipemare` executable
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 0;           // 0 = pick a free port
+  std::vector<int> localRanks;  // ranks started here; empty = all
+  std::string saveStateDir;     // forwarded to workers (--save-state)
+  double killGraceS = 3.0;      // SIGTERM -> SIGKILL delay
+};
+
+RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::atomic<bool>* stop);
+
+}  // namespace pm

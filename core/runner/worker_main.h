@@ -1,0 +1,21 @@
+#pragma once
+// `pipemare worker`: one stage process of a real run. Reads the experiment from --config, joins
+// the c10d group (flags, or the torchrun-style RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT
+// environment), runs its stage, and writes its events as JSON lines on stdout, ending with a
+// `stage_finished` event. Exits 0 when its stage finished or diverged, 1 on failure, 2 on bad
+// input. Ends itself when its parent (the launcher) dies.
+#include <string>
+
+namespace pm {
+
+struct WorkerOptions {
+  std::string config;
+  int rank = -1, worldSize = -1;   // -1: from RANK / WORLD_SIZE
+  std::string masterAddr;          // "": MASTER_ADDR or 127.0.0.1
+  int masterPort = -1;             // -1: MASTER_PORT
+  std::string saveStateDir;
+};
+
+int workerMain(const WorkerOptions& o);
+
+}  // namespace pm

@@ -1,0 +1,273 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/engine/batch_source.h"
+#include "core/engine/optimizer_factory.h"
+#include "core/engine/pipeline_engine.h"
+#include "core/engine/training_plan.h"
+#include "core/models/model_zoo.h"
+#include "core/runner/local_run.h"
+#include "core/store/run_store.h"
+
+using namespace pm;
+namespace fs = std::filesystem;
+
+namespace {
+
+Experiment tinyExperiment(const std::string& model = "mlp") {
+  Experiment e;
+  e.name = "tiny";
+  e.model.name = model;
+  e.data.dataset = "synthetic";
+  e.data.synthetic_samples = 256;
+  e.data.batch_size = 32;
+  e.pipeline.microbatches = 1;
+  e.optimizer.lr = 0.05;
+  e.optimizer.momentum = 0.9;
+  e.training.steps = 16;
+  e.training.log_interval = 4;
+  e.training.seed = 3;
+  return e;
+}
+
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    dir = fs::temp_directory_path() / ("pm_engine_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~TempDir() { fs::remove_all(dir); }
+  std::string db() const { return (dir / "runs.db").string(); }
+};
+
+// Non-pipelined reference: the whole model, gradient accumulation over the same N microbatches
+// of the same minibatches, one optimizer step per minibatch.
+std::vector<torch::Tensor> referenceTraining(const Experiment& e) {
+  auto train = makeBatchSource(e, true);
+  TrainingPlan plan(e, train->size());
+  auto units = buildModel(e.model.name, e.training.seed);
+  auto model = makeStage(units, 0, static_cast<int>(units.size()));
+  model->train();
+  auto opt = makeOptimizer(e.optimizer, model->parameters());
+  for (int64_t k = 0; k < plan.totalSteps(); ++k) {
+    Batch b = train->get(plan.minibatchIndices(k));
+    opt->zero_grad();
+    for (const auto& mb : splitMicrobatches(b, plan.microbatches()))
+      (computeLoss(model->forward(mb.x), mb.y, train->task()) * (static_cast<double>(mb.size()) / static_cast<double>(b.size())))
+          .backward();
+    opt->step();
+  }
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->named_parameters()) out.push_back(p.value().detach().clone());
+  for (const auto& p : model->named_buffers()) out.push_back(p.value().detach().clone());
+  return out;
+}
+
+// Stage states saved by the engine, loaded back in stage order (parameters, then buffers, per stage).
+std::vector<std::vector<torch::Tensor>> loadStages(const fs::path& dir, int stages) {
+  std::vector<std::vector<torch::Tensor>> out;
+  for (int s = 0; s < stages; ++s) {
+    std::vector<torch::Tensor> t;
+    torch::load(t, (dir / ("stage" + std::to_string(s) + ".pt")).string());
+    out.push_back(t);
+  }
+  return out;
+}
+
+// Splits the reference state (whole model) the same way: per stage, its units' parameters then buffers.
+void expectSameWeights(const Experiment& e, const std::vector<std::vector<torch::Tensor>>& stages,
+                       const Partition& part, double rtol) {
+  auto ref = referenceTraining(e);
+  auto units = buildModel(e.model.name, e.training.seed);
+  // Reference order: all parameters (unit order), then all buffers (unit order).
+  std::vector<int64_t> paramsPerUnit, buffersPerUnit;
+  for (const auto& u : units) {
+    paramsPerUnit.push_back(static_cast<int64_t>(u.module.ptr()->parameters().size()));
+    buffersPerUnit.push_back(static_cast<int64_t>(u.module.ptr()->buffers().size()));
+  }
+  int64_t totalParams = 0;
+  for (auto n : paramsPerUnit) totalParams += n;
+  int64_t pOff = 0, bOff = totalParams;
+  for (int s = 0; s < part.stages(); ++s) {
+    size_t i = 0;
+    for (int u = part.begin[s]; u < part.end[s]; ++u)
+      for (int64_t k = 0; k < paramsPerUnit[u]; ++k, ++i, ++pOff) {
+        ASSERT_LT(i, stages[s].size());
+        EXPECT_TRUE(torch::allclose(stages[s][i], ref[pOff], rtol, 1e-6)) << "stage " << s << " parameter " << i
+                                                                           << " max diff " << (stages[s][i] - ref[pOff]).abs().max().item<double>();
+      }
+    for (int u = part.begin[s]; u < part.end[s]; ++u)
+      for (int64_t k = 0; k < buffersPerUnit[u]; ++k, ++i, ++bOff)
+        EXPECT_TRUE(torch::allclose(stages[s][i].to(torch::kDouble), ref[bOff].to(torch::kDouble), rtol, 1e-6))
+            << "stage " << s << " buffer " << i;
+  }
+}
+
+}  // namespace
+
+TEST(PipelineEngine, SingleStageEmitsTheEventStreamAndLearns) {
+  MemorySink sink;
+  Experiment e = tinyExperiment();
+  e.training.steps = 40;
+  RunOutcome out = runSingleProcess(e, sink, nullptr);
+  EXPECT_EQ(out.status, "finished");
+  ASSERT_EQ(sink.ofType(ev::kRunStarted).size(), 1u);
+  auto steps = sink.ofType(ev::kStep);
+  ASSERT_EQ(steps.size(), 10u);  // every 4 of 40 steps
+  EXPECT_EQ(steps.back()["step"], 40);
+  EXPECT_LT(steps.back()["loss"].get<double>(), steps.front()["loss"].get<double>());
+  auto evals = sink.ofType(ev::kEval);
+  ASSERT_GE(evals.size(), 1u);
+  EXPECT_GT(evals.back()["accuracy"].get<double>(), 0.3);  // 10 classes: chance is 0.1
+  auto stages = sink.ofType(ev::kStage);
+  ASSERT_FALSE(stages.empty());
+  EXPECT_EQ(stages.back()["memory"]["weights"].get<int64_t>(), 669706 * 4);
+  EXPECT_EQ(stages.back()["memory"]["optimizer"].get<int64_t>(), 669706 * 4);  // momentum buffers
+  EXPECT_GT(stages.back()["utilization"].get<double>(), 0.0);
+  EXPECT_LE(stages.back()["utilization"].get<double>(), 1.0);
+  EXPECT_FALSE(sink.ofType(ev::kTrace).empty());
+}
+
+// gpipe and 1f1b with P = 2 and 3 (single-process) give the same weights as non-pipelined
+// training with gradient accumulation over the same microbatches (the cnn has BatchNorm).
+TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    for (int P : {2, 3}) {
+      TempDir tmp;
+      Experiment e = tinyExperiment("cnn");
+      e.data.synthetic_samples = 96;
+      e.data.batch_size = 16;
+      e.pipeline.microbatches = 4;
+      e.pipeline.stages = P;
+      e.pipeline.schedule = schedule;
+      e.training.steps = 4;
+      e.training.eval_interval = 2;
+      MemorySink sink;
+      EngineOptions opts;
+      opts.saveStateDir = tmp.dir.string();
+      RunOutcome out = runSingleProcess(e, sink, nullptr, opts);
+      ASSERT_EQ(out.status, "finished") << out.message;
+      SCOPED_TRACE(std::string(schedule) + " P=" + std::to_string(P));
+      expectSameWeights(e, loadStages(tmp.dir, P), resolvePartition(e), 1e-5);
+    }
+  }
+}
+
+TEST(PipelineEngine, GPipeWithRecomputeMatchesAndKeepsBatchNormStatisticsSingle) {
+  TempDir tmp;
+  Experiment e = tinyExperiment("cnn");
+  e.data.synthetic_samples = 64;
+  e.data.batch_size = 16;
+  e.pipeline.microbatches = 4;
+  e.pipeline.stages = 2;
+  e.pipeline.recompute = true;
+  e.training.steps = 3;
+  MemorySink sink;
+  EngineOptions opts;
+  opts.saveStateDir = tmp.dir.string();
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr, opts).status, "finished");
+  // Running statistics equal the reference's: the recomputed forward did not update them again.
+  expectSameWeights(e, loadStages(tmp.dir, 2), resolvePartition(e), 1e-5);
+}
+
+TEST(PipelineEngine, DivergenceGuardStopsTheRun) {
+  MemorySink sink;
+  Experiment e = tinyExperiment();
+  e.optimizer.lr = 10.0;
+  e.training.divergence_guard.max_loss = 50;
+  RunOutcome out = runSingleProcess(e, sink, nullptr);
+  EXPECT_EQ(out.status, "diverged");
+  EXPECT_NE(out.message.find("step"), std::string::npos);
+  EXPECT_FALSE(sink.ofType(ev::kStep).empty());  // the curve up to the divergence is kept
+}
+
+TEST(PipelineEngine, StopFlagStopsTheRun) {
+  MemorySink sink;
+  std::atomic<bool> stop{true};
+  RunOutcome out = runSingleProcess(tinyExperiment(), sink, &stop);
+  EXPECT_EQ(out.status, "stopped");
+  EXPECT_TRUE(sink.ofType(ev::kStep).empty());
+}
+
+// Every P <= 8 and N <= 16 runs to the end in single-process mode (no deadlock), for both
+// synchronous schedules, on resnet20 (11 units).
+TEST(PipelineEngine, NoDeadlockForSmallPipelines) {
+  for (const char* schedule : {"gpipe", "1f1b"})
+    for (int P = 1; P <= 8; ++P)
+      for (int N : {1, 2, 3, 5, 8, 16}) {
+        Experiment e = tinyExperiment("resnet20");
+        e.data.synthetic_samples = 16;
+        e.data.batch_size = 16;
+        e.pipeline.stages = P;
+        e.pipeline.microbatches = N;
+        e.pipeline.schedule = schedule;
+        e.training.steps = 2;
+        e.training.trace_steps = 0;
+        e.data.eval_limit = 4;
+        MemorySink sink;
+        RunOutcome out = runSingleProcess(e, sink, nullptr);
+        EXPECT_EQ(out.status, "finished") << schedule << " P=" << P << " N=" << N << ": " << out.message;
+        EXPECT_EQ(sink.ofType(ev::kEval).size(), 1u) << schedule << " P=" << P << " N=" << N;
+      }
+}
+
+TEST(PipelineEngine, StageEventsReportMemoryPerStage) {
+  MemorySink sink;
+  Experiment e = tinyExperiment("cnn");
+  e.pipeline.stages = 3;
+  e.pipeline.microbatches = 4;
+  e.pipeline.schedule = "1f1b";
+  e.training.steps = 4;
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  auto part = resolvePartition(e);
+  auto units = buildModel("cnn", e.training.seed);
+  std::map<int, int64_t> weightsByStage;
+  for (const auto& ev : sink.ofType(ev::kStage)) weightsByStage[ev["stage"].get<int>()] = ev["memory"]["weights"].get<int64_t>();
+  ASSERT_EQ(weightsByStage.size(), 3u);
+  for (int s = 0; s < 3; ++s) {
+    auto stage = makeStage(units, part.begin[s], part.end[s]);
+    EXPECT_EQ(weightsByStage[s], moduleWeightBytes(*stage)) << "stage " << s;
+  }
+}
+
+TEST(LocalRun, RecordsTheRunAndItsMetricsInTheStore) {
+  TempDir tmp;
+  RunStore store(tmp.db());
+  LocalRunRequest req;
+  req.experiment = tinyExperiment();
+  req.runName = "slice \"quoted\" ✓";
+  LocalRunResult r = runLocally(store, req, nullptr);
+  EXPECT_EQ(r.outcome.status, "finished");
+  RunStore reader(tmp.db());
+  auto rec = reader.getRun(r.runId);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->name, "slice \"quoted\" ✓");
+  EXPECT_EQ(rec->status, "finished");
+  EXPECT_EQ(rec->model, "mlp");
+  EXPECT_GT(rec->finished_at, 0);
+  auto loss = reader.loadMetric(r.runId, "train/loss");
+  ASSERT_EQ(loss.size(), 4u);
+  EXPECT_EQ(loss.back().step, 16);
+  EXPECT_FALSE(reader.loadMetric(r.runId, "eval/accuracy").empty());
+  EXPECT_FALSE(reader.loadStageMetric(r.runId, "utilization").empty());
+  EXPECT_FALSE(reader.loadStageMetric(r.runId, "mem/weights").empty());
+  EXPECT_FALSE(reader.loadTrace(r.runId).empty());
+}
+
+TEST(LocalRun, AFailingRunIsRecordedAsFailedWithItsMessage) {
+  TempDir tmp;
+  RunStore store(tmp.db());
+  LocalRunRequest req;
+  req.experiment = tinyExperiment();
+  req.experiment.data.dataset = "fashion-mnist";
+  req.experiment.data.path = (tmp.dir / "no-such-dir").string();
+  LocalRunResult r = runLocally(store, req, nullptr);
+  EXPECT_EQ(r.outcome.status, "failed");
+  auto rec = store.getRun(r.runId);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->status, "failed");
+  EXPECT_NE(rec->status_message.find("no-such-dir"), std::string::npos) << rec->status_message;
+}
