@@ -1,6 +1,7 @@
 #include "core/engine/stage_worker.h"
 
 #include <cmath>
+#include <functional>
 
 #include "core/engine/lr_schedule.h"
 #include "core/engine/optimizer_factory.h"
@@ -28,21 +29,36 @@ bool isWait(ActionKind k) {
   return k == ActionKind::RecvAct || k == ActionKind::RecvGrad || k == ActionKind::SendAct || k == ActionKind::SendGrad;
 }
 
-// Buffers (BatchNorm running statistics) are snapshotted around a recomputed forward so that
-// recomputation never updates them a second time.
-struct BufferSnapshot {
-  std::vector<torch::Tensor> live, saved;
-  explicit BufferSnapshot(torch::nn::Module& m) {
-    torch::NoGradGuard ng;
-    for (auto& b : m.buffers()) {
-      live.push_back(b);
-      saved.push_back(b.clone());
+// While a stage's forward is recomputed for its backward, BatchNorm layers must not update their
+// running statistics a second time: their momentum is set to 0 (running = running * 1 + 0) and
+// num_batches_tracked is put back afterwards. (Restoring the statistics by copying would modify
+// tensors the autograd graph saved.)
+class RecomputeGuard {
+ public:
+  explicit RecomputeGuard(torch::nn::Module& m) {
+    for (auto& mod : m.modules(/*include_self=*/true)) {
+      if (auto* bn = dynamic_cast<torch::nn::BatchNorm2dImpl*>(mod.get())) hold(bn);
+      else if (auto* bn1 = dynamic_cast<torch::nn::BatchNorm1dImpl*>(mod.get())) hold(bn1);
     }
   }
-  void restore() {
+  ~RecomputeGuard() {
     torch::NoGradGuard ng;
-    for (size_t i = 0; i < live.size(); ++i) live[i].copy_(saved[i]);
+    for (auto& r : restores_) r();
   }
+
+ private:
+  template <class BN>
+  void hold(BN* bn) {
+    if (!bn->options.track_running_stats()) return;
+    auto momentum = bn->options.momentum();
+    auto tracked = bn->num_batches_tracked.clone();
+    bn->options.momentum(0.0);
+    restores_.push_back([bn, momentum, tracked] {
+      bn->options.momentum(momentum);
+      bn->num_batches_tracked.copy_(tracked);
+    });
+  }
+  std::vector<std::function<void()>> restores_;
 };
 
 }  // namespace
@@ -59,7 +75,7 @@ StageWorker::StageWorker(StageSetup s)
       eval_(std::move(s.eval)),
       comm_(s.comm),
       sink_(s.sink),
-      plan_(e_, s.train ? s.train->size() : 0),
+      plan_(e_, train_ ? train_->size() : 0),
       runStart_(s.runStart),
       mode_(s.mode),
       recompute_(e_.pipeline.recompute) {
@@ -241,9 +257,10 @@ void StageWorker::backward(int64_t mb) {
   inflight_.erase(it);
   torch::Tensor out = f.output;
   if (recompute_) {
-    BufferSnapshot snap(*module_);
-    out = runModule(f.input);
-    snap.restore();
+    {
+      RecomputeGuard guard(*module_);
+      out = runModule(f.input);
+    }
     if (last_) out = computeLoss(out, f.target, train_->task()) * f.scale;
   }
   if (last_) {

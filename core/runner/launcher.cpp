@@ -36,7 +36,7 @@ struct Worker {
 };
 
 std::string signalName(int sig) {
-  const char* s = strsigname(sig);
+  const char* s = sigabbrev_np(sig);
   return std::string("signal ") + std::to_string(sig) + (s ? std::string(" (SIG") + s + ")" : std::string());
 }
 

@@ -92,12 +92,14 @@ Experiment everythingSet() {
   e.training.steps = 300;
   e.training.eval_interval = 25;
   e.training.log_interval = 3;
+  e.training.trace_steps = -1;
   e.training.seed = 1234567890123ULL;
   e.training.divergence_guard.enabled = false;
   e.training.divergence_guard.max_loss = 50;
   e.execution.mode = "real";
   e.execution.backend = "nccl";
   e.execution.threads_per_stage = 4;
+  e.execution.timeout_s = 15;
   e.execution.devices = {"cuda:0", "cuda:1", "cuda:2"};
   return e;
 }
@@ -170,9 +172,9 @@ TEST(Experiment, ToJsonHasEveryField) {
       "optimizer.lr", "optimizer.momentum", "optimizer.nesterov", "optimizer.weight_decay", "optimizer.beta1",
       "optimizer.beta2", "optimizer.eps", "optimizer.schedule.name", "optimizer.schedule.warmup_steps",
       "optimizer.schedule.step_size", "optimizer.schedule.gamma", "optimizer.schedule.min_lr", "training.epochs",
-      "training.steps", "training.eval_interval", "training.log_interval", "training.seed",
+      "training.steps", "training.eval_interval", "training.log_interval", "training.trace_steps", "training.seed",
       "training.divergence_guard.enabled", "training.divergence_guard.max_loss", "execution.mode",
-      "execution.backend", "execution.threads_per_stage", "execution.devices"};
+      "execution.backend", "execution.threads_per_stage", "execution.timeout_s", "execution.devices"};
   EXPECT_EQ(got, want);
 }
 

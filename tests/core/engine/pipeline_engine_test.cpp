@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/engine/batch_source.h"
+#include "core/engine/memory_accounting.h"
 #include "core/engine/optimizer_factory.h"
 #include "core/engine/pipeline_engine.h"
 #include "core/engine/training_plan.h"
@@ -210,7 +211,7 @@ TEST(PipelineEngine, NoDeadlockForSmallPipelines) {
         MemorySink sink;
         RunOutcome out = runSingleProcess(e, sink, nullptr);
         EXPECT_EQ(out.status, "finished") << schedule << " P=" << P << " N=" << N << ": " << out.message;
-        EXPECT_EQ(sink.ofType(ev::kEval).size(), 1u) << schedule << " P=" << P << " N=" << N;
+        EXPECT_EQ(sink.ofType(ev::kEval).size(), 2u) << schedule << " P=" << P << " N=" << N;
       }
 }
 
