@@ -331,12 +331,17 @@ void StageWorker::minibatchDone(int64_t k) {
     st["wait_s"] = winWait_;
     st["idle_s"] = std::max(0.0, wall - winCompute_ - winWait_);
     st["utilization"] = std::min(1.0, winCompute_ / wall);
-    st["memory"] = mem_.toJson();
+    // Activations: the peak of the in-flight bytes over the window (at a minibatch boundary
+    // nothing is in flight, so the current value would always read 0).
+    StageMemory reported = mem_;
+    reported.activations = std::max(winPeakActivations_, mem_.activations);
+    st["memory"] = reported.toJson();
     st["rss"] = processRssBytes();
     st["inflight_max"] = maxInflight_;
     st["lr"] = lastLr_;
     sink_->emit(st);
     winCompute_ = winWait_ = 0;
+    winPeakActivations_ = 0;
     winStart_ = now;
     winSamples_ = 0;
   }
@@ -429,6 +434,7 @@ void StageWorker::updateMemory() {
   mem_.optimizer = optimizerStateBytes(*optimizer_);
   mem_.activations = activationBytes();
   mem_.peak = std::max(mem_.peak, mem_.total());
+  winPeakActivations_ = std::max(winPeakActivations_, mem_.activations);
 }
 
 Json StageWorker::summary() const {

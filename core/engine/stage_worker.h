@@ -130,6 +130,7 @@ class StageWorker {
   int64_t winSamples_ = 0, samples_ = 0;
   StageMemory mem_;
   int64_t maxInflight_ = 0;
+  int64_t winPeakActivations_ = 0;
   double lastLoss_ = NAN, lastEvalLoss_ = NAN, lastAccuracy_ = NAN, bestAccuracy_ = NAN;
   double lastLr_ = 0;
   bool diverged_ = false;

@@ -20,7 +20,13 @@ void ProgressPrinter::emit(const Json& e) {
     if (barShown_) std::fputc('\n', out_);
     barShown_ = false;
   };
-  if (type == ev::kStep) {
+  if (type == ev::kRunStarted) {
+    endBar();
+    std::string blas = e.contains("blas") ? e["blas"].value("kind", std::string("?")) : std::string("?");
+    std::fprintf(out_, "partition: %s; BLAS: %s; %d thread(s) per stage; %lld steps\n",
+                 e.value("partition_text", std::string("?")).c_str(), blas.c_str(), e.value("threads", 0),
+                 static_cast<long long>(e.value("total_steps", int64_t{0})));
+  } else if (type == ev::kStep) {
     if (e.contains("loss") && e["loss"].is_number()) lastLoss_ = e["loss"].get<double>();
     if (e.contains("samples_per_s") && e["samples_per_s"].is_number()) lastThroughput_ = e["samples_per_s"].get<double>();
   } else if (type == ev::kProgress) {

@@ -26,6 +26,8 @@ void StoreRecorder::record(const Json& e) {
   if (type == ev::kRunStarted) {
     runStart_ = t;
     store_.appendLog(run_, t, "info", "run started on " + e.value("host", std::string("?")));
+    if (e.contains("partition_text"))
+      store_.appendLog(run_, t, "info", "partition: " + e.value("partition_text", std::string()));
     if (e.contains("blas"))
       store_.appendLog(run_, t, "info", "BLAS: " + e["blas"].value("kind", std::string("?")) + " (" +
                                             e["blas"].value("library", std::string("")) + ")");
@@ -58,6 +60,10 @@ void StoreRecorder::record(const Json& e) {
     if (e.contains("place") && e["place"].is_string() && !e["place"].get<std::string>().empty())
       msg = e["place"].get<std::string>() + ": " + msg;
     store_.appendLog(run_, t, "error", msg);
+  } else if (type == "stage_finished") {
+    store_.appendLog(run_, t, e.value("status", std::string()) == "failed" ? "error" : "info",
+                     "stage " + std::to_string(e.value("stage", -1)) + " " + e.value("status", std::string()) +
+                         (e.value("message", std::string()).empty() ? "" : ": " + e.value("message", std::string())));
   } else if (type == ev::kRunFinished) {
     if (e.contains("summary") && e["summary"].is_object()) {
       store_.appendLog(run_, t, "info", "summary " + e["summary"].dump());
