@@ -1,0 +1,132 @@
+// A `real` run (one process per stage over Gloo on 127.0.0.1) and the `single` run of the same
+// experiment produce the same weights: each stage's action sequence fixes its numerics.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/store/run_store.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int runCmd(const std::string& cmd, std::string* out = nullptr) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  std::array<char, 4096> buf{};
+  size_t n;
+  std::string text;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) text.append(buf.data(), n);
+  int st = pclose(p);
+  if (out) *out = text;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+class RealMode : public ::testing::TestWithParam<std::tuple<std::string, int>> {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pm_real_" + std::to_string(getpid()) + "_" +
+                                        std::to_string(std::hash<std::string>{}(
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name())));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+std::vector<torch::Tensor> load(const fs::path& file) {
+  std::vector<torch::Tensor> t;
+  torch::load(t, file.string());
+  return t;
+}
+
+}  // namespace
+
+TEST_P(RealMode, SameWeightsAsSingleProcess) {
+  const auto [schedule, P] = GetParam();
+  const std::string bin = std::string(PIPEMARE_BIN_DIR) + "/pipemare";
+  const std::string exp = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/tiny-synthetic.json";
+  const std::string db = (dir_ / "runs.db").string();
+  const std::string common = " --db " + db + " --quiet --set model.name=cnn --set pipeline.stages=" + std::to_string(P) +
+                             " --set pipeline.microbatches=4 --set pipeline.schedule=" + schedule +
+                             " --set training.steps=5 --set execution.timeout_s=30";
+  std::string out;
+  ASSERT_EQ(runCmd(bin + " run " + exp + common + " --set execution.mode=single --save-state " + (dir_ / "single").string(), &out), 0) << out;
+  ASSERT_EQ(runCmd(bin + " run " + exp + common + " --set execution.mode=real --save-state " + (dir_ / "real").string(), &out), 0) << out;
+  for (int s = 0; s < P; ++s) {
+    const std::string f = "stage" + std::to_string(s) + ".pt";
+    auto a = load(dir_ / "single" / f), b = load(dir_ / "real" / f);
+    ASSERT_EQ(a.size(), b.size());
+    ASSERT_FALSE(a.empty());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_TRUE(torch::equal(a[i], b[i])) << "stage " << s << " tensor " << i << " max diff "
+                                            << (a[i].to(torch::kDouble) - b[i].to(torch::kDouble)).abs().max().item<double>();
+  }
+  pm::RunStore store(db);
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  for (const auto& r : runs) EXPECT_EQ(r.status, "finished") << r.status_message;
+  // The real run recorded per-stage metrics of every rank and the last stage's loss curve.
+  const int64_t real = runs[0].id;  // newest first
+  std::set<int> stages;
+  for (const auto& p : store.loadStageMetric(real, "utilization")) stages.insert(p.stage);
+  EXPECT_EQ(static_cast<int>(stages.size()), P);
+  EXPECT_FALSE(store.loadMetric(real, "train/loss").empty());
+  EXPECT_FALSE(store.loadTrace(real).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(GPipeAnd1F1B, RealMode,
+                         ::testing::Values(std::make_tuple(std::string("gpipe"), 2), std::make_tuple(std::string("gpipe"), 3),
+                                           std::make_tuple(std::string("1f1b"), 2), std::make_tuple(std::string("1f1b"), 3)));
+
+// A worker that dies ends the run within seconds: status failed, naming the stage and signal.
+TEST(RealModeFailure, KilledWorkerFailsTheRunWithoutHanging) {
+  const fs::path dir = fs::temp_directory_path() / ("pm_realkill_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string bin = std::string(PIPEMARE_BIN_DIR) + "/pipemare";
+  const std::string exp = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/tiny-synthetic.json";
+  const std::string db = (dir / "runs.db").string();
+  // Start a long run in the background, then kill -9 the stage-1 worker once it is running.
+  const std::string cmd = bin + " run " + exp + " --db " + db +
+                          " --quiet --set model.name=cnn --set pipeline.stages=2 --set pipeline.microbatches=4"
+                          " --set execution.mode=real --set training.steps=100000 --set execution.timeout_s=30";
+  const auto t0 = std::chrono::steady_clock::now();
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  // Wait for the worker to appear.
+  std::string pid;
+  for (int i = 0; i < 200 && pid.empty(); ++i) {
+    usleep(100 * 1000);
+    std::string o;
+    runCmd("pgrep -f -- '[-]-rank 1 --world-size 2' | head -1", &o);
+    if (!o.empty() && isdigit(static_cast<unsigned char>(o[0]))) pid = o.substr(0, o.find('\n'));
+  }
+  ASSERT_FALSE(pid.empty()) << "worker never started";
+  sleep(2);  // let it record some steps
+  const auto killedAt = std::chrono::steady_clock::now();
+  ::kill(std::stoi(pid), SIGKILL);
+  std::array<char, 4096> buf{};
+  std::string text;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) text.append(buf.data(), n);
+  pclose(p);
+  const double afterKill = std::chrono::duration<double>(std::chrono::steady_clock::now() - killedAt).count();
+  EXPECT_LT(afterKill, 10.0) << text;
+  pm::RunStore store(db);
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "failed");
+  EXPECT_NE(runs[0].status_message.find("stage 1"), std::string::npos) << runs[0].status_message;
+  EXPECT_NE(runs[0].status_message.find("SIGKILL"), std::string::npos) << runs[0].status_message;
+  EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());  // what was recorded stays
+  (void)t0;
+  fs::remove_all(dir);
+}
