@@ -80,6 +80,14 @@ StageWorker::StageWorker(StageSetup s)
       mode_(s.mode),
       recompute_(e_.pipeline.recompute) {
   module_ = makeStage(s.units, partition_.begin[static_cast<size_t>(stage_)], partition_.end[static_cast<size_t>(stage_)]);
+  const auto& devices = e_.execution.devices;
+  const std::string dev = devices.empty() ? "cpu" : devices[devices.size() == 1 ? 0 : static_cast<size_t>(stage_)];
+  if (dev != "cpu") {
+    if (!torch::cuda::is_available())
+      throw ConfigError("execution.devices", "device \"" + dev + "\" requested, but this LibTorch has no CUDA (or no GPU is visible)");
+    device_ = torch::Device(dev);
+    module_->to(device_);
+  }
   module_->train();
   optimizer_ = makeOptimizer(e_.optimizer, module_->parameters());
   evalBatchSize_ = std::max<int64_t>(e_.data.batch_size, 256);
@@ -206,11 +214,11 @@ void StageWorker::forward(int64_t mb) {
   torch::Tensor x;
   const int64_t N = plan_.microbatches();
   if (first_) {
-    x = microbatch(mb).x;
+    x = microbatch(mb).x.to(device_);
   } else {
     auto it = received_.find(mb);
     if (it == received_.end()) throw EngineError("stage " + std::to_string(stage_), "forward of microbatch " + std::to_string(mb) + " before its activation arrived");
-    x = it->second;
+    x = it->second.to(device_);
     received_.erase(it);
     if (x.is_floating_point()) x.requires_grad_(true);
   }
@@ -218,7 +226,7 @@ void StageWorker::forward(int64_t mb) {
   double mbSize = static_cast<double>(x.size(0));
   if (last_) {
     const Batch& b = microbatch(mb);
-    f.target = b.y;
+    f.target = b.y.to(device_);
     int64_t kSamples = 0;
     for (const auto& m : minibatchCache_.at(mb / N)) kSamples += m.size();
     f.scale = mbSize / static_cast<double>(kSamples);
@@ -268,7 +276,7 @@ void StageWorker::backward(int64_t mb) {
   } else {
     auto g = gradsIn_.find(mb);
     if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
-    out.backward(g->second);
+    out.backward(g->second.to(device_));
     gradsIn_.erase(g);
   }
   if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
@@ -359,10 +367,10 @@ void StageWorker::evalBatch(int64_t b) {
   Batch batch;
   if (first_ || last_) batch = eval_->get(idx);
   if (first_) {
-    x = batch.x;
+    x = batch.x.to(device_);
   } else {
     const double w0 = monotonicSeconds();
-    x = comm_->recv(stage_ - 1, kTagEval);
+    x = comm_->recv(stage_ - 1, kTagEval).to(device_);
     waited = monotonicSeconds() - w0;
   }
   torch::Tensor out = runModule(x);
@@ -373,8 +381,9 @@ void StageWorker::evalBatch(int64_t b) {
       evalLoss_ = 0;
       evalCorrect_ = evalPredictions_ = evalSamples_ = 0;
     }
-    evalLoss_ += computeLoss(out, batch.y, eval_->task()).item<double>() * static_cast<double>(batch.size());
-    evalCorrect_ += countCorrect(out, batch.y, eval_->task());
+    const torch::Tensor y = batch.y.to(device_);
+    evalLoss_ += computeLoss(out, y, eval_->task()).item<double>() * static_cast<double>(batch.size());
+    evalCorrect_ += countCorrect(out, y, eval_->task());
     evalPredictions_ += batch.y.numel();
     evalSamples_ += batch.size();
     if (b == evalBatches_ - 1) {
@@ -451,8 +460,8 @@ Json StageWorker::summary() const {
 
 std::vector<torch::Tensor> StageWorker::stateTensors() const {
   std::vector<torch::Tensor> out;
-  for (const auto& p : module_->named_parameters()) out.push_back(p.value().detach().clone());
-  for (const auto& b : module_->named_buffers()) out.push_back(b.value().detach().clone());
+  for (const auto& p : module_->named_parameters()) out.push_back(p.value().detach().cpu().clone());
+  for (const auto& b : module_->named_buffers()) out.push_back(b.value().detach().cpu().clone());
   return out;
 }
 

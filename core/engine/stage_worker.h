@@ -95,6 +95,7 @@ class StageWorker {
   bool first_, last_;
   ScheduleKind schedule_;
   Partition partition_;
+  torch::Device device_{torch::kCPU};  // execution.devices[stage] (or [0] for all)
   torch::nn::Sequential module_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::shared_ptr<const BatchSource> train_, eval_;
