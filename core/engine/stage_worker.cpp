@@ -89,7 +89,8 @@ StageWorker::StageWorker(StageSetup s)
     module_->to(device_);
   }
   module_->train();
-  optimizer_ = makeOptimizer(e_.optimizer, module_->parameters());
+  params_ = module_->parameters();
+  optimizer_ = makeOptimizer(e_.optimizer, params_);
   evalBatchSize_ = std::max<int64_t>(e_.data.batch_size, 256);
   if (eval_) evalBatches_ = (eval_->size() + evalBatchSize_ - 1) / evalBatchSize_;
   buildOps();
@@ -106,8 +107,29 @@ void StageWorker::buildOps() {
   p.microbatches = plan_.microbatches();
   p.minibatches = plan_.totalSteps();
   p.update_interval = schedule_ == ScheduleKind::PipeMare ? plan_.microbatches() : std::max(1, e_.pipeline.update_interval);
-  const std::vector<Action> acts = stageActions(p, stage_);
+  asyncSchedule_ = isAsynchronous(schedule_);
+  if (schedule_ == ScheduleKind::PipeMare && e_.pipemare.warmup_epochs > 0)
+    warmupMinibatches_ = std::min(plan_.totalSteps(), static_cast<int64_t>(std::llround(e_.pipemare.warmup_epochs *
+                                                                                         static_cast<double>(plan_.stepsPerEpoch()))));
+  const ScheduleKind warmupKind = e_.pipemare.warmup_schedule == "1f1b" ? ScheduleKind::OneFOneB : ScheduleKind::GPipe;
+  const std::vector<Action> acts = stageActionsWithWarmup(p, warmupKind, warmupMinibatches_, stage_);
   const int64_t N = plan_.microbatches();
+  if (asyncSchedule_) {
+    // The stage's delay in its (asynchronous part of the) list: what T1 and T2 scale by.
+    std::vector<Action> asyncPart;
+    for (const auto& a : acts)
+      if (a.kind == ActionKind::Step ? true : a.mb >= warmupMinibatches_ * N) asyncPart.push_back(a);
+    stageDelay_ = maxObservedDelay(asyncPart);
+    warmupSteps_ = warmupMinibatches_;  // gpipe/1f1b step once per minibatch
+    annealSteps_ = e_.pipemare.anneal_steps > 0 ? e_.pipemare.anneal_steps : std::max<int64_t>(1, plan_.stepsPerEpoch());
+    if (schedule_ == ScheduleKind::PipeMare && e_.pipemare.t2 && stageDelay_ > 0)
+      t2_ = std::make_unique<DiscrepancyCorrector>(e_.pipemare.decay, static_cast<double>(stageDelay_));
+    if (e_.pipemare.momentum_mode == "delay-scaled" && e_.optimizer.name == "sgd") {
+      // Asynchrony acts like extra momentum (Mitliagkas et al. 2016): implicit ~ tau/(1+tau).
+      const double tau = static_cast<double>(stageDelay_);
+      setMomentum(*optimizer_, std::max(0.0, e_.optimizer.momentum - tau / (1.0 + tau)));
+    }
+  }
   for (const auto& a : acts)
     if (a.kind == ActionKind::Step) ++stageSteps_;
   // A minibatch is complete after its last backward and the send/step right after it; then
@@ -184,7 +206,7 @@ void StageWorker::execAct(const Action& a) {
     case ActionKind::SendAct: {
       auto& f = inflight_.at(a.mb);
       comm_->send(f.output.detach(), stage_ + 1, kTagActivation);
-      if (recompute_) f.output = torch::Tensor();
+      if (recompute_ || isAsyncMb(a.mb)) f.output = torch::Tensor();
       break;
     }
     case ActionKind::SendGrad: {
@@ -231,16 +253,25 @@ void StageWorker::forward(int64_t mb) {
     for (const auto& m : minibatchCache_.at(mb / N)) kSamples += m.size();
     f.scale = mbSize / static_cast<double>(kSamples);
   }
+  const bool asyncMb = isAsyncMb(mb);
+  // Asynchronous microbatches keep only their input (recomputed at backward with the backward's
+  // weights), except on the last stage, whose backward follows its forward with no step between.
+  const bool noGraph = recompute_ || (asyncMb && !last_);
+  if (asyncSchedule_) {
+    versions_.onForward(mb);
+    const int64_t every = N * std::max<int64_t>(1, e_.training.log_interval);
+    if (asyncMb && !last_ && schedule_ == ScheduleKind::PipeMare && mb % every == 0) gapSamples_[mb] = cloneAll(params_);
+  }
   {
     std::unique_ptr<torch::NoGradGuard> ng;
-    if (recompute_) ng = std::make_unique<torch::NoGradGuard>();
+    if (noGraph) ng = std::make_unique<torch::NoGradGuard>();
     torch::Tensor out = runModule(x);
     if (last_) {
       torch::Tensor loss = computeLoss(out, f.target, train_->task());
       const double l = loss.item<double>();
       lossSum_[mb / N] += l * mbSize;
       lossSamples_[mb / N] += static_cast<int64_t>(mbSize);
-      f.output = recompute_ ? torch::Tensor() : loss * f.scale;
+      f.output = noGraph ? torch::Tensor() : loss * f.scale;
     } else {
       f.output = out;
     }
@@ -264,6 +295,47 @@ void StageWorker::backward(int64_t mb) {
   InFlight f = std::move(it->second);
   inflight_.erase(it);
   torch::Tensor out = f.output;
+  const bool asyncMb = isAsyncMb(mb);
+  const int64_t lag = asyncSchedule_ ? versions_.delayOf(mb) : 0;
+  if (asyncMb && !last_) {
+    // The backward's weights: pipedream/2bw the version its forward used (stash); pipemare the
+    // current weights, or with T2 the estimate w - lag * delta of the forward's weights.
+    const std::vector<torch::Tensor>* use = nullptr;
+    std::vector<torch::Tensor> corrected;
+    if (schedule_ == ScheduleKind::PipeMare) {
+      if (t2_ && lag > 0) {
+        corrected = t2_->estimate(params_, lag);
+        use = &corrected;
+      }
+    } else {
+      use = versions_.weightsFor(mb);
+    }
+    auto sample = gapSamples_.find(mb);
+    if (sample != gapSamples_.end()) {
+      // ||w_fwd - w_bkwd|| / ||w_fwd|| without T2 (current weights) and with T2 (estimate).
+      winGapSum_ += relativeGap(sample->second, params_);
+      winGapT2Sum_ += relativeGap(sample->second, t2_ ? t2_->estimate(params_, lag) : params_);
+      ++winGapCount_;
+      gapSamples_.erase(sample);
+    }
+    std::vector<torch::Tensor> current;
+    if (use) {
+      current = cloneAll(params_);
+      assignAll(params_, *use);
+    }
+    {
+      RecomputeGuard guard(*module_);
+      out = runModule(f.input);
+    }
+    auto g = gradsIn_.find(mb);
+    if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
+    out.backward(g->second.to(device_));
+    gradsIn_.erase(g);
+    if (use) assignAll(params_, current);
+    if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
+    noteBackward(mb, lag);
+    return;
+  }
   if (recompute_) {
     {
       RecomputeGuard guard(*module_);
@@ -280,14 +352,40 @@ void StageWorker::backward(int64_t mb) {
     gradsIn_.erase(g);
   }
   if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
+  noteBackward(mb, lag);
+}
+
+void StageWorker::noteBackward(int64_t mb, int64_t lag) {
   lastBackwardMb_ = mb;
+  if (!asyncSchedule_) return;
+  versions_.onBackwardDone(mb);
+  if (!isAsyncMb(mb)) return;
+  winTauMax_ = std::max(winTauMax_, lag);
+  tauMax_ = std::max(tauMax_, lag);
+  winTauSum_ += static_cast<double>(lag);
+  ++winTauCount_;
 }
 
 void StageWorker::step(int64_t k) {
-  const double lr = baseLearningRate(e_.optimizer, k, std::max<int64_t>(1, stageSteps_));
+  const bool asyncPhase = asyncSchedule_ && k >= warmupSteps_;
+  const int64_t kPhase = asyncPhase ? k - warmupSteps_ : k;
+  double lr = baseLearningRate(e_.optimizer, k, std::max<int64_t>(1, stageSteps_));
+  if (asyncPhase && schedule_ == ScheduleKind::PipeMare && e_.pipemare.t1)
+    lr = t1LearningRate(lr, static_cast<double>(stageDelay_), kPhase, annealSteps_);
   setLearningRate(*optimizer_, lr);
   lastLr_ = lr;
+  if (asyncSchedule_ && schedule_ != ScheduleKind::PipeMare) {
+    versions_.beforeStep(params_);
+    updateMemory();
+  }
+  winVersionsMax_ = std::max<int64_t>(winVersionsMax_, versions_.versionsHeld());
+  versionsMax_ = std::max<int64_t>(versionsMax_, versions_.versionsHeld());
+  std::vector<torch::Tensor> before;
+  if (t2_ && asyncPhase) before = cloneAll(params_);
   optimizer_->step();
+  if (t2_ && asyncPhase) t2_->update(before, params_);
+  if (asyncSchedule_) versions_.afterStep();
+  ++stepsDone_;
   updateMemory();
   optimizer_->zero_grad();
 }
@@ -343,13 +441,28 @@ void StageWorker::minibatchDone(int64_t k) {
     // nothing is in flight, so the current value would always read 0).
     StageMemory reported = mem_;
     reported.activations = std::max(winPeakActivations_, mem_.activations);
+    reported.stash = std::max(winPeakStash_, mem_.stash);
     st["memory"] = reported.toJson();
     st["rss"] = processRssBytes();
     st["inflight_max"] = maxInflight_;
     st["lr"] = lastLr_;
+    if (asyncSchedule_) {
+      st["tau"] = winTauMax_;
+      st["tau_mean"] = winTauCount_ ? winTauSum_ / static_cast<double>(winTauCount_) : 0.0;
+      st["tau_expected"] = stageDelay_;
+      st["versions"] = winVersionsMax_;
+      if (winGapCount_ > 0) {
+        st["weight_gap"] = winGapSum_ / static_cast<double>(winGapCount_);
+        st["weight_gap_t2"] = winGapT2Sum_ / static_cast<double>(winGapCount_);
+      }
+      winTauMax_ = winTauCount_ = winGapCount_ = 0;
+      winTauSum_ = winGapSum_ = winGapT2Sum_ = 0;
+      winVersionsMax_ = versions_.versionsHeld();
+    }
     sink_->emit(st);
     winCompute_ = winWait_ = 0;
     winPeakActivations_ = 0;
+    winPeakStash_ = 0;
     winStart_ = now;
     winSamples_ = 0;
   }
@@ -442,13 +555,21 @@ void StageWorker::updateMemory() {
   mem_.gradients = moduleGradientBytes(*module_);
   mem_.optimizer = optimizerStateBytes(*optimizer_);
   mem_.activations = activationBytes();
+  mem_.stash = versions_.stashBytes();
+  mem_.delta = t2_ ? t2_->bytes() : 0;
   mem_.peak = std::max(mem_.peak, mem_.total());
   winPeakActivations_ = std::max(winPeakActivations_, mem_.activations);
+  winPeakStash_ = std::max(winPeakStash_, mem_.stash);
 }
 
 Json StageWorker::summary() const {
   Json s{{"stage", stage_}, {"compute_s", compute_}, {"wait_s", wait_}, {"samples", samples_},
          {"peak_memory", mem_.peak}, {"inflight_max", maxInflight_}};
+  if (asyncSchedule_) {
+    s["tau_max"] = tauMax_;
+    s["tau_expected"] = stageDelay_;
+    s["versions_max"] = versionsMax_;
+  }
   if (last_) {
     s["final_loss"] = lastLoss_;
     s["final_eval_loss"] = lastEvalLoss_;

@@ -18,6 +18,7 @@
 #include "core/engine/batch_source.h"
 #include "core/engine/memory_accounting.h"
 #include "core/engine/training_plan.h"
+#include "core/engine/weight_versions.h"
 #include "core/events/event_sink.h"
 #include "core/models/model_zoo.h"
 #include "core/pipeline/partition.h"
@@ -82,6 +83,7 @@ class StageWorker {
   void forward(int64_t mb);
   void backward(int64_t mb);
   void step(int64_t k);
+  void noteBackward(int64_t mb, int64_t lag);
   void minibatchDone(int64_t k);
   void evalBatch(int64_t b);
   const Batch& microbatch(int64_t mb);
@@ -107,6 +109,23 @@ class StageWorker {
   bool recompute_;
   int64_t stageSteps_ = 0;  // optimizer steps this stage will take (for cosine schedules)
 
+  // Asynchronous schedules (pipedream, pipedream-2bw, pipemare). Microbatches of the first
+  // warmupMinibatches_ minibatches run synchronously (PipeMare's warm-up).
+  bool asyncSchedule_ = false;
+  int64_t warmupMinibatches_ = 0;
+  int64_t warmupSteps_ = 0;       // steps taken by the synchronous warm-up part
+  int64_t stageDelay_ = 0;        // tau of this stage in its action list (steps between F and B, max)
+  int64_t annealSteps_ = 1;       // T1's K
+  bool isAsyncMb(int64_t mb) const { return asyncSchedule_ && mb >= warmupMinibatches_ * plan_.microbatches(); }
+  std::vector<torch::Tensor> params_;
+  WeightVersions versions_;
+  std::unique_ptr<DiscrepancyCorrector> t2_;
+  std::map<int64_t, std::vector<torch::Tensor>> gapSamples_;  // w_fwd of sampled microbatches
+  int64_t stepsDone_ = 0;
+  int64_t winTauMax_ = 0, winTauCount_ = 0, winVersionsMax_ = 1, winGapCount_ = 0;
+  double winTauSum_ = 0, winGapSum_ = 0, winGapT2Sum_ = 0;
+  int64_t tauMax_ = 0, versionsMax_ = 1;
+
   std::vector<Op> ops_;
   size_t pc_ = 0;
   bool finished_ = false;
@@ -131,7 +150,7 @@ class StageWorker {
   int64_t winSamples_ = 0, samples_ = 0;
   StageMemory mem_;
   int64_t maxInflight_ = 0;
-  int64_t winPeakActivations_ = 0;
+  int64_t winPeakActivations_ = 0, winPeakStash_ = 0;
   double lastLoss_ = NAN, lastEvalLoss_ = NAN, lastAccuracy_ = NAN, bestAccuracy_ = NAN;
   double lastLr_ = 0;
   bool diverged_ = false;

@@ -316,6 +316,29 @@ ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists, 
   return r;
 }
 
+std::vector<Action> stageActionsWithWarmup(const ScheduleParams& p, ScheduleKind warmup, int64_t warmupMinibatches,
+                                           int stage) {
+  if (isAsynchronous(warmup)) throw std::invalid_argument("schedule: the warm-up schedule must be gpipe or 1f1b");
+  const int64_t w = std::max<int64_t>(0, std::min(warmupMinibatches, p.minibatches));
+  if (w == 0) return stageActions(p, stage);
+  ScheduleParams sync = p;
+  sync.kind = warmup;
+  sync.minibatches = w;
+  std::vector<Action> out = stageActions(sync, stage);
+  if (w == p.minibatches) return out;
+  int64_t steps = 0;
+  for (const auto& a : out)
+    if (a.kind == ActionKind::Step) ++steps;
+  ScheduleParams rest = p;
+  rest.minibatches = p.minibatches - w;
+  const int64_t offset = w * p.microbatches;
+  for (Action a : stageActions(rest, stage)) {
+    a.mb += a.kind == ActionKind::Step ? steps : offset;
+    out.push_back(a);
+  }
+  return out;
+}
+
 ScheduleCheck checkSchedule(const ScheduleParams& p) {
   validate(p);
   std::vector<std::vector<Action>> lists;

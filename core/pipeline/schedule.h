@@ -54,6 +54,14 @@ struct ScheduleParams {
 //          final backward if some are left over).
 std::vector<Action> stageActions(const ScheduleParams& p, int stage);
 
+// Synchronous warm-up followed by an asynchronous schedule (PipeMare's warm-up): the first
+// `warmupMinibatches` minibatches use `warmup` (gpipe or 1f1b, flushed), then the same stage
+// continues with `p.kind` over the remaining p.minibatches - warmupMinibatches minibatches.
+// Microbatch ids and step indices continue across the switch (the asynchronous part's ids are
+// offset by warmupMinibatches * N and its steps by the warm-up's step count).
+std::vector<Action> stageActionsWithWarmup(const ScheduleParams& p, ScheduleKind warmup, int64_t warmupMinibatches,
+                                           int stage);
+
 // Compact text form for literal tests: compute actions only, e.g. "F0 F1 B1 B0 S0".
 // withComm: include comm actions too ("rA0 F0 sA0 rG0 B0 sG0 S0").
 std::string actionsToString(const std::vector<Action>& actions, bool withComm = false);

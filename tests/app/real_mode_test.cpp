@@ -34,7 +34,7 @@ int runCmd(const std::string& cmd, std::string* out = nullptr) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-class RealMode : public ::testing::TestWithParam<std::tuple<std::string, int>> {
+class RealMode : public ::testing::TestWithParam<std::tuple<std::string, int, std::string>> {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("pm_real_" + std::to_string(getpid()) + "_" +
@@ -56,13 +56,13 @@ std::vector<torch::Tensor> load(const fs::path& file) {
 }  // namespace
 
 TEST_P(RealMode, SameWeightsAsSingleProcess) {
-  const auto [schedule, P] = GetParam();
+  const auto [schedule, P, extra] = GetParam();
   const std::string bin = std::string(PIPEMARE_BIN_DIR) + "/pipemare";
   const std::string exp = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/tiny-synthetic.json";
   const std::string db = (dir_ / "runs.db").string();
   const std::string common = " --db " + db + " --quiet --set model.name=cnn --set pipeline.stages=" + std::to_string(P) +
                              " --set pipeline.microbatches=4 --set pipeline.schedule=" + schedule +
-                             " --set training.steps=5 --set execution.timeout_s=30";
+                             " --set training.steps=5 --set execution.timeout_s=30" + extra;
   std::string out;
   ASSERT_EQ(runCmd(bin + " run " + exp + common + " --set execution.mode=single --save-state " + (dir_ / "single").string(), &out), 0) << out;
   ASSERT_EQ(runCmd(bin + " run " + exp + common + " --set execution.mode=real --save-state " + (dir_ / "real").string(), &out), 0) << out;
@@ -88,9 +88,18 @@ TEST_P(RealMode, SameWeightsAsSingleProcess) {
   EXPECT_FALSE(store.loadTrace(real).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(GPipeAnd1F1B, RealMode,
-                         ::testing::Values(std::make_tuple(std::string("gpipe"), 2), std::make_tuple(std::string("gpipe"), 3),
-                                           std::make_tuple(std::string("1f1b"), 2), std::make_tuple(std::string("1f1b"), 3)));
+INSTANTIATE_TEST_SUITE_P(
+    EverySchedule, RealMode,
+    ::testing::Values(std::make_tuple(std::string("gpipe"), 2, std::string()),
+                      std::make_tuple(std::string("gpipe"), 3, std::string(" --set pipeline.recompute=true")),
+                      std::make_tuple(std::string("1f1b"), 2, std::string()), std::make_tuple(std::string("1f1b"), 3, std::string()),
+                      std::make_tuple(std::string("pipedream"), 2, std::string()),
+                      std::make_tuple(std::string("pipedream"), 3, std::string()),
+                      std::make_tuple(std::string("pipedream-2bw"), 2, std::string(" --set pipeline.update_interval=2")),
+                      std::make_tuple(std::string("pipedream-2bw"), 3, std::string(" --set pipeline.update_interval=3")),
+                      std::make_tuple(std::string("pipemare"), 2, std::string(" --set pipemare.t1=true --set pipemare.t2=true")),
+                      std::make_tuple(std::string("pipemare"), 3,
+                                      std::string(" --set pipemare.t1=true --set pipemare.t2=true --set pipemare.warmup_epochs=0.1"))));
 
 // A worker that dies ends the run within seconds: status failed, naming the stage and signal,
 // and what was recorded until then stays.

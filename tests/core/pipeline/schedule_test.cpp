@@ -322,3 +322,31 @@ TEST(ScheduleDelay, PipeDream2BWIsOne) {
                 s < P - 1 ? 1 : 0)
           << "P=" << P << " s=" << s;
 }
+
+// Warm-up: gpipe for the first minibatch, then pipemare; ids and steps continue across the switch.
+TEST(ScheduleWarmup, GPipeThenPipeMareLiteral) {
+  ScheduleParams p;
+  p.kind = ScheduleKind::PipeMare;
+  p.stages = 2;
+  p.microbatches = 2;
+  p.minibatches = 3;
+  p.update_interval = 2;
+  EXPECT_EQ(actionsToString(stageActionsWithWarmup(p, ScheduleKind::GPipe, 1, 0)),
+            "F0 F1 B1 B0 S0 F2 F3 B2 F4 B3 S1 F5 B4 B5 S2");
+  EXPECT_EQ(actionsToString(stageActionsWithWarmup(p, ScheduleKind::GPipe, 1, 1)),
+            "F0 F1 B1 B0 S0 F2 B2 F3 B3 S1 F4 B4 F5 B5 S2");
+  // Zero warm-up is the plain schedule; the composed lists never deadlock.
+  EXPECT_EQ(stageActionsWithWarmup(p, ScheduleKind::OneFOneB, 0, 0), stageActions(p, 0));
+  for (int P = 1; P <= 8; ++P)
+    for (int N : {1, 2, 4, 8}) {
+      p.stages = P;
+      p.microbatches = N;
+      p.update_interval = N;
+      p.minibatches = 4;
+      std::vector<std::vector<Action>> lists;
+      for (int s = 0; s < P; ++s) lists.push_back(stageActionsWithWarmup(p, ScheduleKind::OneFOneB, 2, s));
+      auto check = checkSchedule(lists, p.minibatches * N);
+      EXPECT_TRUE(check.ok) << "P=" << P << " N=" << N << ": " << check.detail;
+    }
+  EXPECT_THROW(stageActionsWithWarmup(p, ScheduleKind::PipeDream, 1, 0), std::invalid_argument);
+}

@@ -1,0 +1,91 @@
+#include "core/engine/weight_versions.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/engine/memory_accounting.h"
+
+namespace pm {
+
+void WeightVersions::onForward(int64_t mb) {
+  versionOfMb_[mb] = version_;
+  ++refs_[version_];
+}
+
+int64_t WeightVersions::versionOf(int64_t mb) const {
+  auto it = versionOfMb_.find(mb);
+  if (it == versionOfMb_.end()) throw std::logic_error("weight versions: microbatch " + std::to_string(mb) + " has no forward");
+  return it->second;
+}
+
+void WeightVersions::beforeStep(const std::vector<torch::Tensor>& current) {
+  auto it = refs_.find(version_);
+  if (it != refs_.end() && it->second > 0 && !stash_.count(version_)) stash_[version_] = cloneAll(current);
+}
+
+const std::vector<torch::Tensor>* WeightVersions::weightsFor(int64_t mb) const {
+  const int64_t v = versionOf(mb);
+  if (v == version_) return nullptr;
+  auto it = stash_.find(v);
+  if (it == stash_.end()) throw std::logic_error("weight versions: version " + std::to_string(v) + " was not stashed");
+  return &it->second;
+}
+
+void WeightVersions::onBackwardDone(int64_t mb) {
+  const int64_t v = versionOf(mb);
+  versionOfMb_.erase(mb);
+  if (--refs_[v] <= 0) {
+    refs_.erase(v);
+    stash_.erase(v);
+  }
+}
+
+int64_t WeightVersions::stashBytes() const {
+  int64_t n = 0;
+  for (const auto& kv : stash_) n += tensorBytes(kv.second);
+  return n;
+}
+
+DiscrepancyCorrector::DiscrepancyCorrector(double decayD, double stageDelay)
+    : gamma_(stageDelay > 0 ? std::pow(decayD, 1.0 / stageDelay) : 0.0) {}
+
+void DiscrepancyCorrector::update(const std::vector<torch::Tensor>& before, const std::vector<torch::Tensor>& after) {
+  torch::NoGradGuard ng;
+  if (delta_.empty())
+    for (const auto& t : after) delta_.push_back(torch::zeros_like(t));
+  for (size_t i = 0; i < delta_.size(); ++i) delta_[i].mul_(gamma_).add_(after[i] - before[i], 1.0 - gamma_);
+}
+
+std::vector<torch::Tensor> DiscrepancyCorrector::estimate(const std::vector<torch::Tensor>& w, int64_t lag) const {
+  torch::NoGradGuard ng;
+  std::vector<torch::Tensor> out;
+  for (size_t i = 0; i < w.size(); ++i)
+    out.push_back(delta_.empty() ? w[i].detach().clone() : w[i].detach() - static_cast<double>(lag) * delta_[i]);
+  return out;
+}
+
+int64_t DiscrepancyCorrector::bytes() const { return tensorBytes(delta_); }
+
+std::vector<torch::Tensor> cloneAll(const std::vector<torch::Tensor>& ts) {
+  std::vector<torch::Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(t.detach().clone());
+  return out;
+}
+
+void assignAll(std::vector<torch::Tensor>& dst, const std::vector<torch::Tensor>& src) {
+  torch::NoGradGuard ng;
+  for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
+}
+
+double relativeGap(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  torch::NoGradGuard ng;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i].to(torch::kDouble) - b[i].to(torch::kDouble)).pow(2).sum().item<double>();
+    den += a[i].to(torch::kDouble).pow(2).sum().item<double>();
+  }
+  return den > 0 ? std::sqrt(num / den) : 0.0;
+}
+
+}  // namespace pm

@@ -1,0 +1,232 @@
+// Asynchronous schedules: measured delays, stash and delta accounting, T1 learning rates, T2
+// correction, delayed gradient descent through the engine's delay machinery, warm-up.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/engine/lr_schedule.h"
+#include "core/engine/pipeline_engine.h"
+#include "core/engine/weight_versions.h"
+#include "core/models/model_zoo.h"
+#include "core/pipeline/schedule.h"
+
+using namespace pm;
+
+namespace {
+
+Experiment asyncExperiment(const std::string& schedule, int P, int N) {
+  Experiment e;
+  e.model.name = "resnet20";
+  e.data.dataset = "synthetic";
+  e.data.synthetic_samples = 64;
+  e.data.batch_size = 16;
+  e.data.eval_limit = 8;
+  e.pipeline.stages = P;
+  e.pipeline.microbatches = N;
+  e.pipeline.schedule = schedule;
+  e.pipeline.update_interval = schedule == "pipedream-2bw" ? P : 1;
+  e.optimizer.lr = 0.01;
+  e.optimizer.momentum = 0.9;
+  e.training.steps = 8;
+  e.training.log_interval = 1;
+  e.training.trace_steps = 0;
+  e.training.seed = 5;
+  return e;
+}
+
+int64_t paramBytesOfStage(const Experiment& e, int s) {
+  auto part = resolvePartition(e);
+  auto units = buildModel(e.model.name, e.training.seed);
+  int64_t n = 0;
+  for (const auto& p : makeStage(units, part.begin[s], part.end[s])->parameters()) n += p.numel() * 4;
+  return n;
+}
+
+// Per stage: max tau, max versions, max stash, max delta, over the steady-state stage events.
+struct StageStats {
+  int64_t tau = 0, versions = 0, stash = 0, delta = 0;
+  std::map<int64_t, double> lrByStep;
+};
+std::map<int, StageStats> stageStats(const MemorySink& sink) {
+  std::map<int, StageStats> out;
+  for (const auto& e : sink.ofType(ev::kStage)) {
+    auto& s = out[e["stage"].get<int>()];
+    s.tau = std::max<int64_t>(s.tau, e.value("tau", int64_t{0}));
+    s.versions = std::max<int64_t>(s.versions, e.value("versions", int64_t{0}));
+    s.stash = std::max<int64_t>(s.stash, e["memory"]["stash"].get<int64_t>());
+    s.delta = std::max<int64_t>(s.delta, e["memory"]["delta"].get<int64_t>());
+    s.lrByStep[e["step"].get<int64_t>()] = e["lr"].get<double>();
+  }
+  return out;
+}
+
+}  // namespace
+
+// Observed tau_s equals the software-1F1B formula ceil((P-1-s)/u); pipedream's stash holds at most
+// tau+1 versions, and exactly the bytes of the extra versions; 2bw holds at most 2.
+TEST(AsyncSchedules, ObservedDelaysVersionsAndStashBytes) {
+  struct Case {
+    std::string schedule;
+    int P, N;
+    int u;  // update interval in microbatches
+  };
+  for (const Case& c : {Case{"pipedream", 4, 2, 1}, Case{"pipedream-2bw", 4, 2, 4}, Case{"pipemare", 4, 1, 1},
+                        Case{"pipemare", 5, 2, 2}}) {
+    SCOPED_TRACE(c.schedule + " P=" + std::to_string(c.P) + " N=" + std::to_string(c.N));
+    Experiment e = asyncExperiment(c.schedule, c.P, c.N);
+    MemorySink sink;
+    ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+    auto stats = stageStats(sink);
+    ASSERT_EQ(static_cast<int>(stats.size()), c.P);
+    for (int s = 0; s < c.P; ++s) {
+      const int64_t expected = (c.P - 1 - s + c.u - 1) / c.u;  // ceil((P-1-s)/u)
+      EXPECT_EQ(stats[s].tau, expected) << "stage " << s;
+      if (c.schedule == "pipedream") {
+        EXPECT_LE(stats[s].versions, expected + 1) << "stage " << s;
+        EXPECT_EQ(stats[s].versions, expected + 1) << "stage " << s;  // reached in steady state
+        EXPECT_EQ(stats[s].stash, (stats[s].versions - 1) * paramBytesOfStage(e, s)) << "stage " << s;
+      } else if (c.schedule == "pipedream-2bw") {
+        EXPECT_LE(stats[s].versions, 2) << "stage " << s;
+      } else {
+        EXPECT_EQ(stats[s].stash, 0) << "stage " << s;
+      }
+    }
+  }
+}
+
+TEST(AsyncSchedules, T2DeltaBytesEqualTheStageWeights) {
+  Experiment e = asyncExperiment("pipemare", 3, 1);
+  e.pipemare.t2 = true;
+  MemorySink sink;
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  auto stats = stageStats(sink);
+  EXPECT_EQ(stats[0].delta, paramBytesOfStage(e, 0));
+  EXPECT_EQ(stats[1].delta, paramBytesOfStage(e, 1));
+  EXPECT_EQ(stats[2].delta, 0);  // the last stage has no delay: no correction needed
+}
+
+// T1: each stage's learning rate at step k is lr * tau_s^-(1 - min(k/K, 1)).
+TEST(AsyncSchedules, T1LearningRatesPerStageAndStep) {
+  Experiment e = asyncExperiment("pipemare", 4, 1);
+  e.pipemare.t1 = true;
+  e.pipemare.anneal_steps = 5;
+  e.training.steps = 8;
+  MemorySink sink;
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  auto stats = stageStats(sink);
+  for (int s = 0; s < 4; ++s) {
+    const double tau = 3 - s;
+    for (int64_t k = 0; k < 8; ++k) {
+      ASSERT_TRUE(stats[s].lrByStep.count(k + 1)) << "stage " << s << " step " << k;
+      const double p = 1.0 - std::min(static_cast<double>(k) / 5.0, 1.0);
+      const double expected = tau > 1 ? 0.01 * std::pow(tau, -p) : 0.01;
+      EXPECT_NEAR(stats[s].lrByStep[k + 1], expected, 1e-12) << "stage " << s << " step " << k;
+    }
+  }
+  EXPECT_NEAR(stats[0].lrByStep[1], 0.01 / 3.0, 1e-12);  // starts at lr / tau
+  EXPECT_NEAR(stats[0].lrByStep[8], 0.01, 1e-12);        // after K: back to lr
+}
+
+// T2 on a linearly moving weight: delta follows (1 - gamma^k) v, and once it has converged the
+// corrected weights w - lag * delta equal the weights `lag` steps ago.
+TEST(AsyncSchedules, T2RecoversTheForwardWeightsOnALinearTrajectory) {
+  DiscrepancyCorrector t2(0.1, 2.0);
+  EXPECT_NEAR(t2.gamma(), std::sqrt(0.1), 1e-12);
+  const auto v = torch::tensor({0.5, -1.25, 2.0}, torch::kDouble);
+  const auto w0 = torch::tensor({1.0, 2.0, 3.0}, torch::kDouble);
+  auto w = [&](int64_t t) { return w0 + static_cast<double>(t) * v; };
+  for (int64_t t = 0; t < 200; ++t) {
+    t2.update({w(t)}, {w(t + 1)});
+    if (t == 0) {
+      EXPECT_TRUE(torch::allclose(t2.delta()[0], (1 - t2.gamma()) * v));
+    }
+  }
+  for (int64_t lag : {1, 2, 5}) {
+    auto hat = t2.estimate({w(200)}, lag);
+    EXPECT_TRUE(torch::allclose(hat[0], w(200 - lag), 0, 1e-12)) << "lag " << lag;
+  }
+}
+
+// Delayed gradient descent on f(w) = lambda w^2 / 2, through the engine's delay machinery (the
+// pipedream action list of stage 0 with P = tau + 1, and WeightVersions): the backward of each
+// microbatch sees the weights tau steps old. Stable iff alpha*lambda < 2 sin(pi / (2 (2 tau + 1))).
+TEST(AsyncSchedules, DelayedGradientDescentStabilityBoundary) {
+  for (int tau : {1, 2, 4}) {
+    const double bound = 2.0 * std::sin(M_PI / (2.0 * (2.0 * tau + 1.0)));
+    for (double factor : {0.97, 1.03}) {
+      ScheduleParams p;
+      p.kind = ScheduleKind::PipeDream;
+      p.stages = tau + 1;
+      p.microbatches = 1;
+      p.minibatches = 4000;
+      p.update_interval = 1;
+      const auto actions = stageActions(p, 0);
+      ASSERT_EQ(maxObservedDelay(actions), tau);
+      const double alphaLambda = factor * bound;
+      std::vector<torch::Tensor> w{torch::ones({1}, torch::kDouble)};
+      WeightVersions versions;
+      double grad = 0;
+      int64_t observedTau = 0;
+      for (const auto& a : actions) {
+        if (a.kind == ActionKind::Forward) versions.onForward(a.mb);
+        if (a.kind == ActionKind::Backward) {
+          const auto* stale = versions.weightsFor(a.mb);
+          observedTau = std::max(observedTau, versions.delayOf(a.mb));
+          grad += (stale ? (*stale)[0] : w[0]).item<double>();  // lambda * w_fwd with lambda = 1
+          versions.onBackwardDone(a.mb);
+        }
+        if (a.kind == ActionKind::Step) {
+          versions.beforeStep(w);
+          w[0] -= alphaLambda * grad;
+          grad = 0;
+          versions.afterStep();
+        }
+      }
+      EXPECT_EQ(observedTau, tau);
+      const double final = std::abs(w[0].item<double>());
+      if (factor < 1) {
+        EXPECT_LT(final, 0.5) << "tau " << tau << " just below the bound should converge";
+      } else {
+        EXPECT_GT(final, 2.0) << "tau " << tau << " just above the bound should diverge";
+      }
+    }
+  }
+}
+
+// Warm-up: the first minibatches run synchronously (delay 0), then pipemare (delay > 0), in the
+// same processes.
+TEST(AsyncSchedules, WarmupRunsSynchronouslyThenSwitches) {
+  Experiment e = asyncExperiment("pipemare", 4, 1);
+  e.data.synthetic_samples = 64;  // 4 minibatches per epoch
+  e.pipemare.warmup_epochs = 1;
+  e.training.steps = 10;
+  MemorySink sink;
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  for (const auto& ev : sink.ofType(ev::kStage)) {
+    if (ev["stage"] != 0) continue;
+    const int64_t step = ev["step"].get<int64_t>();
+    if (step <= 4) {
+      EXPECT_EQ(ev["tau"].get<int64_t>(), 0) << "warm-up step " << step;
+    }
+    if (step >= 8) {  // the pipeline has refilled: steady-state delay
+      EXPECT_EQ(ev["tau"].get<int64_t>(), 3) << "pipemare step " << step;
+    }
+  }
+}
+
+// The engine executes every asynchronous list to the end (the full P <= 16, N <= 64 grid is
+// checked on the pure lists in tests/core/pipeline/schedule_test.cpp).
+TEST(AsyncSchedules, NoDeadlockForSmallPipelines) {
+  for (const char* schedule : {"pipedream", "pipedream-2bw", "pipemare"})
+    for (int P : {2, 5, 8})
+      for (int N : {1, 3, 16}) {
+        Experiment e = asyncExperiment(schedule, P, N);
+        e.training.steps = 3;
+        e.training.log_interval = 3;
+        e.pipemare.t1 = std::string(schedule) == "pipemare";
+        e.pipemare.t2 = e.pipemare.t1;
+        MemorySink sink;
+        RunOutcome out = runSingleProcess(e, sink, nullptr);
+        EXPECT_EQ(out.status, "finished") << schedule << " P=" << P << " N=" << N << ": " << out.message;
+      }
+}
