@@ -435,9 +435,6 @@ void checkCrossFieldRules(const Experiment& e, const std::string& source) {
   }
 
   // Schedule-specific settings.
-  if (p.recompute && p.schedule != "gpipe")
-    fail("pipeline.recompute", "recompute applies only to the gpipe schedule (pipemare always recomputes the stage "
-                               "forward), found pipeline.schedule=" + p.schedule);
   if (p.schedule == "pipedream-2bw") {
     if (p.update_interval < p.stages)
       fail("pipeline.update_interval",

@@ -206,7 +206,7 @@ void StageWorker::execAct(const Action& a) {
     case ActionKind::SendAct: {
       auto& f = inflight_.at(a.mb);
       comm_->send(f.output.detach(), stage_ + 1, kTagActivation);
-      if (recompute_ || isAsyncMb(a.mb)) f.output = torch::Tensor();
+      if (recompute_) f.output = torch::Tensor();
       break;
     }
     case ActionKind::SendGrad: {
@@ -254,9 +254,9 @@ void StageWorker::forward(int64_t mb) {
     f.scale = mbSize / static_cast<double>(kSamples);
   }
   const bool asyncMb = isAsyncMb(mb);
-  // Asynchronous microbatches keep only their input (recomputed at backward with the backward's
-  // weights), except on the last stage, whose backward follows its forward with no step between.
-  const bool noGraph = recompute_ || (asyncMb && !last_);
+  // With recompute only the stage input is kept. Otherwise the graph is kept; an asynchronous
+  // microbatch whose weights change before its backward is recomputed then (see backward()).
+  const bool noGraph = recompute_;
   if (asyncSchedule_) {
     versions_.onForward(mb);
     const int64_t every = N * std::max<int64_t>(1, e_.training.log_interval);
@@ -297,7 +297,21 @@ void StageWorker::backward(int64_t mb) {
   torch::Tensor out = f.output;
   const bool asyncMb = isAsyncMb(mb);
   const int64_t lag = asyncSchedule_ ? versions_.delayOf(mb) : 0;
+  // A stale microbatch (weights stepped since its forward) is recomputed with the backward's
+  // weights; a fresh one uses its graph (identical: same weights, same input).
+  const bool stale = lag > 0 || !out.defined();
   if (asyncMb && !last_) {
+    auto sample = gapSamples_.find(mb);
+    if (sample != gapSamples_.end()) {
+      // ||w_fwd - w_bkwd|| / ||w_fwd|| without T2 (current weights) and with T2 (estimate).
+      winGapSum_ += relativeGap(sample->second, params_);
+      winGapT2Sum_ += relativeGap(sample->second, t2_ ? t2_->estimate(params_, lag) : params_);
+      ++winGapCount_;
+      gapSamples_.erase(sample);
+    }
+  }
+  if (asyncMb && !last_ && stale) {
+    if (out.defined()) out = torch::Tensor();  // the graph saw weights that have since changed
     // The backward's weights: pipedream/2bw the version its forward used (stash); pipemare the
     // current weights, or with T2 the estimate w - lag * delta of the forward's weights.
     const std::vector<torch::Tensor>* use = nullptr;
@@ -309,14 +323,6 @@ void StageWorker::backward(int64_t mb) {
       }
     } else {
       use = versions_.weightsFor(mb);
-    }
-    auto sample = gapSamples_.find(mb);
-    if (sample != gapSamples_.end()) {
-      // ||w_fwd - w_bkwd|| / ||w_fwd|| without T2 (current weights) and with T2 (estimate).
-      winGapSum_ += relativeGap(sample->second, params_);
-      winGapT2Sum_ += relativeGap(sample->second, t2_ ? t2_->estimate(params_, lag) : params_);
-      ++winGapCount_;
-      gapSamples_.erase(sample);
     }
     std::vector<torch::Tensor> current;
     if (use) {

@@ -75,7 +75,10 @@ std::vector<torch::Tensor> cloneAll(const std::vector<torch::Tensor>& ts) {
 
 void assignAll(std::vector<torch::Tensor>& dst, const std::vector<torch::Tensor>& src) {
   torch::NoGradGuard ng;
-  for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
+  // Through .data(): the values change but the parameters' version counters do not, so the kept
+  // graphs of other in-flight microbatches stay usable. Callers swap weights in for a recompute
+  // and restore the exact same values before any of those graphs is used.
+  for (size_t i = 0; i < dst.size(); ++i) dst[i].data().copy_(src[i]);
 }
 
 double relativeGap(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {

@@ -58,7 +58,8 @@ class DiscrepancyCorrector {
   std::vector<torch::Tensor> delta_;
 };
 
-// Copies of tensors (detached), and in-place assignment of values (no autograd).
+// Copies of tensors (detached), and in-place assignment of values (no autograd, and without
+// bumping the destination's version counter: see weight_versions.cpp).
 std::vector<torch::Tensor> cloneAll(const std::vector<torch::Tensor>& ts);
 void assignAll(std::vector<torch::Tensor>& dst, const std::vector<torch::Tensor>& src);
 // ||a - b|| / ||a|| over all tensors together.

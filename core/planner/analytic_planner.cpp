@@ -1,0 +1,133 @@
+#include "core/planner/analytic_planner.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace pm {
+
+namespace {
+
+void checkCosts(int P, const std::vector<double>& costs) {
+  if (P < 1) throw std::invalid_argument("stages must be >= 1");
+  if (!costs.empty() && static_cast<int>(costs.size()) != P)
+    throw std::invalid_argument("stage costs: expected " + std::to_string(P) + " values, got " +
+                                std::to_string(costs.size()));
+  for (double c : costs)
+    if (!(c > 0)) throw std::invalid_argument("stage costs must be > 0");
+}
+
+}  // namespace
+
+double synchronousUtilization(int P, int N, const std::vector<double>& costs) {
+  checkCosts(P, costs);
+  if (N < 1) throw std::invalid_argument("microbatches must be >= 1");
+  if (costs.empty()) return static_cast<double>(N) / static_cast<double>(N + P - 1);
+  const double sum = std::accumulate(costs.begin(), costs.end(), 0.0);
+  const double mx = *std::max_element(costs.begin(), costs.end());
+  return static_cast<double>(N) * sum / (static_cast<double>(P) * (static_cast<double>(N - 1) * mx + sum));
+}
+
+double asynchronousUtilization(int P, int64_t T, const std::vector<double>& costs) {
+  checkCosts(P, costs);
+  if (T < 0) throw std::invalid_argument("total microbatches must be >= 0");
+  if (costs.empty()) return T == 0 ? 1.0 : static_cast<double>(T) / static_cast<double>(T + P - 1);
+  const double sum = std::accumulate(costs.begin(), costs.end(), 0.0);
+  const double mx = *std::max_element(costs.begin(), costs.end());
+  if (T == 0) return sum / (static_cast<double>(P) * mx);
+  return static_cast<double>(T) * sum / (static_cast<double>(P) * (static_cast<double>(T - 1) * mx + sum));
+}
+
+SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>& stages, const PlanSpec& spec) {
+  const int P = static_cast<int>(stages.size());
+  if (P < 1) throw std::invalid_argument("no stages to plan");
+  DelayParams dp;
+  dp.schedule = schedule;
+  dp.timing = spec.timing;
+  dp.stages = P;
+  dp.microbatches = spec.microbatches;
+  dp.updateInterval = spec.updateInterval;
+  dp.m = spec.m;
+  const auto timings = stageTimings(dp);  // validates N, u, m
+
+  SchedulePlan plan;
+  plan.schedule = schedule;
+  plan.stages = P;
+  plan.microbatches = spec.microbatches;
+  plan.updateInterval = updateIntervalOf(dp);
+  const int m2bw = spec.m > 0 ? spec.m : std::max(spec.microbatches, P);
+  for (int s = 0; s < P; ++s) {
+    StagePlan sp;
+    sp.timing = timings[static_cast<size_t>(s)];
+    sp.memory = stageMemory(schedule, spec.optimizer, stages[static_cast<size_t>(s)], sp.timing, spec.microbatches, m2bw);
+    plan.maxTau = std::max(plan.maxTau, sp.timing.tau);
+    plan.maxVersions = std::max(plan.maxVersions, sp.timing.versions);
+    plan.maxInFlight = std::max(plan.maxInFlight, sp.timing.inFlight);
+    plan.total += sp.memory;
+    plan.perStageMax = elementwiseMax(plan.perStageMax, sp.memory);
+    plan.maxStageTotal = std::max(plan.maxStageTotal, sp.memory.total());
+    plan.perStage.push_back(sp);
+  }
+  plan.utilization = isAsynchronous(schedule) ? asynchronousUtilization(P, spec.totalMicrobatches, spec.stageCosts)
+                                              : synchronousUtilization(P, spec.microbatches, spec.stageCosts);
+  plan.bubble = 1.0 - plan.utilization;
+  return plan;
+}
+
+const SchedulePlan& PlanComparison::plan(PlanSchedule s) const {
+  for (const auto& p : plans)
+    if (p.schedule == s) return p;
+  throw std::invalid_argument("no plan for schedule " + planScheduleName(s));
+}
+
+double PlanComparison::utilizationRatio() const {
+  return plan(PlanSchedule::PipeMare).utilization / plan(PlanSchedule::GPipe).utilization;
+}
+
+double PlanComparison::memoryRatio() const {
+  return static_cast<double>(plan(PlanSchedule::PipeDream).total.weightAndOptimizer()) /
+         static_cast<double>(plan(PlanSchedule::PipeMareT2).total.weightAndOptimizer());
+}
+
+double PlanComparison::memoryRatioNoDelta() const {
+  return static_cast<double>(plan(PlanSchedule::PipeDream).total.weightAndOptimizer()) /
+         static_cast<double>(plan(PlanSchedule::PipeMare).total.weightAndOptimizer());
+}
+
+PlanComparison planAll(const std::vector<StageProfile>& stages, const PlanSpec& spec) {
+  PlanComparison c;
+  c.spec = spec;
+  for (auto s : allPlanSchedules()) c.plans.push_back(planSchedule(s, stages, spec));
+  return c;
+}
+
+std::string accountingText(const PlanSpec& spec) {
+  std::string t;
+  if (spec.timing == TimingModel::Paper) {
+    t += "timing model: paper (fine-grained pipeline, one forward and one backward per stage per time step): "
+         "microbatches in flight at stage i F_i = 2(P-i)+1, delay tau_i = ceil((2(P-i)+1)/u) with u microbatches per "
+         "update (pipemare u = N";
+  } else {
+    t += "timing model: software 1F1B (one forward or one backward at a time, as the engine's schedules): "
+         "in flight F_i = P-i+1, delay tau_i = ceil((P-i)/u) with u microbatches per update, equal to "
+         "maxObservedDelay on stageActions (pipemare u = N";
+  }
+  t += ", pipedream u = " + (spec.updateInterval > 0 ? std::to_string(spec.updateInterval) : std::string("N")) +
+       ", pipedream-2bw tau = 1 by construction); gpipe/1f1b tau = 0. ";
+  t += "Memory per stage: W = parameter bytes (fp32; BatchNorm running statistics excluded), G = W, S = " +
+       std::string(spec.optimizer == OptimizerKind::Sgd           ? "0 (sgd)"
+                   : spec.optimizer == OptimizerKind::SgdMomentum ? "W (sgd momentum)"
+                                                                  : "2W (adam moments)") +
+       ", A = activations kept per microbatch, X = stage input per microbatch; gpipe N*A (recompute N*X + A), "
+       "1f1b min(N, F_i)*A, pipedream tau_i+1 weight versions (stash tau_i*W) + F_i*A, 2bw 2 versions + "
+       "min(m, F_i)*A, pipemare F_i*X + A (+ W delta with T2). ";
+  t += "Utilization: gpipe/1f1b N/(N+P-1), asynchronous " +
+       std::string(spec.totalMicrobatches > 0 ? "T/(T+P-1) with T = " + std::to_string(spec.totalMicrobatches)
+                                              : "1 (steady state)") +
+       (spec.stageCosts.empty() ? " (equal stage costs)" : " (bottleneck form with the given stage costs)") + ". ";
+  t += "Memory ratio: sum over stages of weights+stash+optimizer for pipedream, i.e. ((tau_i+1)*W_i + S_i), over "
+       "weights+optimizer+delta for pipemare+T2, i.e. (W_i + S_i + W_i).";
+  return t;
+}
+
+}  // namespace pm

@@ -1,0 +1,315 @@
+#include "core/planner/model_profile.h"
+
+#include <ATen/record_function.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "core/models/model_zoo.h"
+#include "core/util/errors.h"
+
+namespace pm {
+
+int64_t ModelProfile::parameters() const {
+  int64_t n = 0;
+  for (const auto& u : units) n += u.parameters;
+  return n;
+}
+
+int64_t ModelProfile::paramBytes() const {
+  int64_t n = 0;
+  for (const auto& u : units) n += u.paramBytes;
+  return n;
+}
+
+double ModelProfile::flops() const {
+  double f = 0;
+  for (const auto& u : units) f += u.flops;
+  return f;
+}
+
+int ModelProfile::countKind(const std::string& kind) const {
+  return static_cast<int>(std::count_if(layers.begin(), layers.end(), [&](const LayerProfile& l) { return l.kind == kind; }));
+}
+
+namespace {
+
+// --- operator observer: records the top-level operations of one forward call -----------------
+
+struct TensorInfo {
+  const void* storage = nullptr;  // identity of the storage (aliasing test)
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+  int64_t bytes = 0;
+};
+
+struct OpRecord {
+  std::string name;
+  std::vector<TensorInfo> inputs, outputs;
+};
+
+TensorInfo infoOf(const torch::Tensor& t) {
+  TensorInfo i;
+  if (t.has_storage()) i.storage = t.storage().unsafeGetStorageImpl();
+  i.shape = t.sizes().vec();
+  i.numel = t.numel();
+  i.bytes = t.numel() * static_cast<int64_t>(t.element_size());
+  return i;
+}
+
+void collect(const c10::IValue& v, std::vector<TensorInfo>& out) {
+  if (v.isTensor()) {
+    if (v.toTensor().defined()) out.push_back(infoOf(v.toTensor()));
+  } else if (v.isTensorList()) {
+    for (const auto& t : v.toTensorList()) {
+      const torch::Tensor tt = t;
+      if (tt.defined()) out.push_back(infoOf(tt));
+    }
+  }
+}
+
+struct OpContext : at::ObserverContext {
+  OpRecord record;
+};
+
+thread_local std::vector<OpRecord>* tlsRecords = nullptr;
+thread_local int tlsDepth = 0;
+
+std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
+  ++tlsDepth;
+  if (tlsDepth != 1 || tlsRecords == nullptr) return nullptr;
+  auto ctx = std::make_unique<OpContext>();
+  ctx->record.name = fn.name();
+  for (const auto& v : fn.inputs()) collect(v, ctx->record.inputs);
+  return ctx;
+}
+
+void onEnd(const at::RecordFunction& fn, at::ObserverContext* c) {
+  --tlsDepth;
+  auto* ctx = dynamic_cast<OpContext*>(c);
+  if (ctx == nullptr || tlsRecords == nullptr) return;
+  for (const auto& v : fn.outputs()) collect(v, ctx->record.outputs);
+  tlsRecords->push_back(std::move(ctx->record));
+}
+
+// Installs the observer on this thread for its lifetime.
+class OpObserver {
+ public:
+  explicit OpObserver(std::vector<OpRecord>& records) {
+    tlsRecords = &records;
+    tlsDepth = 0;
+    handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&onStart, &onEnd)
+                                             .needsInputs(true)
+                                             .needsOutputs(true)
+                                             .scopes({at::RecordScope::FUNCTION}));
+  }
+  ~OpObserver() {
+    at::removeCallback(handle_);
+    tlsRecords = nullptr;
+    tlsDepth = 0;
+  }
+  OpObserver(const OpObserver&) = delete;
+  OpObserver& operator=(const OpObserver&) = delete;
+
+ private:
+  at::CallbackHandle handle_ = at::INVALID_CALLBACK_HANDLE;
+};
+
+// --- layers ------------------------------------------------------------------------------------
+
+std::string layerKind(const torch::nn::Module& m) {
+  const std::string n = m.name();
+  if (n == "torch::nn::Conv1dImpl" || n == "torch::nn::Conv2dImpl" || n == "torch::nn::Conv3dImpl") return "conv";
+  if (n == "torch::nn::LinearImpl") return "linear";
+  if (n == "torch::nn::BatchNorm1dImpl" || n == "torch::nn::BatchNorm2dImpl" || n == "torch::nn::BatchNorm3dImpl")
+    return "batchnorm";
+  if (n == "torch::nn::LayerNormImpl") return "layernorm";
+  if (n == "torch::nn::EmbeddingImpl") return "embedding";
+  return "";
+}
+
+struct LayerSlot {
+  std::string name, kind;
+  const void* weightStorage = nullptr;
+  int64_t parameters = 0, paramBytes = 0, bufferBytes = 0;
+  std::vector<int64_t> weightShape;
+  bool seen = false;
+};
+
+bool aliases(const OpRecord& op) {
+  for (const auto& o : op.outputs)
+    for (const auto& i : op.inputs)
+      if (o.storage != nullptr && o.storage == i.storage) return true;
+  return false;
+}
+
+int64_t outputBytes(const OpRecord& op) {
+  int64_t b = 0;
+  for (const auto& o : op.outputs) b += o.bytes;
+  return b;
+}
+
+int64_t outputNumel(const OpRecord& op) {
+  int64_t n = 0;
+  for (const auto& o : op.outputs) n += o.numel;
+  return n;
+}
+
+double layerFlops(const LayerSlot& l, const OpRecord& op) {
+  const double out = static_cast<double>(outputNumel(op));
+  if (l.kind == "conv") {
+    // weight [Cout, Cin/groups, k...]: MACs per output element = Cin/groups * prod(k)
+    int64_t perOut = 1;
+    for (size_t d = 1; d < l.weightShape.size(); ++d) perOut *= l.weightShape[d];
+    return 2.0 * out * static_cast<double>(perOut);
+  }
+  if (l.kind == "linear") return 2.0 * out * static_cast<double>(l.weightShape.at(1));
+  if (l.kind == "batchnorm" || l.kind == "layernorm") return 5.0 * out;
+  return out;  // embedding: a gather, one per output element
+}
+
+double otherFlops(const OpRecord& op) {
+  if (op.inputs.empty() || aliases(op)) return 0.0;  // factories, views
+  static const std::set<std::string> matmuls = {"aten::matmul", "aten::bmm", "aten::mm", "aten::baddbmm",
+                                                "aten::addmm", "aten::addbmm"};
+  if (matmuls.count(op.name) != 0) {
+    const auto& a = op.inputs[op.name == "aten::baddbmm" || op.name == "aten::addmm" || op.name == "aten::addbmm" ? 1 : 0];
+    const int64_t k = a.shape.empty() ? 1 : a.shape.back();
+    return 2.0 * static_cast<double>(outputNumel(op)) * static_cast<double>(k);
+  }
+  int64_t n = outputNumel(op);
+  for (const auto& i : op.inputs) n = std::max(n, i.numel);
+  return static_cast<double>(n);
+}
+
+torch::Tensor sampleInput(const std::string& model, int context) {
+  std::vector<int64_t> shape{1};
+  for (int64_t d : sampleShape(model, context)) shape.push_back(d);
+  if (modelTakesTokens(model)) return torch::randint(0, 256, shape, torch::kLong);
+  return torch::randn(shape);
+}
+
+}  // namespace
+
+ModelProfile profileModel(const std::string& model, int context) {
+  if (context < 1) throw ConfigError("context", "expected a sequence length >= 1, found " + std::to_string(context));
+  auto units = buildModel(model, 1);  // ConfigError for an unknown name
+  ModelProfile prof;
+  prof.model = model;
+  prof.context = context;
+
+  torch::NoGradGuard noGrad;
+  torch::manual_seed(1);
+  torch::Tensor x = sampleInput(model, context);
+
+  for (size_t ui = 0; ui < units.size(); ++ui) {
+    auto& unit = units[ui];
+    auto& root = *unit.module.ptr();
+    root.eval();
+
+    // The unit's weight layers, in registration order (the execution order decides the final order).
+    std::vector<LayerSlot> slots;
+    std::set<const void*> stateStorages;  // parameters and buffers of the unit
+    for (const auto& p : root.parameters()) stateStorages.insert(p.storage().unsafeGetStorageImpl());
+    for (const auto& b : root.buffers()) stateStorages.insert(b.storage().unsafeGetStorageImpl());
+    for (const auto& item : root.named_modules("", /*include_self=*/true)) {
+      const std::string kind = layerKind(*item.value());
+      if (kind.empty()) continue;
+      auto* w = item.value()->named_parameters(/*recurse=*/false).find("weight");
+      if (w == nullptr) continue;  // no weights (e.g. a norm without affine parameters)
+      LayerSlot s;
+      s.name = unit.name + (item.key().empty() ? "" : "." + item.key());
+      s.kind = kind;
+      s.weightStorage = w->storage().unsafeGetStorageImpl();
+      s.weightShape = w->sizes().vec();
+      for (const auto& p : item.value()->parameters(false)) {
+        s.parameters += p.numel();
+        s.paramBytes += p.numel() * static_cast<int64_t>(p.element_size());
+      }
+      for (const auto& b : item.value()->buffers(false)) s.bufferBytes += b.numel() * static_cast<int64_t>(b.element_size());
+      slots.push_back(std::move(s));
+    }
+
+    std::vector<OpRecord> ops;
+    torch::Tensor y;
+    try {
+      OpObserver observer(ops);
+      y = unit.module.forward(x);
+    } catch (const c10::Error& e) {
+      throw ConfigError("model " + model, "the shape pass failed in unit \"" + unit.name + "\" (context " +
+                                              std::to_string(context) + "): " + e.what_without_backtrace());
+    }
+
+    UnitProfile up;
+    up.name = unit.name;
+    up.firstLayer = static_cast<int>(prof.layers.size());
+    up.inputBytes = x.numel() * static_cast<int64_t>(x.element_size());
+    up.outputBytes = y.numel() * static_cast<int64_t>(y.element_size());
+    for (const auto& p : root.parameters()) {
+      up.parameters += p.numel();
+      up.paramBytes += p.numel() * static_cast<int64_t>(p.element_size());
+    }
+    for (const auto& b : root.buffers()) up.bufferBytes += b.numel() * static_cast<int64_t>(b.element_size());
+
+    for (const auto& op : ops) {
+      if (!aliases(op)) up.activationBytes += outputBytes(op);
+      // Which layer's weight does this operation read?
+      LayerSlot* slot = nullptr;
+      for (const auto& in : op.inputs)
+        for (auto& s : slots)
+          if (s.weightStorage == in.storage) slot = &s;
+      if (slot == nullptr) {
+        up.flops += otherFlops(op);
+        continue;
+      }
+      const double f = layerFlops(*slot, op);
+      up.flops += f;
+      if (slot->seen) throw EngineError("profile " + model, "layer " + slot->name + " runs more than once per forward");
+      slot->seen = true;
+      LayerProfile lp;
+      lp.name = slot->name;
+      lp.kind = slot->kind;
+      lp.unit = static_cast<int>(ui);
+      lp.parameters = slot->parameters;
+      lp.paramBytes = slot->paramBytes;
+      lp.bufferBytes = slot->bufferBytes;
+      for (const auto& in : op.inputs)
+        if (stateStorages.count(in.storage) == 0) {
+          lp.inputBytes = in.bytes;
+          break;
+        }
+      lp.outputBytes = outputBytes(op);
+      if (!op.outputs.empty()) lp.outputShape = op.outputs.front().shape;
+      lp.flops = f;
+      prof.layers.push_back(std::move(lp));
+    }
+    for (const auto& s : slots)
+      if (!s.seen) throw EngineError("profile " + model, "layer " + s.name + " did not run in the shape pass");
+    up.layerCount = static_cast<int>(prof.layers.size()) - up.firstLayer;
+    prof.units.push_back(std::move(up));
+    x = y;
+  }
+  return prof;
+}
+
+const ModelProfile& cachedModelProfile(const std::string& model, int context) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, int>, std::unique_ptr<ModelProfile>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = cache[{model, context}];
+  if (!slot) {
+    try {
+      slot = std::make_unique<ModelProfile>(profileModel(model, context));
+    } catch (...) {
+      cache.erase({model, context});
+      throw;
+    }
+  }
+  return *slot;
+}
+
+}  // namespace pm

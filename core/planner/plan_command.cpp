@@ -1,0 +1,119 @@
+#include "core/planner/plan_command.h"
+
+#include <iostream>
+#include <stdexcept>
+
+#include "core/planner/analytic_planner.h"
+#include "core/planner/chrome_trace.h"
+#include "core/planner/model_profile.h"
+#include "core/planner/plan_report.h"
+#include "core/planner/timeline_sim.h"
+#include "core/util/errors.h"
+
+namespace pm {
+
+namespace {
+
+// Bad input: exit code 2.
+struct Usage : std::runtime_error {
+  Usage(const std::string& place, const std::string& problem) : std::runtime_error(place + ": " + problem) {}
+};
+
+template <class F>
+auto parse(const std::string& place, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw Usage(place, e.what());
+  }
+}
+
+int run(const PlanOptions& o, std::ostream& out) {
+  PlanSpec spec;
+  spec.timing = parse("--timing", [&] { return timingFromName(o.timing); });
+  spec.optimizer = parse("--optimizer", [&] { return optimizerFromName(o.optimizer); });
+  const Granularity gran = parse("--granularity", [&] { return granularityFromName(o.granularity); });
+  const PlanSchedule traceSchedule = parse("--schedule", [&] { return planScheduleFromName(o.schedule); });
+  if (o.microbatches < 1) throw Usage("--microbatches", "expected N >= 1, found " + std::to_string(o.microbatches));
+  if (o.stages < 0) throw Usage("--stages", "expected P >= 1 (or 0 for the most), found " + std::to_string(o.stages));
+  if (o.batch < 0 || (o.batch > 0 && o.batch < o.microbatches))
+    throw Usage("--batch", "expected a minibatch of at least N = " + std::to_string(o.microbatches) +
+                               " samples (or 0 for one sample per microbatch), found " + std::to_string(o.batch));
+  if (o.updateInterval < 0) throw Usage("--update-interval", "expected >= 1 (or 0 for N)");
+  if (o.traceMinibatches < 1) throw Usage("--trace-minibatches", "expected >= 1");
+  if (!(o.flopsPerSecond > 0)) throw Usage("--flops", "expected a FLOP rate > 0");
+  if (!(o.linkLatency >= 0) || !(o.linkBandwidth >= 0)) throw Usage("--link", "latency and bandwidth must be >= 0");
+  spec.microbatches = o.microbatches;
+  spec.updateInterval = o.updateInterval;
+  spec.m = o.m;
+
+  const ModelProfile& prof = cachedModelProfile(o.model, o.context);  // ConfigError: unknown model
+  const int available = static_cast<int>(gran == Granularity::Layers ? prof.layers.size() : prof.units.size());
+  const int P = o.stages == 0 ? available : o.stages;
+  if (P > available)
+    throw Usage("--stages", "model " + o.model + " has " + std::to_string(available) +
+                                (gran == Granularity::Layers ? " weight layers" : " partitionable units") +
+                                ", cannot make " + std::to_string(P) + " stages");
+  if (o.m != 0 && o.m < P)
+    throw Usage("--m", "pipedream-2bw needs m >= P = " + std::to_string(P) + ", found " + std::to_string(o.m));
+
+  PlanReport report;
+  report.model = o.model;
+  report.granularity = gran;
+  report.samplesPerMicrobatch = o.batch == 0 ? 1 : (o.batch + o.microbatches - 1) / o.microbatches;
+  if (gran == Granularity::Units)
+    report.stages = unitStages(prof, parameterPartition(prof, P), report.samplesPerMicrobatch);
+  else if (P == available)
+    report.stages = layerStages(prof, report.samplesPerMicrobatch);
+  else
+    report.stages = layerStages(prof, layerParameterPartition(prof, P), report.samplesPerMicrobatch);
+  report.comparison = planAll(report.stages, spec);
+
+  if (!o.traceFile.empty()) {
+    DelayParams dp;
+    dp.schedule = traceSchedule;
+    dp.timing = spec.timing;
+    dp.stages = P;
+    dp.microbatches = o.microbatches;
+    dp.updateInterval = o.updateInterval;
+    dp.m = o.m;
+    const ScheduleParams sp = engineScheduleParams(dp, o.traceMinibatches);
+    const SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
+    const SimResult sim = simulateTimeline(sp, costs);
+    const std::string label = planScheduleName(traceSchedule) + ", " + o.model + ", P=" + std::to_string(P) +
+                              ", N=" + std::to_string(o.microbatches);
+    writeChromeTrace(o.traceFile, sim.trace, label);  // EngineError (exit 1) when it cannot be written
+    report.trace = PlanTraceInfo{o.traceFile, planScheduleName(traceSchedule), o.traceMinibatches, sim.makespan,
+                                 sim.meanUtilization};
+  }
+
+  if (o.json)
+    out << planReportJson(report).dump(2) << "\n";
+  else
+    printPlanReport(out, report);
+  return 0;
+}
+
+}  // namespace
+
+int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    return run(o, out);
+  } catch (const Usage& e) {
+    err << "pipemare plan: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    err << "pipemare plan: " << e.place() << ": " << e.problem() << "\n";
+    return e.exitCode();
+  } catch (const std::invalid_argument& e) {
+    err << "pipemare plan: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "pipemare plan: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int planCommand(const PlanOptions& o) { return planCommand(o, std::cout, std::cerr); }
+
+}  // namespace pm

@@ -1,0 +1,37 @@
+#pragma once
+// `pipemare plan`: profile a model, plan every schedule analytically, print the comparison
+// (text or JSON), optionally simulate one schedule's timeline into a Chrome trace.
+#include <ostream>
+#include <string>
+
+namespace pm {
+
+struct PlanOptions {
+  std::string model = "resnet50";        // a model of the zoo
+  int stages = 0;                         // P; 0 = one stage per weight layer / per unit
+  int microbatches = 8;                   // N
+  std::string optimizer = "sgd-momentum"; // sgd | sgd-momentum | adam
+  std::string timing = "paper";           // paper | 1f1b
+  std::string granularity = "layers";     // layers: one stage per weight layer (P < layers: grouped by
+                                          // parameters) | units: the engine partition by parameters
+  bool json = false;                      // print JSON instead of the table
+  std::string traceFile;                  // write the simulated timeline of `schedule` here (Chrome trace)
+  std::string schedule = "pipemare";      // the schedule of the trace
+  // Optional refinements (defaults reproduce the paper's setting):
+  int batch = 0;                  // samples per minibatch; 0 = N (one sample per microbatch)
+  int context = 128;              // sequence length for token models
+  int updateInterval = 0;         // pipedream microbatches per step; 0 = N (as pipemare)
+  int m = 0;                      // pipedream-2bw microbatches per step; 0 = max(N, P)
+  int traceMinibatches = 2;       // minibatches simulated for the trace
+  double flopsPerSecond = 1e12;   // per stage, for the simulated costs (backward = 2x forward)
+  double linkLatency = 0;         // seconds per message
+  double linkBandwidth = 0;       // bytes per second; 0 = infinite
+};
+
+// Returns 0, 2 for bad input (unknown model / schedule / optimizer / timing / granularity,
+// stages > weight layers or units, N < 1, ...) with "pipemare plan: <place>: <problem>" on `err`,
+// 1 when the trace cannot be written.
+int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err);
+int planCommand(const PlanOptions& o);  // std::cout / std::cerr
+
+}  // namespace pm

@@ -1,0 +1,139 @@
+#include "core/planner/plan_report.h"
+
+#include <cstdio>
+
+namespace pm {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string pad(const std::string& s, size_t w, bool left = false) {
+  if (s.size() >= w) return s;
+  return left ? s + std::string(w - s.size(), ' ') : std::string(w - s.size(), ' ') + s;
+}
+
+std::string mib(int64_t bytes) { return fmt("%.1f", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+
+Json memoryJson(const MemoryBreakdown& m) {
+  return {{"weights", m.weights},         {"gradients", m.gradients}, {"optimizer", m.optimizer},
+          {"stash", m.stash},             {"delta", m.delta},         {"activations", m.activations},
+          {"weight_and_optimizer", m.weightAndOptimizer()}, {"total", m.total()}};
+}
+
+std::string stagesText(const PlanReport& r) {
+  const auto P = r.stages.size();
+  if (r.granularity == Granularity::Layers) {
+    bool single = true;
+    for (const auto& s : r.stages) single = single && s.end - s.begin == 1;
+    return std::to_string(P) + (single ? " stages (one per weight layer)" : " stages (weight layers partitioned by parameters)");
+  }
+  return std::to_string(P) + " stages (units partitioned by parameters, as the engine)";
+}
+
+}  // namespace
+
+void printPlanReport(std::ostream& out, const PlanReport& r) {
+  const auto& c = r.comparison;
+  out << "pipemare plan: " << r.model << ", " << stagesText(r) << ", N = " << c.spec.microbatches
+      << " microbatches of " << r.samplesPerMicrobatch << " sample" << (r.samplesPerMicrobatch == 1 ? "" : "s")
+      << ", optimizer " << optimizerName(c.spec.optimizer) << ", timing " << timingName(c.spec.timing) << "\n";
+  out << "accounting: " << accountingText(c.spec) << "\n\n";
+
+  const char* cats[] = {"weights", "grads", "optim", "stash", "delta", "activ"};
+  out << pad("", 16, true) << pad("", 33) << " | per-stage max (MiB)" << pad("", 38) << "| total over stages (MiB)\n";
+  out << pad("schedule", 16, true) << pad("util", 7) << pad("bubble", 8) << pad("max_tau", 8) << pad("versions", 9)
+      << pad("in_flt", 7) << " |";
+  for (const char* k : cats) out << pad(k, 8);
+  out << pad("stage", 9) << " |";
+  for (const char* k : cats) out << pad(k, 9);
+  out << pad("total", 10) << "\n";
+  for (const auto& p : c.plans) {
+    const auto& mx = p.perStageMax;
+    const auto& t = p.total;
+    out << pad(planScheduleName(p.schedule), 16, true) << pad(fmt("%.3f", p.utilization), 7)
+        << pad(fmt("%.3f", p.bubble), 8) << pad(std::to_string(p.maxTau), 8) << pad(std::to_string(p.maxVersions), 9)
+        << pad(std::to_string(p.maxInFlight), 7) << " |";
+    for (int64_t v : {mx.weights, mx.gradients, mx.optimizer, mx.stash, mx.delta, mx.activations}) out << pad(mib(v), 8);
+    out << pad(mib(p.maxStageTotal), 9) << " |";
+    for (int64_t v : {t.weights, t.gradients, t.optimizer, t.stash, t.delta, t.activations}) out << pad(mib(v), 9);
+    out << pad(mib(t.total()), 10) << "\n";
+  }
+  const auto& gp = c.plan(PlanSchedule::GPipe);
+  const auto& mare = c.plan(PlanSchedule::PipeMare);
+  const auto& pd = c.plan(PlanSchedule::PipeDream);
+  const auto& pt = c.plan(PlanSchedule::PipeMareT2);
+  out << "\nutilization pipemare/gpipe: " << fmt("%.2f", c.utilizationRatio()) << "x (" << fmt("%.3f", mare.utilization)
+      << " vs " << fmt("%.3f", gp.utilization) << ")\n";
+  out << "weight+optimizer memory pipedream/pipemare+T2: " << fmt("%.2f", c.memoryRatio()) << "x ("
+      << mib(pd.total.weightAndOptimizer()) << " MiB vs " << mib(pt.total.weightAndOptimizer())
+      << " MiB, summed over stages); pipedream/pipemare without T2: " << fmt("%.2f", c.memoryRatioNoDelta()) << "x\n";
+  if (r.trace) {
+    out << "trace: " << r.trace->file << " (" << r.trace->schedule << ", " << r.trace->minibatches
+        << " minibatches simulated, makespan " << fmt("%.3f", r.trace->makespan * 1e3) << " ms, utilization "
+        << fmt("%.3f", r.trace->utilization) << ")\n";
+  }
+}
+
+Json planReportJson(const PlanReport& r) {
+  const auto& c = r.comparison;
+  Json j;
+  j["model"] = r.model;
+  j["granularity"] = granularityName(r.granularity);
+  j["stages"] = r.stages.size();
+  j["microbatches"] = c.spec.microbatches;
+  j["samples_per_microbatch"] = r.samplesPerMicrobatch;
+  j["optimizer"] = optimizerName(c.spec.optimizer);
+  j["timing"] = timingName(c.spec.timing);
+  j["accounting"] = accountingText(c.spec);
+  Json stages = Json::array();
+  for (const auto& s : r.stages)
+    stages.push_back({{"name", s.name},
+                      {"begin", s.begin},
+                      {"end", s.end},
+                      {"parameters", s.parameters},
+                      {"weight_bytes", s.weightBytes},
+                      {"input_bytes", s.inputBytes},
+                      {"activation_bytes", s.activationBytes},
+                      {"output_bytes", s.outputBytes},
+                      {"forward_flops", s.forwardFlops}});
+  j["stage_profiles"] = std::move(stages);
+  Json plans = Json::array();
+  for (const auto& p : c.plans) {
+    Json tau = Json::array(), versions = Json::array(), flight = Json::array(), totals = Json::array();
+    for (const auto& s : p.perStage) {
+      tau.push_back(s.timing.tau);
+      versions.push_back(s.timing.versions);
+      flight.push_back(s.timing.inFlight);
+      totals.push_back(s.memory.total());
+    }
+    Json maxMem = memoryJson(p.perStageMax);
+    maxMem["stage_total"] = p.maxStageTotal;
+    plans.push_back({{"schedule", planScheduleName(p.schedule)},
+                     {"utilization", p.utilization},
+                     {"bubble", p.bubble},
+                     {"update_interval", p.updateInterval},
+                     {"max_tau", p.maxTau},
+                     {"max_versions", p.maxVersions},
+                     {"max_in_flight", p.maxInFlight},
+                     {"memory", {{"per_stage_max", maxMem}, {"total", memoryJson(p.total)}}},
+                     {"per_stage", {{"tau", tau}, {"versions", versions}, {"in_flight", flight}, {"total_bytes", totals}}}});
+  }
+  j["schedules"] = std::move(plans);
+  j["ratios"] = {{"utilization_pipemare_over_gpipe", c.utilizationRatio()},
+                 {"weight_optimizer_memory_pipedream_over_pipemare_t2", c.memoryRatio()},
+                 {"weight_optimizer_memory_pipedream_over_pipemare", c.memoryRatioNoDelta()}};
+  if (r.trace)
+    j["trace"] = {{"file", r.trace->file},
+                  {"schedule", r.trace->schedule},
+                  {"minibatches", r.trace->minibatches},
+                  {"makespan_s", r.trace->makespan},
+                  {"utilization", r.trace->utilization}};
+  return j;
+}
+
+}  // namespace pm

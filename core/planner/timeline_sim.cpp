@@ -1,0 +1,165 @@
+#include "core/planner/timeline_sim.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace pm {
+
+namespace {
+
+const char* actionName(ActionKind k) {
+  switch (k) {
+    case ActionKind::RecvAct: return "recv_act";
+    case ActionKind::Forward: return "F";
+    case ActionKind::SendAct: return "send_act";
+    case ActionKind::RecvGrad: return "recv_grad";
+    case ActionKind::Backward: return "B";
+    case ActionKind::SendGrad: return "send_grad";
+    case ActionKind::Step: return "S";
+  }
+  return "?";
+}
+
+void checkVector(const std::vector<double>& v, size_t P, const char* what, bool optional) {
+  if (optional && v.empty()) return;
+  if (v.size() != P)
+    throw std::invalid_argument(std::string("simulation: ") + what + " needs " + std::to_string(P) + " values, got " +
+                                std::to_string(v.size()));
+  for (double x : v)
+    if (!(x >= 0)) throw std::invalid_argument(std::string("simulation: ") + what + " must be finite and >= 0");
+}
+
+template <class T>
+T at(const std::vector<T>& v, size_t i) {
+  return v.empty() ? T{} : v[i];
+}
+
+}  // namespace
+
+SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const SimCosts& c) {
+  const size_t P = lists.size();
+  if (P == 0) throw std::invalid_argument("simulation: no stages");
+  checkVector(c.forward, P, "forward costs", false);
+  checkVector(c.backward, P, "backward costs", false);
+  checkVector(c.step, P, "step costs", true);
+  if (!c.activationBytes.empty() && c.activationBytes.size() != P)
+    throw std::invalid_argument("simulation: activation bytes need one value per stage");
+  if (!c.gradientBytes.empty() && c.gradientBytes.size() != P)
+    throw std::invalid_argument("simulation: gradient bytes need one value per stage");
+  if (!(c.link.latency >= 0) || !(c.link.bandwidth >= 0))
+    throw std::invalid_argument("simulation: link latency and bandwidth must be >= 0");
+
+  // Messages in flight: arrival time by (channel, microbatch). Channel 2*s: activations from s to
+  // s+1; 2*s+1: gradients from s to s-1.
+  std::map<std::pair<size_t, int64_t>, double> arrivals;
+  std::vector<size_t> pc(P, 0);
+  std::vector<double> clock(P, 0.0);
+  SimResult r;
+  r.busy.assign(P, 0.0);
+
+  auto transfer = [&](int64_t bytes) { return c.link.bandwidth > 0 ? static_cast<double>(bytes) / c.link.bandwidth : 0.0; };
+
+  size_t done = 0;
+  for (size_t s = 0; s < P; ++s)
+    if (lists[s].empty()) ++done;
+  while (done < P) {
+    bool progress = false;
+    for (size_t s = 0; s < P; ++s) {
+      while (pc[s] < lists[s].size()) {
+        const Action& a = lists[s][pc[s]];
+        const double start = clock[s];
+        double end = start;
+        bool waiting = false;  // the message has not been sent yet
+        switch (a.kind) {
+          case ActionKind::RecvAct:
+          case ActionKind::RecvGrad: {
+            if (a.kind == ActionKind::RecvAct && s == 0) throw std::runtime_error("simulation: stage 0 cannot receive activations");
+            if (a.kind == ActionKind::RecvGrad && s + 1 == P) throw std::runtime_error("simulation: the last stage cannot receive gradients");
+            const size_t ch = a.kind == ActionKind::RecvAct ? 2 * (s - 1) : 2 * (s + 1) + 1;
+            auto it = arrivals.find({ch, a.mb});
+            if (it == arrivals.end()) {
+              waiting = true;
+              break;
+            }
+            end = std::max(start, it->second);
+            arrivals.erase(it);
+            break;
+          }
+          case ActionKind::SendAct:
+          case ActionKind::SendGrad: {
+            const bool act = a.kind == ActionKind::SendAct;
+            if (act && s + 1 == P) throw std::runtime_error("simulation: the last stage cannot send activations");
+            if (!act && s == 0) throw std::runtime_error("simulation: stage 0 cannot send gradients");
+            end = start + transfer(act ? at(c.activationBytes, s) : at(c.gradientBytes, s));
+            arrivals[{act ? 2 * s : 2 * s + 1, a.mb}] = end + c.link.latency;
+            break;
+          }
+          case ActionKind::Forward: end = start + c.forward[s]; break;
+          case ActionKind::Backward: end = start + c.backward[s]; break;
+          case ActionKind::Step: end = start + at(c.step, s); break;
+        }
+        if (waiting) break;
+        if (a.kind == ActionKind::Forward || a.kind == ActionKind::Backward || a.kind == ActionKind::Step)
+          r.busy[s] += end - start;
+        r.trace.push_back({static_cast<int>(s), actionName(a.kind), a.mb, start, end});
+        clock[s] = end;
+        ++pc[s];
+        progress = true;
+        if (pc[s] == lists[s].size()) ++done;
+      }
+    }
+    if (!progress && done < P) {
+      std::string stuck;
+      for (size_t s = 0; s < P; ++s)
+        if (pc[s] < lists[s].size())
+          stuck += (stuck.empty() ? "" : ", ") + std::string("stage ") + std::to_string(s) + " at " +
+                   actionToString(lists[s][pc[s]]);
+      throw std::runtime_error("simulation: deadlock (" + stuck + ")");
+    }
+  }
+  r.makespan = *std::max_element(clock.begin(), clock.end());
+  double total = 0;
+  for (size_t s = 0; s < P; ++s) {
+    r.utilization.push_back(r.makespan > 0 ? r.busy[s] / r.makespan : 0.0);
+    total += r.busy[s];
+  }
+  r.meanUtilization = r.makespan > 0 ? total / (static_cast<double>(P) * r.makespan) : 0.0;
+  return r;
+}
+
+SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs) {
+  std::vector<std::vector<Action>> lists;
+  for (int s = 0; s < p.stages; ++s) lists.push_back(stageActions(p, s));
+  return simulateTimeline(lists, costs);
+}
+
+SimCosts costsFromStages(const std::vector<StageProfile>& stages, double flopsPerSecond, double backwardFactor,
+                         double stepBytesPerSecond, LinkModel link) {
+  if (!(flopsPerSecond > 0)) throw std::invalid_argument("simulation: FLOP rate must be > 0");
+  if (!(backwardFactor >= 0)) throw std::invalid_argument("simulation: backward factor must be >= 0");
+  if (!(stepBytesPerSecond >= 0)) throw std::invalid_argument("simulation: step rate must be >= 0");
+  SimCosts c;
+  for (const auto& s : stages) {
+    const double f = s.forwardFlops / flopsPerSecond;
+    c.forward.push_back(f);
+    c.backward.push_back(backwardFactor * f);
+    c.step.push_back(stepBytesPerSecond > 0 ? static_cast<double>(s.weightBytes) / stepBytesPerSecond : 0.0);
+    c.activationBytes.push_back(s.outputBytes);
+    c.gradientBytes.push_back(s.inputBytes);
+  }
+  c.link = link;
+  return c;
+}
+
+Json traceEvent(const SimTraceRecord& r) {
+  Json t = makeEvent(ev::kTrace);
+  t["stage"] = r.stage;
+  t["action"] = r.action;
+  t["mb"] = r.mb;
+  t["start"] = r.start;
+  t["end"] = r.end;
+  return t;
+}
+
+}  // namespace pm

@@ -1,0 +1,66 @@
+#pragma once
+// Discrete-event simulation of a pipeline: each stage executes its action list (stageActions,
+// any schedule, or lists given explicitly) one action at a time, with given forward / backward /
+// optimizer-step costs per stage and a link model for the sends. Produces trace records in the
+// engine's trace-event form (core/events/event.h, ev::kTrace: stage, action, mb, start, end),
+// the makespan and per-stage busy time and utilization. No LibTorch.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/events/event.h"
+#include "core/pipeline/schedule.h"
+#include "core/planner/stage_profile.h"
+
+namespace pm {
+
+// A send occupies the sender for bytes/bandwidth (serialising onto the link) and the message
+// arrives `latency` seconds later.
+struct LinkModel {
+  double latency = 0;    // seconds per message
+  double bandwidth = 0;  // bytes per second; 0 = infinite
+};
+
+struct SimCosts {
+  std::vector<double> forward;   // seconds per microbatch, one per stage
+  std::vector<double> backward;  // seconds per microbatch, one per stage
+  std::vector<double> step;      // seconds per optimizer step, one per stage (empty = 0)
+  std::vector<int64_t> activationBytes;  // sent by stage s to s+1 per microbatch (empty = 0)
+  std::vector<int64_t> gradientBytes;    // sent by stage s to s-1 per microbatch (empty = 0)
+  LinkModel link;
+};
+
+// One executed action. Action names are the engine's: F, B, S, send_act, recv_act, send_grad,
+// recv_grad. mb: the microbatch id, or the step index for S. A receive spans the time the stage
+// waited for the message (zero when it had already arrived).
+struct SimTraceRecord {
+  int stage = 0;
+  std::string action;
+  int64_t mb = 0;
+  double start = 0, end = 0;
+};
+
+struct SimResult {
+  std::vector<SimTraceRecord> trace;  // in execution order per stage, stages interleaved
+  double makespan = 0;                // end of the last action
+  std::vector<double> busy;           // seconds of F, B and S per stage
+  std::vector<double> utilization;    // busy / makespan per stage
+  double meanUtilization = 0;         // sum(busy) / (P * makespan)
+};
+
+// Runs the lists (one per stage). Throws std::invalid_argument for cost vectors of the wrong size
+// or negative costs, and std::runtime_error naming the stuck stages if the lists deadlock.
+SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const SimCosts& costs);
+// Runs stageActions(p, s) for every stage.
+SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs);
+
+// Costs from the stage profiles: forward = FLOPs / flopsPerSecond, backward = backwardFactor *
+// forward, step = weight bytes / stepBytesPerSecond (0 = free), sends = the stage's output bytes
+// downstream and its input bytes upstream.
+SimCosts costsFromStages(const std::vector<StageProfile>& stages, double flopsPerSecond, double backwardFactor = 2.0,
+                         double stepBytesPerSecond = 0, LinkModel link = {});
+
+// The record as an engine trace event (type "trace"; stage, action, mb, start, end).
+Json traceEvent(const SimTraceRecord& r);
+
+}  // namespace pm

@@ -1,0 +1,171 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/planner/analytic_planner.h"
+#include "core/planner/model_profile.h"
+
+using namespace pm;
+
+namespace {
+
+const std::vector<StageProfile>& resnet50Layers() {
+  static const auto stages = layerStages(cachedModelProfile("resnet50"), 1);
+  return stages;
+}
+
+PlanSpec spec(int N, TimingModel t = TimingModel::Paper, OptimizerKind o = OptimizerKind::SgdMomentum) {
+  PlanSpec s;
+  s.microbatches = N;
+  s.timing = t;
+  s.optimizer = o;
+  return s;
+}
+
+std::vector<StageProfile> equalStages(int P, int64_t W = 1000, int64_t X = 10, int64_t A = 30) {
+  std::vector<StageProfile> v(static_cast<size_t>(P));
+  for (auto& s : v) {
+    s.weightBytes = W;
+    s.inputBytes = X;
+    s.activationBytes = A;
+    s.outputBytes = X;
+    s.forwardFlops = 1;
+  }
+  return v;
+}
+
+}  // namespace
+
+// docs/pipemare.md section 5: the abstract's numbers, one stage per weight layer of ResNet-50.
+TEST(AnalyticPlanner, PaperUtilizationRatios) {
+  const auto& stages = resnet50Layers();
+  ASSERT_EQ(stages.size(), 107u);
+  const auto n32 = planAll(stages, spec(32));
+  EXPECT_NEAR(n32.plan(PlanSchedule::GPipe).utilization, 32.0 / 138.0, 1e-12);
+  EXPECT_NEAR(n32.plan(PlanSchedule::GPipe).utilization, 0.232, 5e-4);
+  EXPECT_DOUBLE_EQ(n32.plan(PlanSchedule::PipeMare).utilization, 1.0);
+  EXPECT_NEAR(n32.utilizationRatio(), 4.31, 0.005);
+  const auto n8 = planAll(stages, spec(8));
+  EXPECT_NEAR(n8.plan(PlanSchedule::GPipe).utilization, 8.0 / 114.0, 1e-12);
+  EXPECT_NEAR(n8.plan(PlanSchedule::OneFOneB).utilization, 8.0 / 114.0, 1e-12);
+  EXPECT_NEAR(n8.utilizationRatio(), 14.25, 1e-9);
+  EXPECT_NEAR(n8.plan(PlanSchedule::GPipe).bubble, 1.0 - 8.0 / 114.0, 1e-12);
+}
+
+TEST(AnalyticPlanner, PaperMemoryRatioIsAbout2Point7) {
+  const auto& stages = resnet50Layers();
+  const auto c = planAll(stages, spec(8));
+  EXPECT_NEAR(c.memoryRatio(), 2.72, 0.01);
+  // The accounting of docs/planner.md, written out: sum ((tau_i+1) W_i + S_i) / sum (W_i + S_i + W_i),
+  // tau_i = ceil((2(P-i)+1)/N), S_i = W_i (momentum).
+  const int P = 107, N = 8;
+  double num = 0, den = 0;
+  for (int i = 1; i <= P; ++i) {
+    const double W = static_cast<double>(stages[static_cast<size_t>(i - 1)].weightBytes);
+    const double tau = std::ceil((2.0 * (P - i) + 1) / N);
+    num += (tau + 1) * W + W;
+    den += W + W + W;
+  }
+  EXPECT_NEAR(c.memoryRatio(), num / den, 1e-12);
+  // Without T2's delta the ratio is larger; with N = 32 (fewer versions) smaller.
+  EXPECT_GT(c.memoryRatioNoDelta(), c.memoryRatio());
+  EXPECT_LT(planAll(stages, spec(32)).memoryRatio(), c.memoryRatio());
+}
+
+TEST(AnalyticPlanner, BubbleFormulaForEqualStages) {
+  for (int P : {1, 2, 4, 16})
+    for (int N : {1, 3, 8}) {
+      const auto c = planAll(equalStages(P), spec(N));
+      const double u = static_cast<double>(N) / (N + P - 1);
+      EXPECT_NEAR(c.plan(PlanSchedule::GPipe).utilization, u, 1e-12);
+      EXPECT_NEAR(c.plan(PlanSchedule::GPipeRecompute).utilization, u, 1e-12);
+      EXPECT_NEAR(c.plan(PlanSchedule::OneFOneB).bubble, 1.0 - u, 1e-12);
+      EXPECT_DOUBLE_EQ(c.plan(PlanSchedule::PipeDream).utilization, 1.0);
+      EXPECT_DOUBLE_EQ(c.plan(PlanSchedule::PipeMare).bubble, 0.0);
+      // Equal explicit costs give the same; T microbatches give T/(T+P-1).
+      auto s = spec(N);
+      s.stageCosts.assign(static_cast<size_t>(P), 3.0);
+      s.totalMicrobatches = 40;
+      const auto e = planAll(equalStages(P), s);
+      EXPECT_NEAR(e.plan(PlanSchedule::GPipe).utilization, u, 1e-12);
+      EXPECT_NEAR(e.plan(PlanSchedule::PipeMare).utilization, 40.0 / (40 + P - 1), 1e-12);
+    }
+  // An unbalanced pipeline is bound by its slowest stage.
+  EXPECT_NEAR(asynchronousUtilization(4, 0, {1, 1, 2, 1}), 5.0 / 8.0, 1e-12);
+  EXPECT_LT(synchronousUtilization(4, 8, {1, 1, 2, 1}), 8.0 / 11.0);
+  EXPECT_THROW(synchronousUtilization(4, 8, {1, 1}), std::invalid_argument);
+}
+
+TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {
+  const int P = 6, N = 4;
+  const int64_t W = 1000, X = 10, A = 30;
+  for (auto t : {TimingModel::Paper, TimingModel::Software1F1B})
+    for (auto o : {OptimizerKind::Sgd, OptimizerKind::SgdMomentum, OptimizerKind::Adam}) {
+      const auto c = planAll(equalStages(P, W, X, A), spec(N, t, o));
+      ASSERT_EQ(c.plans.size(), 7u);
+      for (const auto& p : c.plans) {
+        MemoryBreakdown sum;
+        int64_t maxTotal = 0;
+        for (const auto& s : p.perStage) {
+          const auto& m = s.memory;
+          EXPECT_EQ(m.total(), m.weights + m.gradients + m.optimizer + m.stash + m.delta + m.activations);
+          EXPECT_EQ(m.weights, W);
+          EXPECT_EQ(m.gradients, W);
+          EXPECT_EQ(m.optimizer, optimizerStateMultiple(o) * W);
+          EXPECT_EQ(m.stash, (s.timing.versions - 1) * W);
+          sum += m;
+          maxTotal = std::max(maxTotal, m.total());
+        }
+        EXPECT_EQ(p.total.total(), sum.total());
+        EXPECT_EQ(p.total.activations, sum.activations);
+        EXPECT_EQ(p.maxStageTotal, maxTotal);
+        EXPECT_LE(p.maxStageTotal, p.perStageMax.total());
+      }
+      const auto& st0 = [&](PlanSchedule s) -> const StagePlan& { return c.plan(s).perStage[0]; };
+      EXPECT_EQ(st0(PlanSchedule::GPipe).memory.activations, N * A);
+      EXPECT_EQ(st0(PlanSchedule::GPipeRecompute).memory.activations, N * X + A);
+      const int64_t F0 = t == TimingModel::Paper ? 2 * (P - 1) + 1 : P;
+      EXPECT_EQ(st0(PlanSchedule::OneFOneB).memory.activations, std::min<int64_t>(N, F0) * A);
+      EXPECT_EQ(st0(PlanSchedule::PipeDream).memory.activations, F0 * A);
+      EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.activations, F0 * X + A);
+      EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.delta, 0);
+      EXPECT_EQ(st0(PlanSchedule::PipeMareT2).memory.delta, W);
+      EXPECT_EQ(st0(PlanSchedule::PipeDream2BW).memory.stash, W);
+      EXPECT_EQ(st0(PlanSchedule::PipeDream).timing.versions, st0(PlanSchedule::PipeDream).timing.tau + 1);
+    }
+}
+
+// The planner's software-model delays and versions against the engine's lists.
+TEST(AnalyticPlanner, SoftwareModelMatchesEngineLists) {
+  const int P = 7, N = 3;
+  auto s = spec(N, TimingModel::Software1F1B);
+  s.updateInterval = 1;  // pipedream as the engine's default
+  const auto c = planAll(equalStages(P), s);
+  for (const auto& p : c.plans) {
+    DelayParams dp;
+    dp.schedule = p.schedule;
+    dp.timing = TimingModel::Software1F1B;
+    dp.stages = P;
+    dp.microbatches = N;
+    dp.updateInterval = 1;
+    const auto measured = measuredStageTimings(engineScheduleParams(dp));
+    for (int st = 0; st < P; ++st) {
+      EXPECT_EQ(p.perStage[static_cast<size_t>(st)].timing.tau, measured[static_cast<size_t>(st)].tau)
+          << planScheduleName(p.schedule) << " stage " << st;
+      EXPECT_EQ(p.perStage[static_cast<size_t>(st)].timing.inFlight, measured[static_cast<size_t>(st)].inFlight);
+    }
+  }
+  EXPECT_EQ(c.plan(PlanSchedule::PipeDream).maxTau, P - 1);
+  EXPECT_EQ(c.plan(PlanSchedule::PipeDream).maxVersions, P);
+  EXPECT_EQ(c.plan(PlanSchedule::PipeMare).maxTau, 2);  // ceil(6/3)
+  EXPECT_NE(accountingText(s).find("software 1F1B"), std::string::npos);
+  EXPECT_NE(accountingText(spec(N)).find("paper"), std::string::npos);
+}
+
+TEST(AnalyticPlanner, RejectsBadInput) {
+  EXPECT_THROW(planSchedule(PlanSchedule::GPipe, {}, spec(4)), std::invalid_argument);
+  EXPECT_THROW(planSchedule(PlanSchedule::GPipe, equalStages(3), spec(0)), std::invalid_argument);
+  auto s = spec(4);
+  s.m = 2;
+  EXPECT_THROW(planSchedule(PlanSchedule::PipeDream2BW, equalStages(3), s), std::invalid_argument);
+}

@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "core/events/event.h"
+#include "core/planner/plan_command.h"
+
+using namespace pm;
+
+namespace {
+
+struct Ran {
+  int code;
+  std::string out, err;
+};
+
+Ran plan(const PlanOptions& o) {
+  std::ostringstream out, err;
+  const int code = planCommand(o, out, err);
+  return {code, out.str(), err.str()};
+}
+
+PlanOptions resnet(int N, bool json) {
+  PlanOptions o;
+  o.model = "resnet50";
+  o.stages = 107;
+  o.microbatches = N;
+  o.optimizer = "sgd-momentum";
+  o.timing = "paper";
+  o.granularity = "layers";
+  o.json = json;
+  return o;
+}
+
+}  // namespace
+
+TEST(PlanCommand, JsonReproducesThePapersNumbers) {
+  const auto n32 = plan(resnet(32, true));
+  ASSERT_EQ(n32.code, 0) << n32.err;
+  const Json a = Json::parse(n32.out);
+  EXPECT_EQ(a["stages"], 107);
+  EXPECT_EQ(a["schedules"].size(), 7u);
+  EXPECT_NEAR(a["ratios"]["utilization_pipemare_over_gpipe"].get<double>(), 4.3125, 1e-9);
+  EXPECT_NEAR(a["schedules"][0]["utilization"].get<double>(), 32.0 / 138.0, 1e-12);
+  EXPECT_NE(a["accounting"].get<std::string>().find("paper"), std::string::npos);
+
+  const auto n8 = plan(resnet(8, true));
+  ASSERT_EQ(n8.code, 0) << n8.err;
+  const Json b = Json::parse(n8.out);
+  EXPECT_NEAR(b["ratios"]["utilization_pipemare_over_gpipe"].get<double>(), 14.25, 1e-9);
+  EXPECT_NEAR(b["ratios"]["weight_optimizer_memory_pipedream_over_pipemare_t2"].get<double>(), 2.72, 0.01);
+  for (const auto& s : b["schedules"]) {
+    const auto& t = s["memory"]["total"];
+    EXPECT_EQ(t["total"].get<int64_t>(), t["weights"].get<int64_t>() + t["gradients"].get<int64_t>() +
+                                             t["optimizer"].get<int64_t>() + t["stash"].get<int64_t>() +
+                                             t["delta"].get<int64_t>() + t["activations"].get<int64_t>());
+    EXPECT_EQ(s["per_stage"]["tau"].size(), 107u);
+  }
+}
+
+TEST(PlanCommand, TextTableHasOneRowPerScheduleAndTheRatios) {
+  const auto r = plan(resnet(8, false));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"gpipe ", "gpipe+recompute", "1f1b", "pipedream ", "pipedream-2bw", "pipemare ", "pipemare+T2"})
+    EXPECT_NE(r.out.find(std::string("\n") + s), std::string::npos) << s << "\n" << r.out;
+  EXPECT_NE(r.out.find("accounting: timing model: paper"), std::string::npos);
+  EXPECT_NE(r.out.find("utilization pipemare/gpipe: 14.25x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pipedream/pipemare+T2: 2.72x"), std::string::npos) << r.out;
+}
+
+TEST(PlanCommand, UnitsGranularityAndTrace) {
+  const auto path = std::filesystem::temp_directory_path() / ("plan_trace_" + std::to_string(::getpid()) + ".json");
+  PlanOptions o;
+  o.model = "resnet20";
+  o.stages = 3;
+  o.microbatches = 4;
+  o.granularity = "units";
+  o.timing = "1f1b";
+  o.optimizer = "adam";
+  o.json = true;
+  o.traceFile = path.string();
+  o.schedule = "1f1b";
+  const auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["stages"], 3);
+  EXPECT_EQ(j["granularity"], "units");
+  EXPECT_NE(j["accounting"].get<std::string>().find("software 1F1B"), std::string::npos);
+  EXPECT_EQ(j["trace"]["schedule"], "1f1b");
+  EXPECT_GT(j["trace"]["makespan_s"].get<double>(), 0.0);
+  std::ifstream in(path);
+  const Json t = Json::parse(in);
+  std::filesystem::remove(path);
+  EXPECT_GT(t["traceEvents"].size(), 3u * 4 * 2);
+}
+
+TEST(PlanCommand, BadInputReturns2WithAMessage) {
+  auto bad = [](auto edit, const std::string& expect) {
+    PlanOptions o;
+    o.model = "mlp";
+    o.stages = 3;
+    o.microbatches = 4;
+    edit(o);
+    const auto r = plan(o);
+    EXPECT_EQ(r.code, 2) << expect;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  };
+  bad([](PlanOptions& o) { o.model = "resnet51"; }, "unknown model");
+  bad([](PlanOptions& o) { o.stages = 4; }, "has 3 weight layers");
+  bad([](PlanOptions& o) { o.granularity = "units"; o.stages = 9; }, "partitionable units");
+  bad([](PlanOptions& o) { o.optimizer = "rmsprop"; }, "--optimizer");
+  bad([](PlanOptions& o) { o.timing = "fast"; }, "--timing");
+  bad([](PlanOptions& o) { o.granularity = "blocks"; }, "--granularity");
+  bad([](PlanOptions& o) { o.schedule = "pipemore"; }, "--schedule");
+  bad([](PlanOptions& o) { o.microbatches = 0; }, "--microbatches");
+  bad([](PlanOptions& o) { o.m = 2; }, "m >= P");
+  PlanOptions ok;
+  ok.model = "mlp";
+  ok.stages = 0;  // one per weight layer
+  EXPECT_EQ(plan(ok).code, 0);
+}
