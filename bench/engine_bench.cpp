@@ -158,19 +158,23 @@ int main(int argc, char** argv) {
     for (int r = 0; r < runs; ++r) v.push_back(runEngine(cnnExperiment(1, 8, "gpipe", steps), pipemare).samplesPerS);
     return median(v);
   }();
-  for (const char* schedule : {"gpipe", "1f1b"}) {
+  for (const char* schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
     std::vector<double> tput, u0, u1;
     for (int r = 0; r < runs; ++r) {
-      Measured m = runEngine(cnnExperiment(2, 8, schedule, steps), pipemare);
+      Experiment e = cnnExperiment(2, 8, schedule, steps);
+      if (std::string(schedule) == "pipedream-2bw") e.pipeline.update_interval = 2;
+      if (std::string(schedule) == "pipemare") e.pipemare.t1 = true;
+      Measured m = runEngine(e, pipemare);
       tput.push_back(m.samplesPerS);
       u0.push_back(m.utilization.at(0));
       u1.push_back(m.utilization.at(1));
     }
-    const double theory = 8.0 / 9.0;
-    std::printf("2. real P=2 %-5s N=8: utilization stage0 %.3f stage1 %.3f, theory N/(N+P-1) = %.3f (target within 0.05)\n",
-                schedule, median(u0), median(u1), theory);
-    std::printf("3. real P=2 %-5s N=8: %.1f samples/s vs P=1 %.1f: speedup %.2fx (target >= 1.6x for gpipe; theory 1.78x)\n",
-                schedule, median(tput), P1, median(tput) / P1);
+    const bool async = std::string(schedule) != "gpipe" && std::string(schedule) != "1f1b";
+    const double theory = async ? 1.0 : 8.0 / 9.0;
+    std::printf("2. real P=2 %-13s N=8: utilization stage0 %.3f stage1 %.3f, theory %.3f (%s)\n", schedule, median(u0),
+                median(u1), theory, async ? "steady state 1; pipemare target >= 0.93" : "N/(N+P-1); target within 0.05");
+    std::printf("3. real P=2 %-13s N=8: %.1f samples/s vs P=1 %.1f: speedup %.2fx (%s)\n", schedule, median(tput), P1,
+                median(tput) / P1, async ? "pipemare target >= 1.85x, limit 2x" : "gpipe target >= 1.6x, theory 1.78x");
   }
   return 0;
 }

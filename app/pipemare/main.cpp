@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/cli/commands.h"
+#include "core/planner/plan_command.h"
 
 namespace {
 std::atomic<bool> gStop{false};
@@ -72,6 +73,25 @@ int main(int argc, char** argv) {
   auto* modelsCmd = app.add_subcommand("models", "list the model zoo with parameter counts and units");
   modelsCmd->add_flag("--json", modelsJson, "print JSON");
 
+  pm::PlanOptions plan;
+  auto* planCmd = app.add_subcommand("plan", "predict utilization, delays, memory and the timeline of every schedule");
+  planCmd->add_option("--model", plan.model, "model of the zoo (default resnet50)");
+  planCmd->add_option("--stages", plan.stages, "P (default: one stage per weight layer / unit)");
+  planCmd->add_option("--microbatches", plan.microbatches, "N");
+  planCmd->add_option("--optimizer", plan.optimizer, "sgd | sgd-momentum | adam");
+  planCmd->add_option("--timing", plan.timing, "paper | 1f1b");
+  planCmd->add_option("--granularity", plan.granularity, "layers (one stage per weight layer) | units (engine partition)");
+  planCmd->add_flag("--json", plan.json, "print JSON");
+  planCmd->add_option("--trace", plan.traceFile, "write the simulated timeline of --schedule as a Chrome trace");
+  planCmd->add_option("--schedule", plan.schedule, "schedule of the trace (default pipemare)");
+  planCmd->add_option("--batch", plan.batch, "samples per minibatch (default N)");
+  planCmd->add_option("--update-interval", plan.updateInterval, "pipedream microbatches per step (default N)");
+  planCmd->add_option("--m", plan.m, "pipedream-2bw microbatches per step (default max(N, P))");
+  planCmd->add_option("--trace-minibatches", plan.traceMinibatches, "minibatches simulated for the trace");
+  planCmd->add_option("--flops", plan.flopsPerSecond, "FLOP/s per stage for simulated costs");
+  planCmd->add_option("--link-latency", plan.linkLatency, "seconds per message");
+  planCmd->add_option("--link-bandwidth", plan.linkBandwidth, "bytes per second (0 = infinite)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,8 +104,11 @@ int main(int argc, char** argv) {
   if (runCmd->parsed()) {
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
+    // A reader of --events stdout that goes away (a closed GUI) must not end the run.
+    std::signal(SIGPIPE, SIG_IGN);
     return pm::cli::runCommand(run, &gStop);
   }
+  if (planCmd->parsed()) return pm::planCommand(plan);
   if (workerCmd->parsed()) return pm::cli::workerCommand(worker);
   if (validateCmd->parsed()) return pm::cli::validateCommand(validateFile, validateSets);
   if (listCmd->parsed()) return pm::cli::runsListCommand(list);

@@ -163,7 +163,7 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
       while (!w->done() && w->ready()) {
         w->runNext();
         progress = true;
-        if (w->diverged()) break;
+        if (w->diverged() || (stop && stop->load())) break;
       }
       if (w->diverged()) {
         out.status = "diverged";

@@ -1,6 +1,5 @@
 #include "core/planner/model_profile.h"
 
-#include <ATen/record_function.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <set>
 
 #include "core/models/model_zoo.h"
+#include "core/planner/op_observer.h"
 #include "core/util/errors.h"
 
 namespace pm {
@@ -38,87 +38,6 @@ int ModelProfile::countKind(const std::string& kind) const {
 
 namespace {
 
-// --- operator observer: records the top-level operations of one forward call -----------------
-
-struct TensorInfo {
-  const void* storage = nullptr;  // identity of the storage (aliasing test)
-  std::vector<int64_t> shape;
-  int64_t numel = 0;
-  int64_t bytes = 0;
-};
-
-struct OpRecord {
-  std::string name;
-  std::vector<TensorInfo> inputs, outputs;
-};
-
-TensorInfo infoOf(const torch::Tensor& t) {
-  TensorInfo i;
-  if (t.has_storage()) i.storage = t.storage().unsafeGetStorageImpl();
-  i.shape = t.sizes().vec();
-  i.numel = t.numel();
-  i.bytes = t.numel() * static_cast<int64_t>(t.element_size());
-  return i;
-}
-
-void collect(const c10::IValue& v, std::vector<TensorInfo>& out) {
-  if (v.isTensor()) {
-    if (v.toTensor().defined()) out.push_back(infoOf(v.toTensor()));
-  } else if (v.isTensorList()) {
-    for (const auto& t : v.toTensorList()) {
-      const torch::Tensor tt = t;
-      if (tt.defined()) out.push_back(infoOf(tt));
-    }
-  }
-}
-
-struct OpContext : at::ObserverContext {
-  OpRecord record;
-};
-
-thread_local std::vector<OpRecord>* tlsRecords = nullptr;
-thread_local int tlsDepth = 0;
-
-std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
-  ++tlsDepth;
-  if (tlsDepth != 1 || tlsRecords == nullptr) return nullptr;
-  auto ctx = std::make_unique<OpContext>();
-  ctx->record.name = fn.name();
-  for (const auto& v : fn.inputs()) collect(v, ctx->record.inputs);
-  return ctx;
-}
-
-void onEnd(const at::RecordFunction& fn, at::ObserverContext* c) {
-  --tlsDepth;
-  auto* ctx = dynamic_cast<OpContext*>(c);
-  if (ctx == nullptr || tlsRecords == nullptr) return;
-  for (const auto& v : fn.outputs()) collect(v, ctx->record.outputs);
-  tlsRecords->push_back(std::move(ctx->record));
-}
-
-// Installs the observer on this thread for its lifetime.
-class OpObserver {
- public:
-  explicit OpObserver(std::vector<OpRecord>& records) {
-    tlsRecords = &records;
-    tlsDepth = 0;
-    handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&onStart, &onEnd)
-                                             .needsInputs(true)
-                                             .needsOutputs(true)
-                                             .scopes({at::RecordScope::FUNCTION}));
-  }
-  ~OpObserver() {
-    at::removeCallback(handle_);
-    tlsRecords = nullptr;
-    tlsDepth = 0;
-  }
-  OpObserver(const OpObserver&) = delete;
-  OpObserver& operator=(const OpObserver&) = delete;
-
- private:
-  at::CallbackHandle handle_ = at::INVALID_CALLBACK_HANDLE;
-};
-
 // --- layers ------------------------------------------------------------------------------------
 
 std::string layerKind(const torch::nn::Module& m) {
@@ -140,27 +59,8 @@ struct LayerSlot {
   bool seen = false;
 };
 
-bool aliases(const OpRecord& op) {
-  for (const auto& o : op.outputs)
-    for (const auto& i : op.inputs)
-      if (o.storage != nullptr && o.storage == i.storage) return true;
-  return false;
-}
-
-int64_t outputBytes(const OpRecord& op) {
-  int64_t b = 0;
-  for (const auto& o : op.outputs) b += o.bytes;
-  return b;
-}
-
-int64_t outputNumel(const OpRecord& op) {
-  int64_t n = 0;
-  for (const auto& o : op.outputs) n += o.numel;
-  return n;
-}
-
-double layerFlops(const LayerSlot& l, const OpRecord& op) {
-  const double out = static_cast<double>(outputNumel(op));
+double layerFlops(const LayerSlot& l, const ObservedOp& op) {
+  const double out = static_cast<double>(op.outputNumel());
   if (l.kind == "conv") {
     // weight [Cout, Cin/groups, k...]: MACs per output element = Cin/groups * prod(k)
     int64_t perOut = 1;
@@ -172,16 +72,16 @@ double layerFlops(const LayerSlot& l, const OpRecord& op) {
   return out;  // embedding: a gather, one per output element
 }
 
-double otherFlops(const OpRecord& op) {
-  if (op.inputs.empty() || aliases(op)) return 0.0;  // factories, views
+double otherFlops(const ObservedOp& op) {
+  if (op.inputs.empty() || op.aliases()) return 0.0;  // factories, views
   static const std::set<std::string> matmuls = {"aten::matmul", "aten::bmm", "aten::mm", "aten::baddbmm",
                                                 "aten::addmm", "aten::addbmm"};
   if (matmuls.count(op.name) != 0) {
     const auto& a = op.inputs[op.name == "aten::baddbmm" || op.name == "aten::addmm" || op.name == "aten::addbmm" ? 1 : 0];
     const int64_t k = a.shape.empty() ? 1 : a.shape.back();
-    return 2.0 * static_cast<double>(outputNumel(op)) * static_cast<double>(k);
+    return 2.0 * static_cast<double>(op.outputNumel()) * static_cast<double>(k);
   }
-  int64_t n = outputNumel(op);
+  int64_t n = op.outputNumel();
   for (const auto& i : op.inputs) n = std::max(n, i.numel);
   return static_cast<double>(n);
 }
@@ -234,11 +134,10 @@ ModelProfile profileModel(const std::string& model, int context) {
       slots.push_back(std::move(s));
     }
 
-    std::vector<OpRecord> ops;
+    std::vector<ObservedOp> ops;
     torch::Tensor y;
     try {
-      OpObserver observer(ops);
-      y = unit.module.forward(x);
+      ops = observeOps([&] { y = unit.module.forward(x); });
     } catch (const c10::Error& e) {
       throw ConfigError("model " + model, "the shape pass failed in unit \"" + unit.name + "\" (context " +
                                               std::to_string(context) + "): " + e.what_without_backtrace());
@@ -256,12 +155,14 @@ ModelProfile profileModel(const std::string& model, int context) {
     for (const auto& b : root.buffers()) up.bufferBytes += b.numel() * static_cast<int64_t>(b.element_size());
 
     for (const auto& op : ops) {
-      if (!aliases(op)) up.activationBytes += outputBytes(op);
-      // Which layer's weight does this operation read?
+      if (!op.aliases()) up.activationBytes += op.outputBytes();
+      // Which layer's weight does this operation read? Views of the weight (the transpose in
+      // Linear's addmm / matmul) alias it and are not the layer's operation.
       LayerSlot* slot = nullptr;
-      for (const auto& in : op.inputs)
-        for (auto& s : slots)
-          if (s.weightStorage == in.storage) slot = &s;
+      if (!op.aliases())
+        for (const auto& in : op.inputs)
+          for (auto& s : slots)
+            if (s.weightStorage == in.storage) slot = &s;
       if (slot == nullptr) {
         up.flops += otherFlops(op);
         continue;
@@ -282,7 +183,7 @@ ModelProfile profileModel(const std::string& model, int context) {
           lp.inputBytes = in.bytes;
           break;
         }
-      lp.outputBytes = outputBytes(op);
+      lp.outputBytes = op.outputBytes();
       if (!op.outputs.empty()) lp.outputShape = op.outputs.front().shape;
       lp.flops = f;
       prof.layers.push_back(std::move(lp));

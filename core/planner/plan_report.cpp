@@ -45,7 +45,8 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
   out << "accounting: " << accountingText(c.spec) << "\n\n";
 
   const char* cats[] = {"weights", "grads", "optim", "stash", "delta", "activ"};
-  out << pad("", 16, true) << pad("", 33) << " | per-stage max (MiB)" << pad("", 38) << "| total over stages (MiB)\n";
+  // Column groups: 55 characters of schedule figures, 8 per category + 9 for the stage total, then totals.
+  out << pad("", 55) << " | " << pad("per-stage max (MiB)", 6 * 8 + 9, true) << " | total over stages (MiB)\n";
   out << pad("schedule", 16, true) << pad("util", 7) << pad("bubble", 8) << pad("max_tau", 8) << pad("versions", 9)
       << pad("in_flt", 7) << " |";
   for (const char* k : cats) out << pad(k, 8);

@@ -41,7 +41,9 @@ TEST(DelayModel, SoftwareFormulasMatchTheEngineSchedules) {
               EXPECT_EQ(f.tau, e.tau) << where;
               EXPECT_EQ(f.inFlight, e.inFlight) << where;
               // pipemare keeps one version (its delta is not a version); a stash would need e.versions.
-              if (s != PlanSchedule::PipeMare && s != PlanSchedule::PipeMareT2) EXPECT_EQ(f.versions, e.versions) << where;
+              if (s != PlanSchedule::PipeMare && s != PlanSchedule::PipeMareT2) {
+                EXPECT_EQ(f.versions, e.versions) << where;
+              }
             }
           }
         }

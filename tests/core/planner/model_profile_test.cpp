@@ -80,7 +80,9 @@ TEST(ModelProfile, UnitsAggregateTheirLayers) {
     }
     EXPECT_GT(up.activationBytes, outs) << up.name;  // the layers' outputs plus ReLUs, adds, pools
     EXPECT_GE(up.flops, flops) << up.name;
-    if (u > 0) EXPECT_EQ(up.inputBytes, p.units[u - 1].outputBytes);
+    if (u > 0) {
+      EXPECT_EQ(up.inputBytes, p.units[u - 1].outputBytes);
+    }
   }
   EXPECT_EQ(p.units.front().inputBytes, 3 * 224 * 224 * 4);
   EXPECT_EQ(p.units[1].inputBytes, 64 * 56 * 56 * 4);  // after the stem's max-pool

@@ -120,8 +120,12 @@ TEST(TimelineSim, TraceRecordsAreSequentialPerStageInTheEnginesForm) {
     EXPECT_GE(t.end, t.start);
     last[t.stage] = t.end;
     ++counts[t.action];
-    if (t.action == "F") EXPECT_NEAR(t.end - t.start, 1.0, 1e-12);
-    if (t.action == "S") EXPECT_NEAR(t.end - t.start, 0.5, 1e-12);
+    if (t.action == "F") {
+      EXPECT_NEAR(t.end - t.start, 1.0, 1e-12);
+    }
+    if (t.action == "S") {
+      EXPECT_NEAR(t.end - t.start, 0.5, 1e-12);
+    }
   }
   EXPECT_EQ(counts["F"], P * N * 2);
   EXPECT_EQ(counts["B"], P * N * 2);
