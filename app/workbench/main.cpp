@@ -9,6 +9,7 @@
 
 #include "core/cli/commands.h"
 #include "core/util/paths.h"
+#include "ui/designer/designer_view.h"
 #include "ui/main/main_window.h"
 
 namespace {
@@ -48,7 +49,14 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("PipeMare");
   QApplication::setApplicationName("PipeMare Workbench");
-  pm::ui::MainWindow w(db);
+  pm::ui::MainWindow w(db, QString::fromStdString(std::string(PIPEMARE_SOURCE_DIR) + "/experiments"));
+  // --experiment FILE: open it in the designer.
+  const std::string experiment = argValue(argc, argv, "--experiment");
+  if (!experiment.empty()) w.designer()->loadFile(QString::fromStdString(experiment));
+  // --tab NAME: open on that tab (e.g. --tab compare).
+  const std::string tab = argValue(argc, argv, "--tab");
+  if (!tab.empty() && !w.selectTab(QString::fromStdString(tab)))
+    std::fprintf(stderr, "pipemare-workbench: no tab named '%s'\n", tab.c_str());
   w.show();
   return app.exec();
 }

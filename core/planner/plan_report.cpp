@@ -106,7 +106,9 @@ Json planReportJson(const PlanReport& r) {
   Json plans = Json::array();
   for (const auto& p : c.plans) {
     Json tau = Json::array(), versions = Json::array(), flight = Json::array(), totals = Json::array();
+    Json memByStage = Json::array();
     for (const auto& s : p.perStage) {
+      memByStage.push_back(memoryJson(s.memory));
       tau.push_back(s.timing.tau);
       versions.push_back(s.timing.versions);
       flight.push_back(s.timing.inFlight);
@@ -122,7 +124,8 @@ Json planReportJson(const PlanReport& r) {
                      {"max_versions", p.maxVersions},
                      {"max_in_flight", p.maxInFlight},
                      {"memory", {{"per_stage_max", maxMem}, {"total", memoryJson(p.total)}}},
-                     {"per_stage", {{"tau", tau}, {"versions", versions}, {"in_flight", flight}, {"total_bytes", totals}}}});
+                     {"per_stage", {{"tau", tau}, {"versions", versions}, {"in_flight", flight}, {"total_bytes", totals},
+                                    {"memory", memByStage}}}});
   }
   j["schedules"] = std::move(plans);
   j["ratios"] = {{"utilization_pipemare_over_gpipe", c.utilizationRatio()},

@@ -8,20 +8,82 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include <QApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSplitter>
+
+#include "core/util/paths.h"
+#include "ui/compare/compare_view.h"
+#include "ui/designer/designer_view.h"
+#include "ui/live/live_panel.h"
+#include "ui/live/live_run_view.h"
+#include "ui/planner/planner_panel.h"
 #include "ui/runs/runs_browser.h"
 
 namespace pm::ui {
 
-MainWindow::MainWindow(const std::string& dbPath, QWidget* parent) : QMainWindow(parent), runs_(new RunsBrowser(dbPath, this)) {
+MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, const QString& pipemareBinary, QWidget* parent)
+    : QMainWindow(parent), runs_(new RunsBrowser(dbPath, this)), dbPath_(QString::fromStdString(dbPath)) {
   setWindowTitle(tr("PipeMare Workbench"));
+  const QString binary =
+      pipemareBinary.isEmpty() ? QCoreApplication::applicationDirPath() + QStringLiteral("/pipemare") : pipemareBinary;
   auto* tabs = new QTabWidget(this);
+  designer_ = new DesignerView(presetDir, this);
+  planner_ = new PlannerPanel(binary, this);
+  auto* design = new QSplitter(Qt::Horizontal, this);
+  design->addWidget(designer_);
+  design->addWidget(planner_);
+  design->setStretchFactor(0, 2);
+  design->setStretchFactor(1, 3);
+  tabs->addTab(design, tr("Design"));
+  live_ = new LivePanel(binary, dbPath_, this);
+  tabs->addTab(live_, tr("Live"));
   tabs->addTab(runs_, tr("Runs"));
+  connect(designer_, &DesignerView::validityChanged, this, [this](bool valid) {
+    if (valid) planner_->setExperiment(designer_->currentJson());
+  });
+  connect(designer_, &DesignerView::runRequested, this, [this, tabs](const QString& json, const QString& name) {
+    if (startRun(json, name)) tabs->setCurrentWidget(live_);
+  });
+  connect(live_, &LivePanel::runFinished, runs_, &RunsBrowser::refresh);
+  compare_ = new CompareView(dbPath, this);
+  tabs->addTab(compare_, tr("Compare"));
   setCentralWidget(tabs);
 
+  auto* runMenu = menuBar()->addMenu(tr("&Run"));
+  auto* runAction = runMenu->addAction(tr("&Run the designed experiment"));
+  runAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  connect(runAction, &QAction::triggered, designer_, &DesignerView::requestRun);
+  auto* stopAction = runMenu->addAction(tr("&Stop the current live run"));
+  stopAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+  connect(stopAction, &QAction::triggered, this, [this] {
+    if (auto* v = live_->current()) v->stop();
+  });
+
   auto* file = menuBar()->addMenu(tr("&File"));
+  auto* open = file->addAction(tr("&Open experiment..."));
+  open->setShortcut(QKeySequence::Open);
+  connect(open, &QAction::triggered, designer_, &DesignerView::openDialog);
+  auto* saveAs = file->addAction(tr("&Save experiment as..."));
+  saveAs->setShortcut(QKeySequence::SaveAs);
+  connect(saveAs, &QAction::triggered, designer_, &DesignerView::saveAsDialog);
   auto* refresh = file->addAction(tr("&Refresh runs"));
   refresh->setShortcut(QKeySequence::Refresh);
   connect(refresh, &QAction::triggered, runs_, &RunsBrowser::refresh);
+  // Ctrl+K: lay the runs selected in the runs browser side by side in the Compare tab.
+  auto* compareSelected = file->addAction(tr("&Compare selected runs"));
+  compareSelected->setObjectName(QStringLiteral("compareSelectedAction"));
+  compareSelected->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+  connect(compareSelected, &QAction::triggered, this, [this, tabs] {
+    const auto ids = runs_->selectedRunIds();
+    if (!ids.empty()) compare_->setSelectedRuns(ids);
+    tabs->setCurrentWidget(compare_);
+  });
   file->addSeparator();
   auto* quit = file->addAction(tr("&Quit"));
   quit->setShortcut(QKeySequence::Quit);
@@ -29,12 +91,67 @@ MainWindow::MainWindow(const std::string& dbPath, QWidget* parent) : QMainWindow
   statusBar()->showMessage(tr("Store: %1").arg(QString::fromStdString(dbPath)));
 
   QSettings settings;
-  if (!restoreGeometry(settings.value("main/geometry").toByteArray())) resize(1280, 760);
+  if (!restoreGeometry(settings.value("main/geometry").toByteArray())) resize(1400, 860);
+  const QString last = settings.value("designer/lastFile").toString();
+  if (!last.isEmpty() && QFile::exists(last)) designer_->loadFile(last);
+  else if (!presetDir.isEmpty() && QFile::exists(presetDir + "/quickstart.json")) designer_->loadFile(presetDir + "/quickstart.json");
+  if (designer_->valid()) planner_->setExperiment(designer_->currentJson());
+}
+
+bool MainWindow::startRun(const QString& experimentJson, const QString& name) {
+  // The experiment the run used is kept as a file beside the store.
+  const QString dir = QString::fromStdString(dataHomeDir()) + "/experiments";
+  QDir().mkpath(dir);
+  const QString file = dir + "/" + QString(name).replace(QRegularExpression("[^A-Za-z0-9_.-]"), "_") + "-" +
+                       QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss-zzz") + ".json";
+  QFile f(file);
+  if (!f.open(QIODevice::WriteOnly) || f.write(experimentJson.toUtf8()) < 0) {
+    QMessageBox::warning(this, tr("Run"), tr("Cannot write %1").arg(file));
+    return false;
+  }
+  f.close();
+  live_->startRun(file, name);
+  return true;
+}
+
+bool MainWindow::selectTab(const QString& name) {
+  auto* tabs = qobject_cast<QTabWidget*>(centralWidget());
+  if (!tabs) return false;
+  for (int i = 0; i < tabs->count(); ++i)
+    if (tabs->tabText(i).remove(QLatin1Char('&')).compare(name, Qt::CaseInsensitive) == 0) {
+      tabs->setCurrentIndex(i);
+      return true;
+    }
+  return false;
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  if (live_->activeRuns() > 0) {
+    QString answer = closeAnswer_;
+    if (answer.isEmpty()) {
+      QMessageBox box(QMessageBox::Question, tr("Runs in progress"),
+                      tr("%1 run(s) are still in progress. Stop them, or leave them running? Runs left running keep "
+                         "recording into the store and show in the Runs tab next time.").arg(live_->activeRuns()),
+                      QMessageBox::NoButton, this);
+      auto* stop = box.addButton(tr("Stop them"), QMessageBox::DestructiveRole);
+      auto* leave = box.addButton(tr("Leave running"), QMessageBox::AcceptRole);
+      box.addButton(QMessageBox::Cancel);
+      box.exec();
+      QAbstractButton* clicked = box.clickedButton();
+      answer = clicked == static_cast<QAbstractButton*>(stop) ? "stop" : clicked == static_cast<QAbstractButton*>(leave) ? "leave" : "";
+    }
+    if (answer == "stop") {
+      live_->stopAll();
+    } else if (answer == "leave") {
+      live_->detachAll();
+    } else {
+      e->ignore();
+      return;
+    }
+  }
   QSettings settings;
   settings.setValue("main/geometry", saveGeometry());
+  if (!designer_->currentFile().isEmpty()) settings.setValue("designer/lastFile", designer_->currentFile());
   e->accept();
 }
 

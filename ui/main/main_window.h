@@ -1,23 +1,51 @@
 #pragma once
-// The workbench's main window. For now: the runs browser over the run store. GUI thread only.
+// The workbench's main window: Design (experiment designer beside the planner's predictions),
+// Live (runs in progress, one tab each), Runs (the store), Compare. GUI thread only.
 #include <QMainWindow>
 #include <string>
 
 namespace pm::ui {
 
 class RunsBrowser;
+class CompareView;
+class DesignerView;
+class LivePanel;
+class PlannerPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  explicit MainWindow(const std::string& dbPath, QWidget* parent = nullptr);
+  // presetDir: the experiments/ folder; pipemareBinary: the engine executable ("" = next to this one).
+  explicit MainWindow(const std::string& dbPath, const QString& presetDir = {}, const QString& pipemareBinary = {},
+                      QWidget* parent = nullptr);
+  DesignerView* designer() const { return designer_; }
+  LivePanel* livePanel() const { return live_; }
+  PlannerPanel* plannerPanel() const { return planner_; }
+  // Starts the experiment (JSON text) as a live run; returns false with a message box on failure.
+  bool startRun(const QString& experimentJson, const QString& name);
   RunsBrowser* runsBrowser() const { return runs_; }
+  CompareView* compareView() const { return compare_; }
+  // Shows the tab whose title (without '&') matches `name`, case-insensitively. False if none.
+  bool selectTab(const QString& name);
 
  protected:
   void closeEvent(QCloseEvent* e) override;
 
  private:
   RunsBrowser* runs_;
+  CompareView* compare_ = nullptr;
+  DesignerView* designer_ = nullptr;
+  LivePanel* live_ = nullptr;
+  PlannerPanel* planner_ = nullptr;
+  QString dbPath_;
+  bool askOnClose_ = true;
+
+ public:
+  // Tests: what closing does while runs are active ("stop" | "leave"), instead of asking.
+  void setCloseAnswer(const QString& answer) { closeAnswer_ = answer; }
+
+ private:
+  QString closeAnswer_;
 };
 
 }  // namespace pm::ui

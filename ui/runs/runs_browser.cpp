@@ -11,6 +11,7 @@
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "core/store/run_store.h"
 #include "ui/plots/curve_plot.h"
@@ -88,6 +89,15 @@ RunsBrowser::~RunsBrowser() = default;
 
 int RunsBrowser::runCount() const { return model_->rowCount(); }
 
+std::vector<int64_t> RunsBrowser::selectedRunIds() const {
+  QModelIndexList rows = table_->selectionModel()->selectedRows();
+  std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+  std::vector<int64_t> ids;
+  for (const QModelIndex& index : rows)
+    if (const RunRecord* r = model_->runAt(proxy_->mapToSource(index).row())) ids.push_back(r->id);
+  return ids;
+}
+
 void RunsBrowser::refresh() {
   try {
     if (!store_) {
@@ -97,6 +107,7 @@ void RunsBrowser::refresh() {
     RunFilter f;
     if (status_->currentIndex() > 0) f.status = status_->currentText().toStdString();
     const int64_t keep = shownRun_;
+    const std::vector<int64_t> selectedBeforeReload = selectedRunIds();
     model_->setRuns(store_->listRuns(f));
     int running = 0;
     for (int r = 0; r < model_->rowCount(); ++r)
@@ -105,12 +116,17 @@ void RunsBrowser::refresh() {
                           .arg(model_->rowCount())
                           .arg(running)
                           .arg(QString::fromStdString(dbPath_)));
+    // Keep the user's selection: after a reload, re-select the shown run only (never replace a
+    // multi-row selection the user made).
+    const auto previous = selectedBeforeReload;
     for (int r = 0; r < proxy_->rowCount(); ++r) {
       const RunRecord* rec = model_->runAt(proxy_->mapToSource(proxy_->index(r, 0)).row());
-      if (rec && (rec->id == keep || (keep == 0 && r == 0))) {
-        table_->selectRow(r);
+      if (!rec) continue;
+      if (std::find(previous.begin(), previous.end(), rec->id) != previous.end())
+        table_->selectionModel()->select(proxy_->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+      if (rec->id == keep || (keep == 0 && r == 0)) {
+        if (previous.empty()) table_->selectRow(r);
         showRun(rec->id);
-        break;
       }
     }
     lastError_.clear();

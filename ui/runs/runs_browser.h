@@ -3,8 +3,10 @@
 // run's curves (training loss, held-out accuracy) beside it. Refreshes from the store on a timer
 // while runs are in progress. GUI thread only; opens its own read connection to the store.
 #include <QWidget>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 class QTableView;
 class QLineEdit;
@@ -32,6 +34,8 @@ class RunsBrowser : public QWidget {
   QTableView* table() const { return table_; }
   CurvePlot* lossPlot() const { return lossPlot_; }
   const std::string& lastError() const { return lastError_; }
+  // Ids of the runs selected in the table, in the table's order.
+  std::vector<int64_t> selectedRunIds() const;
 
  public Q_SLOTS:
   void refresh();

@@ -1,0 +1,323 @@
+#include <gtest/gtest.h>
+
+#include <QAction>
+#include <QFile>
+#include <QFileInfo>
+#include <QItemSelectionModel>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeWidget>
+#include <cmath>
+
+#include "core/store/run_store.h"
+#include "tests/ui/ui_test_main.h"
+#include "ui/compare/compare_view.h"
+#include "ui/compare/smoothing.h"
+#include "ui/main/main_window.h"
+#include "ui/plots/curve_plot.h"
+#include "ui/runs/runs_browser.h"
+
+using pm::ui::CompareView;
+using pm::ui::SummaryField;
+using pm::ui::XAxis;
+
+namespace {
+
+// Three runs with known data. Wall time of step s: 1000 + dt * (s - 1), so every run's first point
+// is at 1000 s (t0) and step s lies at dt * (s - 1) seconds on the wall-time axis.
+//   alpha: loss 1/s, s = 1..200, dt 0.5; eval/accuracy k/10 at step 20k (k = 1..10): reaches 0.8 at
+//          step 160 (79.5 s); samples_per_s alternates 100/200 (mean 150); 2 stages, last
+//          utilization 0.5 and 0.75 (mean 0.625); mem/peak max 4e6.
+//   beta:  loss 2/s, s = 1..200, dt 1.0; accuracy k/10 but 0.9 at step 180 and 0.85 at step 200
+//          (best 0.9, final 0.85), reaches 0.8 at step 160 (159 s); samples_per_s 75;
+//          last utilization 0.25 and 0.375 (mean 0.3125); mem/peak max 2e6.
+//   gamma: loss 3/s, s = 1..150, dt 1.0; accuracy k/20 at step 20k (k = 1..7): never reaches 0.8;
+//          no samples_per_s, no stage metrics.
+struct Fixture {
+  QTemporaryDir dir;
+  std::string db;
+  int64_t alpha = 0, beta = 0, gamma = 0;
+
+  Fixture() {
+    db = dir.filePath("runs.db").toStdString();
+    pm::RunStore store(db);
+    alpha = store.createRun("alpha", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":4}})");
+    beta = store.createRun("beta, \"quoted\"", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8}})");
+    gamma = store.createRun("gamma", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"1f1b","stages":1,"microbatches":1}})");
+    auto wall = [](int64_t s, double dt) { return 1000.0 + dt * static_cast<double>(s - 1); };
+    for (int64_t s = 1; s <= 200; ++s) {
+      store.appendMetric(alpha, "train/loss", s, wall(s, 0.5), 1.0 / static_cast<double>(s));
+      store.appendMetric(alpha, "train/samples", s, wall(s, 0.5), 32.0 * static_cast<double>(s));
+      store.appendMetric(alpha, "train/samples_per_s", s, wall(s, 0.5), s % 2 ? 100.0 : 200.0);
+      store.appendMetric(beta, "train/loss", s, wall(s, 1.0), 2.0 / static_cast<double>(s));
+      store.appendMetric(beta, "train/samples_per_s", s, wall(s, 1.0), 75.0);
+    }
+    for (int64_t s = 1; s <= 150; ++s) store.appendMetric(gamma, "train/loss", s, wall(s, 1.0), 3.0 / static_cast<double>(s));
+    for (int k = 1; k <= 10; ++k) {
+      const int64_t s = 20 * k;
+      store.appendMetric(alpha, "eval/accuracy", s, wall(s, 0.5), k / 10.0);
+      store.appendMetric(beta, "eval/accuracy", s, wall(s, 1.0), k == 9 ? 0.9 : k == 10 ? 0.85 : k / 10.0);
+      if (k <= 7) store.appendMetric(gamma, "eval/accuracy", s, wall(s, 1.0), k / 20.0);
+    }
+    for (int64_t s : {50, 100, 150, 200}) {
+      store.appendStageMetric(alpha, 0, s, "utilization", s == 200 ? 0.5 : 0.9);
+      store.appendStageMetric(alpha, 1, s, "utilization", s == 200 ? 0.75 : 0.1);
+      store.appendStageMetric(alpha, 0, s, "mem/peak", s == 100 ? 4e6 : 1e6);
+      store.appendStageMetric(alpha, 1, s, "mem/peak", 3e6);
+      store.appendStageMetric(beta, 0, s, "utilization", s == 200 ? 0.25 : 0.9);
+      store.appendStageMetric(beta, 1, s, "utilization", s == 200 ? 0.375 : 0.9);
+      store.appendStageMetric(beta, 0, s, "mem/peak", 2e6);
+      store.appendStageMetric(beta, 1, s, "mem/peak", 1e6);
+    }
+    store.flush();
+    store.setStatus(alpha, "finished");
+    store.setStatus(beta, "finished");
+    store.setStatus(gamma, "diverged", "loss became NaN");
+  }
+};
+
+int countLines(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return -1;
+  int n = 0;
+  while (!f.atEnd()) {
+    f.readLine();
+    ++n;
+  }
+  return n;
+}
+
+double field(const pm::ui::RunSummary& s, SummaryField f) { return s.value(f); }
+
+}  // namespace
+
+TEST(Smoothing, EmaOnFullDataKeepsLengthAndPassesNonFinite) {
+  const std::vector<double> y{1, 0, 0, NAN, 1};
+  const auto s = pm::ui::emaSmooth(y, 0.5);
+  ASSERT_EQ(s.size(), y.size());
+  EXPECT_DOUBLE_EQ(s[0], 1);
+  EXPECT_DOUBLE_EQ(s[1], 0.5);
+  EXPECT_DOUBLE_EQ(s[2], 0.25);
+  EXPECT_TRUE(std::isnan(s[3]));
+  EXPECT_DOUBLE_EQ(s[4], 0.625);
+  EXPECT_EQ(pm::ui::emaSmooth(y, 0).size(), y.size());
+  EXPECT_DOUBLE_EQ(pm::ui::emaSmooth(y, 0)[1], 0);
+}
+
+TEST(CompareData, SamplesAxisInterpolatesBetweenLoggedSteps) {
+  const std::vector<pm::MetricPoint> samples{{10, 0, 320}, {20, 0, 640}};
+  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 10), 320);
+  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 15), 480);
+  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 5), 160);
+  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 30), 960);
+  EXPECT_TRUE(std::isnan(pm::ui::samplesAtStep({}, 3)));
+}
+
+TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
+  pm::test::app();
+  Fixture fx;
+  CompareView view(fx.db);
+  view.resize(1200, 800);
+  ASSERT_TRUE(view.lastError().empty()) << view.lastError();
+  EXPECT_EQ(view.runList()->topLevelItemCount(), 3);
+  view.setSelectedRuns({fx.gamma, fx.alpha, fx.beta, 999});
+  EXPECT_EQ(view.selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta, fx.gamma}));
+  ASSERT_TRUE(view.setMetric("train/loss"));
+  EXPECT_FALSE(view.setMetric("no/such/metric"));
+  EXPECT_TRUE(view.availableMetrics().contains("eval/accuracy"));
+  EXPECT_TRUE(view.availableMetrics().contains("train/samples"));
+
+  // One series per run, every stored point plotted.
+  auto* plot = view.plot();
+  ASSERT_EQ(plot->seriesCount(), 3);
+  EXPECT_EQ(plot->pointCount(0), 200u);
+  EXPECT_EQ(plot->pointCount(1), 200u);
+  EXPECT_EQ(plot->pointCount(2), 150u);
+  ASSERT_EQ(view.plottedSeries().size(), 3u);
+  EXPECT_EQ(view.plottedSeries()[1].runId, fx.beta);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[1].y[99], 2.0 / 100);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x[99], 100);
+
+  // Summary figures, exactly as the data implies.
+  ASSERT_EQ(view.baseline(), fx.alpha);  // default: the first selected run
+  auto a = view.summaryRow(fx.alpha), b = view.summaryRow(fx.beta), g = view.summaryRow(fx.gamma);
+  ASSERT_TRUE(a && b && g);
+  EXPECT_TRUE(a->isBaseline);
+  EXPECT_DOUBLE_EQ(field(*a, SummaryField::FinalLoss), 1.0 / 200);
+  EXPECT_DOUBLE_EQ(field(*a, SummaryField::BestLoss), 1.0 / 200);
+  EXPECT_DOUBLE_EQ(field(*b, SummaryField::FinalLoss), 2.0 / 200);
+  EXPECT_DOUBLE_EQ(field(*g, SummaryField::FinalLoss), 3.0 / 150);
+  EXPECT_DOUBLE_EQ(field(*a, SummaryField::FinalAccuracy), 1.0);
+  EXPECT_DOUBLE_EQ(field(*b, SummaryField::FinalAccuracy), 0.85);
+  EXPECT_DOUBLE_EQ(field(*b, SummaryField::BestAccuracy), 0.9);
+  EXPECT_DOUBLE_EQ(field(*g, SummaryField::BestAccuracy), 0.35);
+  EXPECT_DOUBLE_EQ(field(*a, SummaryField::TimeToTarget), 79.5);
+  EXPECT_DOUBLE_EQ(field(*b, SummaryField::TimeToTarget), 159.0);
+  EXPECT_TRUE(std::isnan(field(*g, SummaryField::TimeToTarget)));
+  EXPECT_DOUBLE_EQ(field(*a, SummaryField::Throughput), 150.0);
+  EXPECT_DOUBLE_EQ(field(*b, SummaryField::Throughput), 75.0);
+  EXPECT_TRUE(std::isnan(field(*g, SummaryField::Throughput)));
+  EXPECT_DOUBLE_EQ(field(*a, SummaryField::Utilization), 0.625);
+  EXPECT_DOUBLE_EQ(field(*b, SummaryField::Utilization), 0.3125);
+  EXPECT_DOUBLE_EQ(field(*a, SummaryField::PeakMemory), 4e6);
+  EXPECT_DOUBLE_EQ(field(*b, SummaryField::PeakMemory), 2e6);
+
+  // Ratios against the baseline (alpha).
+  EXPECT_DOUBLE_EQ(a->ratio(SummaryField::FinalLoss), 1.0);
+  EXPECT_DOUBLE_EQ(b->ratio(SummaryField::FinalLoss), 2.0);
+  EXPECT_DOUBLE_EQ(g->ratio(SummaryField::FinalLoss), 4.0);
+  EXPECT_DOUBLE_EQ(b->ratio(SummaryField::FinalAccuracy), 0.85);
+  EXPECT_DOUBLE_EQ(b->ratio(SummaryField::TimeToTarget), 2.0);
+  EXPECT_TRUE(std::isnan(g->ratio(SummaryField::TimeToTarget)));
+  EXPECT_DOUBLE_EQ(b->ratio(SummaryField::Throughput), 0.5);
+  EXPECT_DOUBLE_EQ(b->ratio(SummaryField::Utilization), 0.5);
+  EXPECT_DOUBLE_EQ(b->ratio(SummaryField::PeakMemory), 0.5);
+  // The table shows them.
+  auto* table = view.summaryTable();
+  ASSERT_EQ(table->rowCount(), 3);
+  EXPECT_TRUE(table->item(0, 0)->text().contains("(base)"));
+  EXPECT_FALSE(table->item(1, 0)->text().contains("(base)"));
+  EXPECT_TRUE(table->item(1, 1 + static_cast<int>(SummaryField::FinalLoss))->text().contains(QStringLiteral("×2.00")));
+  EXPECT_EQ(table->item(2, 1 + static_cast<int>(SummaryField::TimeToTarget))->text(), "-");
+
+  // Another baseline.
+  ASSERT_TRUE(view.setBaseline(fx.beta));
+  EXPECT_FALSE(view.setBaseline(999));
+  EXPECT_EQ(view.baseline(), fx.beta);
+  EXPECT_DOUBLE_EQ(view.summaryRow(fx.alpha)->ratio(SummaryField::FinalLoss), 0.5);
+  EXPECT_DOUBLE_EQ(view.summaryRow(fx.alpha)->ratio(SummaryField::TimeToTarget), 0.5);
+  EXPECT_DOUBLE_EQ(view.summaryRow(fx.alpha)->ratio(SummaryField::Throughput), 2.0);
+  EXPECT_TRUE(view.summaryRow(fx.beta)->isBaseline);
+
+  // A different accuracy target: alpha reaches 0.5 at step 100 (49.5 s), beta at step 100 (99 s),
+  // gamma (max 0.35) never.
+  view.setAccuracyTarget(0.5);
+  EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.alpha), SummaryField::TimeToTarget), 49.5);
+  EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.beta), SummaryField::TimeToTarget), 99.0);
+  EXPECT_TRUE(std::isnan(field(*view.summaryRow(fx.gamma), SummaryField::TimeToTarget)));
+}
+
+TEST(CompareView, XAxesSmoothingAndUnchecking) {
+  pm::test::app();
+  Fixture fx;
+  CompareView view(fx.db);
+  view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});
+  ASSERT_TRUE(view.setMetric("train/loss"));
+
+  view.setXAxis(XAxis::WallTime);
+  ASSERT_EQ(view.plottedSeries().size(), 3u);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x.front(), 0.0);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x.back(), 99.5);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[1].x.back(), 199.0);
+  view.setXAxis(XAxis::Samples);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x[9], 320.0);  // train/samples at step 10
+  // Runs without train/samples have nothing on the samples axis.
+  EXPECT_TRUE(view.plottedSeries()[1].x.empty());
+  view.setXAxis(XAxis::Updates);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[2].x.back(), 150.0);
+  EXPECT_EQ(view.plot()->pointCount(2), 150u);
+  view.setXAxis(XAxis::Step);
+
+  // Smoothing changes the drawn values, never the stored ones, and keeps every point.
+  view.setSmoothing(0.9);
+  EXPECT_DOUBLE_EQ(view.smoothing(), 0.9);
+  const auto& s = view.plottedSeries()[0];
+  ASSERT_EQ(s.y.size(), 200u);
+  EXPECT_EQ(view.plot()->pointCount(0), 200u);
+  EXPECT_DOUBLE_EQ(s.y[0], 1.0);
+  EXPECT_DOUBLE_EQ(s.y[1], 0.9 * 1.0 + 0.1 * 0.5);
+  EXPECT_NE(s.y[150], s.raw[150]);
+  EXPECT_DOUBLE_EQ(s.raw[1], 0.5);
+  const auto& stored = view.storedPoints(fx.alpha, "train/loss");
+  ASSERT_EQ(stored.size(), 200u);
+  EXPECT_DOUBLE_EQ(stored[1].value, 0.5);
+  EXPECT_DOUBLE_EQ(pm::RunStore(fx.db).loadMetric(fx.alpha, "train/loss")[1].value, 0.5);
+  // The summary uses the unsmoothed data.
+  EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.alpha), SummaryField::FinalLoss), 1.0 / 200);
+  view.setSmoothing(5.0);
+  EXPECT_DOUBLE_EQ(view.smoothing(), 0.99);
+  view.setSmoothing(0);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].y[1], 0.5);
+
+  // Unticking a run in the list drops its series.
+  QTreeWidgetItem* gammaItem = nullptr;
+  for (int i = 0; i < view.runList()->topLevelItemCount(); ++i)
+    if (view.runList()->topLevelItem(i)->text(1) == "gamma") gammaItem = view.runList()->topLevelItem(i);
+  ASSERT_NE(gammaItem, nullptr);
+  EXPECT_EQ(gammaItem->checkState(0), Qt::Checked);
+  gammaItem->setCheckState(0, Qt::Unchecked);
+  QTRY_COMPARE(view.plot()->seriesCount(), 2);
+  EXPECT_EQ(view.selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta}));
+  EXPECT_EQ(view.summaryTable()->rowCount(), 2);
+}
+
+TEST(CompareView, ExportsPlotAndCsv) {
+  pm::test::app();
+  Fixture fx;
+  CompareView view(fx.db);
+  view.resize(1000, 700);
+  view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});
+  ASSERT_TRUE(view.setMetric("train/loss"));
+  view.setSmoothing(0.5);
+  QTemporaryDir out;
+  const QString png = out.filePath("cmp.png"), pdf = out.filePath("cmp.pdf"), csv = out.filePath("cmp.csv");
+  ASSERT_TRUE(view.exportPlot(png));
+  ASSERT_TRUE(view.exportPlot(pdf));
+  EXPECT_GT(QFileInfo(png).size(), 1000);
+  EXPECT_GT(QFileInfo(pdf).size(), 1000);
+  ASSERT_TRUE(view.exportCsv(csv));
+  EXPECT_EQ(CompareView::summaryCsvPath(csv), out.filePath("cmp_summary.csv"));
+  // Header + every point at full resolution: 200 + 200 + 150.
+  EXPECT_EQ(countLines(csv), 1 + 550);
+  EXPECT_EQ(countLines(CompareView::summaryCsvPath(csv)), 1 + 3);
+  QFile f(csv);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  EXPECT_EQ(f.readLine().trimmed(), "run_id,run_name,metric,step,x,value,smoothed");
+  EXPECT_EQ(f.readLine().trimmed(), QStringLiteral("%1,alpha,train/loss,1,1,1,1").arg(fx.alpha).toUtf8());
+  EXPECT_EQ(f.readLine().trimmed(), QStringLiteral("%1,alpha,train/loss,2,2,0.5,0.75").arg(fx.alpha).toUtf8());
+  const QByteArray all = f.readAll();
+  EXPECT_TRUE(all.contains(QStringLiteral("%1,\"beta, \"\"quoted\"\"\",train/loss,200,200,0.01,").arg(fx.beta).toUtf8()));
+  QFile sf(CompareView::summaryCsvPath(csv));
+  ASSERT_TRUE(sf.open(QIODevice::ReadOnly));
+  const QByteArray header = sf.readLine();
+  EXPECT_TRUE(header.startsWith("run_id,run_name,schedule,model,stages,microbatches,status,baseline,accuracy_target,final_loss"));
+  EXPECT_TRUE(header.contains("final_loss_ratio"));
+  const QByteArray alphaRow = sf.readLine();
+  EXPECT_TRUE(alphaRow.startsWith(QStringLiteral("%1,alpha,gpipe,mlp,2,4,finished,1,0.80000000000000004,0.0050000000000000001")
+                                      .arg(fx.alpha)
+                                      .toUtf8()))
+      << alphaRow.toStdString();
+  EXPECT_FALSE(view.exportCsv(out.filePath("no/such/dir/x.csv")));
+}
+
+TEST(CompareView, MainWindowComparesRunsSelectedInTheBrowserWithCtrlK) {
+  pm::test::app();
+  Fixture fx;
+  pm::ui::MainWindow w(fx.db);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  ASSERT_NE(w.compareView(), nullptr);
+  auto* table = w.runsBrowser()->table();
+  ASSERT_EQ(table->model()->rowCount(), 3);
+  table->selectionModel()->clearSelection();
+  for (int r = 0; r < 3; ++r) {
+    const QModelIndex idx = table->model()->index(r, 0);
+    if (idx.data().toLongLong() != fx.gamma)
+      table->selectionModel()->select(idx, QItemSelectionModel::Select | QItemSelectionModel::Rows);
+  }
+  auto ids = w.runsBrowser()->selectedRunIds();
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<int64_t>{fx.alpha, fx.beta}));
+  QAction* action = w.findChild<QAction*>("compareSelectedAction");
+  ASSERT_NE(action, nullptr);
+  EXPECT_EQ(action->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_K));
+  action->trigger();
+  EXPECT_EQ(w.compareView()->selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta}));
+  EXPECT_EQ(w.compareView()->plot()->seriesCount(), 2);
+  EXPECT_TRUE(w.compareView()->isVisible());
+  EXPECT_TRUE(w.selectTab("runs"));
+  EXPECT_FALSE(w.compareView()->isVisible());
+  EXPECT_FALSE(w.selectTab("nope"));
+}

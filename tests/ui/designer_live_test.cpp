@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTest>
+#include <filesystem>
+
+#include "core/store/run_store.h"
+#include "tests/ui/ui_test_main.h"
+#include "ui/designer/designer_view.h"
+#include "ui/live/live_run_view.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+const QString kPresets = QStringLiteral(PIPEMARE_SOURCE_DIR "/experiments");
+const QString kPipemare = QStringLiteral(PIPEMARE_BIN_DIR "/pipemare");
+
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    dir = fs::temp_directory_path() / ("pm_uilive_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~TempDir() { fs::remove_all(dir); }
+};
+}  // namespace
+
+TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
+  pm::test::app();
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(kPresets + "/quickstart.json"));
+  EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
+  auto* run = d.findChild<QPushButton*>("runButton");
+  ASSERT_NE(run, nullptr);
+  EXPECT_TRUE(run->isEnabled());
+
+  // Too many stages for the model: flagged at pipeline.stages with the range.
+  ASSERT_TRUE(d.setFieldText("pipeline.stages", "7"));
+  EXPECT_FALSE(d.valid());
+  EXPECT_EQ(d.invalidField().toStdString(), "pipeline.stages");
+  EXPECT_NE(d.validationMessage().toStdString().find("mlp has 3 partitionable units"), std::string::npos)
+      << d.validationMessage().toStdString();
+  EXPECT_FALSE(d.fieldWidget("pipeline.stages")->styleSheet().isEmpty());
+  EXPECT_FALSE(run->isEnabled());
+
+  // A cross-field rule: T1 with a synchronous schedule.
+  ASSERT_TRUE(d.setFieldText("pipeline.stages", "1"));
+  EXPECT_TRUE(d.valid());
+  ASSERT_TRUE(d.setFieldText("pipemare.t1", "true"));
+  EXPECT_FALSE(d.valid());
+  EXPECT_EQ(d.invalidField().toStdString(), "pipemare.t1");
+  ASSERT_TRUE(d.setFieldText("pipeline.schedule", "pipemare"));
+  EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
+
+  // A number typed as text.
+  ASSERT_TRUE(d.setFieldText("optimizer.lr", "fast"));
+  EXPECT_FALSE(d.valid());
+  EXPECT_EQ(d.invalidField().toStdString(), "optimizer.lr");
+  EXPECT_NE(d.validationMessage().toStdString().find("\"fast\""), std::string::npos);
+  ASSERT_TRUE(d.setFieldText("optimizer.lr", "0.1"));
+  EXPECT_TRUE(d.valid());
+  EXPECT_DOUBLE_EQ(d.currentJson()["optimizer"]["lr"].get<double>(), 0.1);
+
+  // Save and reload round trip.
+  TempDir tmp;
+  const QString saved = QString::fromStdString((tmp.dir / "mine.json").string());
+  ASSERT_TRUE(d.saveTo(saved));
+  pm::ui::DesignerView d2(kPresets);
+  ASSERT_TRUE(d2.loadFile(saved));
+  EXPECT_EQ(d2.currentJson(), d.currentJson());
+}
+
+// A tiny experiment launched from the GUI end to end: points reach the live plot, the run row
+// appears in the store, the status is finished.
+TEST(LiveRun, TinyExperimentEndToEnd) {
+  pm::test::app();
+  TempDir tmp;
+  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
+  pm::ui::LiveRunView view(kPipemare, db);
+  view.resize(1000, 700);
+  view.show();
+  QSignalSpy done(&view, &pm::ui::LiveRunView::runFinished);
+  view.start(kPresets + "/tiny-synthetic.json", "from-gui");
+  ASSERT_TRUE(done.wait(120000)) << view.logText().toStdString();
+  EXPECT_EQ(view.status().toStdString(), "finished") << view.logText().toStdString();
+  EXPECT_GT(view.lossPoints(), 0u);
+  pm::RunStore store(db.toStdString());
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].name, "from-gui");
+  EXPECT_EQ(runs[0].status, "finished");
+  EXPECT_EQ(view.runId(), runs[0].id);
+}
+
+TEST(LiveRun, StopFromTheGui) {
+  pm::test::app();
+  TempDir tmp;
+  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
+  const QString exp = QString::fromStdString((tmp.dir / "long.json").string());
+  {
+    QFile f(exp);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "long", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
+               "training": {"steps": 1000000, "log_interval": 1}})");
+  }
+  pm::ui::LiveRunView view(kPipemare, db);
+  QSignalSpy done(&view, &pm::ui::LiveRunView::runFinished);
+  view.start(exp, "to-stop");
+  // Wait for the first loss point, then press Stop.
+  for (int i = 0; i < 600 && view.lossPoints() == 0; ++i) QTest::qWait(100);
+  ASSERT_GT(view.lossPoints(), 0u) << view.logText().toStdString();
+  view.stop();
+  ASSERT_TRUE(done.wait(30000));
+  EXPECT_EQ(view.status().toStdString(), "stopped") << view.logText().toStdString();
+  pm::RunStore store(db.toStdString());
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "stopped");
+  EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());
+}

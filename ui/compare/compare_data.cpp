@@ -1,0 +1,89 @@
+#include "ui/compare/compare_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pm::ui {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const std::vector<MetricPoint> kNoPoints;
+}  // namespace
+
+const char* xAxisName(XAxis axis) {
+  switch (axis) {
+    case XAxis::Step: return "step";
+    case XAxis::Samples: return "samples";
+    case XAxis::Updates: return "optimizer updates";
+    case XAxis::WallTime: return "wall time (s)";
+  }
+  return "step";
+}
+
+const std::vector<MetricPoint>& RunData::metric(const std::string& key) const {
+  auto it = metrics.find(key);
+  return it == metrics.end() ? kNoPoints : it->second;
+}
+
+RunData loadRunData(const RunStore& store, int64_t runId) {
+  RunData d;
+  auto rec = store.getRun(runId);
+  if (!rec) return d;
+  d.record = std::move(*rec);
+  bool any = false;
+  for (const std::string& key : store.metricKeys(runId)) {
+    auto pts = store.loadMetric(runId, key);
+    for (const auto& p : pts)
+      if (std::isfinite(p.wall_time) && (!any || p.wall_time < d.t0)) {
+        d.t0 = p.wall_time;
+        any = true;
+      }
+    d.metrics.emplace(key, std::move(pts));
+  }
+  d.utilization = store.loadStageMetric(runId, "utilization");
+  d.memPeak = store.loadStageMetric(runId, "mem/peak");
+  return d;
+}
+
+double samplesAtStep(const std::vector<MetricPoint>& samples, int64_t step) {
+  if (samples.empty()) return kNaN;
+  auto it = std::lower_bound(samples.begin(), samples.end(), step,
+                             [](const MetricPoint& p, int64_t s) { return p.step < s; });
+  if (it != samples.end() && it->step == step) {
+    // Several rows for one step: the latest wins.
+    auto last = it;
+    while (std::next(last) != samples.end() && std::next(last)->step == step) ++last;
+    return last->value;
+  }
+  const double s = static_cast<double>(step);
+  if (it == samples.begin()) {
+    if (it->step <= 0) return it->value;
+    return it->value * s / static_cast<double>(it->step);
+  }
+  const MetricPoint& a = *std::prev(it);
+  if (it == samples.end()) {
+    if (a.step <= 0) return a.value;
+    return a.value + (s - static_cast<double>(a.step)) * (a.value / static_cast<double>(a.step));
+  }
+  const MetricPoint& b = *it;
+  const double f = (s - static_cast<double>(a.step)) / static_cast<double>(b.step - a.step);
+  return a.value + f * (b.value - a.value);
+}
+
+std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& points, XAxis axis) {
+  std::vector<double> x;
+  x.reserve(points.size());
+  const auto& samples = run.metric("train/samples");
+  for (const auto& p : points) {
+    switch (axis) {
+      case XAxis::Step:
+      case XAxis::Updates: x.push_back(static_cast<double>(p.step)); break;
+      case XAxis::Samples: x.push_back(samplesAtStep(samples, p.step)); break;
+      case XAxis::WallTime: x.push_back(p.wall_time - run.t0); break;
+    }
+  }
+  return x;
+}
+
+}  // namespace pm::ui

@@ -1,0 +1,47 @@
+#pragma once
+// The data the Compare view works on: one run's record and full-resolution metrics, loaded once
+// from the store, and the mapping of a metric's points onto the chosen x axis. No Qt; any thread
+// (a RunData is a plain value; loadRunData uses the caller's RunStore on the caller's thread).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/store/run_store.h"
+
+namespace pm::ui {
+
+enum class XAxis {
+  Step,      // the metric's step
+  Samples,   // cumulative training samples: train/samples looked up by step (interpolated between logged steps)
+  Updates,   // optimizer updates (= step: one update per minibatch)
+  WallTime,  // seconds since the run's first recorded point (RunData::t0)
+};
+
+const char* xAxisName(XAxis axis);  // "step", "samples", "optimizer updates", "wall time (s)"
+
+struct RunData {
+  RunRecord record;
+  std::map<std::string, std::vector<MetricPoint>> metrics;  // every metric key, in step order
+  std::vector<StageMetricPoint> utilization;                // stage metric "utilization" (stage, step order)
+  std::vector<StageMetricPoint> memPeak;                    // stage metric "mem/peak"
+  double t0 = 0;  // smallest wall_time over all the run's metric points (0 when it has none)
+
+  // The points of `key`, or an empty vector.
+  const std::vector<MetricPoint>& metric(const std::string& key) const;
+};
+
+// Loads everything the view needs about `runId` (throws StoreError from the store; returns a
+// RunData with record.id == 0 when the run does not exist).
+RunData loadRunData(const RunStore& store, int64_t runId);
+
+// x values of `points` on `axis`, one per point; NaN where it cannot be mapped (the samples axis
+// of a run without train/samples).
+std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& points, XAxis axis);
+
+// train/samples at `step`: the logged value at that step, else linear interpolation between the
+// neighbouring logged steps (from (0, 0) before the first; the last rate after the last). NaN when
+// train/samples is absent.
+double samplesAtStep(const std::vector<MetricPoint>& samples, int64_t step);
+
+}  // namespace pm::ui

@@ -1,0 +1,140 @@
+#pragma once
+// The Compare view: any set of runs laid side by side. A checkable list of the store's runs, a
+// metric / x-axis / smoothing / baseline / accuracy-target bar, an overlay plot (one series per
+// run, full-resolution data, EMA smoothing applied on the full data for display only) and a
+// summary table with ratios against the baseline run. GUI thread only; opens its own connection
+// to the store and reads it on refresh() (and every few seconds while a selected run is running).
+#include <QColor>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ui/compare/compare_data.h"
+#include "ui/compare/run_summary.h"
+
+class QTreeWidget;
+class QTreeWidgetItem;
+class QComboBox;
+class QDoubleSpinBox;
+class QSlider;
+class QCheckBox;
+class QLabel;
+class QTableWidget;
+class QTimer;
+
+namespace pm {
+class RunStore;
+}
+
+namespace pm::ui {
+
+class CurvePlot;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+ public:
+  // One plotted run: x on the chosen axis, the stored values (raw) and the drawn values (y:
+  // raw smoothed). Points whose x cannot be mapped are left out of all four vectors.
+  struct PlottedSeries {
+    int64_t runId = 0;
+    QString runName;
+    std::vector<int64_t> steps;
+    std::vector<double> x, raw, y;
+  };
+
+  explicit CompareView(const std::string& dbPath, QWidget* parent = nullptr);
+  ~CompareView() override;
+
+  // Runs to compare (ids not in the store are ignored); plotted and tabulated in ascending id order.
+  void setSelectedRuns(const std::vector<int64_t>& runIds);
+  std::vector<int64_t> selectedRuns() const;
+  // A metric key present in at least one selected run (returns false otherwise).
+  bool setMetric(const QString& key);
+  QString metric() const;
+  QStringList availableMetrics() const;
+  void setXAxis(XAxis axis);
+  XAxis xAxis() const { return xAxis_; }
+  void setSmoothing(double alpha);  // EMA weight, clamped to [0, 0.99]
+  double smoothing() const { return smoothing_; }
+  // The run the ratios are computed against; must be selected (returns false otherwise).
+  // Default: the first selected run.
+  bool setBaseline(int64_t runId);
+  int64_t baseline() const { return baseline_; }
+  void setAccuracyTarget(double target);  // for "time to target"; default 0.8
+  double accuracyTarget() const { return target_; }
+
+  // Saves the plot; PNG or PDF by the suffix. Returns false on failure.
+  bool exportPlot(const QString& path);
+  // Writes every plotted point at full resolution in long format to `path`:
+  //   run_id,run_name,metric,step,x,value,smoothed   (value = stored, smoothed = drawn)
+  // and the summary table (values and ratios against the baseline) to summaryCsvPath(path).
+  // Returns false when a file cannot be written.
+  bool exportCsv(const QString& path);
+  // "<path without .csv>_summary.csv", e.g. compare.csv -> compare_summary.csv.
+  static QString summaryCsvPath(const QString& csvPath);
+
+  // The summary of a selected run (values and ratios against the baseline), if selected.
+  std::optional<RunSummary> summaryRow(int64_t runId) const;
+  const std::vector<RunSummary>& summaryRows() const { return summaries_; }
+  const std::vector<PlottedSeries>& plottedSeries() const { return plotted_; }
+  // The stored (unsmoothed) points of `key` of a selected run (empty when absent).
+  const std::vector<MetricPoint>& storedPoints(int64_t runId, const std::string& key) const;
+
+  CurvePlot* plot() const { return plot_; }
+  QTreeWidget* runList() const { return runList_; }
+  QTableWidget* summaryTable() const { return table_; }
+  const std::string& lastError() const { return lastError_; }
+
+ public Q_SLOTS:
+  // Re-reads the run list and the selected runs' data from the store, then redraws.
+  void refresh();
+
+ private:
+  void reloadRunList();
+  void loadSelected(bool reload);
+  void syncControls();
+  void rebuildPlot();
+  void rebuildSummary();
+  void onRunChecked(QTreeWidgetItem* item);
+  void exportPlotDialog();
+  void exportCsvDialog();
+  QColor colorFor(size_t index) const;
+  void showError(const QString& message);
+
+  std::string dbPath_;
+  std::unique_ptr<RunStore> store_;
+  std::vector<RunRecord> runs_;           // the store's runs, as listed
+  std::vector<int64_t> selected_;         // ascending ids
+  std::map<int64_t, RunData> data_;       // loaded data of the selected runs
+  std::vector<PlottedSeries> plotted_;
+  std::vector<RunSummary> summaries_;
+
+  QString metric_ = "train/loss";
+  XAxis xAxis_ = XAxis::Step;
+  double smoothing_ = 0;
+  int64_t baseline_ = 0;
+  double target_ = 0.8;
+  bool updating_ = false;  // guards control signals while the view updates them itself
+
+  QTreeWidget* runList_;
+  QComboBox* metricBox_;
+  QComboBox* xAxisBox_;
+  QSlider* smoothSlider_;
+  QDoubleSpinBox* smoothSpin_;
+  QComboBox* baselineBox_;
+  QDoubleSpinBox* targetSpin_;
+  QCheckBox* logY_;
+  CurvePlot* plot_;
+  QTableWidget* table_;
+  QLabel* status_;
+  QTimer* timer_;
+  std::string lastError_;
+};
+
+}  // namespace pm::ui

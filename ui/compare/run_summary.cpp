@@ -1,0 +1,101 @@
+#include "ui/compare/run_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "ui/compare/compare_data.h"
+
+namespace pm::ui {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const SummaryFieldInfo kFields[kSummaryFieldCount] = {
+    {"final_loss", "Final loss", false},
+    {"best_loss", "Best loss", false},
+    {"final_accuracy", "Final acc.", true},
+    {"best_accuracy", "Best acc.", true},
+    {"time_to_target_s", "Time to target", false},
+    {"throughput_samples_per_s", "Throughput", true},
+    {"utilization", "Utilization", true},
+    {"peak_memory_bytes", "Peak memory", false},
+};
+
+double lastFinite(const std::vector<MetricPoint>& pts) {
+  for (auto it = pts.rbegin(); it != pts.rend(); ++it)
+    if (std::isfinite(it->value)) return it->value;
+  return kNaN;
+}
+
+template <typename Better>
+double bestFinite(const std::vector<MetricPoint>& pts, Better better) {
+  double best = kNaN;
+  for (const auto& p : pts)
+    if (std::isfinite(p.value) && (std::isnan(best) || better(p.value, best))) best = p.value;
+  return best;
+}
+
+double meanFinite(const std::vector<MetricPoint>& pts) {
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& p : pts)
+    if (std::isfinite(p.value)) {
+      sum += p.value;
+      ++n;
+    }
+  return n ? sum / static_cast<double>(n) : kNaN;
+}
+}  // namespace
+
+const SummaryFieldInfo& summaryFieldInfo(SummaryField field) { return kFields[static_cast<int>(field)]; }
+
+double ratioOf(double value, double base) {
+  if (!std::isfinite(value) || !std::isfinite(base) || base == 0) return kNaN;
+  return value / base;
+}
+
+RunSummary summarizeRun(const RunData& run, double accuracyTarget) {
+  RunSummary s;
+  s.runId = run.record.id;
+  s.name = run.record.name;
+  s.values.fill(kNaN);
+  s.ratios.fill(kNaN);
+  auto set = [&](SummaryField f, double v) { s.values[static_cast<size_t>(f)] = v; };
+
+  const auto& loss = run.metric("train/loss");
+  set(SummaryField::FinalLoss, lastFinite(loss));
+  set(SummaryField::BestLoss, bestFinite(loss, [](double a, double b) { return a < b; }));
+  const auto& acc = run.metric("eval/accuracy");
+  set(SummaryField::FinalAccuracy, lastFinite(acc));
+  set(SummaryField::BestAccuracy, bestFinite(acc, [](double a, double b) { return a > b; }));
+  for (const auto& p : acc)
+    if (std::isfinite(p.value) && p.value >= accuracyTarget) {
+      set(SummaryField::TimeToTarget, p.wall_time - run.t0);
+      break;
+    }
+  set(SummaryField::Throughput, meanFinite(run.metric("train/samples_per_s")));
+
+  // Points come ordered by (stage, step): the last finite one per stage wins.
+  std::map<int, double> lastUtil;
+  for (const auto& p : run.utilization)
+    if (std::isfinite(p.value)) lastUtil[p.stage] = p.value;
+  if (!lastUtil.empty()) {
+    double sum = 0;
+    for (const auto& [stage, v] : lastUtil) sum += v;
+    set(SummaryField::Utilization, sum / static_cast<double>(lastUtil.size()));
+  }
+  double peak = kNaN;
+  for (const auto& p : run.memPeak)
+    if (std::isfinite(p.value) && (std::isnan(peak) || p.value > peak)) peak = p.value;
+  set(SummaryField::PeakMemory, peak);
+  return s;
+}
+
+void applyBaseline(RunSummary& run, const RunSummary& baseline) {
+  for (size_t i = 0; i < run.values.size(); ++i) run.ratios[i] = ratioOf(run.values[i], baseline.values[i]);
+  run.isBaseline = run.runId == baseline.runId;
+}
+
+}  // namespace pm::ui

@@ -1,0 +1,50 @@
+#pragma once
+// The Compare view's summary table maths: per-run figures computed from full-resolution data and
+// their ratios against a baseline run. No Qt; pure functions, any thread.
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace pm::ui {
+
+struct RunData;
+
+enum class SummaryField : int {
+  FinalLoss,      // last train/loss (highest step)
+  BestLoss,       // min train/loss
+  FinalAccuracy,  // last eval/accuracy
+  BestAccuracy,   // max eval/accuracy
+  TimeToTarget,   // wall time (s since the run's first point) at which eval/accuracy first reaches the target
+  Throughput,     // mean train/samples_per_s
+  Utilization,    // mean over stages of each stage's last `utilization` stage metric
+  PeakMemory,     // max of the stage metric mem/peak over all stages and steps (bytes)
+};
+inline constexpr int kSummaryFieldCount = 8;
+
+struct SummaryFieldInfo {
+  const char* key;      // CSV column name, e.g. "final_loss"
+  const char* title;    // table header
+  bool higherIsBetter;  // for colouring ratios
+};
+const SummaryFieldInfo& summaryFieldInfo(SummaryField field);
+inline SummaryField summaryField(int i) { return static_cast<SummaryField>(i); }
+
+struct RunSummary {
+  int64_t runId = 0;
+  std::string name;
+  std::array<double, kSummaryFieldCount> values{};  // NaN = not available (e.g. target never reached)
+  std::array<double, kSummaryFieldCount> ratios{};  // value / baseline value; NaN when either is NaN or the baseline is 0
+  bool isBaseline = false;
+
+  double value(SummaryField f) const { return values[static_cast<size_t>(f)]; }
+  double ratio(SummaryField f) const { return ratios[static_cast<size_t>(f)]; }
+};
+
+// Figures of one run; ratios are left NaN (see applyBaseline).
+RunSummary summarizeRun(const RunData& run, double accuracyTarget);
+// Fills `run.ratios` against `baseline` (the baseline's own ratios become 1 where it has a value).
+void applyBaseline(RunSummary& run, const RunSummary& baseline);
+// value / base, NaN when either is not finite or base == 0.
+double ratioOf(double value, double base);
+
+}  // namespace pm::ui

@@ -1,0 +1,121 @@
+#include "ui/compare/summary_table.h"
+
+#include <QCoreApplication>
+#include <QPainter>
+#include <QPixmap>
+#include <QStringList>
+#include <QTableWidget>
+#include <cmath>
+
+namespace pm::ui {
+
+namespace {
+QString tr(const char* text) { return QCoreApplication::translate("pm::ui::CompareView", text); }
+
+QString formatBytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::abs(b) >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return QStringLiteral("%1 %2").arg(QString::number(b, 'f', u == 0 ? 0 : 1), units[u]);
+}
+
+QString formatSeconds(double s) {
+  if (s < 60) return QStringLiteral("%1 s").arg(QString::number(s, 'f', 1));
+  const auto total = static_cast<long long>(std::llround(s));
+  if (s < 3600) return QStringLiteral("%1m %2s").arg(total / 60).arg(total % 60, 2, 10, QLatin1Char('0'));
+  return QStringLiteral("%1h %2m").arg(total / 3600).arg((total % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+}  // namespace
+
+QIcon colorSwatch(const QColor& c) {
+  QPixmap pm(12, 12);
+  pm.fill(Qt::transparent);
+  if (c.isValid()) {
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(c.darker(130));
+    p.setBrush(c);
+    p.drawRoundedRect(QRectF(0.5, 0.5, 11, 11), 2, 2);
+  }
+  return QIcon(pm);
+}
+
+QString formatSummaryValue(SummaryField f, double v) {
+  if (!std::isfinite(v)) return QStringLiteral("-");
+  switch (f) {
+    case SummaryField::FinalLoss:
+    case SummaryField::BestLoss: return QString::number(v, 'g', 4);
+    case SummaryField::FinalAccuracy:
+    case SummaryField::BestAccuracy: return QString::number(v, 'f', 4);
+    case SummaryField::TimeToTarget: return formatSeconds(v);
+    case SummaryField::Throughput: return QString::number(v, 'f', 1);
+    case SummaryField::Utilization: return QStringLiteral("%1 %").arg(QString::number(v * 100, 'f', 1));
+    case SummaryField::PeakMemory: return formatBytes(v);
+  }
+  return QString::number(v);
+}
+
+void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
+                      double target) {
+  table->clear();
+  QStringList headers{tr("Run")};
+  for (int f = 0; f < kSummaryFieldCount; ++f) {
+    if (summaryField(f) == SummaryField::TimeToTarget)
+      headers << tr("Time to acc. %1").arg(target, 0, 'g', 3);
+    else if (summaryField(f) == SummaryField::Throughput)
+      headers << tr("Samples/s");
+    else
+      headers << tr(summaryFieldInfo(summaryField(f)).title);
+  }
+  table->setColumnCount(static_cast<int>(headers.size()));
+  table->setHorizontalHeaderLabels(headers);
+  const QString tips[kSummaryFieldCount] = {
+      tr("Last train/loss"), tr("Lowest train/loss"), tr("Last eval/accuracy"), tr("Highest eval/accuracy"),
+      tr("Wall time (since the run's first point) at which eval/accuracy first reaches %1; - if never").arg(target),
+      tr("Mean of train/samples_per_s"), tr("Mean over stages of each stage's last utilization (compute / wall)"),
+      tr("Largest mem/peak of any stage")};
+  for (int f = 0; f < kSummaryFieldCount; ++f)
+    if (auto* h = table->horizontalHeaderItem(f + 1)) h->setToolTip(tips[f]);
+  table->setRowCount(static_cast<int>(rows.size()));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const RunSummary& s = rows[r];
+    const int row = static_cast<int>(r);
+    auto* name = new QTableWidgetItem(colorSwatch(r < colors.size() ? colors[r] : QColor()),
+                                      QStringLiteral("#%1 %2%3")
+                                          .arg(s.runId)
+                                          .arg(QString::fromStdString(s.name))
+                                          .arg(s.isBaseline ? tr("  (base)") : QString()));
+    if (s.isBaseline) {
+      QFont f = name->font();
+      f.setBold(true);
+      name->setFont(f);
+    }
+    table->setItem(row, 0, name);
+    for (int f = 0; f < kSummaryFieldCount; ++f) {
+      const SummaryField field = summaryField(f);
+      const double v = s.value(field), ratio = s.ratio(field);
+      QString text = formatSummaryValue(field, v);
+      if (!s.isBaseline && std::isfinite(ratio)) text += QStringLiteral("  ×%1").arg(QString::number(ratio, 'f', 2));
+      auto* item = new QTableWidgetItem(text);
+      item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      item->setToolTip(std::isfinite(v) ? tr("%1 (ratio to baseline: %2)")
+                                              .arg(QString::number(v, 'g', 10),
+                                                   std::isfinite(ratio) ? QString::number(ratio, 'g', 6) : tr("n/a"))
+                                        : tr("not available"));
+      if (!s.isBaseline && std::isfinite(ratio)) {
+        const bool higher = summaryFieldInfo(field).higherIsBetter;
+        const bool better = higher ? ratio > 1.01 : ratio < 0.99;
+        const bool worse = higher ? ratio < 0.99 : ratio > 1.01;
+        if (better) item->setBackground(QColor(214, 240, 214));
+        if (worse) item->setBackground(QColor(246, 218, 218));
+      }
+      table->setItem(row, f + 1, item);
+    }
+  }
+  table->resizeColumnsToContents();
+}
+
+}  // namespace pm::ui

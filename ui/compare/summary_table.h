@@ -1,0 +1,22 @@
+#pragma once
+// Presentation of the Compare view's summary: value formatting and filling a QTableWidget with one
+// row per run (figures, ratios to the baseline tinted green/red when better/worse by more than 1 %).
+// GUI thread only.
+#include <QColor>
+#include <QIcon>
+#include <QString>
+#include <vector>
+
+#include "ui/compare/run_summary.h"
+
+class QTableWidget;
+
+namespace pm::ui {
+
+QIcon colorSwatch(const QColor& color);  // a small filled square; invalid colour = blank
+QString formatSummaryValue(SummaryField field, double value);  // "-" for NaN
+// Replaces the table's contents. colors[i] is rows[i]'s series colour.
+void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
+                      double accuracyTarget);
+
+}  // namespace pm::ui

@@ -1,0 +1,285 @@
+#include "ui/designer/designer_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "core/config/experiment.h"
+#include "core/util/errors.h"
+
+namespace pm::ui {
+
+namespace {
+
+// Fields with a fixed set of values get a combo box.
+const std::map<std::string, std::vector<std::string>>& enumerations() {
+  static const std::map<std::string, std::vector<std::string>> m = {
+      {"model.name", modelNames()},
+      {"data.dataset", {"fashion-mnist", "text", "synthetic"}},
+      {"data.eval_split", {"test", "train"}},
+      {"data.synthetic_task", {"classification", "regression"}},
+      {"pipeline.partition.method", {"parameters", "time", "explicit"}},
+      {"pipeline.schedule", scheduleNames()},
+      {"pipemare.warmup_schedule", {"gpipe", "1f1b"}},
+      {"pipemare.momentum_mode", {"same", "delay-scaled"}},
+      {"optimizer.name", {"sgd", "adam", "adamw"}},
+      {"optimizer.schedule.name", {"constant", "step", "cosine", "linear-warmup", "inverse-sqrt"}},
+      {"execution.mode", {"single", "real"}},
+      {"execution.backend", {"gloo", "nccl", "local"}},
+  };
+  return m;
+}
+
+const char* kInvalidStyle = "border: 2px solid #d62728; border-radius: 3px;";
+
+}  // namespace
+
+DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
+    : QWidget(parent), presetDir_(presetDir), presets_(new QComboBox(this)), form_(new QWidget(this)),
+      formLayout_(new QVBoxLayout(form_)), status_(new QLabel(this)) {
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("Preset:"), this));
+  presets_->addItem(tr("(defaults)"));
+  for (const QString& f : QDir(presetDir_).entryList({"*.json"}, QDir::Files, QDir::Name)) presets_->addItem(f);
+  top->addWidget(presets_, 1);
+  auto* open = new QPushButton(tr("Open..."), this);
+  auto* save = new QPushButton(tr("Save as..."), this);
+  auto* run = new QPushButton(tr("Run"), this);
+  run->setObjectName("runButton");
+  run->setDefault(true);
+  top->addWidget(open);
+  top->addWidget(save);
+  top->addWidget(run);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(form_);
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(scroll, 1);
+  layout->addWidget(status_);
+
+  connect(presets_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i == 0) setExperiment(experimentToJson(Experiment{}));
+    else loadFile(QDir(presetDir_).filePath(presets_->itemText(i)));
+  });
+  connect(open, &QPushButton::clicked, this, &DesignerView::openDialog);
+  connect(save, &QPushButton::clicked, this, &DesignerView::saveAsDialog);
+  connect(run, &QPushButton::clicked, this, &DesignerView::requestRun);
+  connect(this, &DesignerView::validityChanged, run, &QPushButton::setEnabled);
+  setExperiment(experimentToJson(Experiment{}));
+}
+
+bool DesignerView::loadFile(const QString& path) {
+  try {
+    Json raw = loadExperimentJson(path.toStdString());
+    file_ = path;
+    setExperiment(raw);
+    return true;
+  } catch (const std::exception& ex) {
+    valid_ = false;
+    message_ = QString::fromStdString(ex.what());
+    status_->setText(tr("<span style='color:#d62728'>%1</span>").arg(message_.toHtmlEscaped()));
+    return false;
+  }
+}
+
+void DesignerView::setExperiment(const Json& j) {
+  // Show every field: defaults merged under what the file sets (an invalid file still shows).
+  Json full = experimentToJson(Experiment{});
+  full.merge_patch(j);
+  build(full);
+  validate();
+}
+
+void DesignerView::build(const Json& normalised) {
+  building_ = true;
+  while (QLayoutItem* item = formLayout_->takeAt(0)) {
+    delete item->widget();
+    delete item;
+  }
+  widgets_.clear();
+  kinds_.clear();
+  auto* general = new QGroupBox(tr("experiment"), form_);
+  auto* generalForm = new QFormLayout(general);
+  (void)generalForm;
+  Json top = Json::object();
+  for (auto it = normalised.begin(); it != normalised.end(); ++it)
+    if (!it->is_object()) top[it.key()] = *it;
+  addFields(top, "", general, 0);
+  formLayout_->addWidget(general);
+  for (auto it = normalised.begin(); it != normalised.end(); ++it) {
+    if (!it->is_object()) continue;
+    auto* box = new QGroupBox(QString::fromStdString(it.key()), form_);
+    new QFormLayout(box);
+    addFields(*it, it.key() + ".", box, 0);
+    formLayout_->addWidget(box);
+  }
+  formLayout_->addStretch(1);
+  building_ = false;
+}
+
+void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget* box, int depth) {
+  auto* form = qobject_cast<QFormLayout*>(box->layout());
+  const Json defaults = experimentToJson(Experiment{});
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    const std::string path = prefix + it.key();
+    if (path == "model.options") continue;  // reserved, always {}
+    if (it->is_object()) {
+      auto* sub = new QGroupBox(QString::fromStdString(it.key()), box);
+      new QFormLayout(sub);
+      addFields(*it, path + ".", sub, depth + 1);
+      form->addRow(sub);
+      continue;
+    }
+    QWidget* w = nullptr;
+    const Json& v = *it;
+    auto en = enumerations().find(path);
+    if (en != enumerations().end()) {
+      auto* c = new QComboBox(box);
+      for (const auto& s : en->second) c->addItem(QString::fromStdString(s));
+      c->setCurrentText(QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()));
+      connect(c, &QComboBox::currentTextChanged, this, [this] { validate(); });
+      w = c;
+    } else if (v.is_boolean()) {
+      auto* c = new QCheckBox(box);
+      c->setChecked(v.get<bool>());
+      connect(c, &QCheckBox::toggled, this, [this] { validate(); });
+      w = c;
+    } else if (v.is_number_integer() || v.is_number_unsigned()) {
+      auto* s = new QSpinBox(box);
+      s->setRange(-1, 1000000000);
+      s->setValue(static_cast<int>(std::min<int64_t>(v.get<int64_t>(), 1000000000)));
+      connect(s, &QSpinBox::valueChanged, this, [this] { validate(); });
+      w = s;
+    } else {
+      auto* e = new QLineEdit(box);
+      e->setText(QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()));
+      connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
+      w = e;
+    }
+    Json def;
+    try {
+      def = defaults.at(Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString()));
+    } catch (...) {
+    }
+    w->setToolTip(tr("%1\ndefault: %2").arg(QString::fromStdString(path), QString::fromStdString(def.dump())));
+    w->setObjectName(QString::fromStdString(path));
+    widgets_[path] = w;
+    kinds_[path] = v;
+    form->addRow(QString::fromStdString(it.key()), w);
+  }
+}
+
+Json DesignerView::readWidget(const std::string& path, const Json& like, bool* ok) const {
+  QWidget* w = widgets_.at(path);
+  *ok = true;
+  if (auto* c = qobject_cast<QComboBox*>(w)) return c->currentText().toStdString();
+  if (auto* c = qobject_cast<QCheckBox*>(w)) return c->isChecked();
+  if (auto* s = qobject_cast<QSpinBox*>(w)) return static_cast<int64_t>(s->value());
+  const std::string text = qobject_cast<QLineEdit*>(w)->text().toStdString();
+  if (like.is_string()) return text;
+  Json parsed = Json::parse(text, nullptr, false);
+  if (parsed.is_discarded()) {
+    *ok = false;
+    return text;  // given as a string: the validator names the field and what it expected
+  }
+  return parsed;
+}
+
+Json DesignerView::currentJson() const {
+  Json out = Json::object();
+  for (const auto& [path, like] : kinds_) {
+    bool ok = true;
+    Json v = readWidget(path, like, &ok);
+    out[Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString())] = v;
+  }
+  return out;
+}
+
+void DesignerView::validate() {
+  if (building_) return;
+  for (auto& [path, w] : widgets_) w->setStyleSheet(QString());
+  invalidField_.clear();
+  try {
+    experimentFromJson(currentJson(), "designer");
+    valid_ = true;
+    message_.clear();
+    status_->setText(tr("<span style='color:#2ca02c'>valid</span>"));
+  } catch (const Error& e) {
+    valid_ = false;
+    message_ = QString::fromStdString(e.what());
+    std::string place = e.place();
+    const auto colon = place.find(": ");
+    if (colon != std::string::npos) place = place.substr(colon + 2);
+    // The flagged field, or the closest enclosing one that has a widget.
+    std::string p = place;
+    while (!p.empty() && !widgets_.count(p)) {
+      const auto dot = p.rfind('.');
+      p = dot == std::string::npos ? "" : p.substr(0, dot);
+    }
+    if (!p.empty()) {
+      invalidField_ = QString::fromStdString(p);
+      widgets_[p]->setStyleSheet(kInvalidStyle);
+      widgets_[p]->setToolTip(QString::fromStdString(e.problem()));
+    }
+    status_->setText(tr("<span style='color:#d62728'>%1</span>").arg(message_.toHtmlEscaped()));
+  }
+  Q_EMIT validityChanged(valid_);
+}
+
+QWidget* DesignerView::fieldWidget(const QString& path) const {
+  auto it = widgets_.find(path.toStdString());
+  return it == widgets_.end() ? nullptr : it->second;
+}
+
+bool DesignerView::setFieldText(const QString& path, const QString& text) {
+  QWidget* w = fieldWidget(path);
+  if (!w) return false;
+  if (auto* c = qobject_cast<QComboBox*>(w)) c->setCurrentText(text);
+  else if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(text == "true");
+  else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(text.toInt());
+  else qobject_cast<QLineEdit*>(w)->setText(text);
+  validate();
+  return true;
+}
+
+bool DesignerView::saveTo(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+  f.write(QByteArray::fromStdString(currentJson().dump(2) + "\n"));
+  file_ = path;
+  return true;
+}
+
+void DesignerView::requestRun() {
+  validate();
+  if (!valid_) return;
+  Json j = currentJson();
+  Q_EMIT runRequested(QString::fromStdString(j.dump(2)), QString::fromStdString(j.value("name", std::string("experiment"))));
+}
+
+void DesignerView::openDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), presetDir_, tr("Experiments (*.json)"));
+  if (!path.isEmpty()) loadFile(path);
+}
+
+void DesignerView::saveAsDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), file_.isEmpty() ? presetDir_ : file_,
+                                                    tr("Experiments (*.json)"));
+  if (!path.isEmpty()) saveTo(path);
+}
+
+}  // namespace pm::ui

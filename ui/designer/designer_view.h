@@ -1,0 +1,60 @@
+#pragma once
+// The experiment designer: every field of the experiment format as a widget (grouped by
+// section, defaults shown in tooltips), validated on every edit by the engine's own validator
+// (core/config): an invalid value is flagged in place with the validator's message. Presets from
+// experiments/ and the user's files can be opened, edited and saved; Run hands the experiment to
+// the main window. GUI thread only.
+#include <QString>
+#include <QWidget>
+#include <map>
+#include <nlohmann/json.hpp>
+
+class QComboBox;
+class QLabel;
+class QVBoxLayout;
+
+namespace pm::ui {
+
+class DesignerView : public QWidget {
+  Q_OBJECT
+ public:
+  DesignerView(const QString& presetDir, QWidget* parent = nullptr);
+
+  bool loadFile(const QString& path);      // false (and a message) when unreadable
+  void setExperiment(const nlohmann::json& j);
+  nlohmann::json currentJson() const;      // built from the widgets
+  bool valid() const { return valid_; }
+  QString validationMessage() const { return message_; }
+  QString invalidField() const { return invalidField_; }  // dotted path of the flagged field
+  QWidget* fieldWidget(const QString& path) const;
+  // Sets a field from text as a user would type it (tests).
+  bool setFieldText(const QString& path, const QString& text);
+  bool saveTo(const QString& path);
+  QString currentFile() const { return file_; }
+
+ Q_SIGNALS:
+  void runRequested(const QString& experimentJson, const QString& name);
+  void validityChanged(bool valid);
+
+ public Q_SLOTS:
+  void requestRun();
+  void openDialog();
+  void saveAsDialog();
+
+ private:
+  void build(const nlohmann::json& normalised);
+  void addFields(const nlohmann::json& obj, const std::string& prefix, QWidget* box, int depth);
+  void validate();
+  nlohmann::json readWidget(const std::string& path, const nlohmann::json& like, bool* ok) const;
+  QString presetDir_, file_;
+  QComboBox* presets_;
+  QWidget* form_;
+  QVBoxLayout* formLayout_;
+  QLabel* status_;
+  std::map<std::string, QWidget*> widgets_;
+  std::map<std::string, nlohmann::json> kinds_;  // path -> a value of the field's JSON type
+  bool valid_ = true, building_ = false;
+  QString message_, invalidField_;
+};
+
+}  // namespace pm::ui

@@ -1,0 +1,181 @@
+#include "ui/live/live_run_view.h"
+
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "core/util/strings.h"
+#include "ui/live/run_process.h"
+#include "ui/plots/curve_plot.h"
+
+namespace pm::ui {
+
+namespace {
+const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
+                           QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
+                           QColor(188, 189, 34), QColor(23, 190, 207)};
+double num(const nlohmann::json& e, const char* k) {
+  auto it = e.find(k);
+  return (it != e.end() && it->is_number()) ? it->get<double>() : NAN;
+}
+CurvePlot* makePlot(QWidget* parent, const QString& title, const QString& y) {
+  auto* p = new CurvePlot(parent);
+  p->setTitle(title);
+  p->setAxisLabels(QObject::tr("step"), y);
+  return p;
+}
+}  // namespace
+
+LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, QWidget* parent)
+    : QWidget(parent),
+      proc_(new RunProcess(pipemareBinary, dbPath, this)),
+      loss_(makePlot(this, tr("Loss"), tr("loss"))),
+      accuracy_(makePlot(this, tr("Held-out accuracy / perplexity"), tr("value"))),
+      utilization_(makePlot(this, tr("Utilization per stage (compute / wall)"), tr("utilization"))),
+      memory_(makePlot(this, tr("Memory per stage (accounted total, MiB)"), tr("MiB"))),
+      throughput_(makePlot(this, tr("Throughput"), tr("samples/s"))),
+      asyncPlot_(makePlot(this, tr("Asynchronous: delay per stage (steps)"), tr("tau"))),
+      progress_(new QProgressBar(this)),
+      header_(new QLabel(this)),
+      log_(new QPlainTextEdit(this)),
+      stopButton_(new QPushButton(tr("Stop"), this)),
+      timer_(new QTimer(this)) {
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  progress_->setFormat(tr("waiting for the engine..."));
+  auto* top = new QHBoxLayout;
+  top->addWidget(header_, 1);
+  top->addWidget(progress_, 1);
+  top->addWidget(stopButton_);
+  auto* grid = new QGridLayout;
+  grid->addWidget(loss_, 0, 0);
+  grid->addWidget(accuracy_, 0, 1);
+  grid->addWidget(throughput_, 0, 2);
+  grid->addWidget(utilization_, 1, 0);
+  grid->addWidget(memory_, 1, 1);
+  grid->addWidget(asyncPlot_, 1, 2);
+  auto* plots = new QWidget(this);
+  plots->setLayout(grid);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(plots);
+  split->addWidget(log_);
+  split->setStretchFactor(0, 4);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(split, 1);
+
+  connect(stopButton_, &QPushButton::clicked, this, &LiveRunView::stop);
+  connect(proc_, &RunProcess::event, this, &LiveRunView::onEvent);
+  connect(proc_, &RunProcess::finished, this, [this](int code, const QString& st) {
+    status_ = st.isEmpty() ? (code == 2 ? QStringLiteral("invalid") : QStringLiteral("failed")) : st;
+    stopButton_->setEnabled(false);
+    if (!proc_->stderrText().isEmpty() && status_ != "finished")
+      log_->appendPlainText(tr("engine: %1").arg(proc_->stderrText().trimmed()));
+    log_->appendPlainText(tr("run %1: %2").arg(runId_).arg(status_));
+    progress_->setFormat(status_);
+    redraw();
+    Q_EMIT runFinished(status_);
+  });
+  connect(timer_, &QTimer::timeout, this, [this] {
+    if (dirty_) redraw();
+  });
+  timer_->start(33);  // ~30 Hz
+}
+
+LiveRunView::~LiveRunView() = default;
+
+void LiveRunView::start(const QString& experimentFile, const QString& title) {
+  header_->setText(tr("<b>%1</b>").arg(title.toHtmlEscaped()));
+  log_->appendPlainText(tr("starting: pipemare run %1").arg(experimentFile));
+  proc_->start(experimentFile, title);
+}
+
+void LiveRunView::stop() {
+  log_->appendPlainText(tr("stopping..."));
+  proc_->stop();
+}
+
+bool LiveRunView::running() const { return proc_->running(); }
+void LiveRunView::detach() { proc_->detach(); }
+size_t LiveRunView::lossPoints() const { return loss_->seriesCount() ? loss_->pointCount(0) : 0; }
+QString LiveRunView::logText() const { return log_->toPlainText(); }
+
+int LiveRunView::series(CurvePlot* plot, const QString& name, int index) {
+  auto key = std::make_pair(plot, name);
+  auto it = seriesIndex_.find(key);
+  if (it != seriesIndex_.end()) return it->second;
+  const int s = plot->addSeries(name, kPalette[index % 10]);
+  seriesIndex_[key] = s;
+  return s;
+}
+
+void LiveRunView::onEvent(const nlohmann::json& e) {
+  const std::string type = e.value("type", "");
+  dirty_ = true;
+  if (type == "step") {
+    const double step = num(e, "step");
+    if (!std::isnan(num(e, "loss"))) loss_->appendPoint(series(loss_, tr("train"), 0), step, num(e, "loss"));
+    if (!std::isnan(num(e, "samples_per_s")))
+      throughput_->appendPoint(series(throughput_, tr("samples/s"), 0), step, num(e, "samples_per_s"));
+  } else if (type == "eval") {
+    const double step = num(e, "step");
+    loss_->appendPoint(series(loss_, tr("eval"), 1), step, num(e, "loss"));
+    if (!std::isnan(num(e, "accuracy"))) accuracy_->appendPoint(series(accuracy_, tr("accuracy"), 2), step, num(e, "accuracy"));
+    if (!std::isnan(num(e, "perplexity")))
+      accuracy_->appendPoint(series(accuracy_, tr("perplexity"), 3), step, num(e, "perplexity"));
+  } else if (type == "stage") {
+    const int stage = e.value("stage", 0);
+    const double step = num(e, "step");
+    const QString s = tr("stage %1").arg(stage);
+    utilization_->appendPoint(series(utilization_, s, stage), step, num(e, "utilization"));
+    if (e.contains("memory") && e["memory"].is_object())
+      memory_->appendPoint(series(memory_, s, stage), step, e["memory"].value("total", 0.0) / 1048576.0);
+    if (e.contains("tau")) asyncPlot_->appendPoint(series(asyncPlot_, s, stage), step, num(e, "tau"));
+  } else if (type == "progress") {
+    const double step = num(e, "step"), total = num(e, "total_steps");
+    if (total > 0) {
+      progress_->setRange(0, 1000);
+      progress_->setValue(static_cast<int>(1000 * step / total));
+      progress_->setFormat(tr("step %1 / %2, epoch %3, ETA %4")
+                               .arg(step)
+                               .arg(total)
+                               .arg(num(e, "epoch"), 0, 'f', 2)
+                               .arg(QString::fromStdString(formatDuration(num(e, "eta_s")))));
+    }
+  } else if (type == "run_started") {
+    log_->appendPlainText(tr("started: partition %1, BLAS %2, %3 thread(s) per stage, %4 steps")
+                              .arg(QString::fromStdString(e.value("partition_text", std::string("?"))))
+                              .arg(QString::fromStdString(e.contains("blas") ? e["blas"].value("kind", std::string("?")) : "?"))
+                              .arg(e.value("threads", 0))
+                              .arg(e.value("total_steps", int64_t{0})));
+  } else if (type == "log") {
+    if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
+    log_->appendPlainText(QString::fromStdString(e.value("message", std::string())));
+  } else if (type == "warning") {
+    log_->appendPlainText(tr("warning: %1").arg(QString::fromStdString(e.value("message", std::string()))));
+  } else if (type == "error") {
+    const std::string place = e.value("place", std::string());
+    log_->appendPlainText(tr("error: %1%2").arg(QString::fromStdString(place.empty() ? "" : place + ": "),
+                                                QString::fromStdString(e.value("message", std::string()))));
+  } else if (type == "run_finished") {
+    if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
+    const std::string msg = e.value("message", std::string());
+    log_->appendPlainText(tr("finished: %1%2").arg(QString::fromStdString(e.value("status", std::string())),
+                                                   msg.empty() ? QString() : QStringLiteral(" - ") + QString::fromStdString(msg)));
+  }
+}
+
+void LiveRunView::redraw() {
+  dirty_ = false;
+  for (CurvePlot* p : {loss_, accuracy_, utilization_, memory_, throughput_, asyncPlot_}) p->replot();
+}
+
+}  // namespace pm::ui

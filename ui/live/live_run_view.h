@@ -1,0 +1,58 @@
+#pragma once
+// One live run: starts the engine in a child process and shows its loss / accuracy (or
+// perplexity) curves, per-stage utilization with the compute / waiting / idle split, per-stage
+// memory, throughput, and for asynchronous schedules each stage's delay, learning rate and weight
+// gap; a progress bar with ETA, the log, and Stop. Events update buffers; plots are redrawn by a
+// ~30 Hz timer, never per event. GUI thread only.
+#include <QWidget>
+#include <map>
+#include <nlohmann/json.hpp>
+
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTimer;
+
+namespace pm::ui {
+
+class CurvePlot;
+class RunProcess;
+
+class LiveRunView : public QWidget {
+  Q_OBJECT
+ public:
+  LiveRunView(const QString& pipemareBinary, const QString& dbPath, QWidget* parent = nullptr);
+  ~LiveRunView() override;
+
+  void start(const QString& experimentFile, const QString& title);
+  void stop();
+  bool running() const;
+  void detach();  // leave the child running when this view goes away
+  const QString& status() const { return status_; }
+  int64_t runId() const { return runId_; }
+  size_t lossPoints() const;
+  CurvePlot* lossPlot() const { return loss_; }
+  QString logText() const;
+
+ Q_SIGNALS:
+  void runFinished(const QString& status);
+
+ private:
+  void onEvent(const nlohmann::json& e);
+  void redraw();
+  int series(CurvePlot* plot, const QString& name, int index);
+  RunProcess* proc_;
+  CurvePlot *loss_, *accuracy_, *utilization_, *memory_, *throughput_, *asyncPlot_;
+  QProgressBar* progress_;
+  QLabel* header_;
+  QPlainTextEdit* log_;
+  QPushButton* stopButton_;
+  QTimer* timer_;
+  bool dirty_ = false;
+  QString status_;
+  int64_t runId_ = 0;
+  std::map<std::pair<CurvePlot*, QString>, int> seriesIndex_;
+};
+
+}  // namespace pm::ui

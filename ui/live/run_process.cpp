@@ -1,0 +1,75 @@
+#include "ui/live/run_process.h"
+
+#include <signal.h>
+
+#include "core/events/event.h"
+
+namespace pm::ui {
+
+RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
+    : QObject(parent), binary_(std::move(pipemareBinary)), db_(std::move(dbPath)), proc_(new QProcess(this)) {
+  connect(proc_, &QProcess::readyReadStandardOutput, this, &RunProcess::readOutput);
+  connect(proc_, &QProcess::readyReadStandardError, this, [this] {
+    stderr_ += QString::fromUtf8(proc_->readAllStandardError());
+    if (stderr_.size() > 20000) stderr_ = stderr_.right(20000);
+  });
+  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus) {
+    readOutput();
+    Q_EMIT finished(code, status_);
+  });
+  connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError err) {
+    if (err == QProcess::FailedToStart) {
+      stderr_ += tr("cannot start %1: %2\n").arg(binary_, proc_->errorString());
+      Q_EMIT finished(-1, QStringLiteral("failed"));
+    }
+  });
+}
+
+RunProcess::~RunProcess() {
+  if (!detached_ && proc_->state() != QProcess::NotRunning) {
+    proc_->terminate();
+    proc_->waitForFinished(5000);
+  }
+}
+
+void RunProcess::start(const QString& experimentFile, const QString& runName, const QStringList& extraArgs) {
+  QStringList args{"run", experimentFile, "--events", "stdout", "--quiet", "--db", db_};
+  if (!runName.isEmpty()) args << "--name" << runName;
+  args << extraArgs;
+  proc_->start(binary_, args);  // an argument vector, never a shell string
+}
+
+void RunProcess::stop() {
+  if (proc_->state() != QProcess::NotRunning) proc_->terminate();
+}
+
+bool RunProcess::running() const { return proc_->state() != QProcess::NotRunning; }
+qint64 RunProcess::pid() const { return proc_->processId(); }
+
+void RunProcess::detach() {
+  detached_ = true;
+  // Keep the child running after this object is gone: QProcess kills its child in its destructor,
+  // so hand the QProcess to no one and let it leak with the (ending) GUI process.
+  proc_->setParent(nullptr);
+  disconnect(proc_, nullptr, this, nullptr);
+}
+
+void RunProcess::readOutput() {
+  buffer_ += proc_->readAllStandardOutput();
+  int nl;
+  while ((nl = buffer_.indexOf('\n')) >= 0) {
+    const std::string line = buffer_.left(nl).toStdString();
+    buffer_.remove(0, nl + 1);
+    if (line.empty() || line[0] != '{') continue;
+    try {
+      Json e = parseEventLine(line);
+      if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
+      if (e.value("type", "") == ev::kRunFinished) status_ = QString::fromStdString(e.value("status", std::string()));
+      Q_EMIT event(e);
+    } catch (const std::exception& ex) {
+      stderr_ += QString::fromStdString(std::string("unreadable event: ") + ex.what() + "\n");
+    }
+  }
+}
+
+}  // namespace pm::ui

@@ -1,0 +1,45 @@
+#pragma once
+// Runs one experiment in the background as a child process (`pipemare run FILE --events stdout`)
+// and turns its standard output into events. The GUI is a client of the engine: it never trains
+// in its own process. GUI thread only (QProcess delivers output on the event loop).
+#include <QObject>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+#include <nlohmann/json.hpp>
+
+namespace pm::ui {
+
+class RunProcess : public QObject {
+  Q_OBJECT
+ public:
+  // pipemareBinary: path of the `pipemare` executable; dbPath: the run store.
+  RunProcess(QString pipemareBinary, QString dbPath, QObject* parent = nullptr);
+  ~RunProcess() override;
+
+  // Starts `pipemare run experimentFile --events stdout --quiet --db dbPath [--name name] [extra]`.
+  void start(const QString& experimentFile, const QString& runName = {}, const QStringList& extraArgs = {});
+  // Asks the run to stop (SIGTERM: the launcher records status "stopped" and keeps all data).
+  void stop();
+  bool running() const;
+  qint64 pid() const;
+  int64_t runId() const { return runId_; }   // known after the first event that names it
+  const QString& stderrText() const { return stderr_; }
+  // Lets the child outlive this object (closing the window while leaving the run running).
+  void detach();
+
+ Q_SIGNALS:
+  void event(const nlohmann::json& e);
+  void finished(int exitCode, const QString& status);  // status from run_finished ("" if none)
+
+ private:
+  void readOutput();
+  QString binary_, db_;
+  QProcess* proc_;
+  QByteArray buffer_;
+  QString stderr_, status_;
+  int64_t runId_ = 0;
+  bool detached_ = false;
+};
+
+}  // namespace pm::ui

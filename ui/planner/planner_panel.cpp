@@ -1,0 +1,187 @@
+#include "ui/planner/planner_panel.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProcess>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "ui/plots/gantt_plot.h"
+
+namespace pm::ui {
+
+using Json = nlohmann::json;
+
+PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
+    : QWidget(parent), binary_(pipemareBinary), timing_(new QComboBox(this)), table_(new QTableWidget(this)),
+      memory_(new StackedBarsPlot(this)), gantt_(new GanttPlot(this)), status_(new QLabel(this)),
+      debounce_(new QTimer(this)), proc_(new QProcess(this)), tmp_(new QTemporaryDir()) {
+  timing_->addItem(tr("software 1F1B timing (this engine)"), "1f1b");
+  timing_->addItem(tr("paper timing (fine-grained)"), "paper");
+  table_->setColumnCount(7);
+  table_->setHorizontalHeaderLabels({tr("schedule"), tr("utilization"), tr("bubble"), tr("max tau"), tr("versions"),
+                                     tr("max stage memory"), tr("weights+optimizer (all stages)")});
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  status_->setWordWrap(true);
+  memory_->setTitle(tr("Predicted memory per stage (MiB)"));
+  gantt_->setTitle(tr("Predicted timeline"));
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("<b>Planner</b> (predictions before anything runs)"), this), 1);
+  top->addWidget(timing_);
+  auto* plots = new QSplitter(Qt::Horizontal, this);
+  plots->addWidget(memory_);
+  plots->addWidget(gantt_);
+  plots->setStretchFactor(1, 2);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(table_);
+  split->addWidget(plots);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(split, 1);
+  layout->addWidget(status_);
+
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(300);
+  connect(debounce_, &QTimer::timeout, this, &PlannerPanel::runPlanner);
+  connect(timing_, &QComboBox::currentIndexChanged, this, [this] { debounce_->start(); });
+  connect(table_, &QTableWidget::currentCellChanged, this, [this](int row) {
+    if (row >= 0 && table_->item(row, 0)) showSchedule(table_->item(row, 0)->text());
+  });
+  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus) {
+    const QByteArray out = proc_->readAllStandardOutput();
+    if (code != 0) {
+      status_->setText(tr("<span style='color:#d62728'>planner: %1</span>")
+                           .arg(QString::fromUtf8(proc_->readAllStandardError()).trimmed().toHtmlEscaped()));
+      return;
+    }
+    Json j = Json::parse(out.toStdString(), nullptr, false);
+    if (j.is_discarded()) {
+      status_->setText(tr("planner: unreadable output"));
+      return;
+    }
+    plan_ = j;
+    showPlan();
+    Q_EMIT planned();
+  });
+}
+
+PlannerPanel::~PlannerPanel() {
+  if (proc_->state() != QProcess::NotRunning) {
+    proc_->kill();
+    proc_->waitForFinished(2000);
+  }
+  delete tmp_;
+}
+
+void PlannerPanel::setExperiment(const Json& experiment) {
+  experiment_ = experiment;
+  debounce_->start();
+}
+
+void PlannerPanel::runPlanner() {
+  if (!experiment_.is_object()) return;
+  if (proc_->state() != QProcess::NotRunning) {
+    debounce_->start();  // try again when the running one is done
+    return;
+  }
+  const auto& opt = experiment_["optimizer"];
+  const std::string optName = opt.value("name", std::string("sgd"));
+  const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";
+  const auto& pipe = experiment_["pipeline"];
+  QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
+  if (schedule == "gpipe" && pipe.value("recompute", false)) schedule = "gpipe";
+  QStringList args{"plan",
+                   "--model", QString::fromStdString(experiment_["model"].value("name", std::string("mlp"))),
+                   "--stages", QString::number(pipe.value("stages", 1)),
+                   "--microbatches", QString::number(pipe.value("microbatches", 1)),
+                   "--batch", QString::number(experiment_["data"].value("batch_size", 1)),
+                   "--optimizer", optimizer,
+                   "--timing", timing_->currentData().toString(),
+                   "--granularity", "units",
+                   "--schedule", schedule,
+                   "--json",
+                   "--trace", tmp_->filePath("plan-trace.json")};
+  const int m = pipe.value("update_interval", 1);
+  if (pipe.value("schedule", std::string()) == "pipedream-2bw") args << "--m" << QString::number(m);
+  if (pipe.value("schedule", std::string()) == "pipedream") args << "--update-interval" << QString::number(m);
+  shownSchedule_ = schedule;
+  status_->setText(tr("planning..."));
+  proc_->start(binary_, args);
+}
+
+int PlannerPanel::rowCount() const { return table_->rowCount(); }
+size_t PlannerPanel::ganttBoxes() const { return gantt_->boxCount(); }
+QString PlannerPanel::statusText() const { return status_->text(); }
+
+void PlannerPanel::showPlan() {
+  const auto& schedules = plan_["schedules"];
+  table_->setRowCount(static_cast<int>(schedules.size()));
+  int selectRow = 0;
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    const auto& s = schedules[i];
+    const int r = static_cast<int>(i);
+    auto mib = [](double b) { return QString::number(b / 1048576.0, 'f', 2) + " MiB"; };
+    const QString name = QString::fromStdString(s.value("schedule", std::string()));
+    table_->setItem(r, 0, new QTableWidgetItem(name));
+    table_->setItem(r, 1, new QTableWidgetItem(QString::number(s.value("utilization", 0.0), 'f', 3)));
+    table_->setItem(r, 2, new QTableWidgetItem(QString::number(s.value("bubble", 0.0), 'f', 3)));
+    table_->setItem(r, 3, new QTableWidgetItem(QString::number(s.value("max_tau", 0))));
+    table_->setItem(r, 4, new QTableWidgetItem(QString::number(s.value("max_versions", 0))));
+    table_->setItem(r, 5, new QTableWidgetItem(mib(s["memory"]["per_stage_max"].value("stage_total", 0.0))));
+    table_->setItem(r, 6, new QTableWidgetItem(mib(s["memory"]["total"].value("weight_and_optimizer", 0.0))));
+    if (name == shownSchedule_) selectRow = r;
+  }
+  table_->selectRow(selectRow);
+  showSchedule(table_->item(selectRow, 0) ? table_->item(selectRow, 0)->text() : shownSchedule_);
+  const auto& ratios = plan_["ratios"];
+  status_->setText(tr("%1, P=%2, N=%3, %4 timing. Utilization pipemare/gpipe %5x; weight+optimizer memory pipedream/pipemare+T2 %6x.")
+                       .arg(QString::fromStdString(plan_.value("model", std::string())))
+                       .arg(plan_.value("stages", 0))
+                       .arg(plan_.value("microbatches", 0))
+                       .arg(QString::fromStdString(plan_.value("timing", std::string())))
+                       .arg(ratios.value("utilization_pipemare_over_gpipe", 0.0), 0, 'f', 2)
+                       .arg(ratios.value("weight_optimizer_memory_pipedream_over_pipemare_t2", 0.0), 0, 'f', 2));
+
+  // The simulated timeline of the experiment's schedule.
+  QFile f(tmp_->filePath("plan-trace.json"));
+  std::vector<GanttBox> boxes;
+  if (f.open(QIODevice::ReadOnly)) {
+    Json t = Json::parse(f.readAll().toStdString(), nullptr, false);
+    if (t.is_object())
+      for (const auto& e : t["traceEvents"]) {
+        if (e.value("ph", std::string()) != "X") continue;
+        const auto& a = e["args"];
+        boxes.push_back({e.value("pid", 0), QString::fromStdString(a.value("action", std::string())), a.value("mb", -1),
+                         e.value("ts", 0.0) * 1e-6, (e.value("ts", 0.0) + e.value("dur", 0.0)) * 1e-6});
+      }
+  }
+  gantt_->setTitle(tr("Predicted timeline: %1 (F blue, B orange, step green)").arg(shownSchedule_));
+  gantt_->setBoxes(boxes, plan_.value("stages", 1));
+}
+
+void PlannerPanel::showSchedule(const QString& schedule) {
+  for (const auto& s : plan_["schedules"]) {
+    if (QString::fromStdString(s.value("schedule", std::string())) != schedule) continue;
+    const auto& per = s["per_stage"]["memory"];
+    const char* keys[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
+    std::vector<std::vector<double>> values(6);
+    for (const auto& m : per)
+      for (int c = 0; c < 6; ++c) values[static_cast<size_t>(c)].push_back(m.value(keys[c], 0.0) / 1048576.0);
+    memory_->setTitle(tr("Predicted memory per stage (MiB): %1").arg(schedule));
+    memory_->setData({"weights", "gradients", "optimizer", "stash", "delta", "activations"}, values, tr("stage"), tr("MiB"));
+    return;
+  }
+}
+
+}  // namespace pm::ui

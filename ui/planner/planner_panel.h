@@ -1,0 +1,55 @@
+#pragma once
+// The planner panel: what the planner predicts for the experiment being designed, before anything
+// runs: utilization, bubble, delay and versions of every schedule side by side, per-stage memory
+// as stacked bars (weights, gradients, optimizer, stash, delta, activations) and the predicted
+// timeline as a Gantt chart. It asks the engine (`pipemare plan --json --trace`) in a child
+// process, debounced, so the GUI never blocks. GUI thread only.
+#include <QWidget>
+#include <nlohmann/json.hpp>
+
+class QComboBox;
+class QLabel;
+class QProcess;
+class QTableWidget;
+class QTimer;
+class QTemporaryDir;
+
+namespace pm::ui {
+
+class GanttPlot;
+class StackedBarsPlot;
+
+class PlannerPanel : public QWidget {
+  Q_OBJECT
+ public:
+  PlannerPanel(const QString& pipemareBinary, QWidget* parent = nullptr);
+  ~PlannerPanel() override;
+
+  // Re-plan for this experiment (normalised experiment JSON); debounced.
+  void setExperiment(const nlohmann::json& experiment);
+  const nlohmann::json& plan() const { return plan_; }
+  int rowCount() const;
+  size_t ganttBoxes() const;
+  QString statusText() const;
+
+ Q_SIGNALS:
+  void planned();
+
+ private:
+  void runPlanner();
+  void showPlan();
+  void showSchedule(const QString& schedule);
+  QString binary_;
+  nlohmann::json experiment_, plan_;
+  QComboBox* timing_;
+  QTableWidget* table_;
+  StackedBarsPlot* memory_;
+  GanttPlot* gantt_;
+  QLabel* status_;
+  QTimer* debounce_;
+  QProcess* proc_;
+  QTemporaryDir* tmp_;
+  QString shownSchedule_;
+};
+
+}  // namespace pm::ui

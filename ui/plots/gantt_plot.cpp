@@ -1,0 +1,134 @@
+#include "ui/plots/gantt_plot.h"
+
+#include <qcustomplot.h>
+
+#include <QVBoxLayout>
+#include <algorithm>
+
+namespace pm::ui {
+
+namespace {
+QColor actionColor(const QString& a) {
+  if (a == "F") return QColor(31, 119, 180);
+  if (a == "B") return QColor(255, 127, 14);
+  if (a == "S") return QColor(44, 160, 44);
+  return QColor(180, 180, 180);  // communication
+}
+void addTitle(QCustomPlot* plot, const QString& title, const QFont& base) {
+  if (plot->plotLayout()->rowCount() == 1) {
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(base.family(), 10, QFont::Bold)));
+  } else if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
+    t->setText(title);
+  }
+}
+}  // namespace
+
+GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+  plot_->axisRect()->setRangeDrag(Qt::Horizontal);
+  plot_->xAxis->setLabel(tr("time (ms)"));
+  plot_->yAxis->setLabel(tr("stage"));
+  plot_->yAxis->setRangeReversed(true);
+  plot_->setMinimumSize(300, 150);
+}
+
+void GanttPlot::setTitle(const QString& title) { addTitle(plot_, title, font()); }
+
+void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
+  plot_->clearItems();
+  double t0 = 1e300, t1 = -1e300;
+  for (const auto& b : boxes) {
+    t0 = std::min(t0, b.start);
+    t1 = std::max(t1, b.end);
+  }
+  if (boxes.empty()) t0 = t1 = 0;
+  for (const auto& b : boxes) {
+    const bool compute = b.action == "F" || b.action == "B" || b.action == "S";
+    const double h = compute ? 0.38 : 0.12;
+    auto* r = new QCPItemRect(plot_);
+    r->topLeft->setCoords((b.start - t0) * 1e3, b.stage - h);
+    r->bottomRight->setCoords((b.end - t0) * 1e3, b.stage + h);
+    const QColor c = actionColor(b.action);
+    r->setBrush(QBrush(c));
+    r->setPen(QPen(c.darker(140), 0.5));
+    if (compute && b.action != "S" && b.microbatch >= 0 && boxes.size() < 400) {
+      auto* t = new QCPItemText(plot_);
+      t->position->setCoords(((b.start + b.end) / 2 - t0) * 1e3, b.stage);
+      t->setText(QString::number(b.microbatch));
+      t->setFont(QFont(font().family(), 7));
+      t->setColor(Qt::white);
+      t->setClipToAxisRect(true);
+    }
+  }
+  count_ = boxes.size();
+  plot_->xAxis->setRange(0, std::max(1e-6, (t1 - t0) * 1e3) * 1.02);
+  plot_->yAxis->setRange(-0.6, std::max(1, stages) - 0.4);
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (int s = 0; s < stages; ++s) ticker->addTick(s, tr("stage %1").arg(s));
+  plot_->yAxis->setTicker(ticker);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool GanttPlot::save(const QString& path, int width, int height) {
+  plot_->replot();
+  return path.endsWith(".pdf", Qt::CaseInsensitive) ? plot_->savePdf(path, width, height) : plot_->savePng(path, width, height);
+}
+
+StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+  plot_->legend->setVisible(true);
+  plot_->legend->setFont(QFont(font().family(), 8));
+  plot_->setMinimumSize(300, 150);
+}
+
+void StackedBarsPlot::setTitle(const QString& title) { addTitle(plot_, title, font()); }
+
+void StackedBarsPlot::setData(const QStringList& categories, const std::vector<std::vector<double>>& values,
+                              const QString& xLabel, const QString& yLabel) {
+  plot_->clearPlottables();
+  static const QColor colors[] = {QColor(31, 119, 180), QColor(174, 199, 232), QColor(255, 127, 14), QColor(214, 39, 40),
+                                  QColor(148, 103, 189), QColor(44, 160, 44), QColor(127, 127, 127)};
+  QCPBars* below = nullptr;
+  double maxTotal = 0;
+  size_t n = values.empty() ? 0 : values[0].size();
+  std::vector<double> totals(n, 0.0);
+  for (int c = 0; c < categories.size() && c < static_cast<int>(values.size()); ++c) {
+    auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+    bars->setName(categories[c]);
+    bars->setBrush(colors[c % 7]);
+    bars->setPen(QPen(colors[c % 7].darker(130)));
+    bars->setWidth(0.6);
+    QVector<double> x, y;
+    for (size_t i = 0; i < values[static_cast<size_t>(c)].size(); ++i) {
+      x << static_cast<double>(i);
+      y << values[static_cast<size_t>(c)][i];
+      totals[i] += values[static_cast<size_t>(c)][i];
+    }
+    bars->setData(x, y);
+    if (below) bars->moveAbove(below);
+    below = bars;
+  }
+  for (double t : totals) maxTotal = std::max(maxTotal, t);
+  plot_->xAxis->setLabel(xLabel);
+  plot_->yAxis->setLabel(yLabel);
+  plot_->xAxis->setRange(-0.6, std::max<double>(1, static_cast<double>(n)) - 0.4);
+  plot_->yAxis->setRange(0, maxTotal > 0 ? maxTotal * 1.1 : 1);
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (size_t i = 0; i < n; ++i) ticker->addTick(static_cast<double>(i), QString::number(i));
+  plot_->xAxis->setTicker(ticker);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool StackedBarsPlot::save(const QString& path, int width, int height) {
+  plot_->replot();
+  return path.endsWith(".pdf", Qt::CaseInsensitive) ? plot_->savePdf(path, width, height) : plot_->savePng(path, width, height);
+}
+
+}  // namespace pm::ui

@@ -1,0 +1,49 @@
+#pragma once
+// A schedule timeline as a Gantt chart: one row per stage, one box per action from its start to
+// its end, coloured by kind (forward, backward, step, communication). Wraps QCustomPlot; zoom and
+// pan with the mouse. GUI thread only.
+#include <QString>
+#include <QWidget>
+#include <vector>
+
+class QCustomPlot;
+
+namespace pm::ui {
+
+struct GanttBox {
+  int stage;
+  QString action;  // "F", "B", "S", "recv_act", "send_act", ...
+  int microbatch;
+  double start, end;  // seconds
+};
+
+class GanttPlot : public QWidget {
+  Q_OBJECT
+ public:
+  explicit GanttPlot(QWidget* parent = nullptr);
+  void setTitle(const QString& title);
+  void setBoxes(const std::vector<GanttBox>& boxes, int stages);
+  size_t boxCount() const { return count_; }
+  bool save(const QString& path, int width = 900, int height = 400);
+
+ private:
+  QCustomPlot* plot_;
+  size_t count_ = 0;
+};
+
+// Stacked bars: one bar per x position (e.g. per stage), one layer per category.
+class StackedBarsPlot : public QWidget {
+  Q_OBJECT
+ public:
+  explicit StackedBarsPlot(QWidget* parent = nullptr);
+  void setTitle(const QString& title);
+  // values[c][i]: category c at position i.
+  void setData(const QStringList& categories, const std::vector<std::vector<double>>& values, const QString& xLabel,
+               const QString& yLabel);
+  bool save(const QString& path, int width = 900, int height = 400);
+
+ private:
+  QCustomPlot* plot_;
+};
+
+}  // namespace pm::ui
