@@ -1,6 +1,7 @@
 // pipemare-workbench: the GUI. Without a display (DISPLAY and WAYLAND_DISPLAY unset, no
 // QT_QPA_PLATFORM) it runs the default experiment headless and prints where it was stored.
 #include <QApplication>
+#include <QTimer>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -53,6 +54,10 @@ int main(int argc, char** argv) {
   // --experiment FILE: open it in the designer.
   const std::string experiment = argValue(argc, argv, "--experiment");
   if (!experiment.empty()) w.designer()->loadFile(QString::fromStdString(experiment));
+  // --run: start the designed experiment at once (opens the Live tab).
+  bool runNow = false;
+  for (int i = 1; i < argc; ++i) runNow = runNow || std::string(argv[i]) == "--run";
+  if (runNow) QTimer::singleShot(0, w.designer(), [&w] { w.designer()->requestRun(); });
   // --tab NAME: open on that tab (e.g. --tab compare).
   const std::string tab = argValue(argc, argv, "--tab");
   if (!tab.empty() && !w.selectTab(QString::fromStdString(tab)))

@@ -12,18 +12,6 @@ namespace pm {
 
 namespace {
 
-const char* actionName(ActionKind k) {
-  switch (k) {
-    case ActionKind::RecvAct: return "recv_act";
-    case ActionKind::Forward: return "F";
-    case ActionKind::SendAct: return "send_act";
-    case ActionKind::RecvGrad: return "recv_grad";
-    case ActionKind::Backward: return "B";
-    case ActionKind::SendGrad: return "send_grad";
-    case ActionKind::Step: return "S";
-  }
-  return "?";
-}
 
 bool isWait(ActionKind k) {
   return k == ActionKind::RecvAct || k == ActionKind::RecvGrad || k == ActionKind::SendAct || k == ActionKind::SendGrad;
@@ -228,7 +216,7 @@ void StageWorker::execAct(const Action& a) {
     winCompute_ += t1 - t0;
   }
   const int64_t minibatch = a.kind == ActionKind::Step ? std::max<int64_t>(0, lastBackwardMb_) / N : a.mb / N;
-  emitTrace(actionName(a.kind), a.kind == ActionKind::Step ? a.mb : a.mb, t0, t1, minibatch);
+  emitTrace(traceActionName(a.kind), a.kind == ActionKind::Step ? a.mb : a.mb, t0, t1, minibatch);
 }
 
 void StageWorker::forward(int64_t mb) {

@@ -339,6 +339,19 @@ std::vector<Action> stageActionsWithWarmup(const ScheduleParams& p, ScheduleKind
   return out;
 }
 
+const char* traceActionName(ActionKind k) {
+  switch (k) {
+    case ActionKind::RecvAct: return "recv_act";
+    case ActionKind::Forward: return "F";
+    case ActionKind::SendAct: return "send_act";
+    case ActionKind::RecvGrad: return "recv_grad";
+    case ActionKind::Backward: return "B";
+    case ActionKind::SendGrad: return "send_grad";
+    case ActionKind::Step: return "S";
+  }
+  return "?";
+}
+
 ScheduleCheck checkSchedule(const ScheduleParams& p) {
   validate(p);
   std::vector<std::vector<Action>> lists;

@@ -62,6 +62,10 @@ std::vector<Action> stageActions(const ScheduleParams& p, int stage);
 std::vector<Action> stageActionsWithWarmup(const ScheduleParams& p, ScheduleKind warmup, int64_t warmupMinibatches,
                                            int stage);
 
+// The name of an action in trace records ("F", "B", "S", "recv_act", "send_act", "recv_grad",
+// "send_grad"), shared by the engine's trace events and the planner's simulated traces.
+const char* traceActionName(ActionKind k);
+
 // Compact text form for literal tests: compute actions only, e.g. "F0 F1 B1 B0 S0".
 // withComm: include comm actions too ("rA0 F0 sA0 rG0 B0 sG0 S0").
 std::string actionsToString(const std::vector<Action>& actions, bool withComm = false);

@@ -8,18 +8,6 @@ namespace pm {
 
 namespace {
 
-const char* actionName(ActionKind k) {
-  switch (k) {
-    case ActionKind::RecvAct: return "recv_act";
-    case ActionKind::Forward: return "F";
-    case ActionKind::SendAct: return "send_act";
-    case ActionKind::RecvGrad: return "recv_grad";
-    case ActionKind::Backward: return "B";
-    case ActionKind::SendGrad: return "send_grad";
-    case ActionKind::Step: return "S";
-  }
-  return "?";
-}
 
 void checkVector(const std::vector<double>& v, size_t P, const char* what, bool optional) {
   if (optional && v.empty()) return;
@@ -102,7 +90,7 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
         if (waiting) break;
         if (a.kind == ActionKind::Forward || a.kind == ActionKind::Backward || a.kind == ActionKind::Step)
           r.busy[s] += end - start;
-        r.trace.push_back({static_cast<int>(s), actionName(a.kind), a.mb, start, end});
+        r.trace.push_back({static_cast<int>(s), traceActionName(a.kind), a.mb, start, end});
         clock[s] = end;
         ++pc[s];
         progress = true;

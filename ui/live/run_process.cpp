@@ -28,7 +28,10 @@ RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
 RunProcess::~RunProcess() {
   if (!detached_ && proc_->state() != QProcess::NotRunning) {
     proc_->terminate();
-    proc_->waitForFinished(5000);
+    if (!proc_->waitForFinished(5000)) {
+      proc_->kill();  // it did not stop in time: never leave an orphan behind
+      proc_->waitForFinished(2000);
+    }
   }
 }
 
