@@ -15,6 +15,7 @@
 #include "core/engine/batch_source.h"
 #include "core/engine/optimizer_factory.h"
 #include "core/engine/pipeline_engine.h"
+#include "core/engine/reference_training.h"
 #include "core/engine/training_plan.h"
 #include "core/models/model_zoo.h"
 #include "core/runner/launcher.h"
@@ -97,30 +98,7 @@ Measured runEngine(const Experiment& e, const std::string& pipemare) {
 }
 
 // The plain loop: same model, data, microbatching and optimizer, no engine.
-double plainLoop(const Experiment& e) {
-  auto train = makeBatchSource(e, true);
-  TrainingPlan plan(e, train->size());
-  auto units = buildModel(e.model.name, e.training.seed);
-  auto model = makeStage(units, 0, static_cast<int>(units.size()));
-  model->train();
-  auto opt = makeOptimizer(e.optimizer, model->parameters());
-  double t0 = 0;
-  int64_t samples = 0;
-  for (int64_t k = 0; k < plan.totalSteps(); ++k) {
-    if (k == 2) {
-      t0 = monotonicSeconds();
-      samples = 0;
-    }
-    Batch b = train->get(plan.minibatchIndices(k));
-    opt->zero_grad();
-    for (const auto& mb : splitMicrobatches(b, plan.microbatches()))
-      (computeLoss(model->forward(mb.x), mb.y, train->task()) * (static_cast<double>(mb.size()) / static_cast<double>(b.size())))
-          .backward();
-    opt->step();
-    samples += b.size();
-  }
-  return static_cast<double>(samples) / (monotonicSeconds() - t0);
-}
+double plainLoop(const Experiment& e) { return trainWithoutPipeline(e).samplesPerSecond; }
 
 }  // namespace
 

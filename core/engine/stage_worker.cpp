@@ -3,6 +3,10 @@
 #include <cmath>
 #include <functional>
 
+#ifdef PIPEMARE_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 #include "core/engine/lr_schedule.h"
 #include "core/engine/optimizer_factory.h"
 #include "core/util/errors.h"
@@ -438,6 +442,16 @@ void StageWorker::minibatchDone(int64_t k) {
     reported.stash = std::max(winPeakStash_, mem_.stash);
     st["memory"] = reported.toJson();
     st["rss"] = processRssBytes();
+#ifdef PIPEMARE_WITH_CUDA
+    if (device_.is_cuda()) {
+      // The CUDA caching allocator's figures for this stage's device, beside the accounted ones.
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_.index());
+      const auto agg = static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
+      st["cuda"] = {{"allocated", stats.allocated_bytes[agg].current},
+                    {"allocated_peak", stats.allocated_bytes[agg].peak},
+                    {"reserved", stats.reserved_bytes[agg].current}};
+    }
+#endif
     st["inflight_max"] = maxInflight_;
     st["lr"] = lastLr_;
     if (asyncSchedule_) {

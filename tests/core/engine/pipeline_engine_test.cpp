@@ -6,6 +6,7 @@
 #include "core/engine/memory_accounting.h"
 #include "core/engine/optimizer_factory.h"
 #include "core/engine/pipeline_engine.h"
+#include "core/engine/reference_training.h"
 #include "core/engine/training_plan.h"
 #include "core/models/model_zoo.h"
 #include "core/runner/local_run.h"
@@ -46,26 +47,7 @@ struct TempDir {
 
 // Non-pipelined reference: the whole model, gradient accumulation over the same N microbatches
 // of the same minibatches, one optimizer step per minibatch.
-std::vector<torch::Tensor> referenceTraining(const Experiment& e) {
-  auto train = makeBatchSource(e, true);
-  TrainingPlan plan(e, train->size());
-  auto units = buildModel(e.model.name, e.training.seed);
-  auto model = makeStage(units, 0, static_cast<int>(units.size()));
-  model->train();
-  auto opt = makeOptimizer(e.optimizer, model->parameters());
-  for (int64_t k = 0; k < plan.totalSteps(); ++k) {
-    Batch b = train->get(plan.minibatchIndices(k));
-    opt->zero_grad();
-    for (const auto& mb : splitMicrobatches(b, plan.microbatches()))
-      (computeLoss(model->forward(mb.x), mb.y, train->task()) * (static_cast<double>(mb.size()) / static_cast<double>(b.size())))
-          .backward();
-    opt->step();
-  }
-  std::vector<torch::Tensor> out;
-  for (const auto& p : model->named_parameters()) out.push_back(p.value().detach().clone());
-  for (const auto& p : model->named_buffers()) out.push_back(p.value().detach().clone());
-  return out;
-}
+std::vector<torch::Tensor> referenceTraining(const Experiment& e) { return trainWithoutPipeline(e).state; }
 
 // Stage states saved by the engine, loaded back in stage order (parameters, then buffers, per stage).
 std::vector<std::vector<torch::Tensor>> loadStages(const fs::path& dir, int stages) {

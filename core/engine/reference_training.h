@@ -1,0 +1,21 @@
+#pragma once
+// Non-pipelined training of an experiment: the whole model in one module, each minibatch split
+// into the same N microbatches with gradient accumulation, one optimizer step per minibatch (base
+// learning rate). The reference the pipelined schedules are checked against, and the plain
+// LibTorch loop the engine is benchmarked against.
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "core/config/experiment.h"
+
+namespace pm {
+
+struct ReferenceResult {
+  std::vector<torch::Tensor> state;  // parameters then buffers, in unit order
+  double samplesPerSecond = 0;       // over the steps after `warmupSteps`
+};
+
+ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps = 2);
+
+}  // namespace pm
