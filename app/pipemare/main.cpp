@@ -73,6 +73,13 @@ int main(int argc, char** argv) {
   auto* modelsCmd = app.add_subcommand("models", "list the model zoo with parameter counts and units");
   modelsCmd->add_flag("--json", modelsJson, "print JSON");
 
+  pm::cli::ExportOptions exportOpts;
+  auto* exportCmd = app.add_subcommand("export", "export a run: CSV files, one JSON file, or a Chrome trace (Perfetto)");
+  exportCmd->add_option("run", exportOpts.run, "run id")->required();
+  exportCmd->add_option("--csv", exportOpts.csvDir, "write metrics.csv, stage_metrics.csv, trace.csv, log.csv, run.json here");
+  exportCmd->add_option("--json", exportOpts.jsonFile, "write everything as one JSON file");
+  exportCmd->add_option("--chrome-trace", exportOpts.chromeTrace, "write the measured schedule trace (chrome://tracing, Perfetto)");
+
   pm::PlanOptions plan;
   auto* planCmd = app.add_subcommand("plan", "predict utilization, delays, memory and the timeline of every schedule");
   planCmd->add_option("--model", plan.model, "model of the zoo (default resnet50)");
@@ -109,6 +116,10 @@ int main(int argc, char** argv) {
     return pm::cli::runCommand(run, &gStop);
   }
   if (planCmd->parsed()) return pm::planCommand(plan);
+  if (exportCmd->parsed()) {
+    exportOpts.db = db;
+    return pm::cli::exportCommand(exportOpts);
+  }
   if (workerCmd->parsed()) return pm::cli::workerCommand(worker);
   if (validateCmd->parsed()) return pm::cli::validateCommand(validateFile, validateSets);
   if (listCmd->parsed()) return pm::cli::runsListCommand(list);

@@ -1,6 +1,7 @@
 #include "core/cli/commands.h"
 
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "core/config/experiment.h"
 #include "core/config/model_catalog.h"
 #include "core/models/model_zoo.h"
+#include "core/planner/chrome_trace.h"
 #include "core/runner/local_run.h"
 #include "core/runner/progress_printer.h"
 #include "core/runner/worker_main.h"
@@ -235,6 +237,104 @@ int modelsCommand(bool json) {
       }
     }
     if (json) std::printf("%s\n", arr.dump(2).c_str());
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
+namespace {
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csvNum(double v) {
+  if (std::isnan(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw StoreError(path, "cannot write the export file");
+  f << text;
+  if (!f) throw StoreError(path, "cannot write the export file");
+}
+
+}  // namespace
+
+int exportCommand(const ExportOptions& o) {
+  try {
+    if (o.csvDir.empty() && o.jsonFile.empty() && o.chromeTrace.empty())
+      throw ConfigError("export", "nothing to export: give --csv DIR, --json FILE and/or --chrome-trace FILE");
+    RunStore store(dbPath(o.db), /*readOnly=*/true);
+    auto r = store.getRun(o.run);
+    if (!r) throw StoreError(store.path(), "no run with id " + std::to_string(o.run), true);
+    const auto keys = store.metricKeys(o.run);
+    const auto stageKeys = store.stageMetricKeys(o.run);
+    const auto trace = store.loadTrace(o.run);
+    const auto log = store.loadLog(o.run);
+    if (!o.csvDir.empty()) {
+      std::filesystem::create_directories(o.csvDir);
+      std::string m = "key,step,wall_time,value\n";
+      for (const auto& k : keys)
+        for (const auto& p : store.loadMetric(o.run, k))
+          m += csvField(k) + "," + std::to_string(p.step) + "," + csvNum(p.wall_time) + "," + csvNum(p.value) + "\n";
+      writeFile(o.csvDir + "/metrics.csv", m);
+      std::string sm = "stage,key,step,value\n";
+      for (const auto& k : stageKeys)
+        for (const auto& p : store.loadStageMetric(o.run, k))
+          sm += std::to_string(p.stage) + "," + csvField(k) + "," + std::to_string(p.step) + "," + csvNum(p.value) + "\n";
+      writeFile(o.csvDir + "/stage_metrics.csv", sm);
+      std::string t = "stage,action,microbatch,start,end\n";
+      for (const auto& x : trace)
+        t += std::to_string(x.stage) + "," + csvField(x.action) + "," + std::to_string(x.microbatch) + "," + csvNum(x.start) +
+             "," + csvNum(x.end) + "\n";
+      writeFile(o.csvDir + "/trace.csv", t);
+      std::string l = "time,level,message\n";
+      for (const auto& x : log) l += csvNum(x.time) + "," + csvField(x.level) + "," + csvField(x.message) + "\n";
+      writeFile(o.csvDir + "/log.csv", l);
+      Json run = runJson(*r);
+      run["config"] = Json::parse(r->config_json, nullptr, false);
+      writeFile(o.csvDir + "/run.json", run.dump(2) + "\n");
+    }
+    if (!o.jsonFile.empty()) {
+      Json j = runJson(*r);
+      j["config"] = Json::parse(r->config_json, nullptr, false);
+      Json metrics = Json::object(), stageMetrics = Json::object(), tr = Json::array(), lg = Json::array();
+      auto val = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
+      for (const auto& k : keys) {
+        Json pts = Json::array();
+        for (const auto& p : store.loadMetric(o.run, k)) pts.push_back({p.step, p.wall_time, val(p.value)});
+        metrics[k] = pts;
+      }
+      for (const auto& k : stageKeys) {
+        Json pts = Json::array();
+        for (const auto& p : store.loadStageMetric(o.run, k)) pts.push_back({p.stage, p.step, val(p.value)});
+        stageMetrics[k] = pts;
+      }
+      for (const auto& x : trace) tr.push_back({{"stage", x.stage}, {"action", x.action}, {"mb", x.microbatch}, {"start", x.start}, {"end", x.end}});
+      for (const auto& x : log) lg.push_back({{"time", x.time}, {"level", x.level}, {"message", x.message}});
+      j["metrics"] = metrics;
+      j["metrics_columns"] = {"step", "wall_time", "value"};
+      j["stage_metrics"] = stageMetrics;
+      j["stage_metrics_columns"] = {"stage", "step", "value"};
+      j["trace"] = tr;
+      j["log"] = lg;
+      writeFile(o.jsonFile, j.dump() + "\n");
+    }
+    if (!o.chromeTrace.empty()) {
+      std::vector<SimTraceRecord> recs;
+      for (const auto& x : trace) recs.push_back({x.stage, x.action, x.microbatch, x.start, x.end});
+      writeChromeTrace(o.chromeTrace, recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)");
+    }
+    std::fprintf(stderr, "exported run %lld (%zu metric keys, %zu trace records)\n", static_cast<long long>(o.run), keys.size(),
+                 trace.size());
     return 0;
   } catch (const std::exception& ex) {
     return reportError(ex);

@@ -32,6 +32,13 @@ int runsNoteCommand(const std::string& db, int64_t run, const std::string& note)
 int runsDeleteCommand(const std::string& db, int64_t run);
 int modelsCommand(bool json);
 
+// pipemare export RUN --csv DIR | --json FILE | --chrome-trace FILE (any combination).
+struct ExportOptions {
+  std::string db, csvDir, jsonFile, chromeTrace;
+  int64_t run = 0;
+};
+int exportCommand(const ExportOptions& o);
+
 struct WorkerArgs {
   std::string config, masterAddr, saveState;
   int rank = -1, worldSize = -1, masterPort = -1;

@@ -135,3 +135,40 @@ TEST_F(Cli, WorkbenchWithoutDisplayRunsTheDefaultExperimentHeadless) {
   ASSERT_EQ(store.listRuns().size(), 1u);
   EXPECT_EQ(store.listRuns()[0].status, "finished");
 }
+
+// export: CSV files, one JSON file and a Chrome trace whose complete events match the stored trace.
+TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --quiet --set pipeline.stages=2 --set pipeline.microbatches=2 --set training.trace_steps=3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string csv = (dir_ / "csv").string(), json = (dir_ / "run.json").string(), trace = (dir_ / "trace.json").string();
+  auto e = runCmd(bin() + " --db " + db_ + " export 1 --csv " + csv + " --json " + json + " --chrome-trace " + trace);
+  ASSERT_EQ(e.code, 0) << e.out;
+  pm::RunStore store(db_);
+  const size_t traceRows = store.loadTrace(1).size();
+  ASSERT_GT(traceRows, 0u);
+  // Chrome trace: one complete ("X") event per stored trace record.
+  std::ifstream tf(trace);
+  auto t = nlohmann::json::parse(tf);
+  size_t complete = 0;
+  for (const auto& ev : t["traceEvents"]) complete += ev["ph"] == "X";
+  EXPECT_EQ(complete, traceRows);
+  // CSV: header + one line per trace row; metrics match the store.
+  auto countLines = [](const std::string& path) {
+    std::ifstream f(path);
+    size_t n = 0;
+    std::string line;
+    while (std::getline(f, line)) ++n;
+    return n;
+  };
+  EXPECT_EQ(countLines(csv + "/trace.csv"), traceRows + 1);
+  size_t metricRows = 0;
+  for (const auto& k : store.metricKeys(1)) metricRows += store.loadMetric(1, k).size();
+  EXPECT_EQ(countLines(csv + "/metrics.csv"), metricRows + 1);
+  std::ifstream jf(json);
+  auto j = nlohmann::json::parse(jf);
+  EXPECT_EQ(j["trace"].size(), traceRows);
+  EXPECT_EQ(j["metrics"]["train/loss"].size(), store.loadMetric(1, "train/loss").size());
+  // A missing run is a usage error.
+  EXPECT_EQ(runCmd(bin() + " --db " + db_ + " export 42 --csv " + csv).code, 2);
+}
