@@ -73,3 +73,33 @@ TEST(RunsBrowser, UnreadableStoreShowsAnErrorInsteadOfCrashing) {
   EXPECT_EQ(browser.runCount(), 0);
   EXPECT_NE(browser.lastError().find("not-a-db.db"), std::string::npos) << browser.lastError();
 }
+
+TEST(RunsBrowser, EditTagsNotesAndDelete) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  int64_t a = 0, b = 0;
+  {
+    pm::RunStore store(db);
+    a = store.createRun("a", "{}");
+    b = store.createRun("b", "{}");
+    store.appendMetric(b, "train/loss", 1, 0, 1.0);
+    store.flush();
+  }
+  pm::ui::RunsBrowser browser(db);
+  ASSERT_EQ(browser.runCount(), 2);
+  EXPECT_TRUE(browser.setTags(a, "  baseline, it's \"quoted\" ,✓ "));
+  EXPECT_TRUE(browser.setNotes(a, "notes'); DROP TABLE runs;--"));
+  {
+    pm::RunStore store(db);
+    auto r = store.getRun(a);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->tags, (std::vector<std::string>{"baseline", "it's \"quoted\"", "✓"}));
+    EXPECT_EQ(r->notes, "notes'); DROP TABLE runs;--");
+  }
+  EXPECT_EQ(browser.deleteRuns({b}, /*confirm=*/false), 1);
+  EXPECT_EQ(browser.runCount(), 1);
+  pm::RunStore store(db);
+  EXPECT_FALSE(store.getRun(b).has_value());
+  EXPECT_EQ(store.countRows("metrics", b), 0);
+}

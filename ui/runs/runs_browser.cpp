@@ -1,6 +1,9 @@
 #include "ui/runs/runs_browser.h"
 
 #include <QComboBox>
+#include <QInputDialog>
+#include <QMenu>
+#include <QMessageBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -76,6 +79,8 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
 
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(status_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  table_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(table_, &QTableView::customContextMenuRequested, this, &RunsBrowser::contextMenu);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
     const RunRecord* r = model_->runAt(proxy_->mapToSource(cur).row());
     if (r) showRun(r->id);
@@ -133,6 +138,79 @@ void RunsBrowser::refresh() {
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
     summary_->setText(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
+  }
+}
+
+bool RunsBrowser::setTags(int64_t run, const QString& commaSeparated) {
+  try {
+    std::vector<std::string> tags;
+    for (const QString& t : commaSeparated.split(',', Qt::SkipEmptyParts)) tags.push_back(t.trimmed().toStdString());
+    RunStore(dbPath_).setTags(run, tags);
+    refresh();
+    return true;
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+    return false;
+  }
+}
+
+bool RunsBrowser::setNotes(int64_t run, const QString& notes) {
+  try {
+    RunStore(dbPath_).setNotes(run, notes.toStdString());
+    refresh();
+    return true;
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+    return false;
+  }
+}
+
+int RunsBrowser::deleteRuns(const std::vector<int64_t>& runs, bool confirm) {
+  if (runs.empty()) return 0;
+  if (confirm && QMessageBox::question(this, tr("Delete runs"),
+                                       tr("Delete %1 run(s) and all their metrics, traces and logs? This cannot be undone.")
+                                           .arg(runs.size())) != QMessageBox::Yes)
+    return 0;
+  int n = 0;
+  try {
+    RunStore store(dbPath_);
+    for (int64_t id : runs) {
+      store.deleteRun(id);
+      ++n;
+    }
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+  }
+  if (shownRun_ && std::find(runs.begin(), runs.end(), shownRun_) != runs.end()) shownRun_ = 0;
+  refresh();
+  return n;
+}
+
+void RunsBrowser::contextMenu(const QPoint& pos) {
+  const auto ids = selectedRunIds();
+  if (ids.empty()) return;
+  const RunRecord* first = nullptr;
+  for (int r = 0; r < model_->rowCount(); ++r)
+    if (model_->runAt(r)->id == ids.front()) first = model_->runAt(r);
+  QMenu menu(this);
+  auto* tags = menu.addAction(tr("Edit tags..."));
+  auto* notes = menu.addAction(tr("Edit notes..."));
+  menu.addSeparator();
+  auto* del = menu.addAction(tr("Delete %1 run(s)...").arg(ids.size()));
+  QAction* chosen = menu.exec(table_->viewport()->mapToGlobal(pos));
+  bool ok = false;
+  if (chosen == tags && first) {
+    QStringList current;
+    for (const auto& t : first->tags) current << QString::fromStdString(t);
+    const QString text = QInputDialog::getText(this, tr("Tags"), tr("Tags of run %1 (comma-separated):").arg(first->id),
+                                               QLineEdit::Normal, current.join(", "), &ok);
+    if (ok) setTags(first->id, text);
+  } else if (chosen == notes && first) {
+    const QString text = QInputDialog::getMultiLineText(this, tr("Notes"), tr("Notes of run %1:").arg(first->id),
+                                                        QString::fromStdString(first->notes), &ok);
+    if (ok) setNotes(first->id, text);
+  } else if (chosen == del) {
+    deleteRuns(ids);
   }
 }
 

@@ -37,11 +37,18 @@ class RunsBrowser : public QWidget {
   // Ids of the runs selected in the table, in the table's order.
   std::vector<int64_t> selectedRunIds() const;
 
+  // Run management (also on the table's context menu). Tags: comma-separated.
+  bool setTags(int64_t run, const QString& commaSeparated);
+  bool setNotes(int64_t run, const QString& notes);
+  // Deletes the runs after asking (confirm = false skips the question, for tests).
+  int deleteRuns(const std::vector<int64_t>& runs, bool confirm = true);
+
  public Q_SLOTS:
   void refresh();
 
  private:
   void showRun(int64_t runId);
+  void contextMenu(const QPoint& pos);
   std::string dbPath_;
   std::unique_ptr<RunStore> store_;
   RunsTableModel* model_;
