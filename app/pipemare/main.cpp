@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/cli/commands.h"
+#include "core/cli/plan_against.h"
 #include "core/planner/plan_command.h"
 
 namespace {
@@ -98,6 +99,8 @@ int main(int argc, char** argv) {
   planCmd->add_option("--flops", plan.flopsPerSecond, "FLOP/s per stage for simulated costs");
   planCmd->add_option("--link-latency", plan.linkLatency, "seconds per message");
   planCmd->add_option("--link-bandwidth", plan.linkBandwidth, "bytes per second (0 = infinite)");
+  int64_t againstRun = 0;
+  planCmd->add_option("--against", againstRun, "compare a stored run with its prediction (utilization, time per minibatch, memory)");
 
   try {
     app.parse(argc, argv);
@@ -115,7 +118,7 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     return pm::cli::runCommand(run, &gStop);
   }
-  if (planCmd->parsed()) return pm::planCommand(plan);
+  if (planCmd->parsed()) return againstRun > 0 ? pm::cli::planAgainstCommand(db, againstRun, plan.json) : pm::planCommand(plan);
   if (exportCmd->parsed()) {
     exportOpts.db = db;
     return pm::cli::exportCommand(exportOpts);

@@ -172,3 +172,25 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   // A missing run is a usage error.
   EXPECT_EQ(runCmd(bin() + " --db " + db_ + " export 42 --csv " + csv).code, 2);
 }
+
+// plan --against RUN: the stored run beside its prediction; the accounted weights and optimizer
+// state of each stage agree with the analytic model (BatchNorm buffers aside).
+TEST_F(Cli, PlanAgainstARecordedRun) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --quiet --set model.name=cnn --set pipeline.stages=2 --set pipeline.microbatches=4"
+                  " --set training.trace_steps=-1 --set training.log_interval=2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto p = runCmd(bin() + " --db " + db_ + " plan --against 1 --json 2>/dev/null");
+  ASSERT_EQ(p.code, 0) << p.out;
+  auto j = nlohmann::json::parse(p.out);
+  ASSERT_EQ(j["per_stage"].size(), 2u);
+  for (const auto& s : j["per_stage"]) {
+    EXPECT_LT(std::abs(s["weights"]["error_pct"].get<double>()), 2.0) << s.dump();
+    EXPECT_LT(std::abs(s["optimizer"]["error_pct"].get<double>()), 0.01) << s.dump();
+    EXPECT_GT(s["utilization"]["predicted"].get<double>(), 0.0);
+    EXPECT_GT(s["forward_s"].get<double>(), 0.0);
+  }
+  EXPECT_GT(j["seconds_per_minibatch"]["predicted"].get<double>(), 0.0);
+  EXPECT_GT(j["seconds_per_minibatch"]["measured"].get<double>(), 0.0);
+  EXPECT_EQ(runCmd(bin() + " --db " + db_ + " plan --against 99").code, 2);
+}
