@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -73,6 +74,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
 
   connect(presets_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i == 0) setExperiment(experimentToJson(Experiment{}));
+    else if (presets_->itemData(i).isValid()) loadFile(presets_->itemData(i).toString());
     else loadFile(QDir(presetDir_).filePath(presets_->itemText(i)));
   });
   connect(open, &QPushButton::clicked, this, &DesignerView::openDialog);
@@ -86,6 +88,17 @@ bool DesignerView::loadFile(const QString& path) {
   try {
     Json raw = loadExperimentJson(path.toStdString());
     file_ = path;
+    // Show which preset is open (without reloading it).
+    const QFileInfo info(path);
+    const int i = QFileInfo(presetDir_).canonicalFilePath() == info.absoluteDir().canonicalPath() ? presets_->findText(info.fileName()) : -1;
+    presets_->blockSignals(true);
+    if (i >= 0) {
+      presets_->setCurrentIndex(i);
+    } else {
+      if (presets_->findText(info.fileName()) < 0) presets_->addItem(info.fileName(), info.absoluteFilePath());
+      presets_->setCurrentText(info.fileName());
+    }
+    presets_->blockSignals(false);
     setExperiment(raw);
     return true;
   } catch (const std::exception& ex) {
