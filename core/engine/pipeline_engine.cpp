@@ -85,6 +85,44 @@ Json startedEvent(const Experiment& e, const Partition& p, const std::vector<Uni
   return started;
 }
 
+// What every entry point does before its stages start: data, the model, the partition, the plan,
+// threads/BLAS, and the run_started event (not emitted here).
+struct PreparedRun {
+  std::shared_ptr<const BatchSource> train, eval;
+  std::vector<Unit> units;
+  Partition partition;
+  Json started;
+};
+
+PreparedRun prepareRun(const Experiment& e, EventSink& sink) {
+  torch::manual_seed(e.training.seed);
+  PreparedRun r;
+  r.train = makeBatchSource(e, true);
+  r.eval = makeBatchSource(e, false);
+  r.units = buildModel(e.model.name, e.training.seed);
+  r.partition = resolvePartition(e, r.units);
+  const TrainingPlan plan(e, r.train->size());
+  r.started = startedEvent(e, r.partition, r.units, plan, sink);
+  r.started["data"] = {{"train", r.train->describe()}, {"eval", r.eval->describe()}};
+  return r;
+}
+
+StageSetup stageSetup(const Experiment& e, const PreparedRun& r, int stage, Communicator* comm, EventSink& sink,
+                      double runStart, const char* mode) {
+  StageSetup setup;
+  setup.experiment = e;
+  setup.stage = stage;
+  setup.partition = r.partition;
+  setup.units = r.units;
+  setup.train = r.train;
+  setup.eval = r.eval;
+  setup.comm = comm;
+  setup.sink = &sink;
+  setup.runStart = runStart;
+  setup.mode = mode;
+  return setup;
+}
+
 void saveStates(const std::vector<StageWorker*>& workers, const EngineOptions& opts) {
   if (opts.saveStateDir.empty()) return;
   std::filesystem::create_directories(opts.saveStateDir);
@@ -93,8 +131,9 @@ void saveStates(const std::vector<StageWorker*>& workers, const EngineOptions& o
 
 }  // namespace
 
-Partition resolvePartition(const Experiment& e) {
-  auto units = buildModel(e.model.name, e.training.seed);
+Partition resolvePartition(const Experiment& e) { return resolvePartition(e, buildModel(e.model.name, e.training.seed)); }
+
+Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units) {
   const int P = e.pipeline.stages;
   const auto& part = e.pipeline.partition;
   if (part.method == "explicit") {
@@ -106,7 +145,8 @@ Partition resolvePartition(const Experiment& e) {
   }
   std::vector<double> costs;
   if (part.method == "time") {
-    costs = measuredUnitCosts(e, units);
+    auto scratch = buildModel(e.model.name, e.training.seed);
+    costs = measuredUnitCosts(e, scratch);
   } else {
     for (const auto& u : units) costs.push_back(static_cast<double>(parameterCount(u)));
   }
@@ -119,33 +159,16 @@ Partition resolvePartition(const Experiment& e) {
 
 RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop, const EngineOptions& opts) {
   const double t0 = monotonicSeconds();
-  torch::manual_seed(e.training.seed);
-  std::shared_ptr<const BatchSource> train = makeBatchSource(e, true);
-  std::shared_ptr<const BatchSource> eval = makeBatchSource(e, false);
-  const Partition part = resolvePartition(e);
-  auto units = buildModel(e.model.name, e.training.seed);
-  TrainingPlan plan(e, train->size());
-  Json started = startedEvent(e, part, units, plan, sink);
-  started["data"] = {{"train", train->describe()}, {"eval", eval->describe()}};
-  sink.emit(started);
+  const PreparedRun prepared = prepareRun(e, sink);
+  sink.emit(prepared.started);
+  const Partition& part = prepared.partition;
 
   auto hub = std::make_shared<InProcessHub>(part.stages());
   std::vector<std::unique_ptr<InProcessComm>> comms;
   std::vector<std::unique_ptr<StageWorker>> workers;
   for (int s = 0; s < part.stages(); ++s) {
     comms.push_back(std::make_unique<InProcessComm>(hub, s, e.execution.timeout_s));
-    StageSetup setup;
-    setup.experiment = e;
-    setup.stage = s;
-    setup.partition = part;
-    setup.units = units;
-    setup.train = train;
-    setup.eval = eval;
-    setup.comm = comms.back().get();
-    setup.sink = &sink;
-    setup.runStart = t0;
-    setup.mode = "single";
-    workers.push_back(std::make_unique<StageWorker>(std::move(setup)));
+    workers.push_back(std::make_unique<StageWorker>(stageSetup(e, prepared, s, comms.back().get(), sink, t0, "single")));
   }
 
   RunOutcome out{"finished", "", Json::object()};
@@ -183,11 +206,11 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   const double wall = monotonicSeconds() - t0;
   Json stages = Json::array();
   for (auto& w : workers) stages.push_back(w->summary());
-  out.summary = workers.back()->summary();
+  out.summary = stages.back();
   out.summary.erase("stage");
   out.summary["stages"] = stages;
   out.summary["wall_s"] = wall;
-  const double samples = static_cast<double>(workers.back()->summary().value("samples", int64_t{0}));
+  const double samples = static_cast<double>(stages.back().value("samples", int64_t{0}));
   out.summary["samples_per_s"] = wall > 0 ? samples / wall : 0.0;
   out.summary["peak_rss"] = processPeakRssBytes();
   return out;
@@ -196,32 +219,15 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
 RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& sink, const std::atomic<bool>* stop,
                            const EngineOptions& opts) {
   const double t0 = monotonicSeconds();
-  torch::manual_seed(e.training.seed);
-  std::shared_ptr<const BatchSource> train = makeBatchSource(e, true);
-  std::shared_ptr<const BatchSource> eval = makeBatchSource(e, false);
-  const Partition part = resolvePartition(e);
-  if (part.stages() != comm.size())
-    throw EngineError("rank " + std::to_string(comm.rank()), "the partition has " + std::to_string(part.stages()) +
+  PreparedRun prepared = prepareRun(e, sink);
+  if (prepared.partition.stages() != comm.size())
+    throw EngineError("rank " + std::to_string(comm.rank()), "the partition has " + std::to_string(prepared.partition.stages()) +
                                                                  " stages but the world has " + std::to_string(comm.size()) + " ranks");
-  auto units = buildModel(e.model.name, e.training.seed);
-  TrainingPlan plan(e, train->size());
-  Json started = startedEvent(e, part, units, plan, sink);
   if (comm.rank() == 0) {
-    started["data"] = {{"train", train->describe()}, {"eval", eval->describe()}};
-    started["backend"] = comm.backend();
-    sink.emit(started);
+    prepared.started["backend"] = comm.backend();
+    sink.emit(prepared.started);
   }
-  StageSetup setup;
-  setup.experiment = e;
-  setup.stage = comm.rank();
-  setup.partition = part;
-  setup.units = std::move(units);
-  setup.train = train;
-  setup.eval = eval;
-  setup.comm = &comm;
-  setup.sink = &sink;
-  setup.runStart = t0;
-  setup.mode = "real";
+  StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, "real");
   StageWorker w(std::move(setup));
   w.runToEnd(stop);
   saveStates({&w}, opts);

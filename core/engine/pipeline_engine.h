@@ -13,6 +13,7 @@
 #include "core/config/experiment.h"
 #include "core/engine/run_outcome.h"
 #include "core/events/event_sink.h"
+#include "core/models/model_zoo.h"
 #include "core/pipeline/partition.h"
 
 namespace pm {
@@ -24,6 +25,9 @@ struct EngineOptions {
 // Resolves the experiment's partition (by parameters, by measured time, or explicit) for P stages.
 // Time-based partitioning profiles each unit's forward+backward on one microbatch.
 Partition resolvePartition(const Experiment& e);
+// The same for an already built model (`units` are only read; time profiling uses its own copy so
+// that it never touches the training model's BatchNorm statistics).
+Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units);
 
 // single mode. Emits run_started, then every stage's events, returns the outcome.
 RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop,

@@ -220,7 +220,7 @@ void StageWorker::execAct(const Action& a) {
     winCompute_ += t1 - t0;
   }
   const int64_t minibatch = a.kind == ActionKind::Step ? std::max<int64_t>(0, lastBackwardMb_) / N : a.mb / N;
-  emitTrace(traceActionName(a.kind), a.kind == ActionKind::Step ? a.mb : a.mb, t0, t1, minibatch);
+  emitTrace(traceActionName(a.kind), a.mb, t0, t1, minibatch);
 }
 
 void StageWorker::forward(int64_t mb) {
@@ -272,9 +272,7 @@ void StageWorker::forward(int64_t mb) {
   maxInflight_ = std::max<int64_t>(maxInflight_, static_cast<int64_t>(inflight_.size()));
   if (mb % N == N - 1) {
     // The minibatch's data is no longer needed once its last microbatch went forward.
-    auto it = minibatchCache_.find(mb / N);
-    if (it != minibatchCache_.end() && !last_) minibatchCache_.erase(it);
-    if (it != minibatchCache_.end() && last_) minibatchCache_.erase(it);
+    minibatchCache_.erase(mb / N);
   }
   samples_ += static_cast<int64_t>(mbSize);
   winSamples_ += static_cast<int64_t>(mbSize);

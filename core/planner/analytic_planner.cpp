@@ -38,16 +38,21 @@ double asynchronousUtilization(int P, int64_t T, const std::vector<double>& cost
   return static_cast<double>(T) * sum / (static_cast<double>(P) * (static_cast<double>(T - 1) * mx + sum));
 }
 
-SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>& stages, const PlanSpec& spec) {
-  const int P = static_cast<int>(stages.size());
-  if (P < 1) throw std::invalid_argument("no stages to plan");
+DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec) {
   DelayParams dp;
   dp.schedule = schedule;
   dp.timing = spec.timing;
-  dp.stages = P;
+  dp.stages = stages;
   dp.microbatches = spec.microbatches;
   dp.updateInterval = spec.updateInterval;
   dp.m = spec.m;
+  return dp;
+}
+
+SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>& stages, const PlanSpec& spec) {
+  const int P = static_cast<int>(stages.size());
+  if (P < 1) throw std::invalid_argument("no stages to plan");
+  const DelayParams dp = delayParams(schedule, P, spec);
   const auto timings = stageTimings(dp);  // validates N, u, m
 
   SchedulePlan plan;

@@ -50,6 +50,9 @@ double synchronousUtilization(int stages, int microbatches, const std::vector<do
 // microbatches with one fill and drain T*sum(c) / (P * ((T-1)*max(c) + sum(c))), T/(T+P-1) equal.
 double asynchronousUtilization(int stages, int64_t totalMicrobatches, const std::vector<double>& costs);
 
+// The delay-model parameters of `schedule` over `stages` stages under `spec`.
+DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec);
+
 // Throws std::invalid_argument on bad parameters (no stages, N < 1, costs of the wrong size, m < P).
 SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>& stages, const PlanSpec& spec);
 

@@ -70,13 +70,7 @@ int run(const PlanOptions& o, std::ostream& out) {
   report.comparison = planAll(report.stages, spec);
 
   if (!o.traceFile.empty()) {
-    DelayParams dp;
-    dp.schedule = traceSchedule;
-    dp.timing = spec.timing;
-    dp.stages = P;
-    dp.microbatches = o.microbatches;
-    dp.updateInterval = o.updateInterval;
-    dp.m = o.m;
+    const DelayParams dp = delayParams(traceSchedule, P, spec);
     const ScheduleParams sp = engineScheduleParams(dp, o.traceMinibatches);
     const SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
     const SimResult sim = simulateTimeline(sp, costs);

@@ -33,60 +33,49 @@ std::vector<StageProfile> layerStages(const ModelProfile& m, int64_t samples) {
   return out;
 }
 
-std::vector<StageProfile> layerStages(const ModelProfile& m, const Partition& p, int64_t samples) {
+namespace {
+
+// Stages over a contiguous partition of `items` (layers or units); `activation` gives an item's
+// activation bytes kept per sample.
+template <class Item, class Activation>
+std::vector<StageProfile> partitionStages(const std::vector<Item>& items, const Partition& p, int64_t samples,
+                                          const char* what, Activation activation) {
   if (samples < 1) throw std::invalid_argument("samples per microbatch must be >= 1");
   std::vector<StageProfile> out;
   for (int st = 0; st < p.stages(); ++st) {
     const int b = p.begin[static_cast<size_t>(st)], e = p.end[static_cast<size_t>(st)];
-    if (b < 0 || e > static_cast<int>(m.layers.size()) || b >= e)
-      throw std::invalid_argument("partition does not match the model's " + std::to_string(m.layers.size()) +
-                                  " weight layers");
-    const auto& first = m.layers[static_cast<size_t>(b)];
-    const auto& last = m.layers[static_cast<size_t>(e - 1)];
+    if (b < 0 || e > static_cast<int>(items.size()) || b >= e)
+      throw std::invalid_argument("partition does not match the model's " + std::to_string(items.size()) + " " + what);
+    const auto& first = items[static_cast<size_t>(b)];
+    const auto& last = items[static_cast<size_t>(e - 1)];
     StageProfile s;
     s.name = e - b == 1 ? first.name : first.name + ".." + last.name;
     s.begin = b;
     s.end = e;
     s.inputBytes = first.inputBytes * samples;
     s.outputBytes = last.outputBytes * samples;
-    for (int l = b; l < e; ++l) {
-      const auto& lp = m.layers[static_cast<size_t>(l)];
-      s.parameters += lp.parameters;
-      s.weightBytes += lp.paramBytes;
-      s.activationBytes += lp.outputBytes * samples;
-      s.forwardFlops += lp.flops * static_cast<double>(samples);
+    for (int i = b; i < e; ++i) {
+      const auto& it = items[static_cast<size_t>(i)];
+      s.parameters += it.parameters;
+      s.weightBytes += it.paramBytes;
+      s.activationBytes += activation(it) * samples;
+      s.forwardFlops += it.flops * static_cast<double>(samples);
     }
     out.push_back(std::move(s));
   }
   return out;
 }
 
-std::vector<StageProfile> unitStages(const ModelProfile& m, const Partition& p, int64_t samples) {
-  if (samples < 1) throw std::invalid_argument("samples per microbatch must be >= 1");
-  std::vector<StageProfile> out;
-  for (int st = 0; st < p.stages(); ++st) {
-    const int b = p.begin[static_cast<size_t>(st)], e = p.end[static_cast<size_t>(st)];
-    if (b < 0 || e > static_cast<int>(m.units.size()) || b >= e)
-      throw std::invalid_argument("partition does not match the model's " + std::to_string(m.units.size()) + " units");
-    StageProfile s;
-    const auto& first = m.units[static_cast<size_t>(b)];
-    const auto& last = m.units[static_cast<size_t>(e - 1)];
-    s.name = e - b == 1 ? first.name : first.name + ".." + last.name;
-    s.begin = b;
-    s.end = e;
-    s.inputBytes = first.inputBytes * samples;
-    s.outputBytes = last.outputBytes * samples;
-    for (int u = b; u < e; ++u) {
-      const auto& up = m.units[static_cast<size_t>(u)];
-      s.parameters += up.parameters;
-      s.weightBytes += up.paramBytes;
-      s.activationBytes += up.activationBytes * samples;
-      s.forwardFlops += up.flops * static_cast<double>(samples);
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
+}  // namespace
+
+std::vector<StageProfile> layerStages(const ModelProfile& m, const Partition& p, int64_t samples) {
+  return partitionStages(m.layers, p, samples, "weight layers", [](const LayerProfile& l) { return l.outputBytes; });
 }
+
+std::vector<StageProfile> unitStages(const ModelProfile& m, const Partition& p, int64_t samples) {
+  return partitionStages(m.units, p, samples, "units", [](const UnitProfile& u) { return u.activationBytes; });
+}
+
 
 Partition parameterPartition(const ModelProfile& m, int stages) {
   std::vector<double> costs;

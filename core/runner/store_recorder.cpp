@@ -24,7 +24,6 @@ void StoreRecorder::record(const Json& e) {
   const std::string type = e.value("type", "");
   const double t = e.value("t", wallClockSeconds());
   if (type == ev::kRunStarted) {
-    runStart_ = t;
     store_.appendLog(run_, t, "info", "run started on " + e.value("host", std::string("?")));
     if (e.contains("partition_text"))
       store_.appendLog(run_, t, "info", "partition: " + e.value("partition_text", std::string()));

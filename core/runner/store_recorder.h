@@ -24,7 +24,6 @@ class StoreRecorder : public EventSink {
   int64_t run_;
   double flushInterval_;
   double lastFlush_ = 0;
-  double runStart_ = 0;
   std::mutex mu_;
 };
 

@@ -249,6 +249,10 @@ void CompareView::refresh() {
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
   }
+  redrawAll();
+}
+
+void CompareView::redrawAll() {
   reloadRunList();
   syncControls();
   rebuildPlot();
@@ -277,10 +281,7 @@ void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
   }
-  reloadRunList();
-  syncControls();
-  rebuildPlot();
-  rebuildSummary();
+  redrawAll();
 }
 
 std::vector<int64_t> CompareView::selectedRuns() const { return selected_; }

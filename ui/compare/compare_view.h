@@ -97,6 +97,7 @@ class CompareView : public QWidget {
 
  private:
   void reloadRunList();
+  void redrawAll();  // run list, controls, plot and summary from the loaded data
   void loadSelected(bool reload);
   void syncControls();
   void rebuildPlot();

@@ -126,8 +126,7 @@ void DesignerView::build(const Json& normalised) {
   widgets_.clear();
   kinds_.clear();
   auto* general = new QGroupBox(tr("experiment"), form_);
-  auto* generalForm = new QFormLayout(general);
-  (void)generalForm;
+  new QFormLayout(general);
   Json top = Json::object();
   for (auto it = normalised.begin(); it != normalised.end(); ++it)
     if (!it->is_object()) top[it.key()] = *it;

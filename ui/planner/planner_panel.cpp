@@ -99,8 +99,7 @@ void PlannerPanel::runPlanner() {
   const std::string optName = opt.value("name", std::string("sgd"));
   const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";
   const auto& pipe = experiment_["pipeline"];
-  QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
-  if (schedule == "gpipe" && pipe.value("recompute", false)) schedule = "gpipe";
+  const QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
   QStringList args{"plan",
                    "--model", QString::fromStdString(experiment_["model"].value("name", std::string("mlp"))),
                    "--stages", QString::number(pipe.value("stages", 1)),
