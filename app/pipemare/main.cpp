@@ -22,13 +22,25 @@ int main(int argc, char** argv) {
 
   pm::cli::RunOptions run;
   auto* runCmd = app.add_subcommand("run", "validate, run and record an experiment");
-  runCmd->add_option("file", run.file, "experiment file (JSON)")->required();
+  runCmd->add_option("file", run.file, "experiment file (JSON)");
+  runCmd->add_option("--resume", run.resume, "continue a stopped, failed or interrupted run from its latest checkpoint");
   runCmd->add_option("--set", run.overrides, "override a field: --set pipeline.stages=4 (repeatable)");
   runCmd->add_option("--name", run.name, "run name (default: the experiment's name)");
   runCmd->add_option("--events", run.events, "stream the JSON event lines: stdout")->check(CLI::IsMember({"stdout"}));
   runCmd->add_flag("--quiet", run.quiet, "no progress output");
   runCmd->add_option("--db", run.db, "run store (SQLite file)");
   runCmd->add_option("--save-state", run.saveState, "save each stage's final parameters and buffers (stage<s>.pt) here");
+  runCmd->add_option("--tag", run.tags, "add a tag to the run (repeatable)");
+  runCmd->add_option("--sweep-id", run.sweepId, "record the run as part of this sweep (set by `pipemare sweep`)");
+
+  pm::cli::SweepOptions sweep;
+  auto* sweepCmd = app.add_subcommand("sweep", "run a grid of variants of an experiment, J at a time");
+  sweepCmd->add_option("file", sweep.file, "experiment file (JSON)")->required();
+  sweepCmd->add_option("--grid", sweep.grids, "swept field and its values: --grid optimizer.lr=0.01,0.05,0.1 (repeatable)")->required();
+  sweepCmd->add_option("--set", sweep.overrides, "override a field in every run (repeatable)");
+  sweepCmd->add_option("--parallel", sweep.parallel, "runs at a time (default 1)");
+  sweepCmd->add_option("--name", sweep.name, "run name prefix (default: the experiment's name)");
+  sweepCmd->add_option("--db", sweep.db, "run store (SQLite file)");
 
   pm::cli::WorkerArgs worker;
   auto* workerCmd = app.add_subcommand("worker", "one stage process of a real run (started by `run`, srun or mpirun)");
@@ -38,6 +50,8 @@ int main(int argc, char** argv) {
   workerCmd->add_option("--master-addr", worker.masterAddr, "TCPStore address (default: $MASTER_ADDR or 127.0.0.1)");
   workerCmd->add_option("--master-port", worker.masterPort, "TCPStore port (default: $MASTER_PORT)");
   workerCmd->add_option("--save-state", worker.saveState, "save this stage's final parameters and buffers here");
+  workerCmd->add_option("--checkpoint-dir", worker.checkpointDir, "write checkpoints under this directory");
+  workerCmd->add_option("--resume-step", worker.resumeStep, "restore this stage from the checkpoint after this step");
 
   std::string validateFile;
   std::vector<std::string> validateSets;
@@ -117,6 +131,13 @@ int main(int argc, char** argv) {
     // A reader of --events stdout that goes away (a closed GUI) must not end the run.
     std::signal(SIGPIPE, SIG_IGN);
     return pm::cli::runCommand(run, &gStop);
+  }
+  if (sweepCmd->parsed()) {
+    if (sweep.db.empty()) sweep.db = db;
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    std::signal(SIGPIPE, SIG_IGN);
+    return pm::cli::sweepCommand(sweep, &gStop);
   }
   if (planCmd->parsed()) return againstRun > 0 ? pm::cli::planAgainstCommand(db, againstRun, plan.json) : pm::planCommand(plan);
   if (exportCmd->parsed()) {

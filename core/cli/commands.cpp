@@ -1,11 +1,13 @@
 #include "core/cli/commands.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
+#include "core/cli/sweep.h"
 #include "core/config/experiment.h"
 #include "core/config/model_catalog.h"
 #include "core/models/model_zoo.h"
@@ -75,17 +77,30 @@ Json runJson(const RunRecord& r) {
 
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
   try {
-    Experiment e = loadWithOverrides(o.file, o.overrides);
+    if (o.resume > 0 && (!o.file.empty() || !o.overrides.empty()))
+      throw ConfigError("--resume", "continues a stored run with its stored configuration: give no experiment file or --set");
+    if (o.resume <= 0 && o.file.empty()) throw ConfigError("run", "give an experiment file (or --resume RUN)");
     RunStore store(dbPath(o.db));
     store.markDeadRunsInterrupted();
+    Experiment e;
+    if (o.resume > 0) {
+      auto rec = store.getRun(o.resume);
+      if (!rec) throw StoreError(store.path(), "no run with id " + std::to_string(o.resume), true);
+      e = storedExperiment(*rec);
+    } else {
+      e = loadWithOverrides(o.file, o.overrides);
+    }
     LocalRunRequest req;
+    req.resumeRun = o.resume;
     req.experiment = e;
     req.runName = o.name;
     req.saveStateDir = o.saveState;
+    req.extraTags = o.tags;
+    req.sweepId = o.sweepId;
     if (o.events == "stdout") req.extraSinks.push_back(std::make_shared<JsonLinesSink>(stdout));
     if (!o.quiet) req.extraSinks.push_back(std::make_shared<ProgressPrinter>(stderr));
-    std::fprintf(stderr, "run \"%s\": %s, %d stage(s), %d microbatch(es), %s, %s mode, recording into %s\n",
-                 (o.name.empty() ? e.name : o.name).c_str(), e.model.name.c_str(), e.pipeline.stages,
+    std::fprintf(stderr, "%s \"%s\": %s, %d stage(s), %d microbatch(es), %s, %s mode, recording into %s\n",
+                 o.resume > 0 ? "resume" : "run", (o.name.empty() ? e.name : o.name).c_str(), e.model.name.c_str(), e.pipeline.stages,
                  e.pipeline.microbatches, e.pipeline.schedule.c_str(), e.execution.mode.c_str(), store.path().c_str());
     LocalRunResult r = runLocally(store, req, stop);
     const auto& s = r.outcome.summary;
@@ -128,6 +143,12 @@ int runsListCommand(const ListOptions& o) {
       Json arr = Json::array();
       for (const auto& r : runs) arr.push_back(runJson(r));
       std::printf("%s\n", arr.dump(2).c_str());
+      return 0;
+    }
+    if (!o.sweep.empty()) {
+      if (runs.empty()) throw StoreError(store.path(), "no runs of sweep \"" + o.sweep + "\"", true);
+      std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
+      printSweepTable(runs, o.sweep);
       return 0;
     }
     std::printf("%-5s %-24s %-11s %-9s %-13s %3s %3s %9s %9s %-19s %s\n", "id", "name", "status", "model", "schedule",
@@ -349,6 +370,8 @@ int workerCommand(const WorkerArgs& a) {
   o.masterAddr = a.masterAddr;
   o.masterPort = a.masterPort;
   o.saveStateDir = a.saveState;
+  o.checkpointDir = a.checkpointDir;
+  o.resumeStep = a.resumeStep;
   return workerMain(o);
 }
 

@@ -3,6 +3,7 @@
 // process exit code (0 ok, 1 run/engine failure, 2 usage/config/data error) and prints
 // human-readable errors of the form "<place>: <problem>" on stderr.
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,22 @@ struct RunOptions {
   std::string events;                  // "" | "stdout"
   bool quiet = false;                  // no progress output
   std::string saveState;               // save each stage's final parameters and buffers here
+  std::vector<std::string> tags;       // extra tags (--tag)
+  std::string sweepId;                 // set by `pipemare sweep` for its runs
+  int64_t resume = 0;                  // --resume RUN: continue a stopped/failed/interrupted run
 };
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop);
+
+// pipemare sweep FILE --grid key=v1,v2 [--grid ...] [--parallel J]: every point of the grid as
+// its own `pipemare run` child process (J at a time), tagged with the sweep id and key=value.
+struct SweepOptions {
+  std::string file, db, name;
+  std::vector<std::string> overrides;  // --set, applied to every point
+  std::vector<std::string> grids;      // "key=v1,v2,..."
+  int parallel = 1;
+  std::string runner;                  // executable that runs one point ("" = this one)
+};
+int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop);
 
 int validateCommand(const std::string& file, const std::vector<std::string>& overrides);
 
@@ -40,7 +55,8 @@ struct ExportOptions {
 int exportCommand(const ExportOptions& o);
 
 struct WorkerArgs {
-  std::string config, masterAddr, saveState;
+  std::string config, masterAddr, saveState, checkpointDir;
+  int64_t resumeStep = 0;
   int rank = -1, worldSize = -1, masterPort = -1;
 };
 int workerCommand(const WorkerArgs& a);

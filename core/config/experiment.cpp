@@ -127,6 +127,7 @@ void visitExperiment(V& v, E& e) {
     v.field("eval_interval", t.eval_interval, IntSpec{0, kNoMax, "(0 = at the end of each epoch)"});
     v.field("log_interval", t.log_interval, IntSpec{1, kNoMax, ""});
     v.field("trace_steps", t.trace_steps, IntSpec{-1, kNoMax, "(-1 = every step, 0 = none)"});
+    v.field("checkpoint_every", t.checkpoint_every, IntSpec{0, kNoMax, "(0 = only when a single-mode run is stopped)"});
     v.field("seed", t.seed, IntSpec{0, kNoMax, ""});
     v.section("divergence_guard", [&] {
       v.flag("enabled", t.divergence_guard.enabled);

@@ -88,6 +88,7 @@ struct TrainingConfig {
   int64_t eval_interval = 0;  // evaluate every K steps; 0 = at the end of each epoch only
   int64_t log_interval = 10;  // emit a step event every K steps (>= 1)
   int64_t trace_steps = 20;   // record the schedule trace of the first K minibatches (-1 = all, 0 = none)
+  int64_t checkpoint_every = 0;  // per-stage checkpoints every K steps (0 = only when a single-mode run stops)
   uint64_t seed = 1;
   DivergenceGuard divergence_guard;
 };

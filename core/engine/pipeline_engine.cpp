@@ -1,5 +1,6 @@
 #include "core/engine/pipeline_engine.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/comm/in_process_comm.h"
@@ -108,7 +109,7 @@ PreparedRun prepareRun(const Experiment& e, EventSink& sink) {
 }
 
 StageSetup stageSetup(const Experiment& e, const PreparedRun& r, int stage, Communicator* comm, EventSink& sink,
-                      double runStart, const char* mode) {
+                      double runStart, const char* mode, const EngineOptions& opts) {
   StageSetup setup;
   setup.experiment = e;
   setup.stage = stage;
@@ -120,7 +121,18 @@ StageSetup stageSetup(const Experiment& e, const PreparedRun& r, int stage, Comm
   setup.sink = &sink;
   setup.runStart = runStart;
   setup.mode = mode;
+  setup.checkpointDir = opts.checkpointDir;
   return setup;
+}
+
+void restoreIfResuming(StageWorker& w, const EngineOptions& opts, EventSink& sink) {
+  if (opts.resumeStep <= 0) return;
+  const std::string file = StageWorker::checkpointFile(opts.checkpointDir, opts.resumeStep, w.stage());
+  w.restore(file);
+  Json log = makeEvent(ev::kLog);
+  log["level"] = "info";
+  log["message"] = "stage " + std::to_string(w.stage()) + " resumed from " + file;
+  sink.emit(log);
 }
 
 void saveStates(const std::vector<StageWorker*>& workers, const EngineOptions& opts) {
@@ -159,7 +171,8 @@ Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units) 
 
 RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop, const EngineOptions& opts) {
   const double t0 = monotonicSeconds();
-  const PreparedRun prepared = prepareRun(e, sink);
+  PreparedRun prepared = prepareRun(e, sink);
+  if (opts.resumeStep > 0) prepared.started["resumed_from_step"] = opts.resumeStep;
   sink.emit(prepared.started);
   const Partition& part = prepared.partition;
 
@@ -168,25 +181,34 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   std::vector<std::unique_ptr<StageWorker>> workers;
   for (int s = 0; s < part.stages(); ++s) {
     comms.push_back(std::make_unique<InProcessComm>(hub, s, e.execution.timeout_s));
-    workers.push_back(std::make_unique<StageWorker>(stageSetup(e, prepared, s, comms.back().get(), sink, t0, "single")));
+    workers.push_back(std::make_unique<StageWorker>(stageSetup(e, prepared, s, comms.back().get(), sink, t0, "single", opts)));
+    restoreIfResuming(*workers.back(), opts, sink);
   }
+  for (auto& w : workers) w->resendPending();
 
   RunOutcome out{"finished", "", Json::object()};
   // The executor: run each stage until it would block; a full round without progress while a
   // stage is unfinished is a deadlock (a schedule bug), reported instead of hanging.
-  bool running = true;
+  bool running = true, halting = false;
   while (running) {
-    if (stop && stop->load()) {
+    if (stop && stop->load() && !halting) {
       out.status = "stopped";
       out.message = "stopped by request";
-      break;
+      // Finish the minibatch in progress on every stage and checkpoint there (the stage cuts
+      // after the same minibatch form a consistent state).
+      int64_t k = -1;
+      for (auto& w : workers) k = std::max(k, w->nextMinibatchDone());
+      if (opts.checkpointDir.empty() || k < 0) break;
+      halting = true;
+      for (auto& w : workers) w->haltAfterMinibatch(k);
+      out.message = "stopped by request after step " + std::to_string(k + 1) + " (checkpoint written: resume with pipemare run --resume)";
     }
     bool progress = false, allDone = true;
     for (auto& w : workers) {
       while (!w->done() && w->ready()) {
         w->runNext();
         progress = true;
-        if (w->diverged() || (stop && stop->load())) break;
+        if (w->diverged() || (stop && stop->load() && !halting)) break;
       }
       if (w->diverged()) {
         out.status = "diverged";
@@ -227,8 +249,10 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
     prepared.started["backend"] = comm.backend();
     sink.emit(prepared.started);
   }
-  StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, "real");
+  StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, "real", opts);
   StageWorker w(std::move(setup));
+  restoreIfResuming(w, opts, sink);
+  w.resendPending();
   w.runToEnd(stop);
   saveStates({&w}, opts);
   RunOutcome out{"finished", "", w.summary()};

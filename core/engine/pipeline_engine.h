@@ -19,7 +19,9 @@
 namespace pm {
 
 struct EngineOptions {
-  std::string saveStateDir;  // when set: each stage saves its parameters+buffers as stage<s>.pt at the end
+  std::string saveStateDir;   // when set: each stage saves its parameters+buffers as stage<s>.pt at the end
+  std::string checkpointDir;  // the run's checkpoint root ("" = no checkpoints); see StageWorker
+  int64_t resumeStep = 0;     // > 0: every stage restores checkpointFile(checkpointDir, resumeStep, s) first
 };
 
 // Resolves the experiment's partition (by parameters, by measured time, or explicit) for P stages.
@@ -29,7 +31,9 @@ Partition resolvePartition(const Experiment& e);
 // that it never touches the training model's BatchNorm statistics).
 Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units);
 
-// single mode. Emits run_started, then every stage's events, returns the outcome.
+// single mode. Emits run_started, then every stage's events, returns the outcome. A stop request
+// with a checkpoint directory finishes the minibatch in progress on every stage, writes a
+// checkpoint there and returns "stopped" (resumable).
 RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop,
                             const EngineOptions& opts = {});
 

@@ -37,6 +37,7 @@ struct StageSetup {
   EventSink* sink = nullptr;                  // not owned
   double runStart = 0;                        // monotonic seconds; trace times are relative to it
   std::string mode = "single";
+  std::string checkpointDir;                  // root of this run's checkpoints ("" = none)
 };
 
 class StageWorker {
@@ -45,7 +46,7 @@ class StageWorker {
   ~StageWorker();
 
   int stage() const { return stage_; }
-  bool done() const { return finished_ || pc_ >= ops_.size(); }
+  bool done() const { return finished_ || halted_ || pc_ >= ops_.size(); }
   // Whether the next operation can run without blocking on a peer.
   bool ready();
   void runNext();
@@ -64,6 +65,23 @@ class StageWorker {
   const StageMemory& memory() const { return mem_; }
   size_t operationCount() const { return ops_.size(); }
 
+  // Checkpoints (docs/engine.md). A stage writes its whole state right after its bookkeeping of
+  // minibatch k (every training.checkpoint_every steps, and when halted there) as
+  // checkpointFile(dir, k + 1, stage). Cuts taken at the same k on every stage are consistent:
+  // the only messages crossing them are activations sent before the sender's cut and received
+  // after the receiver's; the sender stores those and sends them again after a restore.
+  static std::string checkpointFile(const std::string& dir, int64_t step, int stage);
+  // k of the next minibatch bookkeeping this stage will do; -1 when none is left.
+  int64_t nextMinibatchDone() const;
+  // Stop (done() becomes true) right after minibatch k's bookkeeping, writing a checkpoint there.
+  void haltAfterMinibatch(int64_t k) { haltAfter_ = k; }
+  bool halted() const { return halted_; }
+  int64_t checkpointsWritten() const { return checkpointsWritten_; }
+  // Restores a checkpoint written by this stage of the same experiment (throws EngineError
+  // naming the file when it does not fit); then resendPending() sends the crossing messages.
+  void restore(const std::string& file);
+  void resendPending();
+
  private:
   enum class OpKind { Act, MinibatchDone, EvalBatch };
   struct Op {
@@ -79,6 +97,8 @@ class StageWorker {
   };
 
   void buildOps();
+  std::vector<Op> opsFor(int stage) const;  // the operation list of any stage of this pipeline
+  void saveCheckpoint(int64_t step);
   void execAct(const Action& a);
   void forward(int64_t mb);
   void backward(int64_t mb);
@@ -129,6 +149,16 @@ class StageWorker {
   std::vector<Op> ops_;
   size_t pc_ = 0;
   bool finished_ = false;
+  ScheduleParams scheduleParams_;
+  ScheduleKind warmupKind_ = ScheduleKind::GPipe;
+
+  // checkpoints
+  std::string checkpointDir_;
+  int64_t haltAfter_ = -1;
+  bool halted_ = false;
+  int64_t checkpointsWritten_ = 0;
+  std::map<int64_t, torch::Tensor> sentAct_;  // activations sent and not yet back-propagated (async)
+  std::vector<std::pair<int64_t, torch::Tensor>> resend_;  // after a restore
 
   std::map<int64_t, std::vector<Batch>> minibatchCache_;
   std::map<int64_t, torch::Tensor> received_;   // activations received, by microbatch

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "core/engine/memory_accounting.h"
 
@@ -45,6 +46,76 @@ int64_t WeightVersions::stashBytes() const {
   for (const auto& kv : stash_) n += tensorBytes(kv.second);
   return n;
 }
+
+namespace {
+
+// Maps of integers travel as one int64 tensor of (key, value) pairs.
+template <class V>
+torch::Tensor pairsTensor(const std::map<int64_t, V>& m) {
+  std::vector<int64_t> flat;
+  for (const auto& kv : m) {
+    flat.push_back(kv.first);
+    flat.push_back(static_cast<int64_t>(kv.second));
+  }
+  return torch::tensor(flat, torch::kLong);
+}
+
+template <class V>
+std::map<int64_t, V> pairsFromTensor(const torch::Tensor& t) {
+  std::map<int64_t, V> m;
+  auto c = t.contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  for (int64_t i = 0; i + 1 < c.numel(); i += 2) m[p[i]] = static_cast<V>(p[i + 1]);
+  return m;
+}
+
+void writeTensors(torch::serialize::OutputArchive& a, const std::string& prefix, const std::vector<torch::Tensor>& ts) {
+  a.write(prefix + "_count", torch::tensor(static_cast<int64_t>(ts.size())));
+  for (size_t i = 0; i < ts.size(); ++i) a.write(prefix + "_" + std::to_string(i), ts[i].detach().clone());
+}
+
+std::vector<torch::Tensor> readTensors(torch::serialize::InputArchive& a, const std::string& prefix) {
+  torch::Tensor n;
+  a.read(prefix + "_count", n);
+  std::vector<torch::Tensor> ts(static_cast<size_t>(n.item<int64_t>()));
+  for (size_t i = 0; i < ts.size(); ++i) a.read(prefix + "_" + std::to_string(i), ts[i]);
+  return ts;
+}
+
+}  // namespace
+
+void WeightVersions::save(torch::serialize::OutputArchive& a) const {
+  a.write("version", torch::tensor(version_));
+  a.write("version_of_mb", pairsTensor(versionOfMb_));
+  a.write("refs", pairsTensor(refs_));
+  std::vector<int64_t> keys;
+  for (const auto& kv : stash_) {
+    keys.push_back(kv.first);
+    writeTensors(a, "stash_" + std::to_string(kv.first), kv.second);
+  }
+  a.write("stash_versions", torch::tensor(keys, torch::kLong));
+}
+
+void WeightVersions::load(torch::serialize::InputArchive& a) {
+  torch::Tensor v, mbs, refs, keys;
+  a.read("version", v);
+  a.read("version_of_mb", mbs);
+  a.read("refs", refs);
+  a.read("stash_versions", keys);
+  version_ = v.item<int64_t>();
+  versionOfMb_ = pairsFromTensor<int64_t>(mbs);
+  refs_ = pairsFromTensor<int>(refs);
+  stash_.clear();
+  auto k = keys.contiguous();
+  for (int64_t i = 0; i < k.numel(); ++i) {
+    const int64_t key = k.data_ptr<int64_t>()[i];
+    stash_[key] = readTensors(a, "stash_" + std::to_string(key));
+  }
+}
+
+void DiscrepancyCorrector::save(torch::serialize::OutputArchive& a) const { writeTensors(a, "delta", delta_); }
+
+void DiscrepancyCorrector::load(torch::serialize::InputArchive& a) { delta_ = readTensors(a, "delta"); }
 
 DiscrepancyCorrector::DiscrepancyCorrector(double decayD, double stageDelay)
     : gamma_(stageDelay > 0 ? std::pow(decayD, 1.0 / stageDelay) : 0.0) {}

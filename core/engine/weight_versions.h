@@ -30,6 +30,9 @@ class WeightVersions {
   // Versions held now: the stashed copies plus the current weights.
   int versionsHeld() const { return static_cast<int>(stash_.size()) + 1; }
   int64_t stashBytes() const;
+  // Checkpoints: the whole state (versions, references and stashed copies).
+  void save(torch::serialize::OutputArchive& a) const;
+  void load(torch::serialize::InputArchive& a);
 
  private:
   int64_t version_ = 0;
@@ -52,6 +55,8 @@ class DiscrepancyCorrector {
   std::vector<torch::Tensor> estimate(const std::vector<torch::Tensor>& w, int64_t lag) const;
   int64_t bytes() const;
   const std::vector<torch::Tensor>& delta() const { return delta_; }
+  void save(torch::serialize::OutputArchive& a) const;
+  void load(torch::serialize::InputArchive& a);
 
  private:
   double gamma_;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,9 +15,8 @@
 
 #include "core/comm/gloo_comm.h"
 #include "core/util/errors.h"
+#include "core/util/process.h"
 #include "core/util/system_info.h"
-
-extern char** environ;
 
 namespace pm {
 namespace {
@@ -34,63 +32,6 @@ struct Worker {
   std::string finishedMessage;
   Json summary;
 };
-
-std::string signalName(int sig) {
-  const char* s = sigabbrev_np(sig);
-  return std::string("signal ") + std::to_string(sig) + (s ? std::string(" (SIG") + s + ")" : std::string());
-}
-
-pid_t spawnWorker(const std::vector<std::string>& args, int& outFd, int& errFd) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw EngineError("launcher", "cannot create pipes");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(out[1]);
-  ::close(err[1]);
-  if (rc != 0) {
-    ::close(out[0]);
-    ::close(err[0]);
-    throw EngineError("launcher", "cannot start " + args[0] + ": " + std::strerror(rc));
-  }
-  fcntl(out[0], F_SETFL, O_NONBLOCK);
-  fcntl(err[0], F_SETFL, O_NONBLOCK);
-  outFd = out[0];
-  errFd = err[0];
-  return pid;
-}
-
-// Reads what is available; returns complete lines.
-std::vector<std::string> drain(int fd, std::string& buf, bool& eof) {
-  std::vector<std::string> lines;
-  char tmp[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, tmp, sizeof tmp);
-    if (n > 0) {
-      buf.append(tmp, static_cast<size_t>(n));
-      continue;
-    }
-    if (n == 0) eof = true;
-    break;
-  }
-  size_t pos;
-  while ((pos = buf.find('\n')) != std::string::npos) {
-    lines.push_back(buf.substr(0, pos));
-    buf.erase(0, pos + 1);
-  }
-  if (eof && !buf.empty()) {
-    lines.push_back(buf);
-    buf.clear();
-  }
-  return lines;
-}
 
 }  // namespace
 
@@ -132,7 +73,15 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
         args.push_back("--save-state");
         args.push_back(req.saveStateDir);
       }
-      w.pid = spawnWorker(args, w.outFd, w.errFd);
+      if (!req.checkpointDir.empty()) {
+        args.push_back("--checkpoint-dir");
+        args.push_back(req.checkpointDir);
+      }
+      if (req.resumeStep > 0) {
+        args.push_back("--resume-step");
+        args.push_back(std::to_string(req.resumeStep));
+      }
+      w.pid = spawnProcess(args, w.outFd, w.errFd);
       workers.push_back(std::move(w));
     }
   } catch (...) {
@@ -167,7 +116,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     for (auto& w : workers) {
       bool eof = false;
       if (w.outFd >= 0) {
-        for (const auto& line : drain(w.outFd, w.outBuf, eof)) {
+        for (const auto& line : drainLines(w.outFd, w.outBuf, eof)) {
           if (line.empty()) continue;
           Json ev;
           try {
@@ -193,7 +142,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       }
       eof = false;
       if (w.errFd >= 0) {
-        for (const auto& line : drain(w.errFd, w.errBuf, eof)) {
+        for (const auto& line : drainLines(w.errFd, w.errBuf, eof)) {
           if (line.empty()) continue;
           w.errTail = line.substr(0, 500);
           Json log = makeEvent(ev::kLog);

@@ -21,6 +21,8 @@ struct LaunchRequest {
   int masterPort = 0;           // 0 = pick a free port
   std::vector<int> localRanks;  // ranks started here; empty = all
   std::string saveStateDir;     // forwarded to workers (--save-state)
+  std::string checkpointDir;    // forwarded to workers (--checkpoint-dir)
+  int64_t resumeStep = 0;       // forwarded to workers (--resume-step)
   double killGraceS = 3.0;      // SIGTERM -> SIGKILL delay
 };
 

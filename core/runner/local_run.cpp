@@ -2,28 +2,109 @@
 
 #include <unistd.h>
 
-#include <climits>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "core/engine/pipeline_engine.h"
+#include "core/engine/stage_worker.h"
 #include "core/runner/launcher.h"
 #include "core/runner/store_recorder.h"
 #include "core/util/errors.h"
+#include "core/util/process.h"
 
 namespace pm {
 
-static std::string selfExe() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "pipemare";
-  buf[n] = 0;
-  return buf;
+std::string checkpointRoot(const std::string& storePath, int64_t run) {
+  if (storePath.empty() || storePath == ":memory:") return "";
+  return (std::filesystem::absolute(storePath).parent_path() / "checkpoints" / ("run-" + std::to_string(run))).string();
+}
+
+namespace {
+
+// step -> directory, for every step directory holding all stages' files.
+std::map<int64_t, std::filesystem::path> completeCheckpoints(const std::string& root, int stages) {
+  std::map<int64_t, std::filesystem::path> out;
+  std::error_code ec;
+  if (root.empty() || !std::filesystem::is_directory(root, ec)) return out;
+  for (const auto& d : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = d.path().filename().string();
+    if (name.rfind("step-", 0) != 0) continue;
+    char* end = nullptr;
+    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
+    if (step <= 0 || *end) continue;
+    bool all = std::filesystem::exists(d.path() / "partition.json", ec);
+    for (int s = 0; s < stages && all; ++s)
+      all = std::filesystem::exists(StageWorker::checkpointFile(root, step, s), ec);
+    if (all) out[step] = d.path();
+  }
+  return out;
+}
+
+void pruneCheckpoints(const std::string& root, int stages, bool all) {
+  std::error_code ec;
+  if (root.empty()) return;
+  if (all) {
+    std::filesystem::remove_all(root, ec);
+    return;
+  }
+  const auto complete = completeCheckpoints(root, stages);
+  const int64_t keep = complete.empty() ? 0 : complete.rbegin()->first;
+  for (const auto& d : std::filesystem::directory_iterator(root, ec))
+    if (d.path().filename().string() != "step-" + std::to_string(keep)) std::filesystem::remove_all(d.path(), ec);
+}
+
+}  // namespace
+
+int64_t latestCompleteCheckpoint(const std::string& root, int stages) {
+  const auto c = completeCheckpoints(root, stages);
+  return c.empty() ? 0 : c.rbegin()->first;
+}
+
+Experiment storedExperiment(const RunRecord& r) {
+  const std::string where = "run " + std::to_string(r.id) + " (stored configuration)";
+  Json j = Json::parse(r.config_json, nullptr, false);
+  if (j.is_discarded()) throw StoreError(where, "is not valid JSON");
+  return experimentFromJson(j, where);
 }
 
 LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std::atomic<bool>* stop) {
   Experiment e = req.experiment;
   LocalRunResult result;
-  result.runId = store.createRun(req.runName.empty() ? e.name : req.runName, experimentToJson(e).dump(), e.tags, e.notes);
-  store.markRunning(result.runId, static_cast<int64_t>(getpid()));
+  int64_t resumeStep = 0;
+  std::string root;
+  if (req.resumeRun > 0) {
+    const std::string where = "--resume " + std::to_string(req.resumeRun);
+    auto rec = store.getRun(req.resumeRun);
+    if (!rec) throw StoreError(store.path(), "no run with id " + std::to_string(req.resumeRun), true);
+    if (rec->status != "stopped" && rec->status != "failed" && rec->status != "interrupted")
+      throw ConfigError(where, "the run is " + rec->status + "; only stopped, failed or interrupted runs can be resumed");
+    e = storedExperiment(*rec);
+    root = checkpointRoot(store.path(), rec->id);
+    resumeStep = latestCompleteCheckpoint(root, e.pipeline.stages);
+    if (resumeStep == 0)
+      throw ConfigError(where, "the run has no complete checkpoint in " + (root.empty() ? std::string("(memory)") : root) +
+                                   " (set training.checkpoint_every, or stop a single-mode run with Ctrl-C, which checkpoints)");
+    std::ifstream pf(root + "/step-" + std::to_string(resumeStep) + "/partition.json");
+    Json pj = Json::parse(pf, nullptr, false);
+    if (pj.is_discarded() || !pj.contains("boundaries"))
+      throw StoreError(root + "/step-" + std::to_string(resumeStep) + "/partition.json", "is missing or not valid JSON");
+    e.pipeline.partition.method = "explicit";
+    e.pipeline.partition.boundaries = pj["boundaries"].get<std::vector<int>>();
+    result.runId = rec->id;
+    store.truncateAfterStep(rec->id, resumeStep);
+    store.markResumed(rec->id, static_cast<int64_t>(getpid()));
+  } else {
+    std::vector<std::string> tags = e.tags;
+    for (const auto& t : req.extraTags)
+      if (std::find(tags.begin(), tags.end(), t) == tags.end()) tags.push_back(t);
+    result.runId = store.createRun(req.runName.empty() ? e.name : req.runName, experimentToJson(e).dump(), tags, e.notes,
+                                   req.sweepId);
+    store.markRunning(result.runId, static_cast<int64_t>(getpid()));
+    root = checkpointRoot(store.path(), result.runId);
+  }
 
   auto recorder = std::make_shared<StoreRecorder>(store, result.runId);
   FanoutSink sink;
@@ -32,7 +113,9 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   {
     Json created = makeEvent(ev::kLog);
     created["level"] = "info";
-    created["message"] = "run " + std::to_string(result.runId) + " created in " + store.path();
+    created["message"] = resumeStep > 0 ? "run " + std::to_string(result.runId) + " resumed from its checkpoint after step " +
+                                              std::to_string(resumeStep) + " (" + root + ")"
+                                        : "run " + std::to_string(result.runId) + " created in " + store.path();
     created["run"] = result.runId;
     sink.emit(created);
   }
@@ -40,6 +123,8 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   try {
     EngineOptions opts;
     opts.saveStateDir = req.saveStateDir;
+    opts.checkpointDir = root;
+    opts.resumeStep = resumeStep;
     if (e.execution.mode == "real") {
       // The partition is decided once, here, and handed to every worker as explicit boundaries.
       Partition part = resolvePartition(e);
@@ -51,8 +136,10 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
       e.pipeline.partition.boundaries.assign(part.begin.begin() + 1, part.begin.end());
       LaunchRequest lr;
       lr.experiment = e;
-      lr.workerBinary = req.workerBinary.empty() ? selfExe() : req.workerBinary;
+      lr.workerBinary = req.workerBinary.empty() ? selfExecutable() : req.workerBinary;
       lr.saveStateDir = req.saveStateDir;
+      lr.checkpointDir = root;
+      lr.resumeStep = resumeStep;
       result.outcome = launchWorkers(lr, sink, stop);
     } else {
       result.outcome = runSingleProcess(e, sink, stop, opts);
@@ -77,6 +164,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   sink.emit(fin);
   sink.flush();
   store.setStatus(result.runId, result.outcome.status, result.outcome.message);
+  pruneCheckpoints(root, e.pipeline.stages, result.outcome.status == "finished" || result.outcome.status == "diverged");
   return result;
 }
 

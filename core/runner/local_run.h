@@ -22,14 +22,27 @@ struct LocalRunRequest {
   std::vector<std::shared_ptr<EventSink>> extraSinks;  // e.g. progress printer, stdout JSON lines
   std::string workerBinary;   // `pipemare` executable for real mode ("" = /proc/self/exe)
   std::string saveStateDir;   // save every stage's final parameters and buffers here
+  std::vector<std::string> extraTags;  // added to the experiment's tags
+  std::string sweepId;        // the sweep this run belongs to ("" = none)
+  int64_t resumeRun = 0;      // > 0: continue this stopped/failed/interrupted run from its latest checkpoint
 };
+
+// Where a run's checkpoints live: <directory of the store>/checkpoints/run-<id> ("" for an
+// in-memory store).
+std::string checkpointRoot(const std::string& storePath, int64_t run);
+// The latest step with a checkpoint of every one of `stages` stages under `root`; 0 = none.
+int64_t latestCompleteCheckpoint(const std::string& root, int stages);
+// The experiment a stored run ran (its normalised configuration), for --resume.
+Experiment storedExperiment(const RunRecord& r);
 
 struct LocalRunResult {
   int64_t runId = 0;
   RunOutcome outcome;
 };
 
-// `stop` may be set from a signal handler or another thread to stop the run.
+// `stop` may be set from a signal handler or another thread to stop the run. Checkpoints go to
+// checkpointRoot(store, run); they are removed when the run finishes, and all but the latest are
+// removed when it ends otherwise.
 LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std::atomic<bool>* stop);
 
 }  // namespace pm

@@ -63,6 +63,8 @@ int workerMain(const WorkerOptions& o) {
     auto comm = makeDistributedComm(d);
     EngineOptions opts;
     opts.saveStateDir = o.saveStateDir;
+    opts.checkpointDir = o.checkpointDir;
+    opts.resumeStep = o.resumeStep;
     RunOutcome out = runStageProcess(e, *comm, sink, &gWorkerStop, opts);
     finish(out.status, out.message, out.summary);
     std::fflush(stdout);

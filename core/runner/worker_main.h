@@ -4,6 +4,7 @@
 // environment), runs its stage, and writes its events as JSON lines on stdout, ending with a
 // `stage_finished` event. Exits 0 when its stage finished or diverged, 1 on failure, 2 on bad
 // input. Ends itself when its parent (the launcher) dies.
+#include <cstdint>
 #include <string>
 
 namespace pm {
@@ -14,6 +15,8 @@ struct WorkerOptions {
   std::string masterAddr;          // "": MASTER_ADDR or 127.0.0.1
   int masterPort = -1;             // -1: MASTER_PORT
   std::string saveStateDir;
+  std::string checkpointDir;       // the run's checkpoint root ("" = none)
+  int64_t resumeStep = 0;          // > 0: restore this stage from the checkpoint after that step
 };
 
 int workerMain(const WorkerOptions& o);

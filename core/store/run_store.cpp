@@ -599,6 +599,29 @@ void RunStore::markRunning(int64_t run, int64_t launcherPid) {
   requireChanged(db_, path_, run);
 }
 
+void RunStore::markResumed(int64_t run, int64_t launcherPid) {
+  requireWritable(readOnly_, path_);
+  Stmt q(db_, path_, "UPDATE runs SET status = 'running', status_message = '', finished_at = 0, launcher_pid = ? WHERE id = ?");
+  q.bindInt(1, launcherPid).bindInt(2, run).run();
+  requireChanged(db_, path_, run);
+}
+
+void RunStore::truncateAfterStep(int64_t run, int64_t step) {
+  requireWritable(readOnly_, path_);
+  flush();
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt m(db_, path_, "DELETE FROM metrics WHERE run_id = ? AND (step > ? OR (step = ? AND key LIKE 'eval/%'))");
+    m.bindInt(1, run).bindInt(2, step).bindInt(3, step).run();
+    Stmt s(db_, path_, "DELETE FROM stage_metrics WHERE run_id = ? AND step > ?");
+    s.bindInt(1, run).bindInt(2, step).run();
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
 void RunStore::setStatus(int64_t run, const std::string& status, const std::string& message) {
   requireWritable(readOnly_, path_);
   if (!isKnownStatus(status))

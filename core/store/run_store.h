@@ -85,6 +85,13 @@ class RunStore {
   int64_t createRun(const std::string& name, const std::string& configJson, const std::vector<std::string>& tags = {},
                     const std::string& notes = "", const std::string& sweepId = "");
   void markRunning(int64_t run, int64_t launcherPid);
+  // A resumed run: running again under a new launcher; started_at stays, the status message and
+  // finished_at are cleared.
+  void markResumed(int64_t run, int64_t launcherPid);
+  // Before resuming from the checkpoint after `step` minibatches: removes what was recorded
+  // after it (metrics and stage metrics of later steps, and evaluations at that step, which
+  // come after the checkpoint), so that the resumed curve joins without duplicates.
+  void truncateAfterStep(int64_t run, int64_t step);
   // Sets the status (and finished_at for terminal statuses).
   void setStatus(int64_t run, const std::string& status, const std::string& message = "");
   void setNotes(int64_t run, const std::string& notes);

@@ -20,7 +20,7 @@ std::vector<fs::path> presetFiles() {
   std::vector<fs::path> files;
   const fs::path dir = fs::path(PIPEMARE_SOURCE_DIR) / "experiments";
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
     if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;
