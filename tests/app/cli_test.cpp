@@ -10,46 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/store/run_store.h"
+#include "tests/app/app_test_support.h"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-  int code;
-  std::string out;  // stdout + stderr
-};
-
-// Runs a command line built from fixed, test-controlled parts (paths from the build and a temp dir).
-Result runCmd(const std::string& cmd) {
-  Result r{-1, ""};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pm_cli_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    db_ = (dir_ / "runs.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string bin() const { return std::string(PIPEMARE_BIN_DIR) + "/pipemare"; }
-  std::string exp(const std::string& name) const { return std::string(PIPEMARE_SOURCE_DIR) + "/experiments/" + name; }
-  fs::path dir_;
-  std::string db_;
-};
-
-}  // namespace
+using pmtest::runCmd;
+using Cli = pmtest::AppTest;
 
 TEST_F(Cli, RunRecordsAndRunsListShowsIt) {
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --name e2e-run");

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/store/run_store.h"
+#include "tests/app/app_test_support.h"
 
 namespace fs = std::filesystem;
 extern char** environ;
@@ -23,15 +24,9 @@ extern char** environ;
 namespace {
 
 int runCmd(const std::string& cmd, std::string* out = nullptr) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  std::array<char, 4096> buf{};
-  size_t n;
-  std::string text;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) text.append(buf.data(), n);
-  int st = pclose(p);
-  if (out) *out = text;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  auto r = pmtest::runCmd(cmd);
+  if (out) *out = r.out;
+  return r.code;
 }
 
 class RealMode : public ::testing::TestWithParam<std::tuple<std::string, int, std::string>> {

@@ -1,0 +1,122 @@
+#pragma once
+// Helpers for the end-to-end tests that drive the real executables.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace pmtest {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+// Runs a command line built from fixed, test-controlled parts (paths from the build and a temp dir).
+inline Result runCmd(const std::string& cmd) {
+  Result r{-1, ""};
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// Starts a process in the background (argument vector, no shell); its output goes to `logFile`.
+inline pid_t spawnBackground(const std::vector<std::string>& args, const std::string& logFile) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+// Waits for a child; returns its exit code (128 + signal when killed), -1 on timeout (then kills it).
+inline int waitExit(pid_t pid, double timeoutS) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutS);
+  for (;;) {
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (std::chrono::steady_clock::now() > until) {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// Polls `done` every 100 ms for at most `timeoutS` seconds.
+inline bool waitUntil(const std::function<bool()>& done, double timeoutS) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutS);
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+inline std::string readFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Whether a process exists and is not a zombie (an orphan's zombie may wait for a busy init).
+inline bool processAlive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(f, line);
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+// A fresh directory per test, removed afterwards.
+class AppTest : public ::testing::Test {
+ public:
+  static std::string bin() { return std::string(PIPEMARE_BIN_DIR) + "/pipemare"; }
+  static std::string exp(const std::string& name) { return std::string(PIPEMARE_SOURCE_DIR) + "/experiments/" + name; }
+
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("pm_app_" + std::to_string(getpid()) + "_" +
+            std::to_string(std::hash<std::string>{}(::testing::UnitTest::GetInstance()->current_test_info()->name())));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "runs.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::string db_;
+};
+
+}  // namespace pmtest

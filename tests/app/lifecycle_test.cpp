@@ -1,0 +1,181 @@
+// The run lifecycle through the real executables: sweeps, stop (SIGINT) and resume, divergence,
+// concurrent runs into one database, a launcher killed with -9.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/store/run_store.h"
+#include "tests/app/app_test_support.h"
+
+using namespace pmtest;
+using Lifecycle = AppTest;
+
+namespace {
+
+// A single-mode experiment long enough to be interrupted (a few seconds), asynchronous
+// with every PipeMare state (T1, T2, in-flight microbatches crossing the checkpoint).
+std::vector<std::string> longRunArgs(const std::string& db) {
+  return {AppTest::bin(), "run", AppTest::exp("tiny-synthetic.json"), "--db", db, "--quiet",
+          "--set", "model.name=cnn", "--set", "training.steps=80", "--set", "training.log_interval=1", "--set", "pipeline.stages=3",
+          "--set", "pipeline.microbatches=4", "--set", "pipeline.schedule=pipemare", "--set", "pipemare.t1=true",
+          "--set", "pipemare.t2=true", "--set", "training.trace_steps=0"};
+}
+
+size_t lossPoints(const std::string& db, int64_t run) {
+  try {
+    pm::RunStore store(db, /*readOnly=*/true);
+    return store.loadMetric(run, "train/loss").size();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+TEST_F(Lifecycle, SweepRunsEveryGridPointTaggedWithTheSweep) {
+  auto r = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --set training.steps=6 --grid optimizer.lr=0.01,0.1 --grid pipeline.stages=1,2 --parallel 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  pm::RunStore store(db_);
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 4u);
+  std::set<std::string> points;
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.status, "finished");
+    EXPECT_EQ(run.sweep_id, runs[0].sweep_id);
+    std::string lr, stages;
+    for (const auto& t : run.tags) {
+      if (t.rfind("optimizer.lr=", 0) == 0) lr = t;
+      if (t.rfind("pipeline.stages=", 0) == 0) stages = t;
+    }
+    points.insert(lr + " " + stages);
+    EXPECT_EQ(run.stages, stages == "pipeline.stages=2" ? 2 : 1);
+  }
+  EXPECT_EQ(points, (std::set<std::string>{"optimizer.lr=0.01 pipeline.stages=1", "optimizer.lr=0.01 pipeline.stages=2",
+                                           "optimizer.lr=0.1 pipeline.stages=1", "optimizer.lr=0.1 pipeline.stages=2"}));
+  EXPECT_FALSE(runs[0].sweep_id.empty());
+  auto list = runCmd(bin() + " --db " + db_ + " runs list --sweep " + runs[0].sweep_id);
+  ASSERT_EQ(list.code, 0) << list.out;
+  EXPECT_NE(list.out.find("final accuracy (rows optimizer.lr, columns pipeline.stages"), std::string::npos) << list.out;
+  // A bad grid point is refused before anything runs.
+  auto bad = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --grid pipeline.stages=2,many");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("pipeline.stages=many"), std::string::npos) << bad.out;
+  EXPECT_EQ(runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --grid optimizer.lr").code, 2);
+  EXPECT_EQ(store.listRuns().size(), 4u);
+}
+
+// SIGINT stops a run (status stopped, data kept, a checkpoint at the next minibatch boundary);
+// --resume continues it into the same record; the final weights equal an uninterrupted run's.
+TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
+  const std::string full = (dir_ / "full").string(), resumed = (dir_ / "resumed").string();
+  const std::string dbFull = (dir_ / "full.db").string();
+  auto args = longRunArgs(db_);
+  args.push_back("--save-state");
+  args.push_back(resumed);
+  const pid_t pid = spawnBackground(args, (dir_ / "run.log").string());
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 3; }, 60)) << readFile((dir_ / "run.log").string());
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(waitExit(pid, 30), 130) << readFile((dir_ / "run.log").string());
+  {
+    pm::RunStore store(db_);
+    auto run = store.getRun(1);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->status, "stopped");
+    EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+    EXPECT_GE(store.loadMetric(1, "train/loss").size(), 3u);
+    EXPECT_LT(store.loadMetric(1, "train/loss").size(), 80u) << "the run ended before it was interrupted";
+  }
+  // A finished run cannot be resumed; neither can one that does not exist.
+  auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet --save-state " + resumed);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(runCmd(bin() + " run --resume 1 --db " + db_).code, 2);
+  EXPECT_EQ(runCmd(bin() + " run --resume 7 --db " + db_).code, 2);
+  pm::RunStore store(db_);
+  auto run = store.getRun(1);
+  EXPECT_EQ(run->status, "finished");
+  // The curve joins without a gap or a duplicate step.
+  auto loss = store.loadMetric(1, "train/loss");
+  ASSERT_EQ(loss.size(), 80u);
+  for (size_t i = 0; i < loss.size(); ++i) ASSERT_EQ(loss[i].step, static_cast<int64_t>(i + 1));
+  EXPECT_EQ(store.listRuns().size(), 1u);
+  // The uninterrupted run, bit for bit.
+  auto fullArgs = longRunArgs(dbFull);
+  std::string cmd;
+  for (const auto& a : fullArgs) cmd += a + " ";
+  auto u = runCmd(cmd + "--save-state " + full);
+  ASSERT_EQ(u.code, 0) << u.out;
+  for (int s = 0; s < 3; ++s) {
+    const std::string a = readFile(full + "/stage" + std::to_string(s) + ".pt");
+    ASSERT_FALSE(a.empty());
+    EXPECT_TRUE(a == readFile(resumed + "/stage" + std::to_string(s) + ".pt")) << "stage " << s << " weights differ";
+  }
+  EXPECT_EQ(pm::RunStore(dbFull).loadMetric(1, "train/loss").back().value, loss.back().value);
+}
+
+TEST_F(Lifecycle, DivergingRunEndsAsDivergedKeepingItsCurve) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --quiet --set optimizer.lr=10 --set training.log_interval=1 --set training.steps=50");
+  EXPECT_EQ(r.code, 1) << r.out;
+  pm::RunStore store(db_);
+  auto run = store.getRun(1);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "diverged");
+  EXPECT_NE(run->status_message.find("at step"), std::string::npos) << run->status_message;
+  auto loss = store.loadMetric(1, "train/loss");
+  ASSERT_FALSE(loss.empty());
+  EXPECT_LT(loss.size(), 50u);
+  EXPECT_EQ(run->status_message.find("at step " + std::to_string(loss.back().step)) != std::string::npos, true)
+      << run->status_message;
+}
+
+TEST_F(Lifecycle, TwoConcurrentRunsIntoOneDatabase) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 2; ++i) {
+    pids.push_back(spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--name",
+                                    "concurrent-" + std::to_string(i), "--set", "training.steps=300", "--set",
+                                    "training.log_interval=1", "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2"},
+                                   (dir_ / ("c" + std::to_string(i) + ".log")).string()));
+    ASSERT_GT(pids.back(), 0);
+  }
+  for (size_t i = 0; i < pids.size(); ++i) EXPECT_EQ(waitExit(pids[i], 120), 0) << readFile((dir_ / ("c" + std::to_string(i) + ".log")).string());
+  pm::RunStore store(db_);
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.status, "finished") << run.name;
+    EXPECT_EQ(store.loadMetric(run.id, "train/loss").size(), 300u) << run.name;
+  }
+}
+
+// kill -9 of the launcher of a real run: its workers end by themselves within 10 s, and the run
+// is shown as interrupted the next time the store is opened.
+TEST_F(Lifecycle, KilledLauncherLeavesWorkersGoneAndTheRunInterrupted) {
+  const pid_t launcher = spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--set",
+                                          "model.name=cnn", "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=4",
+                                          "--set", "execution.mode=real", "--set", "training.steps=100000", "--set",
+                                          "training.log_interval=1", "--set", "execution.timeout_s=30"},
+                                         (dir_ / "launcher.log").string());
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 2; }, 90)) << readFile((dir_ / "launcher.log").string());
+  auto children = runCmd("pgrep -P " + std::to_string(launcher));
+  std::vector<pid_t> workers;
+  std::istringstream in(children.out);
+  for (long p; in >> p;) workers.push_back(static_cast<pid_t>(p));
+  ASSERT_EQ(workers.size(), 2u) << children.out;
+  ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+  EXPECT_EQ(waitExit(launcher, 10), 128 + SIGKILL);
+  EXPECT_TRUE(waitUntil([&] {
+    for (pid_t w : workers)
+      if (processAlive(w)) return false;
+    return true;
+  }, 10)) << "workers still alive 10 s after the launcher died";
+  auto list = runCmd(bin() + " --db " + db_ + " runs list --json");
+  ASSERT_EQ(list.code, 0) << list.out;
+  auto j = nlohmann::json::parse(list.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["status"], "interrupted");
+  EXPECT_GE(lossPoints(db_, 1), 2u);
+}
