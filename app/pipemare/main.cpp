@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   auto* runCmd = app.add_subcommand("run", "validate, run and record an experiment");
   runCmd->add_option("file", run.file, "experiment file (JSON)");
   runCmd->add_option("--resume", run.resume, "continue a stopped, failed or interrupted run from its latest checkpoint");
+  runCmd->add_option("--nnodes", run.nnodes, "multi-node: number of launchers (one per node); node 0 records the run");
+  runCmd->add_option("--node-rank", run.nodeRank, "multi-node: this launcher's node (0..nnodes-1)");
+  runCmd->add_option("--master-addr", run.masterAddr, "multi-node: address of node 0 (TCPStore, event stream); default 127.0.0.1");
+  runCmd->add_option("--master-port", run.masterPort, "multi-node: TCPStore port on node 0 (events use port+1)");
   runCmd->add_option("--set", run.overrides, "override a field: --set pipeline.stages=4 (repeatable)");
   runCmd->add_option("--name", run.name, "run name (default: the experiment's name)");
   runCmd->add_option("--events", run.events, "stream the JSON event lines: stdout")->check(CLI::IsMember({"stdout"}));

@@ -80,6 +80,20 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     if (o.resume > 0 && (!o.file.empty() || !o.overrides.empty()))
       throw ConfigError("--resume", "continues a stored run with its stored configuration: give no experiment file or --set");
     if (o.resume <= 0 && o.file.empty()) throw ConfigError("run", "give an experiment file (or --resume RUN)");
+    if (o.nnodes < 1 || o.nodeRank < 0 || o.nodeRank >= o.nnodes)
+      throw ConfigError("--node-rank", "must be in 0.." + std::to_string(o.nnodes - 1) + " for --nnodes " + std::to_string(o.nnodes));
+    if (o.nnodes > 1 && o.masterPort <= 0) throw ConfigError("--master-port", "a multi-node run needs the same --master-port on every node");
+    if (o.nodeRank > 0) {
+      // A remote share: nothing is recorded here; node 0 records the whole run.
+      Experiment e = loadWithOverrides(o.file, o.overrides);
+      FanoutSink sink;
+      if (o.events == "stdout") sink.add(std::make_shared<JsonLinesSink>(stdout));
+      std::fprintf(stderr, "node %d of %d: starting ranks of \"%s\"; node 0 at %s:%d records the run\n", o.nodeRank, o.nnodes,
+                   e.name.c_str(), o.masterAddr.c_str(), o.masterPort);
+      RunOutcome out = runRemoteShare(e, o.nnodes, o.nodeRank, o.masterAddr, o.masterPort, sink, stop, o.saveState);
+      std::fprintf(stderr, "node %d: %s%s%s\n", o.nodeRank, out.status.c_str(), out.message.empty() ? "" : ": ", out.message.c_str());
+      return out.status == "finished" ? 0 : out.status == "stopped" ? 130 : 1;
+    }
     RunStore store(dbPath(o.db));
     store.markDeadRunsInterrupted();
     Experiment e;
@@ -92,6 +106,9 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     }
     LocalRunRequest req;
     req.resumeRun = o.resume;
+    req.nnodes = o.nnodes;
+    req.masterAddr = o.masterAddr;
+    req.masterPort = o.masterPort;
     req.experiment = e;
     req.runName = o.name;
     req.saveStateDir = o.saveState;

@@ -20,6 +20,10 @@ struct RunOptions {
   std::vector<std::string> tags;       // extra tags (--tag)
   std::string sweepId;                 // set by `pipemare sweep` for its runs
   int64_t resume = 0;                  // --resume RUN: continue a stopped/failed/interrupted run
+  // Multi-node: this launcher starts its share of the ranks; node 0 records the run.
+  int nnodes = 1, nodeRank = 0;
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 0;
 };
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop);
 

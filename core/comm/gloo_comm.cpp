@@ -1,5 +1,9 @@
 #include "core/comm/gloo_comm.h"
 
+#include <cstdlib>
+
+#include "core/util/system_info.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -168,8 +172,17 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
     }
 #endif
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
-    const std::string host = o.interfaceHost.empty() ? o.masterAddr : o.interfaceHost;
-    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(host));
+    // Gloo's own listening address: loopback for single-node runs; on a cluster the interface
+    // named by GLOO_SOCKET_IFNAME (as in PyTorch), or this node's host name.
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    const bool loopback = o.masterAddr.rfind("127.", 0) == 0 || o.masterAddr == "localhost";
+    if (!o.interfaceHost.empty()) {
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(o.interfaceHost));
+    } else if (ifname && *ifname && !loopback) {
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    } else {
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(loopback ? o.masterAddr : hostName()));
+    }
     auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.worldSize, opts);
     return std::make_unique<C10dComm>(store, pg, o.rank, o.worldSize, o.timeoutS, "gloo", false);
   } catch (const CommError&) {

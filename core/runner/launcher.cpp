@@ -15,6 +15,7 @@
 
 #include "core/comm/gloo_comm.h"
 #include "core/util/errors.h"
+#include "core/util/net.h"
 #include "core/util/process.h"
 #include "core/util/system_info.h"
 
@@ -35,13 +36,53 @@ struct Worker {
 
 }  // namespace
 
+std::vector<int> nodeRanks(int stages, int nnodes, int node) {
+  std::vector<int> ranks;
+  for (int r = 0; r < stages; ++r)
+    if (static_cast<int64_t>(r) * nnodes / stages == node) ranks.push_back(r);
+  return ranks;
+}
+
+namespace {
+
+// A remote node's launcher, seen from node 0.
+struct RemoteNode {
+  int fd = -1;
+  std::string buf;
+  int node = -1;
+  bool finished = false;
+};
+
+std::string configDigest(const Experiment& e) {
+  return std::to_string(std::hash<std::string>{}(experimentToJson(e).dump()));
+}
+
+}  // namespace
+
 RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::atomic<bool>* stop) {
   const Experiment& e = req.experiment;
   const int P = e.pipeline.stages;
+  const bool multi = req.nnodes > 1;
   std::vector<int> ranks = req.localRanks;
-  if (ranks.empty())
-    for (int r = 0; r < P; ++r) ranks.push_back(r);
+  if (ranks.empty()) ranks = nodeRanks(P, std::max(1, req.nnodes), req.nodeRank);
+  if (multi && req.masterPort <= 0) throw ConfigError("--master-port", "a multi-node run needs the same --master-port on every node");
   const int port = req.masterPort > 0 ? req.masterPort : findFreePort(req.masterAddr);
+  // Node 0 receives the other nodes' events; the others send theirs to it.
+  int listenFd = -1, upFd = -1;
+  std::vector<RemoteNode> remotes;
+  if (multi && req.nodeRank == 0) listenFd = listenTcp(req.masterAddr, port + 1);
+  if (multi && req.nodeRank > 0) {
+    upFd = connectTcp(req.masterAddr, port + 1, e.execution.timeout_s);
+    Json hello{{"type", "node_hello"}, {"node", req.nodeRank}, {"config", configDigest(e)}, {"ranks", ranks}};
+    sendAll(upFd, hello.dump() + "\n");
+  }
+  bool upLost = false;
+  auto forward = [&](const Json& ev) {
+    sink.emit(ev);
+    if (upFd >= 0 && !upLost && !sendAll(upFd, ev.dump() + "\n")) upLost = true;
+  };
+  const double remoteGraceS = e.execution.timeout_s + 15;
+  double localEndedAt = -1;
 
   // The experiment travels as a private temporary file (never on a command line).
   char tmpl[] = "/tmp/pipemare-exp-XXXXXX";
@@ -97,19 +138,62 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     for (const auto& w : workers) pids += (pids.empty() ? "" : ", ") + std::to_string(w.pid);
     log["message"] = "started " + std::to_string(workers.size()) + " worker(s) (pids " + pids + "), store at " +
                      req.masterAddr + ":" + std::to_string(port);
-    sink.emit(log);
+    forward(log);
   }
 
   RunOutcome out{"finished", "", Json::object()};
   std::string failure;
   double killDeadline = -1;  // when set: SIGKILL whatever is left at this time
   bool stopping = false;
+  std::map<int, Json> remoteSummaries;
   for (;;) {
     std::vector<pollfd> fds;
     for (auto& w : workers) {
       if (w.outFd >= 0) fds.push_back({w.outFd, POLLIN, 0});
       if (w.errFd >= 0) fds.push_back({w.errFd, POLLIN, 0});
     }
+    if (listenFd >= 0) fds.push_back({listenFd, POLLIN, 0});
+    for (auto& r : remotes)
+      if (r.fd >= 0) fds.push_back({r.fd, POLLIN, 0});
+    // Node 0: the event streams of the other nodes.
+    if (listenFd >= 0)
+      for (int fd; (fd = acceptTcp(listenFd)) >= 0;) remotes.push_back(RemoteNode{fd, {}, -1, false});
+    for (auto& r : remotes) {
+      if (r.fd < 0) continue;
+      bool eof = false;
+      for (const auto& line : drainLines(r.fd, r.buf, eof)) {
+        Json ev = Json::parse(line, nullptr, false);
+        if (ev.is_discarded() || !ev.is_object()) continue;
+        const std::string type = ev.value("type", "");
+        if (type == "node_hello") {
+          r.node = ev.value("node", -1);
+          if (ev.value("config", std::string()) != configDigest(e) && failure.empty())
+            failure = "node " + std::to_string(r.node) + " runs a different experiment (its configuration differs from node 0's)";
+          Json log = makeEvent(ev::kLog);
+          log["level"] = "info";
+          log["message"] = "node " + std::to_string(r.node) + " joined with ranks " + ev.value("ranks", Json::array()).dump();
+          sink.emit(log);
+        } else if (type == "node_finished") {
+          r.finished = true;
+          const std::string st = ev.value("status", std::string());
+          if (st == "failed" && failure.empty()) failure = "node " + std::to_string(r.node) + ": " + ev.value("message", std::string());
+          if (st == "diverged" && out.status == "finished") {
+            out.status = "diverged";
+            out.message = ev.value("message", std::string());
+          }
+        } else {
+          if (type == "stage_finished" && ev.contains("summary")) remoteSummaries[ev.value("rank", -1)] = ev["summary"];
+          sink.emit(ev);
+        }
+      }
+      if (eof) {
+        ::close(r.fd);
+        r.fd = -1;
+        if (!r.finished && failure.empty() && !stopping)
+          failure = "node " + std::to_string(r.node) + "'s launcher disconnected before its ranks finished";
+      }
+    }
+    if (upLost && failure.empty() && !stopping) failure = "lost the connection to the node-rank 0 launcher at " + req.masterAddr;
     if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
     else ::usleep(50 * 1000);
 
@@ -125,7 +209,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
             Json log = makeEvent(ev::kLog);
             log["level"] = "info";
             log["message"] = "rank " + std::to_string(w.rank) + ": " + line.substr(0, 500);
-            sink.emit(log);
+            forward(log);
             continue;
           }
           if (ev.value("type", "") == "stage_finished") {
@@ -133,7 +217,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
             w.finishedMessage = ev.value("message", std::string());
             if (ev.contains("summary")) w.summary = ev["summary"];
           }
-          sink.emit(ev);
+          forward(ev);
         }
         if (eof) {
           ::close(w.outFd);
@@ -148,7 +232,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
           Json log = makeEvent(ev::kLog);
           log["level"] = "info";
           log["message"] = "rank " + std::to_string(w.rank) + " stderr: " + line.substr(0, 500);
-          sink.emit(log);
+          forward(log);
         }
         if (eof) {
           ::close(w.errFd);
@@ -181,7 +265,15 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     bool allExited = true;
     for (const auto& w : workers) allExited = allExited && w.exited;
     const bool allClosed = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.outFd < 0 && w.errFd < 0; });
-    if (allExited && allClosed) break;
+    const bool remotesDone = listenFd < 0 || (static_cast<int>(remotes.size()) >= req.nnodes - 1 &&
+                                              std::all_of(remotes.begin(), remotes.end(), [](const RemoteNode& r) { return r.fd < 0; }));
+    if (allExited && allClosed && localEndedAt < 0) localEndedAt = monotonicSeconds();
+    if (allExited && allClosed && !remotesDone && monotonicSeconds() - localEndedAt > remoteGraceS) {
+      if (failure.empty() && out.status == "finished" && !stopping)
+        failure = "the other nodes did not report within " + std::to_string(static_cast<int>(remoteGraceS)) + " s";
+      break;
+    }
+    if (allExited && allClosed && remotesDone) break;
     if (allExited) {
       // Drain what is left without blocking.
       continue;
@@ -202,16 +294,28 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     }
   }
   std::filesystem::remove(cfgPath);
+  if (listenFd >= 0) ::close(listenFd);
+  for (auto& r : remotes)
+    if (r.fd >= 0) ::close(r.fd);
 
   if (!failure.empty() && out.status == "finished") {
     out.status = "failed";
     out.message = failure;
+  }
+  if (upFd >= 0) {
+    Json fin{{"type", "node_finished"}, {"node", req.nodeRank}, {"status", out.status}, {"message", out.message}};
+    sendAll(upFd, fin.dump() + "\n");
+    ::close(upFd);
   }
   // Summary: the last stage's figures plus every stage's.
   Json stages = Json::array();
   for (const auto& w : workers) {
     if (w.summary.is_object()) stages.push_back(w.summary);
     if (w.rank == P - 1 && w.summary.is_object()) out.summary = w.summary;
+  }
+  for (const auto& [rank, summary] : remoteSummaries) {
+    if (summary.is_object()) stages.push_back(summary);
+    if (rank == P - 1 && summary.is_object()) out.summary = summary;
   }
   if (!out.summary.is_object()) out.summary = Json::object();
   out.summary["stages"] = stages;

@@ -24,7 +24,14 @@ struct LaunchRequest {
   std::string checkpointDir;    // forwarded to workers (--checkpoint-dir)
   int64_t resumeStep = 0;       // forwarded to workers (--resume-step)
   double killGraceS = 3.0;      // SIGTERM -> SIGKILL delay
+  // Multi-node: `nnodes` launchers, one per node, each starting its share of the ranks
+  // (contiguous blocks, nodeRanks()). Node 0 records: it listens on masterAddr:masterPort+1 for
+  // the event streams of the other launchers, which forward their workers' events there.
+  int nnodes = 1, nodeRank = 0;
 };
+
+// The ranks node `node` of `nnodes` starts for a P-stage pipeline (contiguous, sizes differ by at most 1).
+std::vector<int> nodeRanks(int stages, int nnodes, int node);
 
 RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::atomic<bool>* stop);
 

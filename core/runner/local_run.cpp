@@ -70,11 +70,53 @@ Experiment storedExperiment(const RunRecord& r) {
   return experimentFromJson(j, where);
 }
 
+namespace {
+
+void checkMultiNode(const Experiment& e, int nnodes) {
+  if (nnodes <= 1) return;
+  if (e.execution.mode != "real") throw ConfigError("execution.mode", "a multi-node run (--nnodes " + std::to_string(nnodes) + ") needs \"real\"");
+  if (nnodes > e.pipeline.stages)
+    throw ConfigError("--nnodes", std::to_string(nnodes) + " nodes for " + std::to_string(e.pipeline.stages) + " stages: at most one node per stage");
+  if (e.pipeline.partition.method == "time")
+    throw ConfigError("pipeline.partition.method", "\"time\" is measured on each node and may differ between them; use \"params\" or \"explicit\" for a multi-node run");
+}
+
+Experiment withExplicitPartition(Experiment e, EventSink& sink) {
+  Partition part = resolvePartition(e);
+  Json log = makeEvent(ev::kLog);
+  log["level"] = "info";
+  log["message"] = "partition (" + e.pipeline.partition.method + "): " + part.describe();
+  sink.emit(log);
+  e.pipeline.partition.method = "explicit";
+  e.pipeline.partition.boundaries.assign(part.begin.begin() + 1, part.begin.end());
+  return e;
+}
+
+}  // namespace
+
+RunOutcome runRemoteShare(const Experiment& e, int nnodes, int nodeRank, const std::string& masterAddr, int masterPort,
+                          EventSink& sink, const std::atomic<bool>* stop, const std::string& saveStateDir) {
+  checkMultiNode(e, nnodes);
+  if (nodeRank < 1 || nodeRank >= nnodes)
+    throw ConfigError("--node-rank", "must be in 1.." + std::to_string(nnodes - 1) + " here (node 0 records the run), found " + std::to_string(nodeRank));
+  LaunchRequest lr;
+  lr.experiment = withExplicitPartition(e, sink);
+  lr.workerBinary = selfExecutable();
+  lr.nnodes = nnodes;
+  lr.nodeRank = nodeRank;
+  lr.masterAddr = masterAddr;
+  lr.masterPort = masterPort;
+  lr.saveStateDir = saveStateDir;
+  return launchWorkers(lr, sink, stop);
+}
+
 LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std::atomic<bool>* stop) {
   Experiment e = req.experiment;
   LocalRunResult result;
   int64_t resumeStep = 0;
   std::string root;
+  checkMultiNode(e, req.nnodes);
+  if (req.resumeRun > 0 && req.nnodes > 1) throw ConfigError("--resume", "resuming a multi-node run is not supported; resume it on one node");
   if (req.resumeRun > 0) {
     const std::string where = "--resume " + std::to_string(req.resumeRun);
     auto rec = store.getRun(req.resumeRun);
@@ -127,19 +169,17 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     opts.resumeStep = resumeStep;
     if (e.execution.mode == "real") {
       // The partition is decided once, here, and handed to every worker as explicit boundaries.
-      Partition part = resolvePartition(e);
-      Json log = makeEvent(ev::kLog);
-      log["level"] = "info";
-      log["message"] = "partition (" + e.pipeline.partition.method + "): " + part.describe();
-      sink.emit(log);
-      e.pipeline.partition.method = "explicit";
-      e.pipeline.partition.boundaries.assign(part.begin.begin() + 1, part.begin.end());
+      e = withExplicitPartition(e, sink);
       LaunchRequest lr;
       lr.experiment = e;
       lr.workerBinary = req.workerBinary.empty() ? selfExecutable() : req.workerBinary;
       lr.saveStateDir = req.saveStateDir;
       lr.checkpointDir = root;
       lr.resumeStep = resumeStep;
+      lr.nnodes = req.nnodes;
+      lr.nodeRank = 0;
+      lr.masterAddr = req.masterAddr;
+      lr.masterPort = req.masterPort;
       result.outcome = launchWorkers(lr, sink, stop);
     } else {
       result.outcome = runSingleProcess(e, sink, stop, opts);

@@ -25,7 +25,16 @@ struct LocalRunRequest {
   std::vector<std::string> extraTags;  // added to the experiment's tags
   std::string sweepId;        // the sweep this run belongs to ("" = none)
   int64_t resumeRun = 0;      // > 0: continue this stopped/failed/interrupted run from its latest checkpoint
+  // Multi-node (real mode): this is node 0 of `nnodes`, the one that records (see LaunchRequest).
+  int nnodes = 1;
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 0;
 };
+
+// The share of a multi-node run on node `nodeRank` > 0: starts its ranks and forwards their events
+// to node 0 (which records them); `sink` sees them too (progress). Nothing is recorded here.
+RunOutcome runRemoteShare(const Experiment& e, int nnodes, int nodeRank, const std::string& masterAddr, int masterPort,
+                          EventSink& sink, const std::atomic<bool>* stop, const std::string& saveStateDir = "");
 
 // Where a run's checkpoints live: <directory of the store>/checkpoints/run-<id> ("" for an
 // in-memory store).

@@ -1,6 +1,9 @@
 #pragma once
 // Helpers for the end-to-end tests that drive the real executables.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -97,6 +100,28 @@ inline bool processAlive(pid_t pid) {
   std::getline(f, line);
   const auto close = line.rfind(')');
   return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+// Two consecutive free TCP ports on 127.0.0.1 (a multi-node run uses port and port + 1).
+inline int freePortPair() {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    socklen_t len = sizeof sa;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+    ::close(fd);
+    const int port = ntohs(sa.sin_port);
+    int fd2 = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sb = sa;
+    sb.sin_port = htons(static_cast<uint16_t>(port + 1));
+    const bool ok = port < 65535 && ::bind(fd2, reinterpret_cast<sockaddr*>(&sb), sizeof sb) == 0;
+    ::close(fd2);
+    if (ok) return port;
+  }
+  return 29650;
 }
 
 // A fresh directory per test, removed afterwards.

@@ -179,3 +179,50 @@ TEST_F(Lifecycle, KilledLauncherLeavesWorkersGoneAndTheRunInterrupted) {
   EXPECT_EQ(j[0]["status"], "interrupted");
   EXPECT_GE(lossPoints(db_, 1), 2u);
 }
+
+// Two launchers on 127.0.0.1 form one pipeline (node 0: stages 0-1, node 1: stage 2). Node 0
+// records every stage's metrics, including the remote ones, and the weights equal single mode.
+TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
+  const int port = freePortPair();
+  const std::vector<std::string> common{"--set", "model.name=cnn", "--set", "pipeline.stages=3", "--set",
+                                        "pipeline.microbatches=4", "--set", "execution.mode=real", "--set",
+                                        "training.steps=12", "--set", "pipeline.schedule=pipemare", "--set",
+                                        "training.log_interval=1", "--quiet"};
+  auto launcher = [&](int node, const std::string& db, const std::string& state) {
+    std::vector<std::string> a{bin(), "run", exp("tiny-synthetic.json"), "--db", db, "--nnodes", "2", "--node-rank",
+                               std::to_string(node), "--master-addr", "127.0.0.1", "--master-port", std::to_string(port),
+                               "--save-state", state};
+    a.insert(a.end(), common.begin(), common.end());
+    return spawnBackground(a, (dir_ / ("node" + std::to_string(node) + ".log")).string());
+  };
+  const std::string state = (dir_ / "multi").string(), remoteDb = (dir_ / "remote.db").string();
+  const pid_t n1 = launcher(1, remoteDb, state);
+  const pid_t n0 = launcher(0, db_, state);
+  ASSERT_GT(n0, 0);
+  ASSERT_GT(n1, 0);
+  EXPECT_EQ(waitExit(n0, 120), 0) << readFile((dir_ / "node0.log").string());
+  EXPECT_EQ(waitExit(n1, 30), 0) << readFile((dir_ / "node1.log").string());
+  pm::RunStore store(db_);
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "finished") << runs[0].status_message;
+  EXPECT_EQ(store.loadMetric(runs[0].id, "train/loss").size(), 12u);  // from stage 2, on node 1
+  std::set<int> stages;
+  for (const auto& p : store.loadStageMetric(runs[0].id, "utilization")) stages.insert(p.stage);
+  EXPECT_EQ(stages, (std::set<int>{0, 1, 2}));
+  EXPECT_FALSE(fs::exists(remoteDb));  // only node 0 records
+  // The same pipeline in one process.
+  std::string cmd = bin() + " run " + exp("tiny-synthetic.json") + " --db " + (dir_ / "single.db").string() +
+                    " --save-state " + (dir_ / "single").string();
+  for (const auto& c : common) cmd += " " + c;
+  auto r = runCmd(cmd + " --set execution.mode=single");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (int s = 0; s < 3; ++s) {
+    const std::string a = readFile(state + "/stage" + std::to_string(s) + ".pt");
+    ASSERT_FALSE(a.empty()) << "stage " << s;
+    EXPECT_TRUE(a == readFile((dir_ / "single" / ("stage" + std::to_string(s) + ".pt")).string())) << "stage " << s;
+  }
+  // Bad multi-node arguments are usage errors.
+  EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --node-rank 2 --master-port 1").code, 2);
+  EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --master-port 1").code, 2);
+}

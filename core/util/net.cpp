@@ -1,0 +1,88 @@
+#include "core/util/net.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/util/errors.h"
+
+namespace pm {
+namespace {
+
+sockaddr_in resolve(const std::string& addr, int port, const std::string& where) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  const std::string host = addr.empty() ? "127.0.0.1" : addr;
+  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1) return sa;
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res)
+    throw EngineError(where, "cannot resolve host \"" + host + "\"");
+  sa.sin_addr = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
+  freeaddrinfo(res);
+  return sa;
+}
+
+}  // namespace
+
+int listenTcp(const std::string& addr, int port) {
+  const std::string where = "listen " + addr + ":" + std::to_string(port);
+  sockaddr_in sa = resolve(addr, port, where);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw EngineError(where, "cannot create a socket");
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 16) != 0) {
+    const std::string err = std::strerror(errno);
+    ::close(fd);
+    throw EngineError(where, "cannot listen: " + err);
+  }
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  return fd;
+}
+
+int connectTcp(const std::string& addr, int port, double timeoutS) {
+  const std::string where = "connect " + addr + ":" + std::to_string(port);
+  sockaddr_in sa = resolve(addr, port, where);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutS);
+  std::string err;
+  for (;;) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw EngineError(where, "cannot create a socket");
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return fd;
+    err = std::strerror(errno);
+    ::close(fd);
+    if (std::chrono::steady_clock::now() > until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  throw EngineError(where, "no answer within " + std::to_string(static_cast<int>(timeoutS)) + " s (" + err +
+                               "); is the node-rank 0 launcher running?");
+}
+
+int acceptTcp(int listenFd) {
+  int fd = ::accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  return fd;
+}
+
+bool sendAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace pm

@@ -1,0 +1,17 @@
+#pragma once
+// Plain TCP for the launchers of a multi-node run (event streams of remote nodes). IPv4 and
+// host names; no shell, no external tools.
+#include <string>
+
+namespace pm {
+
+// A listening socket bound to addr:port (addr "" = loopback). Throws EngineError naming it.
+int listenTcp(const std::string& addr, int port);
+// Connects to addr:port, retrying until timeoutS passes. Throws EngineError naming it.
+int connectTcp(const std::string& addr, int port, double timeoutS);
+// Accepts a pending connection (non-blocking fd) or returns -1.
+int acceptTcp(int listenFd);
+// Writes all of `data`; false when the peer has gone.
+bool sendAll(int fd, const std::string& data);
+
+}  // namespace pm
