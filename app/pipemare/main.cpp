@@ -92,6 +92,13 @@ int main(int argc, char** argv) {
   auto* modelsCmd = app.add_subcommand("models", "list the model zoo with parameter counts and units");
   modelsCmd->add_flag("--json", modelsJson, "print JSON");
 
+  pm::cli::CompareOptions compare;
+  auto* compareCmd = app.add_subcommand("compare", "compare runs: loss, accuracy, time to target, throughput, utilization, memory");
+  compareCmd->add_option("runs", compare.runs, "run ids")->required();
+  compareCmd->add_option("--baseline", compare.baseline, "ratios against this run (default: the first)");
+  compareCmd->add_option("--target", compare.target, "eval accuracy target for 'time to target' (default: baseline best - 0.01)");
+  compareCmd->add_flag("--json", compare.json, "print JSON");
+
   pm::cli::ExportOptions exportOpts;
   auto* exportCmd = app.add_subcommand("export", "export a run: CSV files, one JSON file, or a Chrome trace (Perfetto)");
   exportCmd->add_option("run", exportOpts.run, "run id")->required();
@@ -144,6 +151,10 @@ int main(int argc, char** argv) {
     return pm::cli::sweepCommand(sweep, &gStop);
   }
   if (planCmd->parsed()) return againstRun > 0 ? pm::cli::planAgainstCommand(db, againstRun, plan.json) : pm::planCommand(plan);
+  if (compareCmd->parsed()) {
+    compare.db = db;
+    return pm::cli::compareCommand(compare);
+  }
   if (exportCmd->parsed()) {
     exportOpts.db = db;
     return pm::cli::exportCommand(exportOpts);

@@ -58,6 +58,18 @@ struct ExportOptions {
 };
 int exportCommand(const ExportOptions& o);
 
+// pipemare compare RUN RUN ... [--baseline RUN] [--target ACC] [--json]: final and best loss and
+// accuracy, time to an accuracy target, throughput, per-stage utilization and peak memory, and
+// ratios against the baseline (default: the first run).
+struct CompareOptions {
+  std::string db;
+  std::vector<int64_t> runs;
+  int64_t baseline = 0;
+  double target = -1;  // eval/accuracy target; < 0 = the baseline's best accuracy minus 0.01
+  bool json = false;
+};
+int compareCommand(const CompareOptions& o);
+
 struct WorkerArgs {
   std::string config, masterAddr, saveState, checkpointDir;
   int64_t resumeStep = 0;

@@ -160,3 +160,33 @@ TEST_F(Cli, PlanAgainstARecordedRun) {
   EXPECT_GT(j["seconds_per_minibatch"]["measured"].get<double>(), 0.0);
   EXPECT_EQ(runCmd(bin() + " --db " + db_ + " plan --against 99").code, 2);
 }
+
+// compare: the figures of each run and ratios against the baseline, from the store.
+TEST_F(Cli, CompareTabulatesRunsWithRatiosAgainstTheBaseline) {
+  for (const char* lr : {"0.05", "0.1"}) {
+    auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set optimizer.lr=" + lr +
+                    " --set pipeline.stages=2 --set pipeline.microbatches=2 --set training.log_interval=1 --set training.eval_interval=5");
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  auto c = runCmd(bin() + " --db " + db_ + " compare 1 2 --baseline 2 --json 2>/dev/null");
+  ASSERT_EQ(c.code, 0) << c.out;
+  auto j = nlohmann::json::parse(c.out);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["baseline"], 2);
+  pm::RunStore store(db_);
+  for (const auto& run : j["runs"]) {
+    const int64_t id = run["id"];
+    EXPECT_EQ(run["baseline"], id == 2);
+    EXPECT_DOUBLE_EQ(run["final_loss"].get<double>(), store.loadMetric(id, "train/loss").back().value);
+    ASSERT_EQ(run["per_stage"].size(), 2u);
+    if (id == 2) {
+      EXPECT_DOUBLE_EQ(run["final_loss_ratio"].get<double>(), 1.0);
+    }
+  }
+  const double ratio = j["runs"][0]["final_loss_ratio"];
+  EXPECT_NEAR(ratio, j["runs"][0]["final_loss"].get<double>() / j["runs"][1]["final_loss"].get<double>(), 1e-12);
+  auto text = runCmd(bin() + " --db " + db_ + " compare 1 2");
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("(baseline)"), std::string::npos) << text.out;
+  EXPECT_EQ(runCmd(bin() + " --db " + db_ + " compare 1 9").code, 2);
+}

@@ -20,8 +20,8 @@
 #include "ui/runs/runs_browser.h"
 
 using pm::ui::CompareView;
-using pm::ui::SummaryField;
-using pm::ui::XAxis;
+using pm::SummaryField;
+using pm::XAxis;
 
 namespace {
 
@@ -89,7 +89,7 @@ int countLines(const QString& path) {
   return n;
 }
 
-double field(const pm::ui::RunSummary& s, SummaryField f) { return s.value(f); }
+double field(const pm::RunSummary& s, SummaryField f) { return s.value(f); }
 
 }  // namespace
 
@@ -108,11 +108,11 @@ TEST(Smoothing, EmaOnFullDataKeepsLengthAndPassesNonFinite) {
 
 TEST(CompareData, SamplesAxisInterpolatesBetweenLoggedSteps) {
   const std::vector<pm::MetricPoint> samples{{10, 0, 320}, {20, 0, 640}};
-  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 10), 320);
-  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 15), 480);
-  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 5), 160);
-  EXPECT_DOUBLE_EQ(pm::ui::samplesAtStep(samples, 30), 960);
-  EXPECT_TRUE(std::isnan(pm::ui::samplesAtStep({}, 3)));
+  EXPECT_DOUBLE_EQ(pm::samplesAtStep(samples, 10), 320);
+  EXPECT_DOUBLE_EQ(pm::samplesAtStep(samples, 15), 480);
+  EXPECT_DOUBLE_EQ(pm::samplesAtStep(samples, 5), 160);
+  EXPECT_DOUBLE_EQ(pm::samplesAtStep(samples, 30), 960);
+  EXPECT_TRUE(std::isnan(pm::samplesAtStep({}, 3)));
 }
 
 TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {

@@ -6,8 +6,8 @@
 #include <map>
 #include <vector>
 
-#include "ui/compare/compare_data.h"
-#include "ui/compare/run_summary.h"
+#include "core/analysis/run_data.h"
+#include "core/analysis/run_summary.h"
 
 namespace pm::ui {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "ui/compare/compare_data.h"
-#include "ui/compare/run_summary.h"
+#include "core/analysis/run_data.h"
+#include "core/analysis/run_summary.h"
 
 class QTreeWidget;
 class QTreeWidgetItem;

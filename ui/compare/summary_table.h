@@ -7,7 +7,7 @@
 #include <QString>
 #include <vector>
 
-#include "ui/compare/run_summary.h"
+#include "core/analysis/run_summary.h"
 
 class QTableWidget;
 

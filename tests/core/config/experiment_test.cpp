@@ -93,6 +93,7 @@ Experiment everythingSet() {
   e.training.eval_interval = 25;
   e.training.log_interval = 3;
   e.training.trace_steps = -1;
+  e.training.checkpoint_every = 25;
   e.training.seed = 1234567890123ULL;
   e.training.divergence_guard.enabled = false;
   e.training.divergence_guard.max_loss = 50;
@@ -172,7 +173,8 @@ TEST(Experiment, ToJsonHasEveryField) {
       "optimizer.lr", "optimizer.momentum", "optimizer.nesterov", "optimizer.weight_decay", "optimizer.beta1",
       "optimizer.beta2", "optimizer.eps", "optimizer.schedule.name", "optimizer.schedule.warmup_steps",
       "optimizer.schedule.step_size", "optimizer.schedule.gamma", "optimizer.schedule.min_lr", "training.epochs",
-      "training.steps", "training.eval_interval", "training.log_interval", "training.trace_steps", "training.seed",
+      "training.steps", "training.eval_interval", "training.log_interval", "training.trace_steps",
+      "training.checkpoint_every", "training.seed",
       "training.divergence_guard.enabled", "training.divergence_guard.max_loss", "execution.mode",
       "execution.backend", "execution.threads_per_stage", "execution.timeout_s", "execution.devices"};
   EXPECT_EQ(got, want);

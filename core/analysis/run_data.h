@@ -1,5 +1,5 @@
 #pragma once
-// The data the Compare view works on: one run's record and full-resolution metrics, loaded once
+// The data a comparison works on (pipemare compare, the Compare view): one run's record and full-resolution metrics, loaded once
 // from the store, and the mapping of a metric's points onto the chosen x axis. No Qt; any thread
 // (a RunData is a plain value; loadRunData uses the caller's RunStore on the caller's thread).
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include "core/store/run_store.h"
 
-namespace pm::ui {
+namespace pm {
 
 enum class XAxis {
   Step,      // the metric's step
@@ -44,4 +44,4 @@ std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& 
 // train/samples is absent.
 double samplesAtStep(const std::vector<MetricPoint>& samples, int64_t step);
 
-}  // namespace pm::ui
+}  // namespace pm

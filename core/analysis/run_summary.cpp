@@ -1,13 +1,13 @@
-#include "ui/compare/run_summary.h"
+#include "core/analysis/run_summary.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
-#include "ui/compare/compare_data.h"
+#include "core/analysis/run_data.h"
 
-namespace pm::ui {
+namespace pm {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -98,4 +98,4 @@ void applyBaseline(RunSummary& run, const RunSummary& baseline) {
   run.isBaseline = run.runId == baseline.runId;
 }
 
-}  // namespace pm::ui
+}  // namespace pm

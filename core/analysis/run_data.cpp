@@ -1,10 +1,10 @@
-#include "ui/compare/compare_data.h"
+#include "core/analysis/run_data.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace pm::ui {
+namespace pm {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -86,4 +86,4 @@ std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& 
   return x;
 }
 
-}  // namespace pm::ui
+}  // namespace pm

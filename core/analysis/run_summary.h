@@ -1,11 +1,11 @@
 #pragma once
-// The Compare view's summary table maths: per-run figures computed from full-resolution data and
+// The compare summary maths (pipemare compare, the Compare view): per-run figures computed from full-resolution data and
 // their ratios against a baseline run. No Qt; pure functions, any thread.
 #include <array>
 #include <cstdint>
 #include <string>
 
-namespace pm::ui {
+namespace pm {
 
 struct RunData;
 
@@ -47,4 +47,4 @@ void applyBaseline(RunSummary& run, const RunSummary& baseline);
 // value / base, NaN when either is not finite or base == 0.
 double ratioOf(double value, double base);
 
-}  // namespace pm::ui
+}  // namespace pm
