@@ -36,6 +36,18 @@ class C10dComm : public Communicator {
   int size() const override { return size_; }
   std::string backend() const override { return backend_; }
 
+  void putControl(const std::string& key, int64_t value) override {
+    const std::string v = std::to_string(value);
+    store_->set("pipemare/" + key, std::vector<uint8_t>(v.begin(), v.end()));
+  }
+  bool getControl(const std::string& key, int64_t& value) override {
+    const std::string k = "pipemare/" + key;
+    if (!store_->check({k})) return false;
+    const auto bytes = store_->get(k);
+    value = std::stoll(std::string(bytes.begin(), bytes.end()));
+    return true;
+  }
+
   void send(const torch::Tensor& t, int dst, int tag) override {
     reap();
     torch::Tensor payload = t.detach().contiguous();

@@ -253,12 +253,16 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
   StageWorker w(std::move(setup));
   restoreIfResuming(w, opts, sink);
   w.resendPending();
-  w.runToEnd(stop);
+  w.runToEnd(stop, opts.halt);
   saveStates({&w}, opts);
   RunOutcome out{"finished", "", w.summary()};
   if (w.diverged()) {
     out.status = "diverged";
     out.message = w.divergedMessage();
+  } else if (w.halted()) {
+    out.status = "stopped";
+    out.message = "stopped by request after step " + std::to_string(w.haltStep()) +
+                  " (checkpoint written: resume with pipemare run --resume)";
   } else if (stop && stop->load() && !w.done()) {
     out.status = "stopped";
     out.message = "stopped by request";

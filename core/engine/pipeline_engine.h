@@ -22,6 +22,7 @@ struct EngineOptions {
   std::string saveStateDir;   // when set: each stage saves its parameters+buffers as stage<s>.pt at the end
   std::string checkpointDir;  // the run's checkpoint root ("" = no checkpoints); see StageWorker
   int64_t resumeStep = 0;     // > 0: every stage restores checkpointFile(checkpointDir, resumeStep, s) first
+  const std::atomic<bool>* halt = nullptr;  // real mode: stop at a common checkpoint (StageWorker::runToEnd)
 };
 
 // Resolves the experiment's partition (by parameters, by measured time, or explicit) for P stages.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -170,12 +171,49 @@ bool StageWorker::ready() {
   }
 }
 
-void StageWorker::runToEnd(const std::atomic<bool>* stop) {
+void StageWorker::runToEnd(const std::atomic<bool>* stop, const std::atomic<bool>* halt) {
+  bool published = false;
   while (!done()) {
     if (stop && stop->load()) return;
+    if (!checkpointDir_.empty() && haltAfter_ < 0) {
+      if (last_ && !published && halt && halt->load()) {
+        published = true;
+        const int64_t k = nextMinibatchDone();
+        if (k >= 0) {
+          haltAfter_ = k;
+          comm_->putControl("halt", k);
+        }
+      } else if (!last_ && ops_[pc_].kind == OpKind::MinibatchDone) {
+        int64_t k = -1;
+        if (comm_->getControl("halt", k)) haltAfter_ = k;
+      }
+    }
     runNext();
   }
-  comm_->finish();
+  if (!halted_) {
+    comm_->finish();
+    return;
+  }
+  // After a halt, sends crossing the cut are never received (they are in the checkpoint): do not
+  // wait for them, but keep the connections open until every stage has halted, or a peer's
+  // pending send to this stage would fail before it reaches its own cut.
+  const double until = monotonicSeconds() + e_.execution.timeout_s;
+  auto awaitAll = [&](const std::string& what, int from) {
+    for (int r = from; r < stages_; ++r) {
+      int64_t v = 0;
+      while (!comm_->getControl(what + "/" + std::to_string(r), v)) {
+        if (monotonicSeconds() > until)
+          throw EngineError("stage " + std::to_string(stage_), "stage " + std::to_string(r) + " did not reach the stop checkpoint within " +
+                                                                   std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  };
+  comm_->putControl("halted/" + std::to_string(stage_), 1);
+  awaitAll("halted", 0);
+  // Rank 0 hosts the store: it leaves last.
+  if (stage_ != 0) comm_->putControl("left/" + std::to_string(stage_), 1);
+  else awaitAll("left", 1);
 }
 
 void StageWorker::runNext() {

@@ -52,7 +52,11 @@ class StageWorker {
   void runNext();
   // Runs every remaining operation (real mode); returns early when `stop` is set or the run
   // diverged.
-  void runToEnd(const std::atomic<bool>* stop);
+  // `halt` (real mode, may be null): a request to stop at a checkpoint. The last stage then picks
+  // k = its next minibatch and publishes it (Communicator::putControl); every stage reads it before
+  // each of its minibatch bookkeeping steps and halts after minibatch k with a checkpoint. (The
+  // last stage finishes minibatch k first, so no stage has passed k when it is published.)
+  void runToEnd(const std::atomic<bool>* stop, const std::atomic<bool>* halt = nullptr);
 
   bool diverged() const { return diverged_; }
   const std::string& divergedMessage() const { return divergedMessage_; }
@@ -76,6 +80,7 @@ class StageWorker {
   // Stop (done() becomes true) right after minibatch k's bookkeeping, writing a checkpoint there.
   void haltAfterMinibatch(int64_t k) { haltAfter_ = k; }
   bool halted() const { return halted_; }
+  int64_t haltStep() const { return haltAfter_ + 1; }  // the checkpoint's step once halted
   int64_t checkpointsWritten() const { return checkpointsWritten_; }
   // Restores a checkpoint written by this stage of the same experiment (throws EngineError
   // naming the file when it does not fit); then resendPending() sends the crossing messages.

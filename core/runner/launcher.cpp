@@ -144,6 +144,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   RunOutcome out{"finished", "", Json::object()};
   std::string failure;
   double killDeadline = -1;  // when set: SIGKILL whatever is left at this time
+  double termDeadline = -1;  // graceful stop: SIGTERM whatever is left at this time
   bool stopping = false;
   std::map<int, Json> remoteSummaries;
   for (;;) {
@@ -280,13 +281,25 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     }
     const bool endOthers = !failure.empty() || out.status == "diverged" || (stop && stop->load());
     if (endOthers && killDeadline < 0) {
+      const bool lastHere = std::any_of(workers.begin(), workers.end(), [&](const Worker& w) { return w.rank == P - 1; });
       if (stop && stop->load() && failure.empty() && out.status == "finished") {
         stopping = true;
         out.status = "stopped";
         out.message = "stopped by request";
       }
+      if (stopping && lastHere && !req.checkpointDir.empty()) {
+        // A graceful stop: the workers finish the minibatch in progress and checkpoint there.
+        terminateAll(SIGUSR1);
+        termDeadline = monotonicSeconds() + e.execution.timeout_s + 10;
+        killDeadline = termDeadline + req.killGraceS;
+      } else {
+        terminateAll(SIGTERM);
+        killDeadline = monotonicSeconds() + req.killGraceS;
+      }
+    }
+    if (termDeadline > 0 && monotonicSeconds() > termDeadline) {
       terminateAll(SIGTERM);
-      killDeadline = monotonicSeconds() + req.killGraceS;
+      termDeadline = -1;
     }
     if (killDeadline > 0 && monotonicSeconds() > killDeadline) {
       terminateAll(SIGKILL);
@@ -302,6 +315,9 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     out.status = "failed";
     out.message = failure;
   }
+  if (stopping)
+    for (const auto& w : workers)
+      if (w.finishedStatus == "stopped" && w.finishedMessage.find("checkpoint") != std::string::npos) out.message = w.finishedMessage;
   if (upFd >= 0) {
     Json fin{{"type", "node_finished"}, {"node", req.nodeRank}, {"status", out.status}, {"message", out.message}};
     sendAll(upFd, fin.dump() + "\n");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdlib>
 
 #include "core/comm/gloo_comm.h"
@@ -17,7 +18,8 @@ namespace pm {
 namespace {
 
 std::atomic<bool> gWorkerStop{false};
-extern "C" void onWorkerSignal(int) { gWorkerStop.store(true); }
+std::atomic<bool> gWorkerHalt{false};
+extern "C" void onWorkerHalt(int) { gWorkerHalt.store(true); }
 
 int envInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -32,6 +34,8 @@ int workerMain(const WorkerOptions& o) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;
   // SIGTERM: default action (terminate) - a blocked receive cannot observe a flag anyway.
+  // SIGUSR1 / SIGINT: stop at the next common checkpoint (see StageWorker::runToEnd), once the
+  // group is formed (before that they end the worker: there is nothing to keep yet).
 
   JsonLinesSink sink(stdout);
   int rank = o.rank >= 0 ? o.rank : envInt("RANK", -1);
@@ -61,10 +65,13 @@ int workerMain(const WorkerOptions& o) {
     d.backend = e.execution.backend == "local" ? "gloo" : e.execution.backend;
     d.timeoutS = e.execution.timeout_s;
     auto comm = makeDistributedComm(d);
+    std::signal(SIGUSR1, onWorkerHalt);
+    std::signal(SIGINT, onWorkerHalt);
     EngineOptions opts;
     opts.saveStateDir = o.saveStateDir;
     opts.checkpointDir = o.checkpointDir;
     opts.resumeStep = o.resumeStep;
+    opts.halt = &gWorkerHalt;
     RunOutcome out = runStageProcess(e, *comm, sink, &gWorkerStop, opts);
     finish(out.status, out.message, out.summary);
     std::fflush(stdout);

@@ -226,3 +226,43 @@ TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
   EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --node-rank 2 --master-port 1").code, 2);
   EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --master-port 1").code, 2);
 }
+
+// A real run (one process per stage) stopped with SIGINT finishes the minibatch in progress on
+// every stage, checkpoints there, and resumes (again as a real run) to the same weights as an
+// uninterrupted single-process run; PipeDream's weight stash crosses the checkpoint.
+TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
+  const std::vector<std::string> common{"--set", "model.name=cnn", "--set", "pipeline.stages=3", "--set",
+                                        "pipeline.microbatches=4", "--set", "training.steps=60", "--set",
+                                        "pipeline.schedule=pipedream", "--set", "pipeline.update_interval=2", "--set",
+                                        "training.log_interval=1", "--quiet"};
+  const std::string resumed = (dir_ / "resumed").string(), single = (dir_ / "single").string();
+  std::vector<std::string> args{bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--save-state", resumed,
+                                "--set", "execution.mode=real"};
+  args.insert(args.end(), common.begin(), common.end());
+  const pid_t pid = spawnBackground(args, (dir_ / "real.log").string());
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 3; }, 90)) << readFile((dir_ / "real.log").string());
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(waitExit(pid, 60), 130) << readFile((dir_ / "real.log").string());
+  {
+    pm::RunStore store(db_);
+    auto run = store.getRun(1);
+    EXPECT_EQ(run->status, "stopped");
+    EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+  }
+  auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet --save-state " + resumed);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string cmd = bin() + " run " + exp("tiny-synthetic.json") + " --db " + (dir_ / "single.db").string() +
+                    " --save-state " + single;
+  for (const auto& c : common) cmd += " " + c;
+  auto u = runCmd(cmd);
+  ASSERT_EQ(u.code, 0) << u.out;
+  pm::RunStore store(db_);
+  EXPECT_EQ(store.getRun(1)->status, "finished");
+  EXPECT_EQ(store.loadMetric(1, "train/loss").size(), 60u);
+  for (int s = 0; s < 3; ++s) {
+    const std::string a = readFile(single + "/stage" + std::to_string(s) + ".pt");
+    ASSERT_FALSE(a.empty());
+    EXPECT_TRUE(a == readFile(resumed + "/stage" + std::to_string(s) + ".pt")) << "stage " << s << " weights differ";
+  }
+}
