@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   sweepCmd->add_option("--grid", sweep.grids, "swept field and its values: --grid optimizer.lr=0.01,0.05,0.1 (repeatable)")->required();
   sweepCmd->add_option("--set", sweep.overrides, "override a field in every run (repeatable)");
   sweepCmd->add_option("--parallel", sweep.parallel, "runs at a time (default 1)");
+  sweepCmd->add_option("--tag", sweep.tags, "add a tag to every run (repeatable)");
   sweepCmd->add_option("--name", sweep.name, "run name prefix (default: the experiment's name)");
   sweepCmd->add_option("--db", sweep.db, "run store (SQLite file)");
 

@@ -58,7 +58,15 @@ int main(int argc, char** argv) {
   bool runNow = false;
   for (int i = 1; i < argc; ++i) runNow = runNow || std::string(argv[i]) == "--run";
   if (runNow) QTimer::singleShot(0, w.designer(), [&w] { w.designer()->requestRun(); });
-  // --tab NAME: open on that tab (e.g. --tab compare).
+  // --run-id ID: select that run in the Runs tab and show its trace in the Timeline tab.
+  const std::string runId = argValue(argc, argv, "--run-id");
+  if (!runId.empty()) {
+    char* end = nullptr;
+    const long long id = std::strtoll(runId.c_str(), &end, 10);
+    if (end == runId.c_str() || *end != '\0' || !w.openRun(id, /*show=*/false))
+      std::fprintf(stderr, "pipemare-workbench: no run '%s' in the store\n", runId.c_str());
+  }
+  // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline).
   const std::string tab = argValue(argc, argv, "--tab");
   if (!tab.empty() && !w.selectTab(QString::fromStdString(tab)))
     std::fprintf(stderr, "pipemare-workbench: no tab named '%s'\n", tab.c_str());

@@ -302,6 +302,8 @@ void writeFile(const std::string& path, const std::string& text) {
   if (!f) throw StoreError(path, "cannot write the export file");
   f << text;
   if (!f) throw StoreError(path, "cannot write the export file");
+  f.close();
+  dropWorldWritable(path);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ struct SweepOptions {
   std::string file, db, name;
   std::vector<std::string> overrides;  // --set, applied to every point
   std::vector<std::string> grids;      // "key=v1,v2,..."
+  std::vector<std::string> tags;       // --tag, added to every run
   int parallel = 1;
   std::string runner;                  // executable that runs one point ("" = this one)
 };

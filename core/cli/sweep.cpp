@@ -195,6 +195,10 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
           args.push_back("--set");
           args.push_back(s);
         }
+        for (const auto& t : o.tags) {
+          args.push_back("--tag");
+          args.push_back(t);
+        }
         for (const auto& s : p) {
           args.push_back("--set");
           args.push_back(s);

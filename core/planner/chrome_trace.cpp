@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/util/errors.h"
+#include "core/util/paths.h"
 
 namespace pm {
 
@@ -43,6 +44,7 @@ void writeChromeTrace(const std::string& path, const std::vector<SimTraceRecord>
   f << chromeTrace(records, label).dump() << '\n';
   f.close();
   if (!f) throw EngineError(path, "cannot write the trace (write failed)");
+  dropWorldWritable(path);
 }
 
 }  // namespace pm

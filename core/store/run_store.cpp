@@ -430,6 +430,7 @@ RunStore::RunStore(const std::string& path, bool readOnly)
     if (readOnly_ && !fileExists(path_)) throw StoreError(path_, "no run store here (the file does not exist)", true);
     if (!readOnly_) ensureParentDirectory(path_);
   }
+  const bool created = !memory && !readOnly_ && !fileExists(path_);
   int flags = (readOnly_ ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX;
   int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   try {
@@ -482,6 +483,8 @@ RunStore::RunStore(const std::string& path, bool readOnly)
     exec("PRAGMA synchronous = NORMAL");
     exec("PRAGMA foreign_keys = ON");
     if (version < kStoreSchemaVersion) migrate();
+    if (created)
+      for (const char* suffix : {"", "-wal", "-shm"}) dropWorldWritable(path_ + suffix);
   } catch (...) {
     pending_.reset();
     sqlite3_close_v2(db_);

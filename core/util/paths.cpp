@@ -1,5 +1,8 @@
 #include "core/util/paths.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -7,6 +10,12 @@
 #include "core/util/errors.h"
 
 namespace pm {
+
+void dropWorldWritable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || st.st_uid != ::getuid() || !(st.st_mode & S_IWOTH)) return;
+  ::chmod(path.c_str(), st.st_mode & 07777 & ~static_cast<mode_t>(S_IWOTH));
+}
 namespace fs = std::filesystem;
 
 static std::string envOr(const char* name, const std::string& fallback) {

@@ -24,6 +24,8 @@
 #include "ui/live/live_run_view.h"
 #include "ui/planner/planner_panel.h"
 #include "ui/runs/runs_browser.h"
+#include "ui/sweeps/sweeps_view.h"
+#include "ui/timeline/timeline_view.h"
 
 namespace pm::ui {
 
@@ -51,8 +53,15 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
     if (startRun(json, name)) tabs->setCurrentWidget(live_);
   });
   connect(live_, &LivePanel::runFinished, runs_, &RunsBrowser::refresh);
+  sweeps_ = new SweepsView(dbPath, this);
+  tabs->addTab(sweeps_, tr("Sweeps"));
+  connect(sweeps_, &SweepsView::openRun, this, [this](int64_t id) { openRun(id); });
   compare_ = new CompareView(dbPath, this);
   tabs->addTab(compare_, tr("Compare"));
+  timeline_ = new TimelineView(dbPath, binary, this);
+  tabs->addTab(timeline_, tr("Timeline"));
+  connect(live_, &LivePanel::runFinished, sweeps_, &SweepsView::refresh);
+  connect(live_, &LivePanel::runFinished, timeline_, &TimelineView::refresh);
   setCentralWidget(tabs);
 
   auto* runMenu = menuBar()->addMenu(tr("&Run"));
@@ -84,6 +93,16 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
     if (!ids.empty()) compare_->setSelectedRuns(ids);
     tabs->setCurrentWidget(compare_);
   });
+  // Ctrl+T: the measured and predicted timeline of the run selected in the runs browser.
+  auto* timelineSelected = file->addAction(tr("Show the &timeline of the selected run"));
+  timelineSelected->setObjectName(QStringLiteral("timelineSelectedAction"));
+  timelineSelected->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
+  connect(timelineSelected, &QAction::triggered, this, [this, tabs] {
+    const auto ids = runs_->selectedRunIds();
+    if (!ids.empty() && !timeline_->setRun(ids.front()))
+      statusBar()->showMessage(tr("Run %1 has no schedule trace").arg(ids.front()), 5000);
+    tabs->setCurrentWidget(timeline_);
+  });
   file->addSeparator();
   auto* quit = file->addAction(tr("&Quit"));
   quit->setShortcut(QKeySequence::Quit);
@@ -111,6 +130,17 @@ bool MainWindow::startRun(const QString& experimentJson, const QString& name) {
   }
   f.close();
   live_->startRun(file, name);
+  return true;
+}
+
+bool MainWindow::openRun(int64_t runId, bool show) {
+  if (!runs_->selectRun(runId)) {
+    statusBar()->showMessage(tr("No run %1 in the store").arg(runId), 5000);
+    return false;
+  }
+  timeline_->setRun(runId);
+  if (show)
+    if (auto* tabs = qobject_cast<QTabWidget*>(centralWidget())) tabs->setCurrentWidget(runs_);
   return true;
 }
 

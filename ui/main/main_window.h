@@ -1,7 +1,10 @@
 #pragma once
 // The workbench's main window: Design (experiment designer beside the planner's predictions),
-// Live (runs in progress, one tab each), Runs (the store), Compare. GUI thread only.
+// Live (runs in progress, one tab each), Runs (the store), Sweeps (a sweep's final metric as a
+// heat map), Compare, Timeline (a run's measured schedule beside the planner's prediction).
+// GUI thread only.
 #include <QMainWindow>
+#include <cstdint>
 #include <string>
 
 namespace pm::ui {
@@ -11,6 +14,8 @@ class CompareView;
 class DesignerView;
 class LivePanel;
 class PlannerPanel;
+class SweepsView;
+class TimelineView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -25,6 +30,11 @@ class MainWindow : public QMainWindow {
   bool startRun(const QString& experimentJson, const QString& name);
   RunsBrowser* runsBrowser() const { return runs_; }
   CompareView* compareView() const { return compare_; }
+  SweepsView* sweepsView() const { return sweeps_; }
+  TimelineView* timelineView() const { return timeline_; }
+  // Selects the run in the Runs tab and shows its trace in the Timeline tab (when it has one);
+  // switches to the Runs tab when `show`. False when the store has no such run.
+  bool openRun(int64_t runId, bool show = true);
   // Shows the tab whose title (without '&') matches `name`, case-insensitively. False if none.
   bool selectTab(const QString& name);
 
@@ -37,6 +47,8 @@ class MainWindow : public QMainWindow {
   DesignerView* designer_ = nullptr;
   LivePanel* live_ = nullptr;
   PlannerPanel* planner_ = nullptr;
+  SweepsView* sweeps_ = nullptr;
+  TimelineView* timeline_ = nullptr;
   QString dbPath_;
   bool askOnClose_ = true;
 

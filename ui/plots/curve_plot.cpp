@@ -115,6 +115,15 @@ void CurvePlot::replot() {
     QVector<double> ox, oy;
     decimate(s->x, s->y, buckets, ox, oy);
     s->graph->setData(ox, oy, true);
+    // A dense (decimated) series zig-zags every pixel column: stroking it with a wide antialiased
+    // pen makes the raster engine fill a huge self-intersecting outline (seconds per frame).
+    // One-pixel cosmetic lines take Qt's fast line path and look the same at that density.
+    const bool dense = ox.size() > static_cast<qsizetype>(buckets);
+    QPen pen = s->graph->pen();
+    pen.setWidthF(dense ? 1.0 : 1.5);
+    pen.setCosmetic(dense);
+    s->graph->setPen(pen);
+    s->graph->setAntialiased(!dense);
     // Sparse series (evaluations) get markers so that a single point is visible.
     s->graph->setScatterStyle(ox.size() <= 60 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6) : QCPScatterStyle());
     any = any || !ox.isEmpty();

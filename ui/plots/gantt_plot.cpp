@@ -35,12 +35,14 @@ GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
   plot_->yAxis->setLabel(tr("stage"));
   plot_->yAxis->setRangeReversed(true);
   plot_->setMinimumSize(300, 150);
+  connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { Q_EMIT viewChanged(); });
 }
 
 void GanttPlot::setTitle(const QString& title) { addTitle(plot_, title, font()); }
 
 void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   plot_->clearItems();
+  spans_.clear();
   double t0 = 1e300, t1 = -1e300;
   for (const auto& b : boxes) {
     t0 = std::min(t0, b.start);
@@ -50,6 +52,7 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   for (const auto& b : boxes) {
     const bool compute = b.action == "F" || b.action == "B" || b.action == "S";
     const double h = compute ? 0.38 : 0.12;
+    spans_.emplace_back((b.start - t0) * 1e3, (b.end - t0) * 1e3);
     auto* r = new QCPItemRect(plot_);
     r->topLeft->setCoords((b.start - t0) * 1e3, b.stage - h);
     r->bottomRight->setCoords((b.end - t0) * 1e3, b.stage + h);
@@ -66,12 +69,28 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
     }
   }
   count_ = boxes.size();
-  plot_->xAxis->setRange(0, std::max(1e-6, (t1 - t0) * 1e3) * 1.02);
+  spanMs_ = (t1 - t0) * 1e3;
+  fit();
   plot_->yAxis->setRange(-0.6, std::max(1, stages) - 0.4);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int s = 0; s < stages; ++s) ticker->addTick(s, tr("stage %1").arg(s));
   plot_->yAxis->setTicker(ticker);
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GanttPlot::fit() {
+  plot_->xAxis->setRange(0, std::max(1e-6, spanMs_) * 1.02);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+double GanttPlot::viewStartMs() const { return plot_->xAxis->range().lower; }
+double GanttPlot::viewEndMs() const { return plot_->xAxis->range().upper; }
+
+size_t GanttPlot::boxesInView() const {
+  const QCPRange r = plot_->xAxis->range();
+  return static_cast<size_t>(std::count_if(spans_.begin(), spans_.end(), [&](const std::pair<double, double>& s) {
+    return s.second >= r.lower && s.first <= r.upper;
+  }));
 }
 
 bool GanttPlot::save(const QString& path, int width, int height) {

@@ -4,6 +4,7 @@
 // pan with the mouse. GUI thread only.
 #include <QString>
 #include <QWidget>
+#include <utility>
 #include <vector>
 
 class QCustomPlot;
@@ -24,11 +25,27 @@ class GanttPlot : public QWidget {
   void setTitle(const QString& title);
   void setBoxes(const std::vector<GanttBox>& boxes, int stages);
   size_t boxCount() const { return count_; }
+  // From the first start to the last end of the boxes, in ms (0 when empty).
+  double makespanMs() const { return spanMs_; }
+  // The shown time window in ms from the first start, and how many boxes overlap it.
+  double viewStartMs() const;
+  double viewEndMs() const;
+  size_t boxesInView() const;
   bool save(const QString& path, int width = 900, int height = 400);
+
+ public Q_SLOTS:
+  // Shows every box (after zooming or panning with the mouse).
+  void fit();
+
+ Q_SIGNALS:
+  // The shown time window changed (zoom, pan, fit, new boxes).
+  void viewChanged();
 
  private:
   QCustomPlot* plot_;
   size_t count_ = 0;
+  double spanMs_ = 0;
+  std::vector<std::pair<double, double>> spans_;  // each box's [start, end] in ms from the first start
 };
 
 // Stacked bars: one bar per x position (e.g. per stage), one layer per category.

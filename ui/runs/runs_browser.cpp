@@ -141,6 +141,29 @@ void RunsBrowser::refresh() {
   }
 }
 
+bool RunsBrowser::selectRun(int64_t runId) {
+  auto rowOf = [this, runId] {
+    for (int r = 0; r < proxy_->rowCount(); ++r) {
+      const RunRecord* rec = model_->runAt(proxy_->mapToSource(proxy_->index(r, 0)).row());
+      if (rec && rec->id == runId) return r;
+    }
+    return -1;
+  };
+  int row = rowOf();
+  if (row < 0) {  // not listed yet, or hidden by the filters
+    filter_->clear();
+    if (status_->currentIndex() != 0) status_->setCurrentIndex(0);  // refreshes
+    else refresh();
+    row = rowOf();
+  }
+  if (row < 0) return false;
+  table_->clearSelection();
+  table_->selectRow(row);
+  table_->scrollTo(proxy_->index(row, 0));
+  showRun(runId);
+  return true;
+}
+
 bool RunsBrowser::setTags(int64_t run, const QString& commaSeparated) {
   try {
     std::vector<std::string> tags;

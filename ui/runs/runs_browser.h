@@ -36,6 +36,7 @@ class RunsBrowser : public QWidget {
   const std::string& lastError() const { return lastError_; }
   // Ids of the runs selected in the table, in the table's order.
   std::vector<int64_t> selectedRunIds() const;
+  int64_t shownRun() const { return shownRun_; }  // the run whose curves are shown (0 = none)
 
   // Run management (also on the table's context menu). Tags: comma-separated.
   bool setTags(int64_t run, const QString& commaSeparated);
@@ -45,6 +46,8 @@ class RunsBrowser : public QWidget {
 
  public Q_SLOTS:
   void refresh();
+  // Selects and shows that run (clearing the filters when they hide it). False when not in the store.
+  bool selectRun(int64_t runId);
 
  private:
   void showRun(int64_t runId);

@@ -768,3 +768,17 @@ TEST_F(RunStoreTest, InMemoryStoreWorks) {
   s.flush();
   EXPECT_DOUBLE_EQ(s.getRun(run)->final_loss, 2);
 }
+
+// A new store follows the umask but is never world-writable, even with umask 0.
+TEST_F(RunStoreTest, NewStoreIsNeverWorldWritable) {
+  const mode_t old = ::umask(0);
+  {
+    RunStore store(file("open.db"));
+    store.createRun("r", "{}");
+  }
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat(file("open.db").c_str(), &st), 0);
+  EXPECT_FALSE(st.st_mode & S_IWOTH) << std::oct << st.st_mode;
+  EXPECT_TRUE(st.st_mode & S_IROTH) << "the umask (0) decides the rest";
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The reproduction study (docs: reports/study.md is what it writes).
+#   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J]
+# Runs every part of the study into one store, then draws the report with pipemare-report:
+#   (1) quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
+#       pipedream-2bw, naive async, pipemare T1, pipemare T1+T2, at two learning rates;
+#   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
+#   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline;
+#   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
+#   (5) stability map: learning rate x stage count for naive async and pipemare T1+T2.
+# Full: about 45 minutes on 2 cores. --quick: smaller data and grids, about 10 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QUICK=0
+OUT=reports
+DB=""
+PAR=2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --out) OUT="$2"; shift ;;
+    --db) DB="$2"; shift ;;
+    --parallel) PAR="$2"; shift ;;
+    *) echo "usage: scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J]" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$DB" ] || DB="$OUT/study.db"
+BIN=build/bin
+if [ ! -x "$BIN/pipemare" ] || [ ! -x "$BIN/pipemare-report" ]; then
+  scripts/setup.sh
+  cmake --preset release >/dev/null
+  cmake --build build -j"$(nproc)" --target pipemare pipemare-report
+fi
+mkdir -p "$OUT"
+PM="$BIN/pipemare"
+log() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)" >&2; }
+START=$(date +%s)
+
+if [ "$QUICK" = 1 ]; then
+  Q=(--set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1)
+  QUALITY_VARIANTS="gpipe naive t1t2"
+  QUALITY_LRS="0.1"
+  CHARLM=(--set training.steps=60 --set training.eval_interval=30)
+  HW_STEPS=20
+  STAB_LRS="0.05,0.5"
+  STAB_P="3,11"
+else
+  Q=()
+  QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
+  QUALITY_LRS="0.1,0.02"
+  CHARLM=()
+  HW_STEPS=60
+  STAB_LRS="0.02,0.1,0.5"
+  STAB_P="3,6,11"
+fi
+
+log "(1) quality: ResNet-20, P = 11"
+for v in $QUALITY_VARIANTS; do
+  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality --grid "optimizer.lr=$QUALITY_LRS" \
+    --parallel "$PAR" ${Q[@]+"${Q[@]}"}
+done
+
+log "(2) charlm"
+pids=()
+for v in gpipe pipedream t1t2 t1t2-warmup; do
+  "$PM" run "experiments/study/charlm-$v.json" --db "$DB" --quiet --tag study:charlm ${CHARLM[@]+"${CHARLM[@]}"} &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$PAR" ]; then wait "${pids[0]}" || true; pids=("${pids[@]:1}"); fi
+done
+for p in "${pids[@]}"; do wait "$p" || true; done
+
+log "(3) hardware: real P = 2 runs of cnn"
+HW=(--db "$DB" --quiet --tag study:hardware --set training.steps=$HW_STEPS --set training.log_interval=5
+    --set training.trace_steps=5 --set pipeline.partition.method=params)
+"$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=1" --set pipeline.stages=1 --set pipeline.microbatches=1 --set execution.mode=single
+for s in gpipe 1f1b pipedream pipedream-2bw pipemare; do
+  extra=()
+  [ "$s" = pipedream-2bw ] && extra=(--set pipeline.update_interval=8)
+  [ "$s" = pipemare ] && extra=(--set pipemare.t1=true --set pipemare.t2=true)
+  "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 $s" --set pipeline.schedule=$s ${extra[@]+"${extra[@]}"}
+done
+
+log "(4) planner: ResNet-50, P = 107"
+for n in 8 32; do
+  "$PM" plan --model resnet50 --stages 107 --microbatches $n --optimizer sgd-momentum --json > "$OUT/plan-resnet50-N$n.json"
+done
+
+log "(5) stability map"
+for v in naive t1t2; do
+  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:stability --name "stability-resnet20-$v" \
+    --grid "optimizer.lr=$STAB_LRS" --grid "pipeline.stages=$STAB_P" --parallel "$PAR" \
+    --set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1
+done
+
+log "report"
+"$BIN/pipemare-report" --db "$DB" --out "$OUT" --plans "$OUT"
+echo "study finished in $(( ($(date +%s) - START) / 60 )) min: $OUT/study.md" >&2

@@ -1,0 +1,333 @@
+// The Sweeps view (heat map of a sweep's final metric) and the Timeline view (measured trace and
+// the planner's predicted timeline), and the pure grid logic behind the Sweeps view.
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+
+#include "core/store/run_store.h"
+#include "tests/ui/ui_test_main.h"
+#include "ui/main/main_window.h"
+#include "ui/plots/gantt_plot.h"
+#include "ui/plots/heat_map.h"
+#include "ui/runs/runs_browser.h"
+#include "ui/sweeps/sweep_grid.h"
+#include "ui/sweeps/sweeps_view.h"
+#include "ui/timeline/timeline_view.h"
+
+using pm::RunRecord;
+using pm::ui::SweepMetric;
+
+namespace {
+
+const QString kPipemare = QStringLiteral(PIPEMARE_BIN_DIR "/pipemare");
+
+RunRecord rec(int64_t id, const std::string& lr, const std::string& stages, const std::string& status, double acc,
+              double loss) {
+  RunRecord r;
+  r.id = id;
+  r.name = "run" + std::to_string(id);
+  r.status = status;
+  r.tags = {"preset", "lr=" + lr, "stages=" + stages};
+  r.sweep_id = "sw";
+  r.final_accuracy = acc;
+  r.final_loss = loss;
+  return r;
+}
+
+// A 2x2 sweep over lr = {0.1, 10} and stages = {1, 2}: lr=10 at 2 stages diverged; one more run
+// outside the sweep.
+struct SweepStore {
+  QTemporaryDir dir;
+  std::string db;
+  int64_t ids[2][2] = {{0, 0}, {0, 0}};  // [lr][stages]
+  SweepStore() {
+    db = dir.filePath("runs.db").toStdString();
+    pm::RunStore store(db);
+    const char* lrs[] = {"0.1", "10"};
+    const char* stages[] = {"1", "2"};
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b) {
+        const std::string lr = lrs[a], st = stages[b];
+        const std::string cfg = R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":)" + st + R"(,"microbatches":2}})";
+        ids[a][b] = store.createRun("sweep lr=" + lr + " stages=" + st, cfg, {"preset", "optimizer.lr=" + lr, "pipeline.stages=" + st},
+                                    "", "sweep-1");
+        const bool diverged = a == 1 && b == 1;
+        store.appendMetric(ids[a][b], "train/loss", 10, 1000.0, diverged ? 1e7 : 0.5 + a + b);
+        if (!diverged) store.appendMetric(ids[a][b], "eval/accuracy", 10, 1000.0, 0.5 + 0.1 * (2 * a + b));
+      }
+    store.flush();
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b)
+        store.setStatus(ids[a][b], a == 1 && b == 1 ? "diverged" : "finished", a == 1 && b == 1 ? "loss too large" : "");
+    const int64_t lone = store.createRun("not in a sweep", R"({"model":{"name":"mlp"}})");
+    store.setStatus(lone, "finished");
+  }
+};
+
+// Waits until the view's planner process is done (true) or 20 s have passed (false).
+bool waitForPrediction(const pm::ui::TimelineView& view) {
+  for (int i = 0; i < 400 && view.predicting(); ++i) QTest::qWait(50);
+  QTest::qWait(10);  // let a queued failure report arrive
+  return !view.predicting();
+}
+
+}  // namespace
+
+TEST(SweepGrid, TwoByTwoWithADivergedRun) {
+  const double nan = std::nan("");
+  // Given out of order: the axes still come out numerically sorted; "10" after "2".
+  std::vector<RunRecord> runs{rec(4, "10", "2", "diverged", nan, 1e7), rec(1, "0.1", "1", "finished", 0.5, 0.9),
+                              rec(3, "10", "1", "finished", 0.7, 0.4), rec(2, "0.1", "2", "finished", 0.6, 0.8)};
+  const auto keys = pm::ui::sweepKeysOf(runs);
+  ASSERT_EQ(keys, (std::vector<std::string>{"lr", "stages"}));
+  const auto g = pm::ui::buildSweepGrid(runs, "lr", "stages", SweepMetric::FinalAccuracy);
+  ASSERT_EQ(g.rows(), 2);
+  ASSERT_EQ(g.cols(), 2);
+  EXPECT_EQ(g.rowValues, (std::vector<std::string>{"0.1", "10"}));
+  EXPECT_EQ(g.colValues, (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(g.runAt(0, 0), 1);
+  EXPECT_EQ(g.runAt(0, 1), 2);
+  EXPECT_EQ(g.runAt(1, 0), 3);
+  EXPECT_EQ(g.runAt(1, 1), 4);
+  EXPECT_EQ(g.runAt(2, 0), 0);
+  EXPECT_EQ(g.runAt(-1, 0), 0);
+  EXPECT_DOUBLE_EQ(g.cell(0, 1)->value, 0.6);
+  EXPECT_EQ(g.cell(0, 1)->text, "0.600");
+  EXPECT_EQ(g.cell(1, 1)->mark, "D");
+  EXPECT_EQ(g.cell(1, 1)->text, "D");
+  EXPECT_TRUE(g.cell(0, 0)->mark.empty());
+  EXPECT_EQ(g.filledCells(), 4);
+  ASSERT_TRUE(g.hasValues);
+  EXPECT_DOUBLE_EQ(g.minValue, 0.5);
+  EXPECT_DOUBLE_EQ(g.maxValue, 0.7);
+
+  // The loss: the diverged run's huge loss stays out of the colour range.
+  const auto l = pm::ui::buildSweepGrid(runs, "lr", "stages", SweepMetric::FinalLoss);
+  EXPECT_DOUBLE_EQ(l.maxValue, 0.9);
+  EXPECT_EQ(l.cell(1, 0)->text, "0.4");
+
+  // Transposed axes, and a single row.
+  const auto t = pm::ui::buildSweepGrid(runs, "stages", "lr", SweepMetric::FinalAccuracy);
+  EXPECT_EQ(t.runAt(0, 1), 3);
+  const auto one = pm::ui::buildSweepGrid(runs, "", "lr", SweepMetric::FinalAccuracy, {{"stages", "2"}});
+  ASSERT_EQ(one.rows(), 1);
+  ASSERT_EQ(one.cols(), 2);
+  EXPECT_EQ(one.runAt(0, 0), 2);
+  EXPECT_EQ(one.runAt(0, 1), 4);
+  // Without a value for the other key, two runs fall on each point: the newest is shown.
+  const auto both = pm::ui::buildSweepGrid(runs, "", "lr", SweepMetric::FinalAccuracy);
+  EXPECT_EQ(both.runAt(0, 0), 2);
+  EXPECT_EQ(both.cell(0, 0)->runs, 2);
+}
+
+TEST(SweepGrid, AxisOrderMarksAndSweepList) {
+  std::vector<RunRecord> runs{rec(1, "b", "1", "failed", 0, 0), rec(2, "a", "1", "stopped", 0, 0),
+                              rec(3, "c", "1", "running", 0, 0), rec(4, "c", "1", "interrupted", 0, 0)};
+  EXPECT_EQ(pm::ui::axisValues(runs, "lr"), (std::vector<std::string>{"b", "a", "c"}));  // first seen
+  EXPECT_EQ(pm::ui::axisValues(runs, "stages"), (std::vector<std::string>{"1"}));
+  EXPECT_EQ(pm::ui::statusMark("failed"), "F");
+  EXPECT_EQ(pm::ui::statusMark("stopped"), "S");
+  EXPECT_EQ(pm::ui::statusMark("interrupted"), "S");
+  EXPECT_EQ(pm::ui::statusMark("running"), "\xE2\x80\xA6");
+  EXPECT_EQ(pm::ui::statusMark("finished"), "");
+  EXPECT_TRUE(pm::ui::isNumber("1e-3"));
+  EXPECT_FALSE(pm::ui::isNumber("1e-3x"));
+  EXPECT_FALSE(pm::ui::isNumber(""));
+  EXPECT_EQ(pm::ui::formatMetric(std::nan(""), SweepMetric::FinalLoss), "-");
+
+  runs[0].sweep_id = "old";
+  runs[1].sweep_id = "";
+  const auto sweeps = pm::ui::listSweeps(runs);
+  ASSERT_EQ(sweeps.size(), 2u);
+  EXPECT_EQ(sweeps[0].id, "sw");  // newest first
+  EXPECT_EQ(sweeps[0].runs, 2);
+  EXPECT_EQ(sweeps[1].id, "old");
+}
+
+TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
+  pm::test::app();
+  SweepStore fx;
+  pm::ui::SweepsView view(fx.db);
+  view.resize(900, 600);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  ASSERT_EQ(view.sweepCount(), 1) << view.lastError();
+  EXPECT_EQ(view.currentSweep().toStdString(), "sweep-1");
+  EXPECT_EQ(view.sweptKeys(), (std::vector<std::string>{"optimizer.lr", "pipeline.stages"}));
+  EXPECT_EQ(view.metric(), SweepMetric::FinalAccuracy);
+  pm::ui::HeatMap* map = view.heatMap();
+  ASSERT_EQ(map->rows(), 2);
+  ASSERT_EQ(map->cols(), 2);
+  EXPECT_EQ(map->cellCount(), 4);
+  ASSERT_NE(map->cellAt(0, 1), nullptr);
+  EXPECT_EQ(map->cellAt(0, 1)->text.toStdString(), "0.600");
+  EXPECT_EQ(map->cellAt(1, 1)->text.toStdString(), "D");
+  // The diverged cell has its own colour, unlike any value cell.
+  for (const auto& [r, c] : std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}})
+    EXPECT_NE(map->fillColor(1, 1), map->fillColor(r, c));
+
+  QSignalSpy open(&view, &pm::ui::SweepsView::openRun);
+  view.activateCell(1, 0);
+  ASSERT_EQ(open.count(), 1);
+  EXPECT_EQ(open.takeFirst().at(0).value<int64_t>(), fx.ids[1][0]);
+  // A real click on the diverged cell.
+  QTest::mouseClick(map->canvas(), Qt::LeftButton, {}, map->cellCenter(1, 1));
+  ASSERT_EQ(open.count(), 1);
+  EXPECT_EQ(open.takeFirst().at(0).value<int64_t>(), fx.ids[1][1]);
+
+  // Loss, and the axes swapped.
+  view.setMetric(SweepMetric::FinalLoss);
+  EXPECT_EQ(map->cellAt(0, 1)->text.toStdString(), "1.5");
+  ASSERT_TRUE(view.setAxes("pipeline.stages", "optimizer.lr"));
+  view.activateCell(0, 1);
+  ASSERT_EQ(open.count(), 1);
+  EXPECT_EQ(open.takeFirst().at(0).value<int64_t>(), fx.ids[1][0]);
+  // One axis: a single row, the other key gets a value chooser (its first value).
+  ASSERT_TRUE(view.setAxes("", "optimizer.lr"));
+  EXPECT_EQ(map->rows(), 1);
+  EXPECT_EQ(map->cellCount(), 2);
+  EXPECT_EQ(view.grid().runAt(0, 1), fx.ids[1][0]);
+  auto* stagesBox = view.findChild<QComboBox*>("pipeline.stages");
+  ASSERT_NE(stagesBox, nullptr);
+  stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("2")));
+  EXPECT_EQ(view.grid().runAt(0, 1), fx.ids[1][1]);
+  // Only a diverged run shown (no axes, both keys fixed): no colour scale; it comes back with values.
+  EXPECT_TRUE(map->scaleShown());
+  ASSERT_TRUE(view.setAxes("", ""));
+  auto* lrBox = view.findChild<QComboBox*>("optimizer.lr");
+  stagesBox = view.findChild<QComboBox*>("pipeline.stages");
+  ASSERT_NE(lrBox, nullptr);
+  ASSERT_NE(stagesBox, nullptr);
+  lrBox->setCurrentIndex(lrBox->findData(QStringLiteral("10")));
+  stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("2")));
+  ASSERT_EQ(map->cellCount(), 1);
+  EXPECT_EQ(map->cellAt(0, 0)->text.toStdString(), "D");
+  EXPECT_EQ(view.grid().runAt(0, 0), fx.ids[1][1]);
+  EXPECT_FALSE(map->scaleShown());
+  stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("1")));
+  EXPECT_EQ(map->cellAt(0, 0)->text.toStdString(), "1.5");
+  EXPECT_TRUE(map->scaleShown());
+
+  // A new run of the sweep shows after Refresh.
+  {
+    pm::RunStore store(fx.db);
+    const int64_t extra = store.createRun("late", "{}", {"optimizer.lr=1", "pipeline.stages=1"}, "", "sweep-1");
+    store.setStatus(extra, "failed", "boom");
+  }
+  ASSERT_TRUE(view.setAxes("optimizer.lr", "pipeline.stages"));
+  view.findChild<QPushButton*>("refreshButton")->click();
+  EXPECT_EQ(view.grid().rows(), 3);
+  EXPECT_EQ(view.grid().rowValues[1], "1");
+  EXPECT_EQ(map->cellAt(1, 0)->text.toStdString(), "F");
+}
+
+TEST(SweepsView, MainWindowOpensTheClickedRunInTheRunsTab) {
+  pm::test::app();
+  SweepStore fx;
+  pm::ui::MainWindow w(fx.db, {}, kPipemare);
+  w.setCloseAnswer("leave");
+  ASSERT_TRUE(w.selectTab("sweeps"));
+  ASSERT_TRUE(w.selectTab("Timeline"));
+  ASSERT_TRUE(w.selectTab("Sweeps"));
+  auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+  ASSERT_NE(tabs, nullptr);
+  EXPECT_EQ(tabs->currentWidget(), w.sweepsView());
+  w.sweepsView()->activateCell(0, 1);
+  EXPECT_EQ(tabs->currentWidget(), w.runsBrowser());
+  EXPECT_EQ(w.runsBrowser()->shownRun(), fx.ids[0][1]);
+  EXPECT_EQ(w.runsBrowser()->selectedRunIds(), (std::vector<int64_t>{fx.ids[0][1]}));
+}
+
+TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t traced = 0, untraced = 0;
+  {
+    pm::RunStore store(db);
+    untraced = store.createRun("no trace", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2}})");
+    traced = store.createRun("traced", R"({"model":{"name":"mlp"},"data":{"batch_size":8},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2},"optimizer":{"name":"sgd","lr":0.1}})");
+    // Two minibatches of GPipe over 2 stages, 2 microbatches: F F B B S per stage, plus sends.
+    double t = 0.010;
+    for (int mb = 0; mb < 2; ++mb) {
+      for (int stage = 0; stage < 2; ++stage) {
+        for (int m = 0; m < 2; ++m) store.appendTrace(traced, {stage, "F", 2 * mb + m, t + 0.001 * m, t + 0.001 * m + 0.001});
+        for (int m = 0; m < 2; ++m) store.appendTrace(traced, {stage, "B", 2 * mb + m, t + 0.004 + 0.002 * m, t + 0.006 + 0.002 * m});
+        store.appendTrace(traced, {stage, "S", mb, t + 0.009, t + 0.010});
+      }
+      store.appendTrace(traced, {0, "send_act", 2 * mb, t + 0.002, t + 0.0021});
+      t += 0.011;
+    }
+    store.flush();
+    store.setStatus(traced, "finished");
+    store.setStatus(untraced, "finished");
+  }
+  pm::ui::TimelineView view(db, kPipemare);
+  view.resize(1000, 700);
+  view.show();
+  ASSERT_EQ(view.runCount(), 1) << view.lastError();  // only the run with a trace
+  EXPECT_EQ(view.currentRun(), traced);
+  EXPECT_FALSE(view.setRun(untraced));
+  ASSERT_TRUE(view.setRun(traced));
+  EXPECT_EQ(view.measuredPlot()->boxCount(), 22u);
+  EXPECT_NEAR(view.measuredPlot()->makespanMs(), 21.0, 1e-6);
+  EXPECT_NE(view.measuredSummary().indexOf("22"), -1) << view.measuredSummary().toStdString();
+  EXPECT_NE(view.measuredSummary().indexOf("F 8, B 8, S 4, communication 2; utilization 0.67"), -1)
+      << view.measuredSummary().toStdString();
+  EXPECT_EQ(view.predictedMinibatches(), 2);  // two steps on stage 0
+  const QStringList args = view.planArguments();
+  ASSERT_FALSE(args.isEmpty());
+  EXPECT_EQ(args.at(args.indexOf("--model") + 1).toStdString(), "mlp");
+  EXPECT_EQ(args.at(args.indexOf("--stages") + 1).toStdString(), "2");
+  EXPECT_EQ(args.at(args.indexOf("--microbatches") + 1).toStdString(), "2");
+  EXPECT_EQ(args.at(args.indexOf("--schedule") + 1).toStdString(), "gpipe");
+  EXPECT_EQ(args.at(args.indexOf("--batch") + 1).toStdString(), "8");
+  EXPECT_EQ(args.at(args.indexOf("--trace-minibatches") + 1).toStdString(), "2");
+
+  // Zoom by hand, then Fit shows everything again.
+  auto* fit = view.findChild<QPushButton*>("measuredFit");
+  ASSERT_NE(fit, nullptr);
+  fit->click();
+  EXPECT_EQ(view.measuredPlot()->boxesInView(), 22u);
+  EXPECT_NEAR(view.measuredPlot()->viewStartMs(), 0.0, 1e-9);
+
+  // The planner's prediction, from the engine binary.
+  if (!QFile::exists(kPipemare)) GTEST_SKIP() << "no pipemare binary at " << kPipemare.toStdString();
+  ASSERT_TRUE(waitForPrediction(view)) << view.predictedSummary().toStdString();
+  EXPECT_GT(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
+  EXPECT_TRUE(view.predictedSummary().startsWith("Predicted: makespan")) << view.predictedSummary().toStdString();
+}
+
+TEST(TimelineView, PlannerErrorsReadAsText) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const int64_t id = store.createRun("odd model", R"({"model":{"name":"nosuch"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2}})");
+    store.appendTrace(id, {0, "F", 0, 0.0, 0.001});
+    store.appendTrace(id, {1, "F", 0, 0.001, 0.002});
+    store.flush();
+  }
+  // A missing planner binary.
+  {
+    pm::ui::TimelineView view(db, dir.filePath("no-such-pipemare"));
+    ASSERT_TRUE(waitForPrediction(view));
+    EXPECT_EQ(view.measuredPlot()->boxCount(), 2u);
+    EXPECT_NE(view.predictedSummary().indexOf("cannot start the planner"), -1) << view.predictedSummary().toStdString();
+  }
+  if (!QFile::exists(kPipemare)) GTEST_SKIP() << "no pipemare binary at " << kPipemare.toStdString();
+  pm::ui::TimelineView view(db, kPipemare);
+  ASSERT_TRUE(waitForPrediction(view));
+  const std::string text = view.predictedSummary().toStdString();
+  EXPECT_NE(text.find("unknown model"), std::string::npos) << text;
+  EXPECT_EQ(text.find("pipemare plan:"), std::string::npos) << text;
+  EXPECT_EQ(text.find('{'), std::string::npos) << text;
+  EXPECT_EQ(view.predictedPlot()->boxCount(), 0u);
+}

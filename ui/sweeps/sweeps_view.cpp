@@ -1,0 +1,304 @@
+#include "ui/sweeps/sweeps_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/store/run_store.h"
+#include "ui/plots/heat_map.h"
+
+namespace pm::ui {
+
+namespace {
+
+QColor markColor(const std::string& mark) {
+  if (mark == "D") return QColor(214, 39, 40);     // diverged: red
+  if (mark == "F") return QColor(80, 80, 80);      // failed: dark grey
+  if (mark == "S") return QColor(255, 152, 48);    // stopped / interrupted: orange
+  if (!mark.empty()) return QColor(158, 202, 225);  // running: light blue
+  return {};
+}
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// "1 run", "8 runs"
+QString count(int n, const QString& one, const QString& many) { return QString::number(n) + ' ' + (n == 1 ? one : many); }
+
+void selectData(QComboBox* box, const QString& data) {
+  const int i = box->findData(data);
+  if (i >= 0) box->setCurrentIndex(i);
+}
+
+}  // namespace
+
+SweepsView::SweepsView(const std::string& dbPath, QWidget* parent)
+    : QWidget(parent),
+      dbPath_(dbPath),
+      sweepBox_(new QComboBox(this)),
+      metricBox_(new QComboBox(this)),
+      rowBox_(new QComboBox(this)),
+      colBox_(new QComboBox(this)),
+      refreshButton_(new QPushButton(tr("Refresh"), this)),
+      fixedBar_(new QWidget(this)),
+      fixedLayout_(new QHBoxLayout(fixedBar_)),
+      map_(new HeatMap(this)),
+      status_(new QLabel(this)) {
+  sweepBox_->setObjectName("sweepBox");
+  metricBox_->setObjectName("metricBox");
+  rowBox_->setObjectName("rowKeyBox");
+  colBox_->setObjectName("colKeyBox");
+  refreshButton_->setObjectName("refreshButton");
+  sweepBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  metricBox_->addItem(tr("final accuracy"), static_cast<int>(SweepMetric::FinalAccuracy));
+  metricBox_->addItem(tr("final loss"), static_cast<int>(SweepMetric::FinalLoss));
+  status_->setWordWrap(true);
+  status_->setTextFormat(Qt::RichText);
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("Sweep:"), this));
+  top->addWidget(sweepBox_, 2);
+  top->addSpacing(12);
+  top->addWidget(new QLabel(tr("Metric:"), this));
+  top->addWidget(metricBox_);
+  top->addSpacing(12);
+  top->addWidget(new QLabel(tr("Rows:"), this));
+  top->addWidget(rowBox_, 1);
+  top->addWidget(new QLabel(tr("Columns:"), this));
+  top->addWidget(colBox_, 1);
+  top->addSpacing(12);
+  top->addWidget(refreshButton_);
+  fixedLayout_->setContentsMargins(0, 0, 0, 0);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(fixedBar_);
+  layout->addWidget(map_, 1);
+  layout->addWidget(status_);
+
+  connect(refreshButton_, &QPushButton::clicked, this, &SweepsView::refresh);
+  connect(sweepBox_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!updating_) sweepChosen();
+  });
+  connect(metricBox_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!updating_) rebuildGrid();
+  });
+  for (QComboBox* box : {rowBox_, colBox_})
+    connect(box, &QComboBox::currentIndexChanged, this, [this] {
+      if (updating_) return;
+      rebuildAxes();
+      rebuildGrid();
+    });
+  connect(map_, &HeatMap::cellClicked, this, &SweepsView::activateCell);
+  refresh();
+}
+
+SweepsView::~SweepsView() = default;
+
+int SweepsView::sweepCount() const { return sweepBox_->count(); }
+QString SweepsView::currentSweep() const { return sweepBox_->currentData().toString(); }
+QString SweepsView::statusText() const { return status_->text(); }
+SweepMetric SweepsView::metric() const { return static_cast<SweepMetric>(metricBox_->currentData().toInt()); }
+
+bool SweepsView::setSweep(const QString& sweepId) {
+  const int i = sweepBox_->findData(sweepId);
+  if (i < 0) return false;
+  sweepBox_->setCurrentIndex(i);  // sweepChosen() through the signal when it changes
+  return true;
+}
+
+void SweepsView::setMetric(SweepMetric m) {
+  const int i = metricBox_->findData(static_cast<int>(m));
+  if (i >= 0) metricBox_->setCurrentIndex(i);
+}
+
+bool SweepsView::setAxes(const QString& rowKey, const QString& colKey) {
+  const int r = rowKey.isEmpty() ? 0 : rowBox_->findData(rowKey);
+  const int c = colKey.isEmpty() ? 0 : colBox_->findData(colKey);
+  if (r < 0 || c < 0) return false;
+  updating_ = true;
+  rowBox_->setCurrentIndex(r);
+  colBox_->setCurrentIndex(c);
+  updating_ = false;
+  rebuildAxes();
+  rebuildGrid();
+  return true;
+}
+
+void SweepsView::refresh() {
+  try {
+    if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
+    runs_ = store_->listRuns();
+    lastError_.clear();
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+    runs_.clear();
+  }
+  const QString keep = currentSweep();
+  updating_ = true;
+  sweepBox_->clear();
+  for (const auto& s : listSweeps(runs_))
+    sweepBox_->addItem(tr("%1  (%2)").arg(q(s.id), count(s.runs, tr("run"), tr("runs"))), q(s.id));
+  const int i = sweepBox_->findData(keep);
+  sweepBox_->setCurrentIndex(i >= 0 ? i : (sweepBox_->count() > 0 ? 0 : -1));
+  updating_ = false;
+  if (currentSweep() != keep || keys_.empty()) {
+    sweepChosen();
+  } else {
+    keys_ = sweepKeysOf(sweepRuns());
+    rebuildAxes();
+    rebuildGrid();
+  }
+}
+
+std::vector<RunRecord> SweepsView::sweepRuns() const {
+  std::vector<RunRecord> out;
+  const std::string id = currentSweep().toStdString();
+  if (id.empty()) return out;
+  for (const auto& r : runs_)
+    if (r.sweep_id == id) out.push_back(r);
+  return out;
+}
+
+void SweepsView::sweepChosen() {
+  const auto runs = sweepRuns();
+  keys_ = sweepKeysOf(runs);
+  // Default metric: accuracy when some run has one, otherwise the loss.
+  const bool anyAccuracy = std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return std::isfinite(r.final_accuracy); });
+  // Default axes: the first two swept keys that take more than one value (else the first keys).
+  std::vector<std::string> varying;
+  for (const auto& k : keys_)
+    if (axisValues(runs, k).size() > 1) varying.push_back(k);
+  if (varying.empty()) varying = keys_;
+  updating_ = true;
+  metricBox_->setCurrentIndex(anyAccuracy ? 0 : 1);
+  for (QComboBox* box : {rowBox_, colBox_}) {
+    box->clear();
+    box->addItem(tr("(none)"), QString());
+    for (const auto& k : keys_) box->addItem(q(k), q(k));
+  }
+  if (varying.size() >= 2) {
+    selectData(rowBox_, q(varying[0]));
+    selectData(colBox_, q(varying[1]));
+  } else if (varying.size() == 1) {
+    selectData(colBox_, q(varying[0]));  // one key: a single row
+  }
+  updating_ = false;
+  rebuildAxes(/*keepChoices=*/false);
+  rebuildGrid();
+}
+
+void SweepsView::rebuildAxes(bool keepChoices) {
+  // A value chooser for every swept key on neither axis (keeping the values already chosen).
+  // Never called from a chooser's own signal, so the old ones can go at once.
+  std::map<std::string, QString> chosen;
+  if (keepChoices)
+    for (QComboBox* b : fixedBoxes_) chosen[b->objectName().toStdString()] = b->currentData().toString();
+  while (QLayoutItem* item = fixedLayout_->takeAt(0)) {
+    delete item->widget();
+    delete item;
+  }
+  fixedBoxes_.clear();
+  const auto runs = sweepRuns();
+  const std::string rowKey = rowBox_->currentData().toString().toStdString();
+  const std::string colKey = colBox_->currentData().toString().toStdString();
+  for (const auto& k : keys_) {
+    if (k == rowKey || k == colKey) continue;
+    auto* label = new QLabel(q(k) + ":", fixedBar_);
+    auto* box = new QComboBox(fixedBar_);
+    box->setObjectName(q(k));
+    box->addItem(tr("any (newest run)"), QString());
+    const auto values = axisValues(runs, k);
+    for (const auto& v : values) box->addItem(q(v), q(v));
+    auto it = chosen.find(k);
+    if (it != chosen.end())
+      selectData(box, it->second);
+    else if (values.size() > 1)
+      box->setCurrentIndex(1);  // a varying key: its first value, so that each cell holds one run
+    connect(box, &QComboBox::currentIndexChanged, this, [this] {
+      if (!updating_) rebuildGrid();
+    });
+    fixedLayout_->addWidget(label);
+    fixedLayout_->addWidget(box);
+    fixedLayout_->addSpacing(12);
+    fixedBoxes_.push_back(box);
+  }
+  fixedLayout_->addStretch(1);
+  fixedBar_->setVisible(!fixedBoxes_.empty());
+}
+
+void SweepsView::rebuildGrid() {
+  const auto runs = sweepRuns();
+  if (runs.empty()) {
+    grid_ = SweepGrid{};
+    map_->clear();
+    map_->setTitle(lastError_.empty() ? tr("No sweeps in this store") : tr("Cannot read the run store"));
+    status_->setText(lastError_.empty()
+                         ? tr("Run a sweep with <code>pipemare sweep EXPERIMENT --grid key=v1,v2 --grid key2=a,b</code>, "
+                              "then press Refresh.")
+                         : tr("<span style='color:#d62728'>%1</span>").arg(q(lastError_).toHtmlEscaped()));
+    return;
+  }
+  const SweepMetric m = metric();
+  const std::string rowKey = rowBox_->currentData().toString().toStdString();
+  const std::string colKey = colBox_->currentData().toString().toStdString();
+  std::map<std::string, std::string> fixed;
+  for (QComboBox* b : fixedBoxes_)
+    if (!b->currentData().toString().isEmpty()) fixed[b->objectName().toStdString()] = b->currentData().toString().toStdString();
+  grid_ = buildSweepGrid(runs, rowKey, colKey, m, fixed);
+
+  const QString metricName = m == SweepMetric::FinalAccuracy ? tr("final accuracy") : tr("final loss");
+  QStringList rowLabels, colLabels;
+  for (const auto& v : grid_.rowValues) rowLabels << q(v);
+  for (const auto& v : grid_.colValues) colLabels << q(v);
+  QString axes;
+  if (!rowKey.empty() && !colKey.empty()) axes = tr("rows %1, columns %2").arg(q(rowKey), q(colKey));
+  else if (!rowKey.empty() || !colKey.empty()) axes = q(rowKey.empty() ? colKey : rowKey);
+  QStringList at;
+  for (const auto& [k, v] : fixed) at << q(k) + "=" + q(v);
+  map_->setTitle(tr("Sweep %1: %2%3%4")
+                     .arg(currentSweep(), metricName, axes.isEmpty() ? QString() : tr(" over ") + axes,
+                          at.isEmpty() ? QString() : tr(" at ") + at.join(", ")));
+  map_->setGrid(rowLabels, colLabels, q(rowKey), q(colKey));
+  std::vector<HeatCell> cells;
+  int marked = 0, shared = 0;
+  for (const auto& c : grid_.cells) {
+    if (c.runId == 0) continue;
+    HeatCell h;
+    h.row = c.row;
+    h.col = c.col;
+    h.value = c.mark.empty() ? c.value : NAN;
+    h.text = q(c.text);
+    h.color = markColor(c.mark);
+    if (!c.mark.empty()) ++marked;
+    if (c.runs > 1) ++shared;
+    QString tip = tr("run %1: %2\nstatus: %3").arg(c.runId).arg(q(c.runName)).arg(q(c.status));
+    if (!c.message.empty()) tip += tr(" (%1)").arg(q(c.message));
+    tip += tr("\n%1: %2").arg(metricName, q(formatMetric(c.value, m)));
+    if (c.runs > 1) tip += tr("\n%1 runs at this point; the newest is shown").arg(c.runs);
+    tip += tr("\nclick to open the run");
+    h.toolTip = tip;
+    cells.push_back(h);
+  }
+  map_->setCells(cells, grid_.minValue, grid_.maxValue, grid_.hasValues ? metricName : QString(),
+                 /*invert=*/m == SweepMetric::FinalLoss);
+  QString text = tr("%1 in the sweep, %2 shown")
+                     .arg(count(static_cast<int>(runs.size()), tr("run"), tr("runs")),
+                          count(grid_.filledCells(), tr("grid point"), tr("grid points")));
+  if (marked > 0) text += tr(", %1 not finished normally").arg(marked);
+  if (shared > 0) text += tr(", %1 with several runs (the newest shown)").arg(count(shared, tr("point"), tr("points")));
+  text += tr(". <b style='color:#d62728'>D</b> diverged, <b style='color:#505050'>F</b> failed, "
+             "<b style='color:#e08a20'>S</b> stopped or interrupted, <b style='color:#4a90c0'>\u2026</b> running. "
+             "Click a cell to open its run in the Runs tab.");
+  status_->setText(text);
+}
+
+void SweepsView::activateCell(int row, int col) {
+  const int64_t id = grid_.runAt(row, col);
+  if (id != 0) Q_EMIT openRun(id);
+}
+
+}  // namespace pm::ui

@@ -1,0 +1,412 @@
+#include "ui/timeline/timeline_view.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProcess>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTemporaryDir>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "core/store/run_store.h"
+#include "ui/plots/gantt_plot.h"
+
+namespace pm::ui {
+
+using Json = nlohmann::json;
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString minibatches(int n) { return n == 1 ? QObject::tr("1 minibatch") : QObject::tr("%1 minibatches").arg(n); }
+
+QString ms(double v) {
+  const double a = std::abs(v);
+  if (a < 5e-4) return QStringLiteral("0");
+  return QString::number(v, 'f', a >= 100 ? 1 : a >= 1 ? 2 : 3);
+}
+
+// "F 40, B 40, S 10, communication 90"
+QString actionCounts(const std::vector<GanttBox>& boxes) {
+  int f = 0, b = 0, s = 0, other = 0;
+  for (const auto& x : boxes) {
+    if (x.action == "F") ++f;
+    else if (x.action == "B") ++b;
+    else if (x.action == "S") ++s;
+    else ++other;
+  }
+  QString out = QObject::tr("F %1, B %2, S %3").arg(f).arg(b).arg(s);
+  if (other > 0) out += QObject::tr(", communication %1").arg(other);
+  // Utilization: compute time (F, B, S) over stages x makespan.
+  double t0 = 1e300, t1 = -1e300, busy = 0;
+  int stages = 0;
+  for (const auto& x : boxes) {
+    t0 = std::min(t0, x.start);
+    t1 = std::max(t1, x.end);
+    stages = std::max(stages, x.stage + 1);
+    if (x.action == "F" || x.action == "B" || x.action == "S") busy += x.end - x.start;
+  }
+  if (!boxes.empty() && t1 > t0) out += QObject::tr("; utilization %1").arg(busy / (stages * (t1 - t0)), 0, 'f', 2);
+  return out;
+}
+
+int traceStages(const std::vector<GanttBox>& boxes, int atLeast) {
+  int n = atLeast;
+  for (const auto& b : boxes) n = std::max(n, b.stage + 1);
+  return std::max(1, n);
+}
+
+// The planner's complaint without the program prefix; a JSON error object is reduced to its message.
+QString readableError(const QString& stderrText, int exitCode) {
+  QString text = stderrText.trimmed();
+  if (text.startsWith('{')) {
+    const Json j = Json::parse(text.toStdString(), nullptr, false);
+    if (j.is_object())
+      for (const char* key : {"error", "message", "problem"})
+        if (j.contains(key) && j[key].is_string()) {
+          text = q(j[key].get<std::string>());
+          break;
+        }
+  }
+  const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
+  text = lines.isEmpty() ? QString() : lines.last().trimmed();  // the last line says what went wrong
+  for (const QString& prefix : {QStringLiteral("pipemare plan: "), QStringLiteral("error: ")})
+    if (text.startsWith(prefix)) text = text.mid(prefix.size());
+  if (text.isEmpty()) text = QObject::tr("the planner exited with code %1").arg(exitCode);
+  return text;
+}
+
+}  // namespace
+
+TimelineView::TimelineView(const std::string& dbPath, const QString& pipemareBinary, QWidget* parent)
+    : QWidget(parent),
+      dbPath_(dbPath),
+      binary_(pipemareBinary),
+      tmp_(std::make_unique<QTemporaryDir>()),
+      runBox_(new QComboBox(this)),
+      refreshButton_(new QPushButton(tr("Refresh"), this)),
+      measured_(new GanttPlot(this)),
+      predicted_(new GanttPlot(this)),
+      measuredLabel_(new QLabel(this)),
+      predictedLabel_(new QLabel(this)),
+      minibatches_(new QSpinBox(this)),
+      proc_(new QProcess(this)) {
+  runBox_->setObjectName("runBox");
+  refreshButton_->setObjectName("refreshButton");
+  minibatches_->setObjectName("predictedMinibatches");
+  runBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  runBox_->setMinimumContentsLength(30);
+  minibatches_->setRange(1, 50);
+  minibatches_->setValue(2);
+  minibatches_->setToolTip(tr("Minibatches the planner simulates (default: as many as the measured trace holds)"));
+  for (QLabel* l : {measuredLabel_, predictedLabel_}) {
+    l->setTextFormat(Qt::RichText);
+    l->setWordWrap(true);
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  }
+  measured_->setTitle(tr("Measured schedule"));
+  predicted_->setTitle(tr("Predicted by the planner"));
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("Run:"), this));
+  top->addWidget(runBox_, 1);
+  top->addWidget(refreshButton_);
+
+  auto* measuredFit = new QPushButton(tr("Fit"), this);
+  measuredFit->setObjectName("measuredFit");
+  measuredFit->setToolTip(tr("Show the whole measured trace (wheel: zoom, drag: pan)"));
+  auto* predictedFit = new QPushButton(tr("Fit"), this);
+  predictedFit->setObjectName("predictedFit");
+  predictedFit->setToolTip(tr("Show the whole predicted timeline (wheel: zoom, drag: pan)"));
+
+  auto* upper = new QWidget(this);
+  auto* upperLayout = new QVBoxLayout(upper);
+  upperLayout->setContentsMargins(0, 0, 0, 0);
+  upperLayout->addWidget(measured_, 1);
+  auto* upperBar = new QHBoxLayout;
+  upperBar->addWidget(measuredLabel_, 1);
+  upperBar->addWidget(measuredFit);
+  upperLayout->addLayout(upperBar);
+
+  auto* lower = new QWidget(this);
+  auto* lowerLayout = new QVBoxLayout(lower);
+  lowerLayout->setContentsMargins(0, 0, 0, 0);
+  lowerLayout->addWidget(predicted_, 1);
+  auto* lowerBar = new QHBoxLayout;
+  lowerBar->addWidget(predictedLabel_, 1);
+  lowerBar->addWidget(new QLabel(tr("minibatches:"), this));
+  lowerBar->addWidget(minibatches_);
+  lowerBar->addWidget(predictedFit);
+  lowerLayout->addLayout(lowerBar);
+
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(upper);
+  split->addWidget(lower);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(split, 1);
+
+  connect(refreshButton_, &QPushButton::clicked, this, &TimelineView::refresh);
+  connect(runBox_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!updating_) showRun(currentRun());
+  });
+  connect(measuredFit, &QPushButton::clicked, measured_, &GanttPlot::fit);
+  connect(predictedFit, &QPushButton::clicked, predicted_, &GanttPlot::fit);
+  connect(measured_, &GanttPlot::viewChanged, this, &TimelineView::updateSummaries);
+  connect(predicted_, &GanttPlot::viewChanged, this, &TimelineView::updateSummaries);
+  connect(minibatches_, &QSpinBox::valueChanged, this, [this] {
+    if (!updating_) requestPrediction();
+  });
+  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus) { planFinished(code); });
+  connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart) return;  // crashes and exits arrive through finished()
+    pending_ = false;
+    planFailed(tr("cannot start the planner %1: %2").arg(binary_, proc_->errorString()));
+  });
+  refresh();
+}
+
+TimelineView::~TimelineView() {
+  if (proc_->state() != QProcess::NotRunning) {
+    proc_->disconnect(this);
+    proc_->kill();
+    proc_->waitForFinished(2000);
+  }
+}
+
+int TimelineView::runCount() const { return runBox_->count(); }
+int64_t TimelineView::currentRun() const { return runBox_->currentIndex() < 0 ? 0 : runBox_->currentData().toLongLong(); }
+QString TimelineView::measuredSummary() const { return measuredLabel_->text(); }
+QString TimelineView::predictedSummary() const { return predictedLabel_->text(); }
+bool TimelineView::predicting() const { return proc_->state() != QProcess::NotRunning || pending_; }
+int TimelineView::predictedMinibatches() const { return minibatches_->value(); }
+void TimelineView::setPredictedMinibatches(int n) { minibatches_->setValue(n); }
+
+void TimelineView::refresh() {
+  std::vector<RunRecord> runs;
+  try {
+    if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
+    for (auto& r : store_->listRuns())
+      if (store_->countRows("trace", r.id) > 0) runs.push_back(std::move(r));
+    lastError_.clear();
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id > b.id; });
+  const int64_t keep = shownRun_;
+  updating_ = true;
+  runBox_->clear();
+  for (const auto& r : runs)
+    runBox_->addItem(tr("#%1  %2  (%3, %4, P=%5, N=%6; %7)")
+                         .arg(r.id)
+                         .arg(q(r.name), q(r.schedule), q(r.model))
+                         .arg(r.stages)
+                         .arg(r.microbatches)
+                         .arg(q(r.status)),
+                     QVariant::fromValue<qlonglong>(r.id));
+  const int i = runBox_->findData(QVariant::fromValue<qlonglong>(keep));
+  runBox_->setCurrentIndex(i >= 0 ? i : (runBox_->count() > 0 ? 0 : -1));
+  updating_ = false;
+  if (currentRun() != keep || keep == 0) showRun(currentRun());
+  if (!lastError_.empty())
+    measuredLabel_->setText(tr("<span style='color:#d62728'>Cannot read the run store: %1</span>").arg(q(lastError_).toHtmlEscaped()));
+}
+
+bool TimelineView::setRun(int64_t runId) {
+  int i = runBox_->findData(QVariant::fromValue<qlonglong>(runId));
+  if (i < 0) {
+    refresh();
+    i = runBox_->findData(QVariant::fromValue<qlonglong>(runId));
+  }
+  if (i < 0) return false;
+  if (i == runBox_->currentIndex()) {
+    if (shownRun_ != runId) showRun(runId);
+  } else {
+    runBox_->setCurrentIndex(i);  // showRun() through the signal
+  }
+  return true;
+}
+
+void TimelineView::showRun(int64_t runId) {
+  shownRun_ = runId;
+  predictedError_.clear();
+  std::vector<GanttBox> boxes;
+  std::optional<RunRecord> rec;
+  try {
+    if (runId != 0 && store_) {
+      rec = store_->getRun(runId);
+      for (const auto& t : store_->loadTrace(runId)) boxes.push_back({t.stage, q(t.action), t.microbatch, t.start, t.end});
+    }
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+  }
+  if (!rec) {
+    model_.clear();
+    schedule_.clear();
+    configJson_.clear();
+    stages_ = microbatches_ = 0;
+    measured_->setTitle(tr("Measured schedule"));
+    measured_->setBoxes({}, 1);
+    predicted_->setTitle(tr("Predicted by the planner"));
+    predicted_->setBoxes({}, 1);
+    measuredCounts_.clear();
+    predictedCounts_.clear();
+    updateSummaries();
+    measuredLabel_->setText(runBox_->count() == 0 ? tr("No run in this store has a schedule trace yet (runs record the first "
+                                                       "training.trace_steps minibatches).")
+                                                  : QString());
+    return;
+  }
+  model_ = rec->model;
+  schedule_ = rec->schedule;
+  configJson_ = rec->config_json;
+  stages_ = rec->stages;
+  microbatches_ = rec->microbatches;
+  const int stages = traceStages(boxes, stages_);
+  measured_->setTitle(tr("Measured schedule of run %1: %2, %3, P=%4, N=%5 (F blue, B orange, step green, communication grey)")
+                          .arg(rec->id)
+                          .arg(q(schedule_), q(model_))
+                          .arg(stages_)
+                          .arg(microbatches_));
+  measured_->setBoxes(boxes, stages);
+  measuredCounts_ = actionCounts(boxes);
+  // Minibatches in the measured trace: one optimizer step per minibatch on stage 0 (at least one).
+  const int steps = static_cast<int>(std::count_if(boxes.begin(), boxes.end(), [](const GanttBox& b) { return b.stage == 0 && b.action == "S"; }));
+  updating_ = true;
+  minibatches_->setValue(std::clamp(steps, 1, minibatches_->maximum()));
+  updating_ = false;
+  predicted_->setBoxes({}, stages);
+  predictedCounts_.clear();
+  updateSummaries();
+  requestPrediction();
+}
+
+void TimelineView::requestPrediction() {
+  if (shownRun_ == 0 || model_.empty()) return;
+  predictedError_.clear();
+  predictedLabel_->setText(tr("planning %1 of %2 with the planner...").arg(minibatches(minibatches_->value()), q(schedule_)));
+  if (proc_->state() != QProcess::NotRunning) {
+    pending_ = true;  // planned again when the running planner is done
+    return;
+  }
+  startPlanner();
+}
+
+void TimelineView::startPlanner() {
+  const QString traceFile = tmp_->filePath("predicted-trace.json");
+  QFile::remove(traceFile);
+  const Json cfg = Json::parse(configJson_, nullptr, false);
+  const Json none = Json::object();
+  auto section = [&](const char* name) -> const Json& {
+    return cfg.is_object() && cfg.contains(name) && cfg[name].is_object() ? cfg[name] : none;
+  };
+  QStringList args{"plan",          "--model",      q(model_),        "--stages",
+                   QString::number(stages_), "--microbatches", QString::number(microbatches_), "--schedule",
+                   q(schedule_),    "--timing",     "1f1b",           "--granularity",
+                   "units",         "--trace-minibatches", QString::number(minibatches_->value())};
+  const Json& data = section("data");
+  const int64_t batch = data.contains("batch_size") && data["batch_size"].is_number_integer() ? data["batch_size"].get<int64_t>() : 0;
+  if (batch >= microbatches_ && microbatches_ > 0) args << "--batch" << QString::number(batch);
+  const Json& opt = section("optimizer");
+  if (opt.contains("name") && opt["name"].is_string()) {
+    const std::string name = opt["name"].get<std::string>();
+    const double momentum = opt.contains("momentum") && opt["momentum"].is_number() ? opt["momentum"].get<double>() : 0.0;
+    args << "--optimizer" << (name == "sgd" ? (momentum > 0 ? "sgd-momentum" : "sgd") : "adam");
+  }
+  const Json& pipe = section("pipeline");
+  if (pipe.contains("update_interval") && pipe["update_interval"].is_number_integer() && pipe["update_interval"].get<int>() > 0) {
+    const QString u = QString::number(pipe["update_interval"].get<int>());
+    if (schedule_ == "pipedream-2bw") args << "--m" << u;
+    if (schedule_ == "pipedream") args << "--update-interval" << u;
+  }
+  args << "--json" << "--trace" << traceFile;
+  planArgs_ = args;
+  proc_->start(binary_, args);
+}
+
+void TimelineView::planFinished(int exitCode) {
+  const QByteArray out = proc_->readAllStandardOutput();
+  const QString err = QString::fromUtf8(proc_->readAllStandardError());
+  if (pending_) {  // the request changed while planning: plan again, drop this answer
+    pending_ = false;
+    startPlanner();
+    return;
+  }
+  if (proc_->exitStatus() != QProcess::NormalExit) {
+    planFailed(tr("the planner crashed (%1)").arg(binary_));
+    return;
+  }
+  if (exitCode != 0) {
+    planFailed(readableError(err, exitCode));
+    return;
+  }
+  const Json plan = Json::parse(out.toStdString(), nullptr, false);
+  QFile f(tmp_->filePath("predicted-trace.json"));
+  if (!f.open(QIODevice::ReadOnly)) {
+    planFailed(tr("the planner wrote no trace"));
+    return;
+  }
+  const Json t = Json::parse(f.readAll().toStdString(), nullptr, false);
+  if (!t.is_object() || !t.contains("traceEvents") || !t["traceEvents"].is_array()) {
+    planFailed(tr("the planner's trace is unreadable"));
+    return;
+  }
+  std::vector<GanttBox> boxes;
+  for (const auto& e : t["traceEvents"]) {
+    if (!e.is_object() || e.value("ph", std::string()) != "X") continue;
+    const Json args = e.contains("args") && e["args"].is_object() ? e["args"] : Json::object();
+    const int stage = e.contains("pid") ? e.value("pid", 0) : e.value("tid", 0);
+    const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
+    boxes.push_back({stage, q(args.value("action", e.value("name", std::string("?")))), args.value("mb", -1), ts * 1e-6,
+                     (ts + dur) * 1e-6});
+  }
+  int stages = stages_;
+  if (plan.is_object()) stages = std::max(stages, plan.value("stages", 0));
+  predicted_->setTitle(tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (simulated costs)")
+                           .arg(q(schedule_), q(model_))
+                           .arg(stages_)
+                           .arg(microbatches_)
+                           .arg(minibatches(minibatches_->value())));
+  predicted_->setBoxes(boxes, traceStages(boxes, stages));
+  predictedCounts_ = actionCounts(boxes);
+  predictedError_.clear();
+  updateSummaries();
+  Q_EMIT predictionFinished(true);
+}
+
+void TimelineView::planFailed(const QString& message) {
+  predictedError_ = message;
+  predicted_->setTitle(tr("Predicted by the planner: not available"));
+  predicted_->setBoxes({}, std::max(1, stages_));
+  predictedCounts_.clear();
+  updateSummaries();
+  Q_EMIT predictionFinished(false);
+}
+
+void TimelineView::updateSummaries() {
+  auto line = [this](GanttPlot* p, const QString& counts) {
+    if (p->boxCount() == 0) return QString();
+    return tr("makespan <b>%1 ms</b>, <b>%2</b> actions (%3); shown %4 to %5 ms (%6 ms): %7 actions")
+        .arg(ms(p->makespanMs()))
+        .arg(p->boxCount())
+        .arg(counts)
+        .arg(ms(p->viewStartMs()), ms(p->viewEndMs()), ms(p->viewEndMs() - p->viewStartMs()))
+        .arg(p->boxesInView());
+  };
+  if (shownRun_ != 0) measuredLabel_->setText(tr("Measured: ") + line(measured_, measuredCounts_));
+  if (!predictedError_.isEmpty())
+    predictedLabel_->setText(tr("<span style='color:#d62728'>No prediction: %1</span>").arg(predictedError_.toHtmlEscaped()));
+  else if (predicted_->boxCount() > 0)
+    predictedLabel_->setText(tr("Predicted: ") + line(predicted_, predictedCounts_));
+}
+
+}  // namespace pm::ui

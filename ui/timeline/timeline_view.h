@@ -1,0 +1,89 @@
+#pragma once
+// The Timeline view: a stored run's measured schedule trace (what each stage did when, from the
+// store) as a Gantt chart on top, and below it the planner's predicted timeline of the same
+// experiment (`pipemare plan ... --trace FILE`, in a child process so the GUI never blocks) for
+// as many minibatches as the measured trace holds. Zoom and pan each chart with the mouse (wheel,
+// drag); Fit shows all of it again. Under each chart a one-line summary: makespan, actions by kind
+// and what the shown window holds. GUI thread only; opens its own read connection to the store.
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+class QComboBox;
+class QLabel;
+class QProcess;
+class QPushButton;
+class QSpinBox;
+class QTemporaryDir;
+
+namespace pm {
+class RunStore;
+}
+
+namespace pm::ui {
+
+class GanttPlot;
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+ public:
+  // pipemareBinary: the engine executable that plans (`pipemare plan`).
+  TimelineView(const std::string& dbPath, const QString& pipemareBinary, QWidget* parent = nullptr);
+  ~TimelineView() override;
+
+  int runCount() const;      // runs with a stored trace, in the chooser
+  int64_t currentRun() const;  // 0 when none
+  GanttPlot* measuredPlot() const { return measured_; }
+  GanttPlot* predictedPlot() const { return predicted_; }
+  QString measuredSummary() const;
+  QString predictedSummary() const;
+  bool predicting() const;
+  QStringList planArguments() const { return planArgs_; }  // of the latest prediction
+  int predictedMinibatches() const;
+  void setPredictedMinibatches(int n);  // re-plans
+  const std::string& lastError() const { return lastError_; }
+
+ public Q_SLOTS:
+  // Re-reads the runs that have a trace (keeps the shown run when it is still there).
+  void refresh();
+  // Shows that run (re-reading the store when it is not listed yet). False when it has no trace.
+  bool setRun(int64_t runId);
+
+ Q_SIGNALS:
+  // The predicted timeline is shown (ok) or the planner failed (the summary says why).
+  void predictionFinished(bool ok);
+
+ private:
+  void showRun(int64_t runId);
+  void requestPrediction();
+  void startPlanner();
+  void planFinished(int exitCode);
+  void planFailed(const QString& message);
+  void updateSummaries();
+
+  std::string dbPath_;
+  QString binary_;
+  std::unique_ptr<RunStore> store_;
+  std::unique_ptr<QTemporaryDir> tmp_;
+  QComboBox* runBox_;
+  QPushButton* refreshButton_;
+  GanttPlot* measured_;
+  GanttPlot* predicted_;
+  QLabel* measuredLabel_;
+  QLabel* predictedLabel_;
+  QSpinBox* minibatches_;
+  QProcess* proc_;
+  bool updating_ = false;
+  bool pending_ = false;     // a prediction was asked for while the planner was busy
+  int64_t shownRun_ = 0;
+  std::string model_, schedule_, configJson_;
+  int stages_ = 0, microbatches_ = 0;
+  QString measuredCounts_, predictedCounts_, predictedError_;
+  QStringList planArgs_;
+  std::string lastError_;
+};
+
+}  // namespace pm::ui
