@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <QComboBox>
 #include <QTableView>
 #include <QTest>
 #include <filesystem>
@@ -102,4 +103,36 @@ TEST(RunsBrowser, EditTagsNotesAndDelete) {
   pm::RunStore store(db);
   EXPECT_FALSE(store.getRun(b).has_value());
   EXPECT_EQ(store.countRows("metrics", b), 0);
+}
+
+// Filters by status, schedule and tag (besides the text filter).
+TEST(RunsBrowser, FiltersByScheduleTagAndStatus) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  {
+    pm::RunStore store(db);
+    const auto a = store.createRun("a", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})", {"baseline"});
+    const auto b = store.createRun("b", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8}})", {"async", "study"});
+    store.createRun("c", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8}})", {"study"});
+    store.setStatus(a, "finished");
+    store.setStatus(b, "diverged");
+  }
+  pm::ui::RunsBrowser browser(db);
+  ASSERT_EQ(browser.runCount(), 3);
+  auto* schedule = browser.findChild<QComboBox*>("scheduleFilter");
+  auto* tag = browser.findChild<QComboBox*>("tagFilter");
+  auto* status = browser.findChild<QComboBox*>("statusFilter");
+  ASSERT_TRUE(schedule && tag && status);
+  schedule->setCurrentText("pipemare");
+  EXPECT_EQ(browser.runCount(), 2);
+  ASSERT_GE(tag->findText("study"), 1);
+  tag->setCurrentIndex(tag->findText("async"));
+  EXPECT_EQ(browser.runCount(), 1);
+  tag->setCurrentIndex(0);
+  status->setCurrentText("diverged");
+  EXPECT_EQ(browser.runCount(), 1);
+  schedule->setCurrentIndex(0);
+  status->setCurrentIndex(0);
+  EXPECT_EQ(browser.runCount(), 3);
 }

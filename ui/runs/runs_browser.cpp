@@ -13,6 +13,9 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
+#include <QSignalBlocker>
+
+#include <set>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -30,6 +33,8 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
       table_(new QTableView(this)),
       filter_(new QLineEdit(this)),
       status_(new QComboBox(this)),
+      schedule_(new QComboBox(this)),
+      tag_(new QComboBox(this)),
       summary_(new QLabel(this)),
       lossPlot_(new CurvePlot(this)),
       accPlot_(new CurvePlot(this)),
@@ -50,10 +55,17 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
   filter_->setPlaceholderText(tr("Filter runs (name, model, schedule, tag)..."));
   filter_->setClearButtonEnabled(true);
   status_->addItems({tr("any status"), "running", "finished", "stopped", "failed", "diverged", "interrupted"});
+  schedule_->addItems({tr("any schedule"), "gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"});
+  tag_->addItem(tr("any tag"));
+  tag_->setObjectName("tagFilter");
+  schedule_->setObjectName("scheduleFilter");
+  status_->setObjectName("statusFilter");
 
   auto* top = new QHBoxLayout;
   top->addWidget(filter_, 1);
   top->addWidget(status_);
+  top->addWidget(schedule_);
+  top->addWidget(tag_);
   auto* left = new QWidget(this);
   auto* leftLayout = new QVBoxLayout(left);
   leftLayout->setContentsMargins(0, 0, 0, 0);
@@ -79,6 +91,8 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
 
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(status_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  connect(schedule_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  connect(tag_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   table_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(table_, &QTableView::customContextMenuRequested, this, &RunsBrowser::contextMenu);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
@@ -111,9 +125,33 @@ void RunsBrowser::refresh() {
     }
     RunFilter f;
     if (status_->currentIndex() > 0) f.status = status_->currentText().toStdString();
+    if (tag_->currentIndex() > 0) f.tag = tag_->currentText().toStdString();
     const int64_t keep = shownRun_;
     const std::vector<int64_t> selectedBeforeReload = selectedRunIds();
-    model_->setRuns(store_->listRuns(f));
+    auto runs = store_->listRuns(f);
+    // The tag list: every tag in the store (kept while one is chosen).
+    {
+      std::set<QString> tags;
+      for (const auto& r : f.tag.empty() ? runs : store_->listRuns(RunFilter{}))
+        for (const auto& t : r.tags) tags.insert(QString::fromStdString(t));
+      const QString chosen = tag_->currentText();
+      QStringList now{tr("any tag")};
+      for (const auto& t : tags) now << t;
+      QStringList had;
+      for (int i = 0; i < tag_->count(); ++i) had << tag_->itemText(i);
+      if (now != had) {
+        const QSignalBlocker block(tag_);
+        tag_->clear();
+        tag_->addItems(now);
+        const int idx = tag_->findText(chosen);
+        tag_->setCurrentIndex(idx < 0 ? 0 : idx);
+      }
+    }
+    if (schedule_->currentIndex() > 0) {
+      const std::string s = schedule_->currentText().toStdString();
+      runs.erase(std::remove_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.schedule != s; }), runs.end());
+    }
+    model_->setRuns(runs);
     int running = 0;
     for (int r = 0; r < model_->rowCount(); ++r)
       if (model_->runAt(r)->status == "running") ++running;
@@ -152,8 +190,11 @@ bool RunsBrowser::selectRun(int64_t runId) {
   int row = rowOf();
   if (row < 0) {  // not listed yet, or hidden by the filters
     filter_->clear();
-    if (status_->currentIndex() != 0) status_->setCurrentIndex(0);  // refreshes
-    else refresh();
+    for (QComboBox* c : {status_, schedule_, tag_}) {
+      const QSignalBlocker block(c);
+      c->setCurrentIndex(0);
+    }
+    refresh();
     row = rowOf();
   }
   if (row < 0) return false;

@@ -59,6 +59,8 @@ class RunsBrowser : public QWidget {
   QTableView* table_;
   QLineEdit* filter_;
   QComboBox* status_;
+  QComboBox* schedule_;  // any schedule, or one
+  QComboBox* tag_;       // any tag, or one of the tags in the store
   QLabel* summary_;
   CurvePlot* lossPlot_;
   CurvePlot* accPlot_;
