@@ -115,6 +115,11 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   if (!last.isEmpty() && QFile::exists(last)) designer_->loadFile(last);
   else if (!presetDir.isEmpty() && QFile::exists(presetDir + "/quickstart.json")) designer_->loadFile(presetDir + "/quickstart.json");
   if (designer_->valid()) planner_->setExperiment(designer_->currentJson());
+  // Preferences: the Compare view's x axis, smoothing and accuracy target, and the last tab.
+  compare_->setXAxis(static_cast<XAxis>(settings.value("compare/xAxis", static_cast<int>(XAxis::Step)).toInt()));
+  compare_->setSmoothing(settings.value("compare/smoothing", 0.0).toDouble());
+  compare_->setAccuracyTarget(settings.value("compare/accuracyTarget", 0.8).toDouble());
+  if (auto* tabs = findChild<QTabWidget*>()) tabs->setCurrentIndex(settings.value("main/tab", 0).toInt());
 }
 
 bool MainWindow::startRun(const QString& experimentJson, const QString& name) {
@@ -182,6 +187,10 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   QSettings settings;
   settings.setValue("main/geometry", saveGeometry());
   if (!designer_->currentFile().isEmpty()) settings.setValue("designer/lastFile", designer_->currentFile());
+  settings.setValue("compare/xAxis", static_cast<int>(compare_->xAxis()));
+  settings.setValue("compare/smoothing", compare_->smoothing());
+  settings.setValue("compare/accuracyTarget", compare_->accuracyTarget());
+  if (auto* tabs = findChild<QTabWidget*>()) settings.setValue("main/tab", tabs->currentIndex());
   e->accept();
 }
 
