@@ -78,7 +78,7 @@ void checkMultiNode(const Experiment& e, int nnodes) {
   if (nnodes > e.pipeline.stages)
     throw ConfigError("--nnodes", std::to_string(nnodes) + " nodes for " + std::to_string(e.pipeline.stages) + " stages: at most one node per stage");
   if (e.pipeline.partition.method == "time")
-    throw ConfigError("pipeline.partition.method", "\"time\" is measured on each node and may differ between them; use \"params\" or \"explicit\" for a multi-node run");
+    throw ConfigError("pipeline.partition.method", "\"time\" is measured on each node and may differ between them; use \"parameters\" or \"explicit\" for a multi-node run");
 }
 
 Experiment withExplicitPartition(Experiment e, EventSink& sink) {

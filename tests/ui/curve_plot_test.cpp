@@ -1,6 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <QApplication>
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QImage>
+#include <QPalette>
 #include <QTemporaryDir>
 #include <cmath>
 
@@ -22,4 +27,31 @@ TEST(CurvePlot, KeepsFullResolutionAndSavesPngAndPdf) {
   EXPECT_TRUE(plot.save(pdf));
   EXPECT_GT(QFileInfo(png).size(), 1000);
   EXPECT_GT(QFileInfo(pdf).size(), 1000);
+}
+
+// Plots take their colours from the palette: a dark system palette gives a dark plot.
+TEST(CurvePlot, FollowsTheApplicationPalette) {
+  pm::test::app();
+  const QPalette old = QApplication::palette();
+  QPalette dark = old;
+  dark.setColor(QPalette::Base, QColor(30, 30, 30));
+  dark.setColor(QPalette::Window, QColor(40, 40, 40));
+  dark.setColor(QPalette::Text, QColor(230, 230, 230));
+  QApplication::setPalette(dark);
+  pm::ui::CurvePlot plot;
+  plot.setTitle("dark");
+  const int s = plot.addSeries("a", Qt::cyan);
+  plot.setSeriesData(s, {0, 1, 2}, {1, 2, 3});
+  plot.replot();
+  const QString path = QDir::tempPath() + "/pm_dark_plot.png";
+  ASSERT_TRUE(plot.save(path, 300, 200));
+  QImage img(path);
+  ASSERT_FALSE(img.isNull());
+  EXPECT_LT(QColor(img.pixel(3, 3)).lightness(), 60);
+  QApplication::setPalette(old);
+  pm::ui::CurvePlot light;
+  light.addSeries("b", Qt::blue);
+  ASSERT_TRUE(light.save(path, 300, 200));
+  EXPECT_GT(QColor(QImage(path).pixel(3, 3)).lightness(), 200);
+  QFile::remove(path);
 }

@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include "ui/plots/plot_style.h"
+
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -21,18 +23,12 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
   plot_->setMinimumSize(200, 150);
+  applyPalette(plot_, palette());
 }
 
 CurvePlot::~CurvePlot() = default;
 
-void CurvePlot::setTitle(const QString& title) {
-  if (plot_->plotLayout()->rowCount() == 1) {
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title, QFont(font().family(), 10, QFont::Bold)));
-  } else if (auto* t = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0))) {
-    t->setText(title);
-  }
-}
+void CurvePlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font(), palette()); }
 
 void CurvePlot::setAxisLabels(const QString& x, const QString& y) {
   plot_->xAxis->setLabel(x);

@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include "ui/plots/plot_style.h"
+
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -13,14 +15,6 @@ QColor actionColor(const QString& a) {
   if (a == "B") return QColor(255, 127, 14);
   if (a == "S") return QColor(44, 160, 44);
   return QColor(180, 180, 180);  // communication
-}
-void addTitle(QCustomPlot* plot, const QString& title, const QFont& base) {
-  if (plot->plotLayout()->rowCount() == 1) {
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(base.family(), 10, QFont::Bold)));
-  } else if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
-    t->setText(title);
-  }
 }
 }  // namespace
 
@@ -36,9 +30,10 @@ GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
   plot_->yAxis->setRangeReversed(true);
   plot_->setMinimumSize(300, 150);
   connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { Q_EMIT viewChanged(); });
+  applyPalette(plot_, palette());
 }
 
-void GanttPlot::setTitle(const QString& title) { addTitle(plot_, title, font()); }
+void GanttPlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font(), palette()); }
 
 void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   plot_->clearItems();
@@ -105,9 +100,10 @@ StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new Q
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
   plot_->setMinimumSize(300, 150);
+  applyPalette(plot_, palette());
 }
 
-void StackedBarsPlot::setTitle(const QString& title) { addTitle(plot_, title, font()); }
+void StackedBarsPlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font(), palette()); }
 
 void StackedBarsPlot::setData(const QStringList& categories, const std::vector<std::vector<double>>& values,
                               const QString& xLabel, const QString& yLabel) {

@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include "ui/plots/plot_style.h"
+
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -69,6 +71,7 @@ HeatMap::HeatMap(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)
   connect(plot_, &QCustomPlot::mousePress, this, &HeatMap::onPress);
   connect(plot_, &QCustomPlot::mouseMove, this, &HeatMap::onMove);
   redraw();
+  applyPalette(plot_, palette());
 }
 
 void HeatMap::setTitle(const QString& title) {

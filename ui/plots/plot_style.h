@@ -1,0 +1,15 @@
+#pragma once
+// Colours of a QCustomPlot from the widget palette, so plots follow the system's light or dark
+// theme (background = Base, axes, grid and text = Text / Mid). Only for files of ui/plots.
+class QCustomPlot;
+class QPalette;
+class QString;
+class QFont;
+
+namespace pm::ui {
+
+void applyPalette(QCustomPlot* plot, const QPalette& palette);
+// A bold title row above the plot (created once, then its text replaced), in the palette's colours.
+void setPlotTitle(QCustomPlot* plot, const QString& title, const QFont& base, const QPalette& palette);
+
+}  // namespace pm::ui
