@@ -132,6 +132,7 @@ void CurvePlot::replot() {
       axis->setRange(r.lower - pad, r.upper + pad);
     }
   }
+  plot_->legend->setVisible(!series_.empty());
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

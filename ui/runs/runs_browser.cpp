@@ -151,7 +151,14 @@ void RunsBrowser::refresh() {
       const std::string s = schedule_->currentText().toStdString();
       runs.erase(std::remove_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.schedule != s; }), runs.end());
     }
+    const bool first = model_->rowCount() == 0;
     model_->setRuns(runs);
+    if (first && !runs.empty()) {
+      // Fit the columns to their contents once (later refreshes keep the user's widths).
+      table_->resizeColumnsToContents();
+      const int nameColumn = RunsTableModel::Name;
+      table_->setColumnWidth(nameColumn, std::min(table_->columnWidth(nameColumn), 320));
+    }
     int running = 0;
     for (int r = 0; r < model_->rowCount(); ++r)
       if (model_->runAt(r)->status == "running") ++running;
