@@ -11,6 +11,7 @@
 #include "tests/ui/ui_test_main.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_run_view.h"
+#include "ui/plots/curve_plot.h"
 
 namespace fs = std::filesystem;
 
@@ -122,4 +123,23 @@ TEST(LiveRun, StopFromTheGui) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "stopped");
   EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());
+}
+
+// The asynchronous panels and the waiting / idle split are filled from stage events.
+TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
+  pm::test::app();
+  pm::ui::LiveRunView view(kPipemare, "");
+  for (int step = 1; step <= 3; ++step)
+    for (int stage = 0; stage < 2; ++stage)
+      view.onEvent({{"type", "stage"}, {"stage", stage}, {"step", step}, {"utilization", 0.7}, {"compute_s", 0.7},
+                    {"wait_s", 0.2}, {"idle_s", 0.1}, {"tau", 1 - stage}, {"lr", 0.05 / (2 - stage)},
+                    {"weight_gap", 0.01}, {"weight_gap_t2", 0.002},
+                    {"memory", {{"weights", 1 << 20}, {"gradients", 1 << 20}, {"optimizer", 0}, {"stash", 0}, {"delta", 1 << 20},
+                                {"activations", 3 << 20}, {"total", 6 << 20}}}});
+  EXPECT_EQ(view.lrPlot()->seriesCount(), 2);
+  EXPECT_EQ(view.lrPlot()->pointCount(0), 3u);
+  EXPECT_EQ(view.gapPlot()->seriesCount(), 4);  // each stage without and with T2
+  EXPECT_EQ(view.waitPlot()->seriesCount(), 4);  // each stage waiting and idle
+  EXPECT_EQ(view.waitPlot()->pointCount(0), 3u);
+  ASSERT_NE(view.memoryNowPlot(), nullptr);
 }

@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QTabWidget>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTimer>
@@ -14,6 +15,7 @@
 #include "core/util/strings.h"
 #include "ui/live/run_process.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/plots/gantt_plot.h"
 
 namespace pm::ui {
 
@@ -39,9 +41,13 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
       loss_(makePlot(this, tr("Loss"), tr("loss"))),
       accuracy_(makePlot(this, tr("Held-out accuracy / perplexity"), tr("value"))),
       utilization_(makePlot(this, tr("Utilization per stage (compute / wall)"), tr("utilization"))),
+      wait_(makePlot(this, tr("Waiting and idle per stage (fraction of wall time)"), tr("fraction"))),
       memory_(makePlot(this, tr("Memory per stage (accounted total, MiB)"), tr("MiB"))),
       throughput_(makePlot(this, tr("Throughput"), tr("samples/s"))),
       asyncPlot_(makePlot(this, tr("Asynchronous: delay per stage (steps)"), tr("tau"))),
+      lr_(makePlot(this, tr("Learning rate per stage (T1)"), tr("lr"))),
+      gap_(makePlot(this, tr("Weight gap ||w_fwd - w_bkwd|| / ||w_fwd||, without and with T2"), tr("relative gap"))),
+      memoryNow_(new StackedBarsPlot(this)),
       progress_(new QProgressBar(this)),
       header_(new QLabel(this)),
       log_(new QPlainTextEdit(this)),
@@ -58,9 +64,16 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
   grid->addWidget(loss_, 0, 0);
   grid->addWidget(accuracy_, 0, 1);
   grid->addWidget(throughput_, 0, 2);
-  grid->addWidget(utilization_, 1, 0);
-  grid->addWidget(memory_, 1, 1);
-  grid->addWidget(asyncPlot_, 1, 2);
+  auto tabbed = [this](std::initializer_list<std::pair<QWidget*, QString>> pages) {
+    auto* t = new QTabWidget(this);
+    t->setDocumentMode(true);
+    for (const auto& [w, name] : pages) t->addTab(w, name);
+    return t;
+  };
+  memoryNow_->setTitle(tr("Memory per stage now (MiB)"));
+  grid->addWidget(tabbed({{utilization_, tr("utilization")}, {wait_, tr("waiting / idle")}}), 1, 0);
+  grid->addWidget(tabbed({{memory_, tr("over time")}, {memoryNow_, tr("now, by category")}}), 1, 1);
+  grid->addWidget(tabbed({{asyncPlot_, tr("delay")}, {lr_, tr("learning rate")}, {gap_, tr("weight gap")}}), 1, 2);
   auto* plots = new QWidget(this);
   plots->setLayout(grid);
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -139,6 +152,16 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     if (e.contains("memory") && e["memory"].is_object())
       memory_->appendPoint(series(memory_, s, stage), step, e["memory"].value("total", 0.0) / 1048576.0);
     if (e.contains("tau")) asyncPlot_->appendPoint(series(asyncPlot_, s, stage), step, num(e, "tau"));
+    if (e.contains("lr")) lr_->appendPoint(series(lr_, s, stage), step, num(e, "lr"));
+    if (e.contains("weight_gap")) gap_->appendPoint(series(gap_, s, 2 * stage), step, num(e, "weight_gap"));
+    if (e.contains("weight_gap_t2"))
+      gap_->appendPoint(series(gap_, tr("stage %1 with T2").arg(stage), 2 * stage + 1), step, num(e, "weight_gap_t2"));
+    const double wall = num(e, "compute_s") + num(e, "wait_s") + num(e, "idle_s");
+    if (wall > 0) {
+      wait_->appendPoint(series(wait_, tr("stage %1 waiting").arg(stage), 2 * stage), step, num(e, "wait_s") / wall);
+      wait_->appendPoint(series(wait_, tr("stage %1 idle").arg(stage), 2 * stage + 1), step, num(e, "idle_s") / wall);
+    }
+    if (e.contains("memory") && e["memory"].is_object()) memoryNowByStage_[stage] = e["memory"];
   } else if (type == "progress") {
     const double step = num(e, "step"), total = num(e, "total_steps");
     if (total > 0) {
@@ -175,7 +198,17 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
 
 void LiveRunView::redraw() {
   dirty_ = false;
-  for (CurvePlot* p : {loss_, accuracy_, utilization_, memory_, throughput_, asyncPlot_}) p->replot();
+  for (CurvePlot* p : {loss_, accuracy_, utilization_, wait_, memory_, throughput_, asyncPlot_, lr_, gap_}) p->replot();
+  if (!memoryNowByStage_.empty()) {
+    static const char* kCats[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
+    QStringList cats;
+    std::vector<std::vector<double>> values(6);
+    for (int c = 0; c < 6; ++c) {
+      cats << kCats[c];
+      for (const auto& [stage, m] : memoryNowByStage_) values[static_cast<size_t>(c)].push_back(m.value(kCats[c], 0.0) / 1048576.0);
+    }
+    memoryNow_->setData(cats, values, tr("stage"), tr("MiB"));
+  }
 }
 
 }  // namespace pm::ui

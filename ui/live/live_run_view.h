@@ -17,6 +17,7 @@ class QTimer;
 namespace pm::ui {
 
 class CurvePlot;
+class StackedBarsPlot;
 class RunProcess;
 
 class LiveRunView : public QWidget {
@@ -33,17 +34,24 @@ class LiveRunView : public QWidget {
   int64_t runId() const { return runId_; }
   size_t lossPoints() const;
   CurvePlot* lossPlot() const { return loss_; }
+  CurvePlot* waitPlot() const { return wait_; }
+  CurvePlot* lrPlot() const { return lr_; }
+  CurvePlot* gapPlot() const { return gap_; }
+  StackedBarsPlot* memoryNowPlot() const { return memoryNow_; }
+  // One engine event (docs/events.md); called for every line the child prints (public for tests).
+  void onEvent(const nlohmann::json& e);
   QString logText() const;
 
  Q_SIGNALS:
   void runFinished(const QString& status);
 
  private:
-  void onEvent(const nlohmann::json& e);
   void redraw();
   int series(CurvePlot* plot, const QString& name, int index);
   RunProcess* proc_;
-  CurvePlot *loss_, *accuracy_, *utilization_, *memory_, *throughput_, *asyncPlot_;
+  CurvePlot *loss_, *accuracy_, *utilization_, *wait_, *memory_, *throughput_, *asyncPlot_, *lr_, *gap_;
+  StackedBarsPlot* memoryNow_;
+  std::map<int, nlohmann::json> memoryNowByStage_;
   QProgressBar* progress_;
   QLabel* header_;
   QPlainTextEdit* log_;
