@@ -207,6 +207,7 @@ class Report {
            "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage.\n\n"
         << "| schedule | P | samples/s | vs P = 1 | utilization per stage | peak memory per stage (MiB) |\n|---|---|---|---|---|---|\n";
     QStringList labels;
+    std::vector<RunRecord> timelines;
     std::vector<std::vector<double>> mem(6);
     static const char* kCats[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
     for (const auto& r : runs) {
@@ -233,8 +234,10 @@ class Report {
           mem[static_cast<size_t>(c)].push_back(mx / 1048576.0);
         }
       }
-      if (r.schedule == "gpipe" || r.schedule == "pipemare") timeline(r);
+      if (r.schedule == "gpipe" || r.schedule == "pipemare") timelines.push_back(r);
     }
+    md_ << "\n";
+    for (const auto& r : timelines) timeline(r);
     StackedBarsPlot bars;
     bars.setTitle("cnn, P = 2: accounted memory per stage (peak of each category)");
     QStringList cats;
@@ -257,7 +260,7 @@ class Report {
     g.setBoxes(boxes, r.stages);
     const QString name = figure(QString("timeline-%1.png").arg(QString::fromStdString(r.schedule)));
     g.save(o_.outDir + "/" + name, 1000, 300);
-    md_ << "\n![timeline " << QString::fromStdString(r.schedule) << "](" << name << ")\n";
+    md_ << "![timeline " << QString::fromStdString(r.schedule) << "](" << name << ")\n\n";
   }
 
   static std::vector<double> values(const std::vector<MetricPoint>& pts) {
