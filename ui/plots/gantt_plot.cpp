@@ -99,6 +99,7 @@ StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new Q
   layout->addWidget(plot_);
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
   plot_->setMinimumSize(300, 150);
   applyPalette(plot_, palette());
 }
@@ -138,6 +139,17 @@ void StackedBarsPlot::setData(const QStringList& categories, const std::vector<s
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (size_t i = 0; i < n; ++i) ticker->addTick(static_cast<double>(i), QString::number(i));
   plot_->xAxis->setTicker(ticker);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StackedBarsPlot::setPositionLabels(const QStringList& labels) {
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (int i = 0; i < labels.size(); ++i) ticker->addTick(static_cast<double>(i), labels[i]);
+  plot_->xAxis->setTicker(ticker);
+  const bool rotate = labels.size() > 6;
+  plot_->xAxis->setTickLabelRotation(rotate ? 30 : 0);
+  // Rotated labels reach right of their tick: leave room for the last one.
+  plot_->xAxis->setRange(-0.6, static_cast<double>(labels.size()) - 0.4 + (rotate ? 0.9 : 0.0));
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -57,6 +57,8 @@ class StackedBarsPlot : public QWidget {
   // values[c][i]: category c at position i.
   void setData(const QStringList& categories, const std::vector<std::vector<double>>& values, const QString& xLabel,
                const QString& yLabel);
+  // Names of the x positions (default: 0, 1, ...); call after setData.
+  void setPositionLabels(const QStringList& labels);
   bool save(const QString& path, int width = 900, int height = 400);
 
  private:

@@ -242,7 +242,8 @@ class Report {
     bars.setTitle("cnn, P = 2: accounted memory per stage (peak of each category)");
     QStringList cats;
     for (const char* c : kCats) cats << c;
-    bars.setData(cats, mem, "schedule / stage: " + labels.join(", "), "MiB");
+    bars.setData(cats, mem, "schedule, stage", "MiB");
+    bars.setPositionLabels(labels);
     const QString name = figure("hardware-memory.png");
     bars.save(o_.outDir + "/" + name, 1000, 450);
     md_ << "\n![memory per stage](" << name << ")\n\n";
@@ -254,7 +255,7 @@ class Report {
     std::vector<GanttBox> boxes;
     const int N = std::max(1, r.microbatches);
     for (const auto& t : trace)
-      if (t.microbatch / N < 3 || t.action == "S") boxes.push_back({t.stage, QString::fromStdString(t.action), t.microbatch, t.start, t.end});
+      if (t.action == "S" ? t.microbatch < 3 : t.microbatch / N < 3) boxes.push_back({t.stage, QString::fromStdString(t.action), t.microbatch, t.start, t.end});
     GanttPlot g;
     g.setTitle(QString("measured timeline: %1, P = %2, N = %3 (first minibatches)").arg(QString::fromStdString(r.schedule)).arg(r.stages).arg(N));
     g.setBoxes(boxes, r.stages);
