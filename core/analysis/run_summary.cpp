@@ -23,12 +23,6 @@ const SummaryFieldInfo kFields[kSummaryFieldCount] = {
     {"peak_memory_bytes", "Peak memory", false},
 };
 
-double lastFinite(const std::vector<MetricPoint>& pts) {
-  for (auto it = pts.rbegin(); it != pts.rend(); ++it)
-    if (std::isfinite(it->value)) return it->value;
-  return kNaN;
-}
-
 template <typename Better>
 double bestFinite(const std::vector<MetricPoint>& pts, Better better) {
   double best = kNaN;
@@ -48,6 +42,12 @@ double meanFinite(const std::vector<MetricPoint>& pts) {
   return n ? sum / static_cast<double>(n) : kNaN;
 }
 }  // namespace
+
+double lastFinite(const std::vector<MetricPoint>& pts) {
+  for (auto it = pts.rbegin(); it != pts.rend(); ++it)
+    if (std::isfinite(it->value)) return it->value;
+  return kNaN;
+}
 
 const SummaryFieldInfo& summaryFieldInfo(SummaryField field) { return kFields[static_cast<int>(field)]; }
 

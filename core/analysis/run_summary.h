@@ -4,6 +4,9 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "core/store/run_store.h"
 
 namespace pm {
 
@@ -44,6 +47,8 @@ struct RunSummary {
 RunSummary summarizeRun(const RunData& run, double accuracyTarget);
 // Fills `run.ratios` against `baseline` (the baseline's own ratios become 1 where it has a value).
 void applyBaseline(RunSummary& run, const RunSummary& baseline);
+// The last finite value of a metric's points, NaN when there is none.
+double lastFinite(const std::vector<MetricPoint>& points);
 // value / base, NaN when either is not finite or base == 0.
 double ratioOf(double value, double base);
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "core/analysis/sweep_tags.h"
 #include "core/cli/commands.h"
 #include "core/config/experiment.h"
 #include "core/util/errors.h"
@@ -54,28 +55,7 @@ std::vector<std::vector<std::string>> gridPoints(const std::vector<GridAxis>& ax
   return points;
 }
 
-std::vector<std::string> sweepKeys(const std::vector<RunRecord>& runs) {
-  std::vector<std::string> keys;
-  if (runs.empty()) return keys;
-  for (const auto& t : runs.front().tags) {
-    const auto eq = t.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string k = t.substr(0, eq);
-    const bool everywhere = std::all_of(runs.begin(), runs.end(), [&](const RunRecord& r) {
-      return std::any_of(r.tags.begin(), r.tags.end(), [&](const std::string& x) { return x.rfind(k + "=", 0) == 0; });
-    });
-    if (everywhere) keys.push_back(k);
-  }
-  return keys;
-}
-
 namespace {
-
-std::string tagValue(const RunRecord& r, const std::string& key) {
-  for (const auto& t : r.tags)
-    if (t.rfind(key + "=", 0) == 0) return t.substr(key.size() + 1);
-  return "?";
-}
 
 std::string num(double v, const char* f = "%.4f") {
   if (std::isnan(v)) return "-";
@@ -99,7 +79,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
   for (const auto& k : keys) std::printf("%-16s ", k.c_str());
   std::printf("%5s %-11s %9s %9s  %s\n", "run", "status", "loss", "accuracy", "message");
   for (const auto& r : runs) {
-    for (const auto& k : keys) std::printf("%-16s ", tagValue(r, k).c_str());
+    for (const auto& k : keys) std::printf("%-16s ", sweepTagValue(r, k).c_str());
     std::string msg = r.status_message.size() > 60 ? r.status_message.substr(0, 59) + "~" : r.status_message;
     std::printf("%5lld %-11s %9s %9s  %s\n", static_cast<long long>(r.id), r.status.c_str(), num(r.final_loss).c_str(),
                 num(r.final_accuracy).c_str(), msg.c_str());
@@ -110,7 +90,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
   std::vector<std::string> rows, cols;
   std::map<std::pair<std::string, std::string>, const RunRecord*> cell;
   for (const auto& r : runs) {
-    const auto a = tagValue(r, keys[0]), b = tagValue(r, keys[1]);
+    const auto a = sweepTagValue(r, keys[0]), b = sweepTagValue(r, keys[1]);
     if (std::find(rows.begin(), rows.end(), a) == rows.end()) rows.push_back(a);
     if (std::find(cols.begin(), cols.end(), b) == cols.end()) cols.push_back(b);
     cell[{a, b}] = &r;

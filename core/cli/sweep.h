@@ -20,9 +20,6 @@ GridAxis parseGridAxis(const std::string& spec);
 // Every combination, the first axis varying slowest; each point is a list of "key=value".
 std::vector<std::vector<std::string>> gridPoints(const std::vector<GridAxis>& axes);
 
-// The swept keys of a sweep's runs (from their key=value tags, in the order of the first run).
-std::vector<std::string> sweepKeys(const std::vector<RunRecord>& runs);
-
 // Prints the runs of a sweep: one row per grid point (swept values, run, status, final loss and
 // accuracy), then, for a two-parameter sweep, the final metric as a matrix.
 void printSweepTable(const std::vector<RunRecord>& runs, const std::string& sweepId);

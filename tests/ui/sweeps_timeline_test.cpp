@@ -84,7 +84,7 @@ TEST(SweepGrid, TwoByTwoWithADivergedRun) {
   // Given out of order: the axes still come out numerically sorted; "10" after "2".
   std::vector<RunRecord> runs{rec(4, "10", "2", "diverged", nan, 1e7), rec(1, "0.1", "1", "finished", 0.5, 0.9),
                               rec(3, "10", "1", "finished", 0.7, 0.4), rec(2, "0.1", "2", "finished", 0.6, 0.8)};
-  const auto keys = pm::ui::sweepKeysOf(runs);
+  const auto keys = pm::sweepKeys(runs);
   ASSERT_EQ(keys, (std::vector<std::string>{"lr", "stages"}));
   const auto g = pm::ui::buildSweepGrid(runs, "lr", "stages", SweepMetric::FinalAccuracy);
   ASSERT_EQ(g.rows(), 2);

@@ -116,9 +116,10 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   else if (!presetDir.isEmpty() && QFile::exists(presetDir + "/quickstart.json")) designer_->loadFile(presetDir + "/quickstart.json");
   if (designer_->valid()) planner_->setExperiment(designer_->currentJson());
   // Preferences: the Compare view's x axis, smoothing and accuracy target, and the last tab.
-  compare_->setXAxis(static_cast<XAxis>(settings.value("compare/xAxis", static_cast<int>(XAxis::Step)).toInt()));
-  compare_->setSmoothing(settings.value("compare/smoothing", 0.0).toDouble());
-  compare_->setAccuracyTarget(settings.value("compare/accuracyTarget", 0.8).toDouble());
+  // (absent keys keep the view's own defaults)
+  compare_->setXAxis(static_cast<XAxis>(settings.value("compare/xAxis", static_cast<int>(compare_->xAxis())).toInt()));
+  compare_->setSmoothing(settings.value("compare/smoothing", compare_->smoothing()).toDouble());
+  compare_->setAccuracyTarget(settings.value("compare/accuracyTarget", compare_->accuracyTarget()).toDouble());
   if (auto* tabs = findChild<QTabWidget*>()) tabs->setCurrentIndex(settings.value("main/tab", 0).toInt());
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/analysis/run_data.h"
 #include "core/analysis/run_summary.h"
+#include "core/analysis/sweep_tags.h"
 #include "core/store/run_store.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/plots/gantt_plot.h"
@@ -26,13 +27,6 @@ const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44
                            QColor(188, 189, 34), QColor(23, 190, 207)};
 
 QString num(double v, int decimals = 4) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QString("-"); }
-
-std::string tagValue(const RunRecord& r, const std::string& key) {
-  for (const auto& t : r.tags)
-    if (t.rfind(key + "=", 0) == 0) return t.substr(key.size() + 1);
-  return "";
-}
-
 
 // "study-resnet20-t1t2" -> "t1t2"
 QString variantOf(const RunRecord& r) {
@@ -52,10 +46,14 @@ std::vector<RunRecord> runsTagged(const RunStore& store, const std::string& tag)
   return runs;
 }
 
-double lastValue(const std::vector<MetricPoint>& pts) {
-  for (auto it = pts.rbegin(); it != pts.rend(); ++it)
-    if (std::isfinite(it->value)) return it->value;
-  return NAN;
+// A metric's points against their step as one series of `plot`.
+void addStepSeries(CurvePlot& plot, const QString& name, const QColor& color, const std::vector<MetricPoint>& pts) {
+  std::vector<double> x, y;
+  for (const auto& p : pts) {
+    x.push_back(static_cast<double>(p.step));
+    y.push_back(p.value);
+  }
+  plot.setSeriesData(plot.addSeries(name, color), std::move(x), std::move(y));
 }
 
 double median(std::vector<double> v) {
@@ -121,11 +119,11 @@ class Report {
     std::map<std::string, std::map<QString, std::string>> statusOf;
     std::map<std::string, std::vector<std::pair<QString, RunData>>> curves;
     for (const auto& r : runs) {
-      const std::string lr = tagValue(r, "optimizer.lr");
+      const std::string lr = sweepTagValue(r, "optimizer.lr", "");
       RunData d = loadRunData(store_, r.id);
       const auto& acc = d.metric("eval/accuracy");
       const double e1 = acc.empty() ? NAN : acc.front().value;
-      byLr[lr][variantOf(r)] = {e1, lastValue(acc)};
+      byLr[lr][variantOf(r)] = {e1, lastFinite(acc)};
       statusOf[lr][variantOf(r)] = r.status;
       curves[lr].emplace_back(variantOf(r), std::move(d));
     }
@@ -145,13 +143,7 @@ class Report {
       plot.setAxisLabels("step", "test accuracy");
       int i = 0;
       for (auto& [v, d] : list) {
-        const int s = plot.addSeries(v, kPalette[i++ % 10]);
-        std::vector<double> x, y;
-        for (const auto& p : d.metric("eval/accuracy")) {
-          x.push_back(static_cast<double>(p.step));
-          y.push_back(p.value);
-        }
-        plot.setSeriesData(s, x, y);
+        addStepSeries(plot, v, kPalette[i++ % 10], d.metric("eval/accuracy"));
       }
       plot.replot();
       const QString name = figure(QString("quality-lr%1.png").arg(QString::fromStdString(lr)));
@@ -176,15 +168,9 @@ class Report {
     for (const auto& r : runs) {
       RunData d = loadRunData(store_, r.id);
       md_ << "| " << QString::fromStdString(r.name) << " | " << QString::fromStdString(r.schedule) << " | " << r.stages << " | "
-          << r.microbatches << " | " << num(lastValue(d.metric("train/loss"))) << " | " << num(lastValue(d.metric("eval/loss")))
-          << " | " << num(lastValue(d.metric("eval/perplexity")), 2) << " | " << QString::fromStdString(r.status) << " |\n";
-      const int s = plot.addSeries(QString::fromStdString(r.name), kPalette[i++ % 10]);
-      std::vector<double> x, y;
-      for (const auto& p : d.metric("eval/loss")) {
-        x.push_back(static_cast<double>(p.step));
-        y.push_back(p.value);
-      }
-      plot.setSeriesData(s, x, y);
+          << r.microbatches << " | " << num(lastFinite(d.metric("train/loss"))) << " | " << num(lastFinite(d.metric("eval/loss")))
+          << " | " << num(lastFinite(d.metric("eval/perplexity")), 2) << " | " << QString::fromStdString(r.status) << " |\n";
+      addStepSeries(plot, QString::fromStdString(r.name), kPalette[i++ % 10], d.metric("eval/loss"));
     }
     plot.replot();
     const QString name = figure("charlm-eval-loss.png");
@@ -299,7 +285,7 @@ class Report {
     std::map<QString, std::map<std::string, std::map<int, const RunRecord*>>> grid;  // variant -> lr -> P
     std::vector<int> stages;
     for (const auto& r : runs) {
-      grid[variantOf(r)][tagValue(r, "optimizer.lr")][r.stages] = &r;
+      grid[variantOf(r)][sweepTagValue(r, "optimizer.lr", "")][r.stages] = &r;
       if (std::find(stages.begin(), stages.end(), r.stages) == stages.end()) stages.push_back(r.stages);
     }
     std::sort(stages.begin(), stages.end());

@@ -19,10 +19,6 @@ std::vector<const RunRecord*> byId(const std::vector<RunRecord>& runs) {
   return out;
 }
 
-bool hasTag(const RunRecord& r, const std::string& key) {
-  return std::any_of(r.tags.begin(), r.tags.end(), [&](const std::string& t) { return t.rfind(key + "=", 0) == 0; });
-}
-
 double metricOf(const RunRecord& r, SweepMetric m) { return m == SweepMetric::FinalAccuracy ? r.final_accuracy : r.final_loss; }
 
 }  // namespace
@@ -48,26 +44,6 @@ std::vector<SweepInfo> listSweeps(const std::vector<RunRecord>& runs) {
   std::vector<SweepInfo> sorted;
   for (size_t i : order) sorted.push_back(out[i]);
   return sorted;
-}
-
-std::vector<std::string> sweepKeysOf(const std::vector<RunRecord>& runs) {
-  std::vector<std::string> keys;
-  const auto sorted = byId(runs);
-  if (sorted.empty()) return keys;
-  for (const auto& t : sorted.front()->tags) {
-    const auto eq = t.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    const std::string k = t.substr(0, eq);
-    if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
-    if (std::all_of(sorted.begin(), sorted.end(), [&](const RunRecord* r) { return hasTag(*r, k); })) keys.push_back(k);
-  }
-  return keys;
-}
-
-std::string sweepTagValue(const RunRecord& run, const std::string& key, const std::string& fallback) {
-  for (const auto& t : run.tags)
-    if (t.rfind(key + "=", 0) == 0) return t.substr(key.size() + 1);
-  return fallback;
 }
 
 bool isNumber(const std::string& s) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/sweep_tags.h"  // sweepKeys, sweepTagValue
 #include "core/store/run_store.h"
 
 namespace pm::ui {
@@ -21,12 +22,6 @@ struct SweepInfo {
 
 // The distinct non-empty sweep ids of `runs`, newest sweep first (by its highest run id).
 std::vector<SweepInfo> listSweeps(const std::vector<RunRecord>& runs);
-
-// The keys of the "key=value" tags of the first run (lowest id) that every run carries.
-std::vector<std::string> sweepKeysOf(const std::vector<RunRecord>& runs);
-
-// The value of the run's "key=value" tag; `fallback` when it has none.
-std::string sweepTagValue(const RunRecord& run, const std::string& key, const std::string& fallback = "?");
 
 // True when `s` is a whole finite number ("0.05", "1e-3", "2").
 bool isNumber(const std::string& s);

@@ -148,7 +148,7 @@ void SweepsView::refresh() {
   if (currentSweep() != keep || keys_.empty()) {
     sweepChosen();
   } else {
-    keys_ = sweepKeysOf(sweepRuns());
+    keys_ = sweepKeys(sweepRuns());
     rebuildAxes();
     rebuildGrid();
   }
@@ -165,7 +165,7 @@ std::vector<RunRecord> SweepsView::sweepRuns() const {
 
 void SweepsView::sweepChosen() {
   const auto runs = sweepRuns();
-  keys_ = sweepKeysOf(runs);
+  keys_ = sweepKeys(runs);
   // Default metric: accuracy when some run has one, otherwise the loss.
   const bool anyAccuracy = std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return std::isfinite(r.final_accuracy); });
   // Default axes: the first two swept keys that take more than one value (else the first keys).
