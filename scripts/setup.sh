@@ -16,6 +16,7 @@ PACKAGES=(
   libopenblas0-pthread
   dataset-fashion-mnist fortunes
   xvfb xauth
+  clang libclang-rt-14-dev
 )
 
 missing=()

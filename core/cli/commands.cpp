@@ -152,7 +152,8 @@ int validateCommand(const std::string& file, const std::vector<std::string>& ove
 
 int runsListCommand(const ListOptions& o) {
   try {
-    RunStore store(dbPath(o.db));
+    auto opened = RunStore::openForReading(dbPath(o.db));
+    RunStore& store = *opened;
     store.markDeadRunsInterrupted();
     RunFilter f{o.status, o.tag, o.sweep, o.text};
     auto runs = store.listRuns(f);
@@ -186,7 +187,8 @@ int runsListCommand(const ListOptions& o) {
 
 int runsShowCommand(const std::string& db, int64_t run, bool json) {
   try {
-    RunStore store(dbPath(db));
+    auto opened = RunStore::openForReading(dbPath(db));
+    RunStore& store = *opened;
     auto r = store.getRun(run);
     if (!r) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
     if (json) {

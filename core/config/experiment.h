@@ -127,6 +127,10 @@ Experiment loadExperimentFile(const std::string& path);
 // a key given twice in one object: ConfigError("<path>: <field.path>", "duplicate key ...").
 Json loadExperimentJson(const std::string& path);
 
+// Parse experiment JSON text (not validated). `name` is the file name used in messages: syntax
+// errors throw ConfigError("<name>:<line>:<col>", ...), duplicate keys ConfigError("<name>: <path>", ...).
+Json parseExperimentText(const std::string& text, const std::string& name);
+
 // Apply `key=value` overrides (dotted paths, e.g. "pipeline.stages=4"; values parsed as JSON
 // when they are valid JSON, else taken as strings) to the raw JSON, then validate it all again.
 // A problem an override causes (bad value, unknown key) throws ConfigError("--set <text>", ...);

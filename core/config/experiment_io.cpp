@@ -17,10 +17,8 @@ namespace pm {
 
 using namespace config_detail;
 
-namespace {
-
 // Parses JSON text; syntax errors and duplicate keys become ConfigError naming the place.
-Json parseJsonText(const std::string& text, const std::string& name) {
+Json parseExperimentText(const std::string& text, const std::string& name) {
   struct Frame {
     bool object;
     std::vector<std::string> keys;
@@ -82,8 +80,32 @@ Json parseJsonText(const std::string& text, const std::string& name) {
     if (colon != std::string::npos) msg = msg.substr(colon + 2);
     throw ConfigError(name + ":" + std::to_string(line) + ":" + std::to_string(pos - lineStart + 1),
                       "invalid JSON: " + msg);
+  } catch (const Json::exception& ex) {
+    // A number too large for a double ("1e999"): nlohmann names the token but not its position,
+    // so find the token's first occurrence for the line and column.
+    std::string msg = ex.what();
+    const size_t open = msg.find('\'');
+    const size_t close = open == std::string::npos ? std::string::npos : msg.find('\'', open + 1);
+    std::string place = name;
+    if (close != std::string::npos) {
+      const std::string token = msg.substr(open + 1, close - open - 1);
+      const size_t pos = token.empty() ? std::string::npos : text.find(token);
+      if (pos != std::string::npos) {
+        size_t line = 1, lineStart = 0;
+        for (size_t i = 0; i < pos; ++i)
+          if (text[i] == '\n') {
+            ++line;
+            lineStart = i + 1;
+          }
+        place += ":" + std::to_string(line) + ":" + std::to_string(pos - lineStart + 1);
+      }
+      msg = "number out of range: " + token;
+    }
+    throw ConfigError(place, "invalid JSON: " + msg);
   }
 }
+
+namespace {
 
 bool pathCovers(const std::string& override, const std::string& field) {
   auto under = [](const std::string& a, const std::string& b) {  // a is b or inside b
@@ -102,7 +124,7 @@ Json loadExperimentJson(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw ConfigError(path, "cannot read the file");
-  return parseJsonText(ss.str(), path);
+  return parseExperimentText(ss.str(), path);
 }
 
 Experiment loadExperimentFile(const std::string& path) { return experimentFromJson(loadExperimentJson(path), path); }

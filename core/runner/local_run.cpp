@@ -203,6 +203,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   fin["summary"] = result.outcome.summary;
   sink.emit(fin);
   sink.flush();
+  recorder->close();  // no background flush may touch the store from here on
   store.setStatus(result.runId, result.outcome.status, result.outcome.message);
   pruneCheckpoints(root, e.pipeline.stages, result.outcome.status == "finished" || result.outcome.status == "diverged");
   return result;

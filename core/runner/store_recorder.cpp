@@ -1,17 +1,47 @@
 #include "core/runner/store_recorder.h"
 
+#include <chrono>
+
 #include "core/util/system_info.h"
 
 namespace pm {
 
 StoreRecorder::StoreRecorder(RunStore& store, int64_t runId, double flushInterval)
-    : store_(store), run_(runId), flushInterval_(flushInterval), lastFlush_(monotonicSeconds()) {}
+    : store_(store), run_(runId), flushInterval_(flushInterval), lastFlush_(monotonicSeconds()) {
+  flusher_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!closing_) {
+      wake_.wait_for(lock, std::chrono::duration<double>(flushInterval_ / 2));
+      if (closing_) break;
+      if (monotonicSeconds() - lastFlush_ >= flushInterval_) {
+        try {
+          store_.flush();  // a busy store keeps the rows buffered for the next attempt
+        } catch (...) {
+        }
+        lastFlush_ = monotonicSeconds();
+      }
+    }
+  });
+}
 
 StoreRecorder::~StoreRecorder() {
   try {
-    flush();
+    close();
   } catch (...) {
   }
+}
+
+void StoreRecorder::close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return;
+    closing_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  store_.flush();
+  lastFlush_ = monotonicSeconds();
 }
 
 static double num(const Json& j, const char* key) {

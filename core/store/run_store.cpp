@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -101,7 +102,26 @@ CREATE INDEX logs_by_run_time ON logs(run_id, time);
 )SQL";
 
 constexpr size_t kAutoFlushRows = 5000;
-constexpr int kBusyTimeoutMs = 10000;
+// How long a writer waits for another process's lock before giving up (rows stay buffered and a
+// later flush tries again): 10 s, or PIPEMARE_STORE_BUSY_TIMEOUT_S (0.1..3600) on slow shared disks.
+int busyTimeoutMs() {
+  static const int ms = [] {
+    const char* v = std::getenv("PIPEMARE_STORE_BUSY_TIMEOUT_S");
+    if (!v || !*v) return 10000;
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(s >= 0.1 && s <= 3600)) return 10000;
+    return static_cast<int>(s * 1000);
+  }();
+  return ms;
+}
+
+std::string heldMessage() {
+  const int ms = busyTimeoutMs();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " (another process held the store for more than %g s)", ms / 1000.0);
+  return buf;
+}
 
 double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 
@@ -114,9 +134,17 @@ std::string describe(sqlite3* db, int rc) {
   std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   int primary = rc & 0xff;
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
-    msg += " (another process held the store for more than " + std::to_string(kBusyTimeoutMs / 1000) + " s)";
+    msg += heldMessage();
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) msg = "the run store is damaged (" + msg + "); it was left as it is";
   return msg;
 }
+
+// A damaged file is bad input (exit 2), like a file that is not a store at all.
+constexpr const char* kReadOnlyFileProblem =
+    "the file is read-only (permissions or file system), so runs cannot be recorded into it; "
+    "it can still be read (pipemare runs list, runs show, compare, export)";
+
+bool isDamage(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
 
 void execSql(sqlite3* db, const std::string& place, const char* sql) {
   char* err = nullptr;
@@ -126,8 +154,9 @@ void execSql(sqlite3* db, const std::string& place, const char* sql) {
     sqlite3_free(err);
     int primary = rc & 0xff;
     if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
-      msg += " (another process held the store for more than " + std::to_string(kBusyTimeoutMs / 1000) + " s)";
-    throw StoreError(place, msg);
+      msg += heldMessage();
+    if (isDamage(rc)) msg = "the run store is damaged (" + msg + "); it was left as it is";
+    throw StoreError(place, msg, isDamage(rc));
   }
 }
 
@@ -137,7 +166,7 @@ class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& place, const char* sql, bool persistent = false) : db_(db), place_(place) {
     int rc = sqlite3_prepare_v3(db, sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &s_, nullptr);
-    if (rc != SQLITE_OK) throw StoreError(place_, "cannot prepare statement: " + describe(db_, rc));
+    if (rc != SQLITE_OK) throw StoreError(place_, "cannot prepare statement: " + describe(db_, rc), isDamage(rc));
   }
   ~Stmt() { sqlite3_finalize(s_); }
   Stmt(const Stmt&) = delete;
@@ -167,7 +196,7 @@ class Stmt {
     if (rc == SQLITE_DONE) return false;
     std::string msg = describe(db_, rc);
     sqlite3_reset(s_);
-    throw StoreError(place_, msg);
+    throw StoreError(place_, msg, isDamage(rc));
   }
   void run() {
     while (step()) {
@@ -436,7 +465,7 @@ RunStore::RunStore(const std::string& path, bool readOnly)
   try {
     if (rc != SQLITE_OK) throw StoreError(path_, "cannot open the run store: " + describe(db_, rc));
     sqlite3_extended_result_codes(db_, 1);
-    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    sqlite3_busy_timeout(db_, busyTimeoutMs());
 
     // Look before writing anything: a foreign or newer file must stay untouched.
     {
@@ -445,8 +474,10 @@ RunStore::RunStore(const std::string& path, bool readOnly)
       std::string msg = err ? err : sqlite3_errstr(prc);
       sqlite3_free(err);
       if ((prc & 0xff) == SQLITE_NOTADB) throw StoreError(path_, "not a SQLite database (" + msg + ")", true);
-      if (prc != SQLITE_OK) throw StoreError(path_, "cannot read the run store: " + msg);
+      if (prc != SQLITE_OK) throw StoreError(path_, describe(db_, prc), isDamage(prc));
     }
+    if (!readOnly_ && sqlite3_db_readonly(db_, "main") == 1)
+      throw StoreError(path_, kReadOnlyFileProblem, true);
     TableInfo tables = readTables(db_, path_);
     if (!tables.hasSchemaVersion && !tables.others.empty()) throw StoreError(path_, notOurStoreMessage(tables), true);
     int version = tables.hasSchemaVersion ? readVersion(db_, path_) : 0;
@@ -467,7 +498,7 @@ RunStore::RunStore(const std::string& path, bool readOnly)
     // WAL is persistent in the file; switching needs a moment of exclusive access, so retry
     // while a concurrent opener holds it.
     {
-      double deadline = monotonicSeconds() + kBusyTimeoutMs / 1000.0;
+      double deadline = monotonicSeconds() + busyTimeoutMs() / 1000.0;
       for (;;) {
         char* err = nullptr;
         int prc = sqlite3_exec(db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, &err);
@@ -490,6 +521,15 @@ RunStore::RunStore(const std::string& path, bool readOnly)
     sqlite3_close_v2(db_);
     db_ = nullptr;
     throw;
+  }
+}
+
+std::unique_ptr<RunStore> RunStore::openForReading(const std::string& path) {
+  try {
+    return std::make_unique<RunStore>(path);
+  } catch (const StoreError& e) {
+    if (e.problem() != kReadOnlyFileProblem) throw;
+    return std::make_unique<RunStore>(path, /*readOnly=*/true);
   }
 }
 

@@ -102,6 +102,9 @@ class RunStore {
   // Runs in status "running" whose launcher process no longer exists (same host) become
   // "interrupted". Returns how many were changed. Called on open by front ends.
   int markDeadRunsInterrupted();
+  // Opens for writing when the file allows it (so dead runs get marked), else read-only: for
+  // commands that only read, which must work on a read-only store file too.
+  static std::unique_ptr<RunStore> openForReading(const std::string& path);
 
   // ---- batched writes: appended rows are buffered and written in one transaction by flush()
   // (and automatically every 5000 rows).

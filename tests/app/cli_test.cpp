@@ -190,3 +190,43 @@ TEST_F(Cli, CompareTabulatesRunsWithRatiosAgainstTheBaseline) {
   EXPECT_NE(text.out.find("(baseline)"), std::string::npos) << text.out;
   EXPECT_EQ(runCmd(bin() + " --db " + db_ + " compare 1 9").code, 2);
 }
+
+// Names, tags and notes with quotes, SQL fragments, newlines and unicode are stored and shown
+// verbatim (passed as an argument vector: no shell in between).
+TEST_F(Cli, QuotesSqlAndUnicodeInNamesTagsAndNotesAreKeptVerbatim) {
+  const std::string name = "it's \"quoted\"; DROP TABLE runs; -- \xC3\xBC\xE2\x9C\x93 \xE6\xBC\xA2\xE5\xAD\x97";
+  const std::string tag = "tag'); DELETE FROM runs; --";
+  const std::string note = "line one \"note\"\nline two \xE2\x9C\x93 %s %n \\x00";
+  const std::string log = (dir_ / "out.log").string();
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), bin());
+    const pid_t pid = pmtest::spawnBackground(args, log);
+    const int code = pmtest::waitExit(pid, 120);
+    return std::make_pair(code, pmtest::readFile(log));
+  };
+  auto made = run({"run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--name", name, "--tag", tag});
+  ASSERT_EQ(made.first, 0) << made.second;
+  auto noted = run({"--db", db_, "runs", "note", "1", note});
+  ASSERT_EQ(noted.first, 0) << noted.second;
+
+  auto list = run({"--db", db_, "runs", "list", "--json"});
+  ASSERT_EQ(list.first, 0) << list.second;
+  auto j = nlohmann::json::parse(list.second);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["name"], name);
+  EXPECT_NE(std::find(j[0]["tags"].begin(), j[0]["tags"].end(), tag), j[0]["tags"].end()) << j[0]["tags"].dump();
+  auto shown = run({"--db", db_, "runs", "show", "1"});
+  ASSERT_EQ(shown.first, 0) << shown.second;
+  EXPECT_NE(shown.second.find(name), std::string::npos) << shown.second;
+  EXPECT_NE(shown.second.find(tag), std::string::npos) << shown.second;
+  EXPECT_NE(shown.second.find(note), std::string::npos) << shown.second;
+  auto filtered = run({"--db", db_, "runs", "list", "--json", "--tag", tag});
+  ASSERT_EQ(filtered.first, 0) << filtered.second;
+  EXPECT_EQ(nlohmann::json::parse(filtered.second).size(), 1u);
+
+  pm::RunStore store(db_, /*readOnly=*/true);
+  auto rec = store.getRun(1);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->name, name);
+  EXPECT_EQ(rec->notes, note);
+}

@@ -131,22 +131,26 @@ TEST_F(Lifecycle, DivergingRunEndsAsDivergedKeepingItsCurve) {
       << run->status_message;
 }
 
-TEST_F(Lifecycle, TwoConcurrentRunsIntoOneDatabase) {
+// Four runs at once into one database (two of them real two-process runs): all complete and
+// every row of each is present.
+TEST_F(Lifecycle, FourConcurrentRunsIntoOneDatabase) {
   std::vector<pid_t> pids;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 4; ++i) {
     pids.push_back(spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--name",
                                     "concurrent-" + std::to_string(i), "--set", "training.steps=300", "--set",
-                                    "training.log_interval=1", "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2"},
+                                    "training.log_interval=1", "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2",
+                                    "--set", std::string("execution.mode=") + (i % 2 ? "real" : "single")},
                                    (dir_ / ("c" + std::to_string(i) + ".log")).string()));
     ASSERT_GT(pids.back(), 0);
   }
   for (size_t i = 0; i < pids.size(); ++i) EXPECT_EQ(waitExit(pids[i], 120), 0) << readFile((dir_ / ("c" + std::to_string(i) + ".log")).string());
   pm::RunStore store(db_);
   auto runs = store.listRuns();
-  ASSERT_EQ(runs.size(), 2u);
+  ASSERT_EQ(runs.size(), 4u);
   for (const auto& run : runs) {
     EXPECT_EQ(run.status, "finished") << run.name;
     EXPECT_EQ(store.loadMetric(run.id, "train/loss").size(), 300u) << run.name;
+    EXPECT_EQ(store.loadStageMetric(run.id, "utilization").size(), 2u * 300u) << run.name;
   }
 }
 

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <QComboBox>
 #include <QLineEdit>
@@ -10,7 +11,9 @@
 #include "core/store/run_store.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/designer/designer_view.h"
+#include "ui/live/live_panel.h"
 #include "ui/live/live_run_view.h"
+#include "ui/main/main_window.h"
 #include "ui/plots/curve_plot.h"
 
 namespace fs = std::filesystem;
@@ -142,4 +145,45 @@ TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
   EXPECT_EQ(view.waitPlot()->seriesCount(), 4);  // each stage waiting and idle
   EXPECT_EQ(view.waitPlot()->pointCount(0), 3u);
   ASSERT_NE(view.memoryNowPlot(), nullptr);
+}
+
+// Closing the workbench during a run and choosing "Leave running": the run goes on after the
+// window (and its process objects) are gone, and finishes recorded with every row.
+TEST(LiveRun, ClosingTheGuiWithLeaveRunningLetsTheRunFinishRecorded) {
+  pm::test::app();
+  TempDir tmp;
+  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
+  const QString exp = QString::fromStdString((tmp.dir / "left.json").string());
+  {
+    QFile f(exp);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "left running", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
+               "pipeline": {"stages": 2, "microbatches": 2}, "training": {"steps": 400, "log_interval": 1}})");
+  }
+  qint64 pid = 0;
+  {
+    auto* w = new pm::ui::MainWindow(db.toStdString(), kPresets, kPipemare);
+    w->setCloseAnswer("leave");
+    auto* view = w->livePanel()->startRun(exp, "left running");
+    for (int i = 0; i < 600 && view->lossPoints() < 3; ++i) QTest::qWait(100);
+    ASSERT_GE(view->lossPoints(), 3u) << view->logText().toStdString();
+    ASSERT_LT(view->lossPoints(), 400u) << "the run ended before the window was closed";
+    pid = view->pid();
+    ASSERT_GT(pid, 0);
+    EXPECT_TRUE(w->close());
+    delete w;
+  }
+  EXPECT_EQ(::kill(static_cast<pid_t>(pid), 0), 0) << "the run ended with the window";
+  std::string status;
+  for (int i = 0; i < 1200; ++i) {
+    QTest::qWait(100);
+    pm::RunStore store(db.toStdString(), /*readOnly=*/true);
+    auto runs = store.listRuns();
+    if (runs.size() == 1 && runs[0].status != "running" && runs[0].status != "created") {
+      status = runs[0].status;
+      EXPECT_EQ(store.loadMetric(runs[0].id, "train/loss").size(), 400u);
+      break;
+    }
+  }
+  EXPECT_EQ(status, "finished");
 }

@@ -117,6 +117,7 @@ void LiveRunView::stop() {
 }
 
 bool LiveRunView::running() const { return proc_->running(); }
+qint64 LiveRunView::pid() const { return proc_->pid(); }
 void LiveRunView::detach() { proc_->detach(); }
 size_t LiveRunView::lossPoints() const { return loss_->seriesCount() ? loss_->pointCount(0) : 0; }
 QString LiveRunView::logText() const { return log_->toPlainText(); }

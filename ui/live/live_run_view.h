@@ -29,6 +29,7 @@ class LiveRunView : public QWidget {
   void start(const QString& experimentFile, const QString& title);
   void stop();
   bool running() const;
+  qint64 pid() const;  // the `pipemare run` child's process id (0 when none)
   void detach();  // leave the child running when this view goes away
   const QString& status() const { return status_; }
   int64_t runId() const { return runId_; }

@@ -583,6 +583,13 @@ TEST(ExperimentFile, SyntaxErrorNamesLineAndColumn) {
   EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(empty.path()); }, empty.path() + ":1:1", "invalid JSON"));
 }
 
+// Found by tests/fuzz/fuzz_experiment: a number beyond double's range escaped as a raw
+// nlohmann exception; it is a ConfigError naming line and column.
+TEST(ExperimentFile, NumberOutOfRangeNamesLineAndColumn) {
+  TempFile f("{\n  \"optimizer\": {\"lr\": 7E7777}\n}\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ":2:23", "number out of range: 7E7777"));
+}
+
 TEST(ExperimentFile, DuplicateKey) {
   TempFile f(R"({"optimizer": {"lr": 0.1, "momentum": 0.9, "lr": 0.2}})");
   EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ": optimizer.lr",

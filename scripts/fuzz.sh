@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (the `fuzz` preset: clang, ASan + UBSan) and runs each for a
+# bounded time: the experiment parser, the IDX reader and the text-corpus reader.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 60; scripts/test.sh runs it briefly)
+# Seeds: the preset experiments, small IDX files (plain and gzipped) and text. The corpora grow
+# in build-fuzz/corpus/; a crashing input is saved in build-fuzz/artifacts/ and the script fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET=${1:-60}
+
+if ! command -v clang++ >/dev/null; then
+  echo "fuzz: clang++ not found (Debian: clang, libclang-rt-14-dev); skipped"
+  exit 0
+fi
+cmake --preset fuzz >/dev/null
+cmake --build build-fuzz -j "${PIPEMARE_JOBS:-$(nproc)}" >/dev/null
+
+corpus=build-fuzz/corpus
+mkdir -p "$corpus"/fuzz_experiment "$corpus"/fuzz_idx "$corpus"/fuzz_text_corpus build-fuzz/artifacts
+# Seeds (idempotent).
+find experiments -name '*.json' -exec cp -n {} "$corpus"/fuzz_experiment/ \;
+printf '{"pipeline":{"stages":2}}\0pipeline.schedule=pipemare\npipemare.t1=true' >"$corpus"/fuzz_experiment/seed-overrides
+printf '\x00\x00\x08\x01\x00\x00\x00\x03\x01\x02\x03' >"$corpus"/fuzz_idx/seed-1d
+printf '\x00\x00\x08\x03\x00\x00\x00\x02\x00\x00\x00\x02\x00\x00\x00\x02\x01\x02\x03\x04\x05\x06\x07\x08' >"$corpus"/fuzz_idx/seed-3d
+gzip -c -n "$corpus"/fuzz_idx/seed-3d >"$corpus"/fuzz_idx/seed-3d.gz
+printf '\x07\x40%s' "The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs." \
+  >"$corpus"/fuzz_text_corpus/seed-text
+
+status=0
+for target in fuzz_experiment fuzz_idx fuzz_text_corpus; do
+  echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
+  log=build-fuzz/$target.log
+  if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      build-fuzz/bin/$target -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=8192 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/$target- "$corpus/$target" >"$log" 2>&1; then
+    runs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+    echo "fuzz: $target ok: ${runs:-?} inputs, corpus $(ls "$corpus/$target" | wc -l) files"
+  else
+    echo "fuzz: $target FAILED (see $log; the input is in build-fuzz/artifacts/)"
+    tail -40 "$log"
+    status=1
+  fi
+done
+exit $status
