@@ -1,9 +1,12 @@
-// Engine benchmarks (issue: pipeline engine). Prints figures; asserts nothing.
+// Engine benchmark suite (issues 3 and 8). Prints figures and a closing table; asserts nothing.
 //  1. P = 1 engine against a plain LibTorch training loop on `cnn`, batch 128, same BLAS and threads.
-//  2. real P = 2 gpipe and 1f1b, N = 8, on `cnn`: measured utilization per stage against N/(N+P-1).
-//  3. real P = 2 (one thread per stage) against P = 1 (one thread): throughput ratio, gpipe N = 8.
+//  2. P = 1 engine against the same model trained with PyTorch's Python API on one thread
+//     (bench/pytorch_cnn.py; Debian python3-torch; skipped with a message when absent).
+//  3. real P = 2 runs of every schedule, N = 8, on `cnn`, one thread per stage: throughput against
+//     P = 1, measured utilization per stage, and both held against the planner (`plan --against`:
+//     utilization, seconds per minibatch, and weights + optimizer + stash + delta memory).
 // Each figure is the median of several runs measured in this process, in this run.
-// Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH]
+// Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH] [--python PATH]
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -18,8 +21,16 @@
 #include "core/engine/reference_training.h"
 #include "core/engine/training_plan.h"
 #include "core/models/model_zoo.h"
+#include "core/cli/plan_against.h"
 #include "core/runner/launcher.h"
+#include "core/runner/local_run.h"
+#include "core/store/run_store.h"
+#include "core/util/process.h"
 #include "core/util/system_info.h"
+
+#include <sys/wait.h>
+#include <filesystem>
+#include <thread>
 
 using namespace pm;
 
@@ -48,7 +59,7 @@ Experiment cnnExperiment(int stages, int N, const std::string& schedule, int64_t
   e.training.steps = steps;
   e.training.log_interval = 1;
   e.training.eval_interval = 100000;  // evaluate only at the end
-  e.training.trace_steps = 0;
+  e.training.trace_steps = 12;  // for the planner comparison (plan --against uses the trace's action costs)
   e.execution.threads_per_stage = 1;
   e.execution.mode = stages > 1 ? "real" : "single";
   return e;
@@ -84,21 +95,66 @@ Measured measure(const std::vector<Json>& events, int stages) {
   return m;
 }
 
-Measured runEngine(const Experiment& e, const std::string& pipemare) {
-  MemorySink sink;
-  if (e.execution.mode == "real") {
-    LaunchRequest req;
+// P = 1 runs in this process; real runs go through runLocally into `store` (for plan --against).
+Measured runEngine(const Experiment& e, const std::string& pipemare, RunStore* store = nullptr, int64_t* runId = nullptr) {
+  if (e.execution.mode == "real" && store) {
+    auto sink = std::make_shared<MemorySink>();
+    LocalRunRequest req;
     req.experiment = e;
     req.workerBinary = pipemare;
-    launchWorkers(req, sink, nullptr);
-  } else {
-    runSingleProcess(e, sink, nullptr);
+    req.extraSinks.push_back(sink);
+    LocalRunResult r = runLocally(*store, req, nullptr);
+    if (runId) *runId = r.runId;
+    return measure(sink->events(), e.pipeline.stages);
   }
+  MemorySink sink;
+  runSingleProcess(e, sink, nullptr);
   return measure(sink.events(), e.pipeline.stages);
 }
 
 // The plain loop: same model, data, microbatching and optimizer, no engine.
 double plainLoop(const Experiment& e) { return trainWithoutPipeline(e).samplesPerSecond; }
+
+// samples/s of bench/pytorch_cnn.py, or a negative number with `why` set when it cannot run.
+double pythonLoop(const std::string& python, int64_t steps, int N, std::string& why) {
+  const std::string script = std::string(PIPEMARE_SOURCE_DIR) + "/bench/pytorch_cnn.py";
+  if (access(python.c_str(), X_OK) != 0) {
+    why = python + " not found";
+    return -1;
+  }
+  int out = -1, err = -1;
+  const pid_t pid = spawnProcess({python, script, "--steps", std::to_string(steps), "--microbatches", std::to_string(N)},
+                                 out, err, "engine_bench");
+  std::string ob, eb, text, errText;
+  bool oe = false, ee = false;
+  while (!oe || !ee) {
+    for (auto& l : drainLines(out, ob, oe)) text += l;
+    for (auto& l : drainLines(err, eb, ee)) errText += l + "\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  close(out);
+  close(err);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  Json j = Json::parse(text, nullptr, false);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || j.is_discarded() || !j.contains("samples_per_s")) {
+    why = errText.find("No module named 'torch'") != std::string::npos
+              ? "python3-torch is not installed (apt install python3-torch)"
+              : "bench/pytorch_cnn.py failed: " + errText.substr(0, 300);
+    return -1;
+  }
+  return j["samples_per_s"].get<double>();
+}
+
+struct Row {
+  std::string figure, measured, baseline, ratio, target;
+};
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
 
 }  // namespace
 
@@ -109,50 +165,109 @@ int main(int argc, char** argv) {
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string("bench/engine_bench");
   std::string pipemare = dir.substr(0, dir.rfind('/')) + "/../bin/pipemare";
+  std::string python = "/usr/bin/python3";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--pipemare")) pipemare = argv[i + 1];
+    if (!std::strcmp(argv[i], "--python")) python = argv[i + 1];
   }
   torch::set_num_threads(1);
   setBlasThreads(1);
   std::printf("engine_bench: cnn, batch 128, %lld steps per run, median of %d runs, 1 thread per stage, BLAS %s\n",
               static_cast<long long>(steps), runs, loadedBlas().kind.c_str());
+  std::vector<Row> rows;
 
-  // 1. P = 1 engine vs plain loop (N = 1 and N = 8).
+  // 1. P = 1 engine vs plain loop (N = 1 and N = 8); 2. vs PyTorch's Python API (N = 1).
+  double engineN1 = 0;
   for (int N : {1, 8}) {
     std::vector<double> engine, plain;
     for (int r = 0; r < runs; ++r) {
       plain.push_back(plainLoop(cnnExperiment(1, N, "gpipe", steps)));
       engine.push_back(runEngine(cnnExperiment(1, N, "gpipe", steps), pipemare).samplesPerS);
     }
+    if (N == 1) engineN1 = median(engine);
     std::printf("1. P=1 engine vs plain LibTorch loop, N=%d: %.1f vs %.1f samples/s, ratio %.3f (target >= 0.95)\n", N,
                 median(engine), median(plain), median(engine) / median(plain));
+    rows.push_back({"P=1 engine vs plain LibTorch loop, N=" + std::to_string(N), fmt("%.1f samples/s", median(engine)),
+                    fmt("%.1f", median(plain)), fmt("%.3f", median(engine) / median(plain)), ">= 0.95"});
+  }
+  {
+    std::vector<double> py;
+    std::string why;
+    for (int r = 0; r < runs && why.empty(); ++r) {
+      const double v = pythonLoop(python, steps, 1, why);
+      if (v > 0) py.push_back(v);
+    }
+    if (py.empty()) {
+      std::printf("2. P=1 engine vs PyTorch Python: skipped: %s\n", why.c_str());
+      rows.push_back({"P=1 engine vs PyTorch (Python API), N=1", "skipped", why, "-", "-"});
+    } else {
+      std::printf("2. P=1 engine vs PyTorch Python (1 thread), N=1: %.1f vs %.1f samples/s, ratio %.3f\n", engineN1,
+                  median(py), engineN1 / median(py));
+      rows.push_back({"P=1 engine vs PyTorch (Python API), N=1", fmt("%.1f samples/s", engineN1), fmt("%.1f", median(py)),
+                      fmt("%.3f", engineN1 / median(py)), "-"});
+    }
   }
 
-  // 2 + 3. real P = 2.
+  // 3. real P = 2, every schedule, recorded into a scratch store and held against the planner.
+  const std::string scratch = (std::filesystem::temp_directory_path() / ("engine_bench_" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(scratch);
+  RunStore store(scratch + "/runs.db");
   const double P1 = [&] {
     std::vector<double> v;
     for (int r = 0; r < runs; ++r) v.push_back(runEngine(cnnExperiment(1, 8, "gpipe", steps), pipemare).samplesPerS);
     return median(v);
   }();
+  rows.push_back({"P=1 throughput, N=8 (baseline of the P=2 rows)", fmt("%.1f samples/s", P1), "-", "-", "-"});
   for (const char* schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
-    std::vector<double> tput, u0, u1;
+    std::vector<double> tput, u0, u1, pu0, pu1, spmErr, memErr;
     for (int r = 0; r < runs; ++r) {
       Experiment e = cnnExperiment(2, 8, schedule, steps);
       if (std::string(schedule) == "pipedream-2bw") e.pipeline.update_interval = 2;
       if (std::string(schedule) == "pipemare") e.pipemare.t1 = true;
-      Measured m = runEngine(e, pipemare);
+      int64_t id = 0;
+      Measured m = runEngine(e, pipemare, &store, &id);
       tput.push_back(m.samplesPerS);
       u0.push_back(m.utilization.at(0));
       u1.push_back(m.utilization.at(1));
+      try {
+        const Json cmp = cli::planAgainst(store, id);
+        pu0.push_back(cmp["per_stage"][0]["utilization"]["predicted"].get<double>());
+        pu1.push_back(cmp["per_stage"][1]["utilization"]["predicted"].get<double>());
+        spmErr.push_back(cmp["seconds_per_minibatch"]["error_pct"].get<double>());
+        double measured = 0, predicted = 0;
+        for (const Json& st : cmp["per_stage"])
+          for (const char* k : {"weights", "optimizer", "stash", "delta"}) {
+            measured += st[k]["measured"].get<double>();
+            predicted += st[k]["predicted"].get<double>();
+          }
+        memErr.push_back(measured > 0 ? 100 * (predicted - measured) / measured : 0);
+      } catch (const std::exception& ex) {
+        std::printf("   plan --against run %lld: %s\n", static_cast<long long>(id), ex.what());
+      }
     }
     const bool async = std::string(schedule) != "gpipe" && std::string(schedule) != "1f1b";
     const double theory = async ? 1.0 : 8.0 / 9.0;
-    std::printf("2. real P=2 %-13s N=8: utilization stage0 %.3f stage1 %.3f, theory %.3f (%s)\n", schedule, median(u0),
-                median(u1), theory, async ? "steady state 1; pipemare target >= 0.93" : "N/(N+P-1); target within 0.05");
-    std::printf("3. real P=2 %-13s N=8: %.1f samples/s vs P=1 %.1f: speedup %.2fx (%s)\n", schedule, median(tput), P1,
-                median(tput) / P1, async ? "pipemare target >= 1.85x, limit 2x" : "gpipe target >= 1.6x, theory 1.78x");
+    std::printf("3. real P=2 %-13s N=8: %.1f samples/s, speedup %.2fx vs P=1; utilization %.3f / %.3f "
+                "(planner %.3f / %.3f, closed form %.3f); s/minibatch planner error %+.1f%%; memory planner error %+.1f%%\n",
+                schedule, median(tput), median(tput) / P1, median(u0), median(u1), median(pu0), median(pu1), theory,
+                median(spmErr), median(memErr));
+    rows.push_back({std::string("P=2 ") + schedule + " throughput vs P=1", fmt("%.1f samples/s", median(tput)),
+                    fmt("%.1f", P1), fmt("%.2fx", median(tput) / P1),
+                    async ? (std::string(schedule) == "pipemare" ? ">= 1.85x" : "-") : (std::string(schedule) == "gpipe" ? ">= 1.6x" : "-")});
+    rows.push_back({std::string("P=2 ") + schedule + " utilization (stage 0 / 1)",
+                    fmt("%.3f", median(u0)) + " / " + fmt("%.3f", median(u1)),
+                    "planner " + fmt("%.3f", median(pu0)) + " / " + fmt("%.3f", median(pu1)),
+                    fmt("%+.3f", median(u0) - median(pu0)) + " / " + fmt("%+.3f", median(u1) - median(pu1)), "within 0.05"});
+    rows.push_back({std::string("P=2 ") + schedule + " seconds/minibatch and W+O+S+D memory vs planner", "-", "-",
+                    fmt("%+.1f%%", median(spmErr)) + " / " + fmt("%+.1f%%", median(memErr)), "15% / 5%"});
   }
+  std::filesystem::remove_all(scratch);
+
+  std::printf("\n| figure | measured | baseline / prediction | ratio or difference | target |\n|---|---|---|---|---|\n");
+  for (const auto& r : rows)
+    std::printf("| %s | %s | %s | %s | %s |\n", r.figure.c_str(), r.measured.c_str(), r.baseline.c_str(), r.ratio.c_str(),
+                r.target.c_str());
   return 0;
 }

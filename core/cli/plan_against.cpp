@@ -24,10 +24,11 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// "partition (parameters): [0,2) [2,6)" or "partition: [0,2) [2,6)" in the run's log.
-Partition partitionFromLog(const std::vector<LogRecord>& log) {
+// "partition (parameters): [0,2) [2,6)" or "partition: [0,2) [2,6)" in the
+// run's log.
+Partition partitionFromLog(const std::vector<LogRecord> &log) {
   static const std::regex range(R"(\[(\d+),(\d+)\))");
-  for (const auto& l : log) {
+  for (const auto &l : log) {
     if (l.message.rfind("partition", 0) != 0) continue;
     Partition p;
     for (std::sregex_iterator it(l.message.begin(), l.message.end(), range), end; it != end; ++it) {
@@ -39,8 +40,8 @@ Partition partitionFromLog(const std::vector<LogRecord>& log) {
   return {};
 }
 
-std::string planName(const Experiment& e) {
-  const auto& s = e.pipeline.schedule;
+std::string planName(const Experiment &e) {
+  const auto &s = e.pipeline.schedule;
   if (s == "gpipe" && e.pipeline.recompute) return "gpipe+recompute";
   if (s == "pipemare" && e.pipemare.t2) return "pipemare+T2";
   return s;
@@ -52,121 +53,158 @@ double pct(double predicted, double measured) {
 
 }  // namespace
 
-int planAgainstCommand(const std::string& db, int64_t runId, bool json) {
+Json planAgainst(const RunStore &store, int64_t runId) {
+  auto run = store.getRun(runId);
+  if (!run) throw StoreError(store.path(), "no run with id " + std::to_string(runId), true);
+  const Experiment e = experimentFromJson(Json::parse(run->config_json), "run " + std::to_string(runId) + " config");
+  const int P = e.pipeline.stages, N = e.pipeline.microbatches;
+  Partition part = partitionFromLog(store.loadLog(runId));
+  if (part.stages() != P)
+    throw ConfigError("run " + std::to_string(runId), "its log holds no partition of " + std::to_string(P) + " stages");
+  const auto trace = store.loadTrace(runId);
+  if (trace.empty())
+    throw ConfigError("run " + std::to_string(runId), "has no schedule trace (training.trace_steps = 0)");
+
+  // Measured action costs per stage (trace means).
+  std::vector<double> f(static_cast<size_t>(P), 0), b(static_cast<size_t>(P), 0), st(static_cast<size_t>(P), 0);
+  std::vector<int> nf(static_cast<size_t>(P), 0), nb(static_cast<size_t>(P), 0), ns(static_cast<size_t>(P), 0);
+  for (const auto &t : trace) {
+    const size_t s = static_cast<size_t>(t.stage);
+    if (s >= f.size()) continue;
+    if (t.action == "F") f[s] += t.end - t.start, ++nf[s];
+    if (t.action == "B") b[s] += t.end - t.start, ++nb[s];
+    if (t.action == "S") st[s] += t.end - t.start, ++ns[s];
+  }
+  for (size_t s = 0; s < f.size(); ++s) {
+    f[s] /= std::max(1, nf[s]);
+    b[s] /= std::max(1, nb[s]);
+    st[s] /= std::max(1, ns[s]);
+  }
+  // Simulation of the schedule with those costs: steady-state seconds per
+  // minibatch and utilization.
+  ScheduleParams sp;
+  sp.kind = scheduleFromName(e.pipeline.schedule);
+  sp.stages = P;
+  sp.microbatches = N;
+  sp.update_interval = sp.kind == ScheduleKind::PipeMare ? N : std::max(1, e.pipeline.update_interval);
+  SimCosts costs;
+  costs.forward = f;
+  costs.backward = b;
+  costs.step = st;
+  sp.minibatches = 2;
+  const SimResult shortRun = simulateTimeline(sp, costs);
+  sp.minibatches = 8;
+  const SimResult longRun = simulateTimeline(sp, costs);
+  const double predictedPerMinibatch = (longRun.makespan - shortRun.makespan) / 6.0;
+
+  // Measured seconds per minibatch: median of wall-time differences between
+  // logged steps.
+  const auto loss = store.loadMetric(runId, "train/loss");
+  std::vector<double> perMinibatch;
+  for (size_t i = 1; i < loss.size(); ++i)
+    if (loss[i].step > loss[i - 1].step)
+      perMinibatch.push_back((loss[i].wall_time - loss[i - 1].wall_time) /
+                             static_cast<double>(loss[i].step - loss[i - 1].step));
+  const double measuredPerMinibatch = median(perMinibatch);
+
+  // Analytic memory for the run's partition.
+  const ModelProfile profile = profileModel(e.model.name, e.data.context);
+  const auto stages = unitStages(profile, part, std::max<int64_t>(1, e.data.batch_size / N));
+  PlanSpec spec;
+  spec.timing = TimingModel::Software1F1B;
+  spec.optimizer = e.optimizer.name == "sgd"
+                       ? (e.optimizer.momentum > 0 ? OptimizerKind::SgdMomentum : OptimizerKind::Sgd)
+                       : OptimizerKind::Adam;
+  spec.microbatches = N;
+  if (e.pipeline.schedule == "pipedream") spec.updateInterval = std::max(1, e.pipeline.update_interval);
+  if (e.pipeline.schedule == "pipedream-2bw") spec.m = e.pipeline.update_interval;
+  const SchedulePlan plan = planSchedule(planScheduleFromName(planName(e)), stages, spec);
+
+  auto stageMax = [&](const std::string &key) {
+    std::vector<double> out(static_cast<size_t>(P), 0);
+    for (const auto &p : store.loadStageMetric(runId, key))
+      if (p.stage < P) out[static_cast<size_t>(p.stage)] = std::max(out[static_cast<size_t>(p.stage)], p.value);
+    return out;
+  };
+  std::map<int, std::vector<double>> utilWindows;
+  for (const auto &p : store.loadStageMetric(runId, "utilization")) utilWindows[p.stage].push_back(p.value);
+  const auto mw = stageMax("mem/weights"), mo = stageMax("mem/optimizer"), ms = stageMax("mem/stash"),
+             md = stageMax("mem/delta");
+
+  Json out{{"run", runId},
+           {"schedule", planName(e)},
+           {"model", e.model.name},
+           {"stages", P},
+           {"microbatches", N},
+           {"partition", part.describe()},
+           {"seconds_per_minibatch",
+            {{"measured", measuredPerMinibatch},
+             {"predicted", predictedPerMinibatch},
+             {"error_pct", pct(predictedPerMinibatch, measuredPerMinibatch)}}}};
+  Json per = Json::array();
+  for (int s = 0; s < P; ++s) {
+    const auto &m = plan.perStage[static_cast<size_t>(s)].memory;
+    const size_t i = static_cast<size_t>(s);
+    per.push_back(
+        {{"stage", s},
+         {"forward_s", f[i]},
+         {"backward_s", b[i]},
+         {"step_s", st[i]},
+         {"utilization", {{"measured", median(utilWindows[s])}, {"predicted", longRun.utilization[i]}}},
+         {"weights",
+          {{"measured", mw[i]}, {"predicted", m.weights}, {"error_pct", pct(static_cast<double>(m.weights), mw[i])}}},
+         {"optimizer",
+          {{"measured", mo[i]},
+           {"predicted", m.optimizer},
+           {"error_pct", pct(static_cast<double>(m.optimizer), mo[i])}}},
+         {"stash", {{"measured", ms[i]}, {"predicted", m.stash}}},
+         {"delta", {{"measured", md[i]}, {"predicted", m.delta}}}});
+  }
+  out["per_stage"] = per;
+  out["run_name"] = run->name;
+  return out;
+}
+
+int planAgainstCommand(const std::string &db, int64_t runId, bool json) {
   try {
     RunStore store(db.empty() ? defaultDatabasePath() : db, /*readOnly=*/true);
-    auto run = store.getRun(runId);
-    if (!run) throw StoreError(store.path(), "no run with id " + std::to_string(runId), true);
-    const Experiment e = experimentFromJson(Json::parse(run->config_json), "run " + std::to_string(runId) + " config");
-    const int P = e.pipeline.stages, N = e.pipeline.microbatches;
-    Partition part = partitionFromLog(store.loadLog(runId));
-    if (part.stages() != P) throw ConfigError("run " + std::to_string(runId), "its log holds no partition of " + std::to_string(P) + " stages");
-    const auto trace = store.loadTrace(runId);
-    if (trace.empty()) throw ConfigError("run " + std::to_string(runId), "has no schedule trace (training.trace_steps = 0)");
-
-    // Measured action costs per stage (trace means).
-    std::vector<double> f(static_cast<size_t>(P), 0), b(static_cast<size_t>(P), 0), st(static_cast<size_t>(P), 0);
-    std::vector<int> nf(static_cast<size_t>(P), 0), nb(static_cast<size_t>(P), 0), ns(static_cast<size_t>(P), 0);
-    for (const auto& t : trace) {
-      const size_t s = static_cast<size_t>(t.stage);
-      if (s >= f.size()) continue;
-      if (t.action == "F") f[s] += t.end - t.start, ++nf[s];
-      if (t.action == "B") b[s] += t.end - t.start, ++nb[s];
-      if (t.action == "S") st[s] += t.end - t.start, ++ns[s];
-    }
-    for (size_t s = 0; s < f.size(); ++s) {
-      f[s] /= std::max(1, nf[s]);
-      b[s] /= std::max(1, nb[s]);
-      st[s] /= std::max(1, ns[s]);
-    }
-    // Simulation of the schedule with those costs: steady-state seconds per minibatch and utilization.
-    ScheduleParams sp;
-    sp.kind = scheduleFromName(e.pipeline.schedule);
-    sp.stages = P;
-    sp.microbatches = N;
-    sp.update_interval = sp.kind == ScheduleKind::PipeMare ? N : std::max(1, e.pipeline.update_interval);
-    SimCosts costs;
-    costs.forward = f;
-    costs.backward = b;
-    costs.step = st;
-    sp.minibatches = 2;
-    const SimResult shortRun = simulateTimeline(sp, costs);
-    sp.minibatches = 8;
-    const SimResult longRun = simulateTimeline(sp, costs);
-    const double predictedPerMinibatch = (longRun.makespan - shortRun.makespan) / 6.0;
-
-    // Measured seconds per minibatch: median of wall-time differences between logged steps.
-    const auto loss = store.loadMetric(runId, "train/loss");
-    std::vector<double> perMinibatch;
-    for (size_t i = 1; i < loss.size(); ++i)
-      if (loss[i].step > loss[i - 1].step)
-        perMinibatch.push_back((loss[i].wall_time - loss[i - 1].wall_time) / static_cast<double>(loss[i].step - loss[i - 1].step));
-    const double measuredPerMinibatch = median(perMinibatch);
-
-    // Analytic memory for the run's partition.
-    const ModelProfile profile = profileModel(e.model.name, e.data.context);
-    const auto stages = unitStages(profile, part, std::max<int64_t>(1, e.data.batch_size / N));
-    PlanSpec spec;
-    spec.timing = TimingModel::Software1F1B;
-    spec.optimizer = e.optimizer.name == "sgd" ? (e.optimizer.momentum > 0 ? OptimizerKind::SgdMomentum : OptimizerKind::Sgd)
-                                               : OptimizerKind::Adam;
-    spec.microbatches = N;
-    if (e.pipeline.schedule == "pipedream") spec.updateInterval = std::max(1, e.pipeline.update_interval);
-    if (e.pipeline.schedule == "pipedream-2bw") spec.m = e.pipeline.update_interval;
-    const SchedulePlan plan = planSchedule(planScheduleFromName(planName(e)), stages, spec);
-
-    auto stageMax = [&](const std::string& key) {
-      std::vector<double> out(static_cast<size_t>(P), 0);
-      for (const auto& p : store.loadStageMetric(runId, key))
-        if (p.stage < P) out[static_cast<size_t>(p.stage)] = std::max(out[static_cast<size_t>(p.stage)], p.value);
-      return out;
-    };
-    std::map<int, std::vector<double>> utilWindows;
-    for (const auto& p : store.loadStageMetric(runId, "utilization")) utilWindows[p.stage].push_back(p.value);
-    const auto mw = stageMax("mem/weights"), mo = stageMax("mem/optimizer"), ms = stageMax("mem/stash"), md = stageMax("mem/delta");
-
-    Json out{{"run", runId}, {"schedule", planName(e)}, {"model", e.model.name}, {"stages", P}, {"microbatches", N},
-             {"partition", part.describe()},
-             {"seconds_per_minibatch", {{"measured", measuredPerMinibatch}, {"predicted", predictedPerMinibatch},
-                                        {"error_pct", pct(predictedPerMinibatch, measuredPerMinibatch)}}}};
-    Json per = Json::array();
-    for (int s = 0; s < P; ++s) {
-      const auto& m = plan.perStage[static_cast<size_t>(s)].memory;
-      const size_t i = static_cast<size_t>(s);
-      per.push_back({{"stage", s},
-                     {"forward_s", f[i]}, {"backward_s", b[i]}, {"step_s", st[i]},
-                     {"utilization", {{"measured", median(utilWindows[s])}, {"predicted", longRun.utilization[i]}}},
-                     {"weights", {{"measured", mw[i]}, {"predicted", m.weights}, {"error_pct", pct(static_cast<double>(m.weights), mw[i])}}},
-                     {"optimizer", {{"measured", mo[i]}, {"predicted", m.optimizer}, {"error_pct", pct(static_cast<double>(m.optimizer), mo[i])}}},
-                     {"stash", {{"measured", ms[i]}, {"predicted", m.stash}}},
-                     {"delta", {{"measured", md[i]}, {"predicted", m.delta}}}});
-    }
-    out["per_stage"] = per;
+    const Json out = planAgainst(store, runId);
     if (json) {
       std::printf("%s\n", out.dump(2).c_str());
       return 0;
     }
-    std::printf("run %lld (%s): %s, %s, P=%d, N=%d, partition %s\n", static_cast<long long>(runId), run->name.c_str(),
-                e.model.name.c_str(), planName(e).c_str(), P, N, part.describe().c_str());
-    std::printf("prediction: simulation of the schedule with this run's measured per-stage F/B/S costs; memory from the "
-                "analytic model (software 1F1B timing)\n");
-    std::printf("seconds per minibatch: measured %.4f, predicted %.4f (%+.1f%%)\n", measuredPerMinibatch,
-                predictedPerMinibatch, pct(predictedPerMinibatch, measuredPerMinibatch));
-    std::printf("%5s %8s %8s %8s | %6s %6s | %10s %10s | %10s %10s | %9s %9s | %9s %9s\n", "stage", "F ms", "B ms", "S ms",
-                "util", "pred", "weights", "pred", "optimizer", "pred", "stash", "pred", "delta", "pred");
-    for (int s = 0; s < P; ++s) {
-      const size_t i = static_cast<size_t>(s);
-      const auto& m = plan.perStage[i].memory;
-      std::printf("%5d %8.2f %8.2f %8.2f | %6.3f %6.3f | %10.0f %10lld | %10.0f %10lld | %9.0f %9lld | %9.0f %9lld\n", s,
-                  f[i] * 1e3, b[i] * 1e3, st[i] * 1e3, median(utilWindows[s]), longRun.utilization[i], mw[i],
-                  static_cast<long long>(m.weights), mo[i], static_cast<long long>(m.optimizer), ms[i],
-                  static_cast<long long>(m.stash), md[i], static_cast<long long>(m.delta));
+    const int P = out["stages"].get<int>();
+    std::printf("run %lld (%s): %s, %s, P=%d, N=%d, partition %s\n", static_cast<long long>(runId),
+                out["run_name"].get<std::string>().c_str(), out["model"].get<std::string>().c_str(),
+                out["schedule"].get<std::string>().c_str(), P, out["microbatches"].get<int>(),
+                out["partition"].get<std::string>().c_str());
+    std::printf(
+        "prediction: simulation of the schedule with this run's "
+        "measured per-stage F/B/S costs; memory from the "
+        "analytic model (software 1F1B timing)\n");
+    const Json &spm = out["seconds_per_minibatch"];
+    std::printf("seconds per minibatch: measured %.4f, predicted %.4f (%+.1f%%)\n", spm["measured"].get<double>(),
+                spm["predicted"].get<double>(), spm["error_pct"].get<double>());
+    std::printf(
+        "%5s %8s %8s %8s | %6s %6s | %10s %10s | %10s %10s | %9s %9s | "
+        "%9s %9s\n",
+        "stage", "F ms", "B ms", "S ms", "util", "pred", "weights", "pred", "optimizer", "pred", "stash", "pred",
+        "delta", "pred");
+    for (const Json &st : out["per_stage"]) {
+      auto v = [&](const char *k, const char *which) { return st[k][which].get<double>(); };
+      std::printf(
+          "%5d %8.2f %8.2f %8.2f | %6.3f %6.3f | %10.0f %10.0f | "
+          "%10.0f %10.0f | %9.0f %9.0f | %9.0f %9.0f\n",
+          st["stage"].get<int>(), st["forward_s"].get<double>() * 1e3, st["backward_s"].get<double>() * 1e3,
+          st["step_s"].get<double>() * 1e3, v("utilization", "measured"), v("utilization", "predicted"),
+          v("weights", "measured"), v("weights", "predicted"), v("optimizer", "measured"), v("optimizer", "predicted"),
+          v("stash", "measured"), v("stash", "predicted"), v("delta", "measured"), v("delta", "predicted"));
     }
     return 0;
-  } catch (const Error& ex) {
+  } catch (const Error &ex) {
     std::fprintf(stderr, "error: %s\n", ex.what());
     return ex.exitCode();
-  } catch (const std::exception& ex) {
+  } catch (const std::exception &ex) {
     std::fprintf(stderr, "error: %s\n", ex.what());
     return 1;
   }

@@ -8,7 +8,16 @@
 #include <cstdint>
 #include <string>
 
+#include "core/events/event.h"
+#include "core/store/run_store.h"
+
 namespace pm::cli {
+
+// The comparison as JSON: seconds_per_minibatch {measured, predicted, error_pct}, per_stage[]
+// {forward_s, backward_s, step_s, utilization / weights / optimizer / stash / delta {measured,
+// predicted[, error_pct]}}, plus run, run_name, schedule, model, stages, microbatches, partition.
+// Throws ConfigError / StoreError when the run cannot be compared (no trace, no partition).
+Json planAgainst(const RunStore& store, int64_t run);
 
 int planAgainstCommand(const std::string& db, int64_t run, bool json);
 

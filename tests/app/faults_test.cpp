@@ -50,6 +50,7 @@ std::string query(const std::string& db, const std::string& sql) {
   sqlite3* h = nullptr;
   std::string out;
   if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 5000);
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
         sqlite3_column_text(st, 0))
@@ -372,7 +373,10 @@ TEST_F(Faults, GuiKilledDuringARunLeavesItToFinishRecorded) {
   ASSERT_LT(before, 600u) << "the run ended before the GUI could be killed";
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   EXPECT_EQ(waitExit(pid, 10), 128 + SIGKILL);
-  ASSERT_TRUE(waitUntil([&] { return query(db_, "SELECT status FROM runs WHERE id = 1") != "running"; }, 120));
+  ASSERT_TRUE(waitUntil([&] {
+    const std::string st = query(db_, "SELECT status FROM runs WHERE id = 1");
+    return !st.empty() && st != "running" && st != "created";
+  }, 120));
   EXPECT_EQ(query(db_, "SELECT status FROM runs WHERE id = 1"), "finished");
   EXPECT_EQ(lossPoints(db_), 600u);
   EXPECT_EQ(query(db_, "PRAGMA integrity_check"), "ok");

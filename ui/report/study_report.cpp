@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTextStream>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "core/store/run_store.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/plots/gantt_plot.h"
+#include "ui/plots/heat_map.h"
 
 namespace pm::ui {
 namespace {
@@ -307,7 +309,47 @@ class Report {
         md_ << "\n";
       }
       md_ << "\n";
+      stabilityFigure(variant, byLr, stages);
     }
+  }
+
+  // The same grid as a heat map: accuracy on a colour scale, diverged cells marked D in red.
+  void stabilityFigure(const QString& variant, const std::map<std::string, std::map<int, const RunRecord*>>& byLr,
+                       const std::vector<int>& stages) {
+    std::vector<std::pair<double, std::string>> lrs;  // numeric order, largest at the top
+    for (const auto& [lr, byP] : byLr) lrs.push_back({QString::fromStdString(lr).toDouble(), lr});
+    std::sort(lrs.begin(), lrs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    QStringList rowLabels, colLabels;
+    for (const auto& l : lrs) rowLabels << QString::fromStdString(l.second);
+    for (int p : stages) colLabels << QString::number(p);
+    std::vector<HeatCell> cells;
+    for (int row = 0; row < static_cast<int>(lrs.size()); ++row) {
+      const auto& byP = byLr.at(lrs[static_cast<size_t>(row)].second);
+      for (int col = 0; col < static_cast<int>(stages.size()); ++col) {
+        auto it = byP.find(stages[static_cast<size_t>(col)]);
+        if (it == byP.end()) continue;
+        HeatCell c;
+        c.row = row;
+        c.col = col;
+        if (it->second->status == "diverged") {
+          c.text = "D";
+          c.color = QColor(200, 60, 60);
+        } else {
+          c.value = it->second->final_accuracy;
+          c.text = num(c.value, 3);
+        }
+        cells.push_back(c);
+      }
+    }
+    HeatMap map;
+    map.setTitle("Stability map, " + variant + ": final test accuracy (D = diverged)");
+    map.setGrid(rowLabels, colLabels, "learning rate", "stages P");
+    map.setCells(cells, 0.0, 1.0, "accuracy");
+    QString slug = variant.toLower();
+    slug.replace(QRegularExpression("[^a-z0-9]+"), "-");
+    const QString name = figure("stability-" + slug + ".png");
+    map.save(o_.outDir + "/" + name, 700, 450);
+    md_ << "![stability map, " << variant << "](" << name << ")\n\n";
   }
 
   // (6) The claims.
