@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <regex>
+#include <tuple>
 
 #include "core/config/experiment.h"
 #include "core/planner/analytic_planner.h"
@@ -18,6 +19,12 @@
 namespace pm::cli {
 namespace {
 
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
@@ -26,9 +33,9 @@ double median(std::vector<double> v) {
 
 // "partition (parameters): [0,2) [2,6)" or "partition: [0,2) [2,6)" in the
 // run's log.
-Partition partitionFromLog(const std::vector<LogRecord> &log) {
+Partition partitionFromLog(const std::vector<LogRecord>& log) {
   static const std::regex range(R"(\[(\d+),(\d+)\))");
-  for (const auto &l : log) {
+  for (const auto& l : log) {
     if (l.message.rfind("partition", 0) != 0) continue;
     Partition p;
     for (std::sregex_iterator it(l.message.begin(), l.message.end(), range), end; it != end; ++it) {
@@ -40,8 +47,8 @@ Partition partitionFromLog(const std::vector<LogRecord> &log) {
   return {};
 }
 
-std::string planName(const Experiment &e) {
-  const auto &s = e.pipeline.schedule;
+std::string planName(const Experiment& e) {
+  const auto& s = e.pipeline.schedule;
   if (s == "gpipe" && e.pipeline.recompute) return "gpipe+recompute";
   if (s == "pipemare" && e.pipemare.t2) return "pipemare+T2";
   return s;
@@ -53,7 +60,31 @@ double pct(double predicted, double measured) {
 
 }  // namespace
 
-Json planAgainst(const RunStore &store, int64_t runId) {
+// The link's latency as this run saw it, for a rendezvous transport (Gloo moves a message only
+// once its receive is posted): for every message, the time from the moment both sides were ready,
+// max(receive start, send end), to the end of the receive. Send and
+// receive records are matched by stage pair, direction and microbatch. The mean over the messages
+// after the first minibatch's (0 when nothing matches): the mean, because the tail costs time too.
+double messageLatency(const std::vector<TraceRecord>& trace, int firstMicrobatch) {
+  std::map<std::tuple<int, int, int64_t>, double> sent;  // (from, to, mb) -> send end
+  for (const auto& t : trace) {
+    if (t.action == "send_act") sent[{t.stage, t.stage + 1, t.microbatch}] = t.end;
+    if (t.action == "send_grad") sent[{t.stage, t.stage - 1, t.microbatch}] = t.end;
+  }
+  std::vector<double> samples;
+  for (const auto& t : trace) {
+    int from = -1;
+    if (t.action == "recv_act") from = t.stage - 1;
+    if (t.action == "recv_grad") from = t.stage + 1;
+    if (from < 0 || t.microbatch < firstMicrobatch) continue;
+    auto it = sent.find({from, t.stage, t.microbatch});
+    if (it == sent.end()) continue;
+    samples.push_back(std::max(0.0, t.end - std::max(t.start, it->second)));
+  }
+  return mean(samples);
+}
+
+Json planAgainst(const RunStore& store, int64_t runId) {
   auto run = store.getRun(runId);
   if (!run) throw StoreError(store.path(), "no run with id " + std::to_string(runId), true);
   const Experiment e = experimentFromJson(Json::parse(run->config_json), "run " + std::to_string(runId) + " config");
@@ -65,21 +96,22 @@ Json planAgainst(const RunStore &store, int64_t runId) {
   if (trace.empty())
     throw ConfigError("run " + std::to_string(runId), "has no schedule trace (training.trace_steps = 0)");
 
-  // Measured action costs per stage (trace means).
-  std::vector<double> f(static_cast<size_t>(P), 0), b(static_cast<size_t>(P), 0), st(static_cast<size_t>(P), 0);
-  std::vector<int> nf(static_cast<size_t>(P), 0), nb(static_cast<size_t>(P), 0), ns(static_cast<size_t>(P), 0);
-  for (const auto &t : trace) {
+  // Measured action costs per stage: trace means after the first minibatch (its warm-up costs more).
+  std::vector<std::vector<double>> fs(static_cast<size_t>(P)), bs(static_cast<size_t>(P)), ss(static_cast<size_t>(P));
+  for (const auto& t : trace) {
     const size_t s = static_cast<size_t>(t.stage);
-    if (s >= f.size()) continue;
-    if (t.action == "F") f[s] += t.end - t.start, ++nf[s];
-    if (t.action == "B") b[s] += t.end - t.start, ++nb[s];
-    if (t.action == "S") st[s] += t.end - t.start, ++ns[s];
+    if (s >= fs.size()) continue;
+    if (t.action == "F" && t.microbatch >= N) fs[s].push_back(t.end - t.start);
+    if (t.action == "B" && t.microbatch >= N) bs[s].push_back(t.end - t.start);
+    if (t.action == "S" && t.microbatch >= 1) ss[s].push_back(t.end - t.start);
   }
-  for (size_t s = 0; s < f.size(); ++s) {
-    f[s] /= std::max(1, nf[s]);
-    b[s] /= std::max(1, nb[s]);
-    st[s] /= std::max(1, ns[s]);
+  std::vector<double> f, b, st;
+  for (size_t s = 0; s < fs.size(); ++s) {
+    f.push_back(mean(fs[s]));
+    b.push_back(mean(bs[s]));
+    st.push_back(mean(ss[s]));
   }
+  const double latency = messageLatency(trace, N);
   // Simulation of the schedule with those costs: steady-state seconds per
   // minibatch and utilization.
   ScheduleParams sp;
@@ -91,6 +123,8 @@ Json planAgainst(const RunStore &store, int64_t runId) {
   costs.forward = f;
   costs.backward = b;
   costs.step = st;
+  costs.link.latency = latency;
+  costs.link.rendezvous = true;
   sp.minibatches = 2;
   const SimResult shortRun = simulateTimeline(sp, costs);
   sp.minibatches = 8;
@@ -120,14 +154,14 @@ Json planAgainst(const RunStore &store, int64_t runId) {
   if (e.pipeline.schedule == "pipedream-2bw") spec.m = e.pipeline.update_interval;
   const SchedulePlan plan = planSchedule(planScheduleFromName(planName(e)), stages, spec);
 
-  auto stageMax = [&](const std::string &key) {
+  auto stageMax = [&](const std::string& key) {
     std::vector<double> out(static_cast<size_t>(P), 0);
-    for (const auto &p : store.loadStageMetric(runId, key))
+    for (const auto& p : store.loadStageMetric(runId, key))
       if (p.stage < P) out[static_cast<size_t>(p.stage)] = std::max(out[static_cast<size_t>(p.stage)], p.value);
     return out;
   };
   std::map<int, std::vector<double>> utilWindows;
-  for (const auto &p : store.loadStageMetric(runId, "utilization")) utilWindows[p.stage].push_back(p.value);
+  for (const auto& p : store.loadStageMetric(runId, "utilization")) utilWindows[p.stage].push_back(p.value);
   const auto mw = stageMax("mem/weights"), mo = stageMax("mem/optimizer"), ms = stageMax("mem/stash"),
              md = stageMax("mem/delta");
 
@@ -136,14 +170,14 @@ Json planAgainst(const RunStore &store, int64_t runId) {
            {"model", e.model.name},
            {"stages", P},
            {"microbatches", N},
-           {"partition", part.describe()},
+           {"partition", part.describe()}, {"link_latency_s", latency},
            {"seconds_per_minibatch",
             {{"measured", measuredPerMinibatch},
              {"predicted", predictedPerMinibatch},
              {"error_pct", pct(predictedPerMinibatch, measuredPerMinibatch)}}}};
   Json per = Json::array();
   for (int s = 0; s < P; ++s) {
-    const auto &m = plan.perStage[static_cast<size_t>(s)].memory;
+    const auto& m = plan.perStage[static_cast<size_t>(s)].memory;
     const size_t i = static_cast<size_t>(s);
     per.push_back(
         {{"stage", s},
@@ -165,7 +199,7 @@ Json planAgainst(const RunStore &store, int64_t runId) {
   return out;
 }
 
-int planAgainstCommand(const std::string &db, int64_t runId, bool json) {
+int planAgainstCommand(const std::string& db, int64_t runId, bool json) {
   try {
     RunStore store(db.empty() ? defaultDatabasePath() : db, /*readOnly=*/true);
     const Json out = planAgainst(store, runId);
@@ -179,10 +213,11 @@ int planAgainstCommand(const std::string &db, int64_t runId, bool json) {
                 out["schedule"].get<std::string>().c_str(), P, out["microbatches"].get<int>(),
                 out["partition"].get<std::string>().c_str());
     std::printf(
-        "prediction: simulation of the schedule with this run's "
-        "measured per-stage F/B/S costs; memory from the "
-        "analytic model (software 1F1B timing)\n");
-    const Json &spm = out["seconds_per_minibatch"];
+        "prediction: simulation of the schedule with this run's measured per-stage F/B/S costs (trace means after the "
+        "first minibatch) and a rendezvous link of latency %.2f ms (mean over the run's messages); memory from the analytic "
+        "model (software 1F1B timing)\n",
+        out["link_latency_s"].get<double>() * 1e3);
+    const Json& spm = out["seconds_per_minibatch"];
     std::printf("seconds per minibatch: measured %.4f, predicted %.4f (%+.1f%%)\n", spm["measured"].get<double>(),
                 spm["predicted"].get<double>(), spm["error_pct"].get<double>());
     std::printf(
@@ -190,8 +225,8 @@ int planAgainstCommand(const std::string &db, int64_t runId, bool json) {
         "%9s %9s\n",
         "stage", "F ms", "B ms", "S ms", "util", "pred", "weights", "pred", "optimizer", "pred", "stash", "pred",
         "delta", "pred");
-    for (const Json &st : out["per_stage"]) {
-      auto v = [&](const char *k, const char *which) { return st[k][which].get<double>(); };
+    for (const Json& st : out["per_stage"]) {
+      auto v = [&](const char* k, const char* which) { return st[k][which].get<double>(); };
       std::printf(
           "%5d %8.2f %8.2f %8.2f | %6.3f %6.3f | %10.0f %10.0f | "
           "%10.0f %10.0f | %9.0f %9.0f | %9.0f %9.0f\n",
@@ -201,10 +236,10 @@ int planAgainstCommand(const std::string &db, int64_t runId, bool json) {
           v("stash", "measured"), v("stash", "predicted"), v("delta", "measured"), v("delta", "predicted"));
     }
     return 0;
-  } catch (const Error &ex) {
+  } catch (const Error& ex) {
     std::fprintf(stderr, "error: %s\n", ex.what());
     return ex.exitCode();
-  } catch (const std::exception &ex) {
+  } catch (const std::exception& ex) {
     std::fprintf(stderr, "error: %s\n", ex.what());
     return 1;
   }

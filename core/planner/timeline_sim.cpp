@@ -70,7 +70,7 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
               waiting = true;
               break;
             }
-            end = std::max(start, it->second);
+            end = c.link.rendezvous ? std::max(start, it->second) + c.link.latency : std::max(start, it->second);
             arrivals.erase(it);
             break;
           }
@@ -80,7 +80,7 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
             if (act && s + 1 == P) throw std::runtime_error("simulation: the last stage cannot send activations");
             if (!act && s == 0) throw std::runtime_error("simulation: stage 0 cannot send gradients");
             end = start + transfer(act ? at(c.activationBytes, s) : at(c.gradientBytes, s));
-            arrivals[{act ? 2 * s : 2 * s + 1, a.mb}] = end + c.link.latency;
+            arrivals[{act ? 2 * s : 2 * s + 1, a.mb}] = c.link.rendezvous ? end : end + c.link.latency;
             break;
           }
           case ActionKind::Forward: end = start + c.forward[s]; break;

@@ -19,6 +19,10 @@ namespace pm {
 struct LinkModel {
   double latency = 0;    // seconds per message
   double bandwidth = 0;  // bytes per second; 0 = infinite
+  // Rendezvous transport (Gloo): a message moves only once its receive is posted, so every
+  // receive ends `latency` after both sides are ready, max(receive start, send end), even when the
+  // message was sent long before. Otherwise a message arrives `latency` after its send ends.
+  bool rendezvous = false;
 };
 
 struct SimCosts {

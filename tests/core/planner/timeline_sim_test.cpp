@@ -80,6 +80,24 @@ TEST(TimelineSim, LinkLatencyAndBandwidth) {
   EXPECT_NEAR(two.busy[0], 3.0, 1e-12);                   // sends and waits are not busy time
 }
 
+// A rendezvous link (Gloo): a message sent before its receive was posted still costs the latency
+// at the receive; with a waiting receiver it is the same as the plain link.
+TEST(TimelineSim, RendezvousLinkChargesEveryReceive) {
+  auto c = uniform(2, 1.0, 1.0);
+  c.link.latency = 0.5;
+  const auto plain = simulateTimeline(sched(ScheduleKind::GPipe, 2, 2), c);
+  c.link.rendezvous = true;
+  const auto rdv = simulateTimeline(sched(ScheduleKind::GPipe, 2, 2), c);
+  // Microbatch 0: stage 1 waits from t = 0; the activation is sent at t = 1: both end at 1.5.
+  EXPECT_NEAR(endOf(plain, 1, "recv_act", 0), 1.5, 1e-12);
+  EXPECT_NEAR(endOf(rdv, 1, "recv_act", 0), 1.5, 1e-12);
+  // Microbatch 1: sent at t = 2, receive posted at t = 2.5 (after F0 on stage 1). The plain link
+  // delivered it at 2.5; the rendezvous link needs until 2.5 + 0.5.
+  EXPECT_NEAR(endOf(plain, 1, "recv_act", 1), 2.5, 1e-12);
+  EXPECT_NEAR(endOf(rdv, 1, "recv_act", 1), 3.0, 1e-12);
+  EXPECT_GT(rdv.makespan, plain.makespan);
+}
+
 TEST(TimelineSim, AsynchronousBalancedFillAndDrain) {
   const int P = 5, N = 4;
   const int64_t minibatches = 6, T = N * minibatches;
