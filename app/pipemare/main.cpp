@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   workerCmd->add_option("--world-size", worker.worldSize, "number of stages (default: $WORLD_SIZE)");
   workerCmd->add_option("--master-addr", worker.masterAddr, "TCPStore address (default: $MASTER_ADDR or 127.0.0.1)");
   workerCmd->add_option("--master-port", worker.masterPort, "TCPStore port (default: $MASTER_PORT)");
+  workerCmd->add_option("--store-file", worker.storeFile, "single node: rendezvous through this file instead of a TCPStore");
   workerCmd->add_option("--save-state", worker.saveState, "save this stage's final parameters and buffers here");
   workerCmd->add_option("--checkpoint-dir", worker.checkpointDir, "write checkpoints under this directory");
   workerCmd->add_option("--resume-step", worker.resumeStep, "restore this stage from the checkpoint after this step");

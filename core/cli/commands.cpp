@@ -390,6 +390,7 @@ int workerCommand(const WorkerArgs& a) {
   o.worldSize = a.worldSize;
   o.masterAddr = a.masterAddr;
   o.masterPort = a.masterPort;
+  o.storeFile = a.storeFile;
   o.saveStateDir = a.saveState;
   o.checkpointDir = a.checkpointDir;
   o.resumeStep = a.resumeStep;

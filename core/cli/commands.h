@@ -72,7 +72,7 @@ struct CompareOptions {
 int compareCommand(const CompareOptions& o);
 
 struct WorkerArgs {
-  std::string config, masterAddr, saveState, checkpointDir;
+  std::string config, masterAddr, saveState, checkpointDir, storeFile;
   int64_t resumeStep = 0;
   int rank = -1, worldSize = -1, masterPort = -1;
 };

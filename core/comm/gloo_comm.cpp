@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef USE_C10D_NCCL
@@ -162,17 +163,27 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
     throw CommError(place, "backend nccl requested, but this LibTorch was built without CUDA/NCCL; use gloo");
   if (o.backend != "gloo" && o.backend != "nccl") throw CommError(place, "unknown backend \"" + o.backend + "\"");
   c10::intrusive_ptr<c10d::Store> store;
-  try {
-    c10d::TCPStoreOptions so;
-    so.port = static_cast<std::uint16_t>(o.masterPort);
-    so.isServer = o.rank == 0;
-    so.numWorkers = static_cast<size_t>(o.worldSize);
-    so.waitWorkers = true;
-    so.timeout = timeout;
-    store = c10::make_intrusive<c10d::TCPStore>(o.masterAddr, so);
-  } catch (const std::exception& ex) {
-    throw CommError(place, "cannot form the TCPStore at " + o.masterAddr + ":" + std::to_string(o.masterPort) + " within " +
-                               std::to_string(static_cast<int>(o.timeoutS)) + " s: " + std::string(ex.what()).substr(0, 300));
+  if (!o.storeFile.empty()) {
+    try {
+      store = c10::make_intrusive<c10d::FileStore>(o.storeFile, o.worldSize);
+      store->setTimeout(timeout);
+    } catch (const std::exception& ex) {
+      throw CommError(place, "cannot open the file store " + o.storeFile + ": " + std::string(ex.what()).substr(0, 300));
+    }
+  } else {
+    try {
+      c10d::TCPStoreOptions so;
+      so.port = static_cast<std::uint16_t>(o.masterPort);
+      so.isServer = o.rank == 0;
+      so.numWorkers = static_cast<size_t>(o.worldSize);
+      so.waitWorkers = true;
+      so.timeout = timeout;
+      store = c10::make_intrusive<c10d::TCPStore>(o.masterAddr, so);
+    } catch (const std::exception& ex) {
+      throw CommError(place, "cannot form the TCPStore at " + o.masterAddr + ":" + std::to_string(o.masterPort) +
+                                 " within " + std::to_string(static_cast<int>(o.timeoutS)) +
+                                 " s: " + std::string(ex.what()).substr(0, 300));
+    }
   }
   try {
 #ifdef USE_C10D_NCCL

@@ -25,6 +25,9 @@ struct DistributedOptions {
   std::string backend = "gloo";           // gloo | nccl
   double timeoutS = 60.0;                 // every blocking call
   std::string interfaceHost;              // host name/address for Gloo's device ("" = masterAddr for loopback)
+  // Single-node runs: a c10d FileStore at this path (in a private directory) instead of the
+  // TCPStore, so that nothing listens beyond Gloo's loopback sockets. "" = TCPStore.
+  std::string storeFile;
 };
 
 // Creates the communicator for `opts.backend`. Throws CommError for nccl when LibTorch was

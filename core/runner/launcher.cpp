@@ -89,6 +89,17 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   int fd = mkstemp(tmpl);
   if (fd < 0) throw EngineError("launcher", "cannot create a temporary experiment file");
   const std::string cfgPath = tmpl;
+  // Single node: the ranks meet through a c10d FileStore in a private (0700) directory, so no
+  // socket listens beyond Gloo's own on loopback. Multi-node runs use the TCPStore on node 0.
+  std::string storeDir;
+  if (!multi) {
+    char dtmpl[] = "/tmp/pipemare-store-XXXXXX";
+    if (!mkdtemp(dtmpl)) {
+      std::filesystem::remove(cfgPath);
+      throw EngineError("launcher", "cannot create a private directory for the ranks' store");
+    }
+    storeDir = dtmpl;
+  }
   {
     std::string text = experimentToJson(e).dump();
     if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
@@ -110,6 +121,10 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       std::vector<std::string> args{req.workerBinary, "worker", "--config", cfgPath, "--rank", std::to_string(r),
                                     "--world-size", std::to_string(P), "--master-addr", req.masterAddr,
                                     "--master-port", std::to_string(port)};
+      if (!storeDir.empty()) {
+        args.push_back("--store-file");
+        args.push_back(storeDir + "/store");
+      }
       if (!req.saveStateDir.empty()) {
         args.push_back("--save-state");
         args.push_back(req.saveStateDir);
@@ -129,6 +144,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     terminateAll(SIGKILL);
     for (auto& w : workers) waitpid(w.pid, nullptr, 0);
     std::filesystem::remove(cfgPath);
+    if (!storeDir.empty()) std::filesystem::remove_all(storeDir);
     throw;
   }
   {
@@ -307,6 +323,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     }
   }
   std::filesystem::remove(cfgPath);
+  if (!storeDir.empty()) std::filesystem::remove_all(storeDir);
   if (listenFd >= 0) ::close(listenFd);
   for (auto& r : remotes)
     if (r.fd >= 0) ::close(r.fd);

@@ -64,6 +64,7 @@ int workerMain(const WorkerOptions& o) {
     d.masterPort = o.masterPort > 0 ? o.masterPort : envInt("MASTER_PORT", 29500);
     d.backend = e.execution.backend == "local" ? "gloo" : e.execution.backend;
     d.timeoutS = e.execution.timeout_s;
+    d.storeFile = o.storeFile;
     auto comm = makeDistributedComm(d);
     std::signal(SIGUSR1, onWorkerHalt);
     std::signal(SIGINT, onWorkerHalt);

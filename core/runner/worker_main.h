@@ -14,6 +14,7 @@ struct WorkerOptions {
   int rank = -1, worldSize = -1;   // -1: from RANK / WORLD_SIZE
   std::string masterAddr;          // "": MASTER_ADDR or 127.0.0.1
   int masterPort = -1;             // -1: MASTER_PORT
+  std::string storeFile;           // single-node runs: c10d FileStore path instead of the TCPStore
   std::string saveStateDir;
   std::string checkpointDir;       // the run's checkpoint root ("" = none)
   int64_t resumeStep = 0;          // > 0: restore this stage from the checkpoint after that step

@@ -381,3 +381,58 @@ TEST_F(Faults, GuiKilledDuringARunLeavesItToFinishRecorded) {
   EXPECT_EQ(lossPoints(db_), 600u);
   EXPECT_EQ(query(db_, "PRAGMA integrity_check"), "ok");
 }
+
+namespace {
+
+// Local addresses (kernel hex form) of the TCP sockets that `pid` has listening: its fds' socket
+// inodes looked up in /proc/net/tcp and /proc/net/tcp6 (state 0A = LISTEN).
+std::vector<std::string> listeningAddresses(pid_t pid) {
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    const std::string target = fs::read_symlink(e.path(), ec).string();
+    if (target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  std::vector<std::string> out;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream f(table);
+    std::string line;
+    std::getline(f, line);  // header
+    while (std::getline(f, line)) {
+      std::istringstream in(line);
+      std::string sl, local, remote, state, queues, timer, retr, uid, timeout, inode;
+      in >> sl >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
+      if (state == "0A" && inodes.count(inode)) out.push_back(local.substr(0, local.find(':')));
+    }
+  }
+  return out;
+}
+
+bool isLoopback(const std::string& hex) {
+  if (hex.size() == 8) return hex.substr(6, 2) == "7F";  // 127.x.x.x, little-endian
+  return hex == "00000000000000000000000001000000" ||      // ::1
+         (hex.rfind("0000000000000000FFFF0000", 0) == 0 && hex.substr(30, 2) == "7F");  // ::ffff:127.x.x.x
+}
+
+}  // namespace
+
+// A single-node real run listens on loopback only: the ranks meet through a file store in a
+// private directory (no TCPStore on every interface), and Gloo binds to 127.0.0.1.
+TEST_F(Faults, SingleNodeRunListensOnLoopbackOnly) {
+  const std::string log = (dir_ / "run.log").string();
+  const pid_t launcher = spawnBackground(endlessRealRun(db_), log);
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_) >= 2; }, 60)) << readFile(log);
+  std::vector<pid_t> pids = childrenOf(launcher);
+  ASSERT_EQ(pids.size(), 2u);
+  pids.push_back(launcher);
+  size_t sockets = 0;
+  for (pid_t p : pids)
+    for (const auto& addr : listeningAddresses(p)) {
+      ++sockets;
+      EXPECT_TRUE(isLoopback(addr)) << "process " << p << " listens on " << addr;
+    }
+  std::printf("[faults] %zu listening socket(s), all on loopback\n", sockets);
+  ::kill(launcher, SIGINT);
+  EXPECT_NE(waitExit(launcher, 60), -1);
+}
