@@ -1,6 +1,8 @@
 #include "core/comm/gloo_comm.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <map>
 
 #include "core/util/system_info.h"
 
@@ -19,7 +21,19 @@
 namespace pm {
 namespace {
 
-constexpr int kHeaderLen = 12;  // [ndim, dtype, d0 .. d9]
+// Message layout (Gloo on CPU). Gloo is a rendezvous transport: a send moves its bytes only once
+// the matching receive is posted, and a receive posted late costs a round of notifications that
+// waits for the sender's transport thread (on a busy machine, milliseconds). So each receiver keeps
+// its next receive posted ahead of time, as one buffer of `capacity` bytes that takes a header
+// and, when it fits, the payload in the same message. Gloo accepts a message shorter than the
+// posted buffer; the header says how long it is. A payload that does not fit follows as a
+// separate message (the header says so), and both sides then raise the channel's capacity to the
+// largest message seen: sender and receiver follow the same rule on the same sequence, so they
+// agree on the capacity without talking about it. Header: int64 [flags, ndim, dtype, nbytes,
+// d0 .. d11]; flags 1 = the payload follows separately.
+constexpr int kHeaderLen = 16;
+constexpr int64_t kHeaderBytes = kHeaderLen * 8;
+constexpr int kMaxDims = kHeaderLen - 4;
 
 class C10dComm : public Communicator {
  public:
@@ -52,33 +66,61 @@ class C10dComm : public Communicator {
   void send(const torch::Tensor& t, int dst, int tag) override {
     reap();
     torch::Tensor payload = t.detach().contiguous();
-    if (cuda_ && !payload.is_cuda()) payload = payload.to(torch::kCUDA);
-    if (payload.dim() > kHeaderLen - 2) throw CommError(where(), "tensor of rank " + std::to_string(payload.dim()) + " is too large to send");
-    auto header = torch::zeros({kHeaderLen}, torch::kLong);
-    header[0] = payload.dim();
-    header[1] = static_cast<int64_t>(payload.scalar_type());
-    for (int64_t i = 0; i < payload.dim(); ++i) header[i + 2] = payload.size(i);
-    if (cuda_) header = header.to(torch::kCUDA);
-    std::vector<torch::Tensor> h{header}, p{payload};
-    pending_.push_back({pg_->send(h, dst, tag * 2), header});
-    pending_.push_back({pg_->send(p, dst, tag * 2 + 1), payload});
+    if (payload.dim() > kMaxDims) throw CommError(where(), "tensor of rank " + std::to_string(payload.dim()) + " is too large to send");
+    if (cuda_) return sendCuda(payload, dst, tag);
+    const int64_t bytes = static_cast<int64_t>(payload.nbytes());
+    int64_t& capacity = txCapacity_.try_emplace({dst, tag}, kHeaderBytes).first->second;
+    const bool together = kHeaderBytes + bytes <= capacity;
+    auto msg = torch::empty({together ? kHeaderBytes + bytes : kHeaderBytes}, torch::kUInt8);
+    int64_t* h = reinterpret_cast<int64_t*>(msg.data_ptr<uint8_t>());
+    std::fill(h, h + kHeaderLen, int64_t{0});
+    h[0] = together ? 0 : 1;
+    h[1] = payload.dim();
+    h[2] = static_cast<int64_t>(payload.scalar_type());
+    h[3] = bytes;
+    for (int64_t i = 0; i < payload.dim(); ++i) h[4 + i] = payload.size(i);
+    if (together && bytes > 0) std::memcpy(msg.data_ptr<uint8_t>() + kHeaderBytes, payload.data_ptr(), static_cast<size_t>(bytes));
+    std::vector<torch::Tensor> m{msg};
+    pending_.push_back({pg_->send(m, dst, tag * 2), msg});
+    if (!together) {
+      std::vector<torch::Tensor> p{payload};
+      pending_.push_back({pg_->send(p, dst, tag * 2 + 1), payload});
+    }
+    capacity = std::max(capacity, kHeaderBytes + bytes);
   }
 
   torch::Tensor recv(int src, int tag) override {
-    auto header = torch::zeros({kHeaderLen}, torch::kLong);
-    if (cuda_) header = header.to(torch::kCUDA);
-    std::vector<torch::Tensor> h{header};
-    waitFor(pg_->recv(h, src, tag * 2), src, "header");
-    auto hc = h[0].cpu();
-    const int64_t ndim = hc[0].item<int64_t>();
-    const auto dtype = static_cast<c10::ScalarType>(hc[1].item<int64_t>());
-    if (ndim < 0 || ndim > kHeaderLen - 2) throw CommError(where(), "malformed message header from stage " + std::to_string(src));
-    std::vector<int64_t> shape;
-    for (int64_t i = 0; i < ndim; ++i) shape.push_back(hc[i + 2].item<int64_t>());
-    auto payload = torch::empty(shape, torch::TensorOptions().dtype(dtype).device(cuda_ ? torch::kCUDA : torch::kCPU));
-    std::vector<torch::Tensor> p{payload};
-    waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");
-    return p[0];
+    if (cuda_) return recvCuda(src, tag);
+    Channel& ch = rx_[{src, tag}];
+    if (!ch.posted) post(ch, src, tag);
+    waitFor(ch.posted, src, "message");
+    ch.posted.reset();
+    const torch::Tensor msg = ch.buffer;
+    const int64_t* h = reinterpret_cast<const int64_t*>(msg.data_ptr<uint8_t>());
+    const int64_t flags = h[0], ndim = h[1], bytes = h[3];
+    const auto dtype = static_cast<c10::ScalarType>(h[2]);
+    if ((flags != 0 && flags != 1) || ndim < 0 || ndim > kMaxDims || bytes < 0 ||
+        (flags == 0 && kHeaderBytes + bytes > msg.numel()))
+      throw CommError(where(), "malformed message header from stage " + std::to_string(src));
+    std::vector<int64_t> shape(h + 4, h + 4 + ndim);
+    const auto options = torch::TensorOptions().dtype(dtype);
+    ch.capacity = std::max(ch.capacity, kHeaderBytes + bytes);
+    torch::Tensor out;
+    if (flags == 0) {
+      out = torch::empty(shape, options);
+      if (static_cast<int64_t>(out.nbytes()) != bytes)
+        throw CommError(where(), "malformed message header from stage " + std::to_string(src));
+      if (bytes > 0) std::memcpy(out.data_ptr(), msg.data_ptr<uint8_t>() + kHeaderBytes, static_cast<size_t>(bytes));
+      post(ch, src, tag);  // the next message's receive, posted before this one is used
+    } else {
+      out = torch::empty(shape, options);
+      if (static_cast<int64_t>(out.nbytes()) != bytes)
+        throw CommError(where(), "malformed message header from stage " + std::to_string(src));
+      post(ch, src, tag);
+      std::vector<torch::Tensor> p{out};
+      waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");
+    }
+    return out;
   }
 
   void finish() override {
@@ -119,6 +161,47 @@ class C10dComm : public Communicator {
   }
   static constexpr size_t kMaxPendingSends = 16;
 
+  // The receiving side of one (peer, tag) channel: the receive kept posted for its next message.
+  struct Channel {
+    int64_t capacity = kHeaderBytes;
+    torch::Tensor buffer;
+    c10::intrusive_ptr<c10d::Work> posted;
+  };
+  void post(Channel& ch, int src, int tag) {
+    ch.buffer = torch::empty({ch.capacity}, torch::kUInt8);
+    std::vector<torch::Tensor> b{ch.buffer};
+    ch.posted = pg_->recv(b, src, tag * 2);
+  }
+
+  // CUDA (NCCL): a header message, then the payload, both on the device.
+  void sendCuda(torch::Tensor payload, int dst, int tag) {
+    if (!payload.is_cuda()) payload = payload.to(torch::kCUDA);
+    auto header = torch::zeros({kHeaderLen}, torch::kLong);
+    header[1] = payload.dim();
+    header[2] = static_cast<int64_t>(payload.scalar_type());
+    header[3] = static_cast<int64_t>(payload.nbytes());
+    for (int64_t i = 0; i < payload.dim(); ++i) header[4 + i] = payload.size(i);
+    header = header.to(torch::kCUDA);
+    std::vector<torch::Tensor> h{header}, p{payload};
+    pending_.push_back({pg_->send(h, dst, tag * 2), header});
+    pending_.push_back({pg_->send(p, dst, tag * 2 + 1), payload});
+  }
+  torch::Tensor recvCuda(int src, int tag) {
+    auto header = torch::zeros({kHeaderLen}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
+    std::vector<torch::Tensor> h{header};
+    waitFor(pg_->recv(h, src, tag * 2), src, "header");
+    auto hc = h[0].cpu();
+    const int64_t ndim = hc[1].item<int64_t>();
+    const auto dtype = static_cast<c10::ScalarType>(hc[2].item<int64_t>());
+    if (ndim < 0 || ndim > kMaxDims) throw CommError(where(), "malformed message header from stage " + std::to_string(src));
+    std::vector<int64_t> shape;
+    for (int64_t i = 0; i < ndim; ++i) shape.push_back(hc[4 + i].item<int64_t>());
+    auto payload = torch::empty(shape, torch::TensorOptions().dtype(dtype).device(torch::kCUDA));
+    std::vector<torch::Tensor> p{payload};
+    waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");
+    return p[0];
+  }
+
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroup> pg_;
   int rank_, size_;
@@ -126,6 +209,8 @@ class C10dComm : public Communicator {
   std::string backend_;
   bool cuda_;
   std::deque<Pending> pending_;
+  std::map<std::pair<int, int>, int64_t> txCapacity_;  // (peer, tag): the receiver's capacity, mirrored
+  std::map<std::pair<int, int>, Channel> rx_;          // (peer, tag)
 };
 
 }  // namespace
