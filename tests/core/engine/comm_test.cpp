@@ -1,11 +1,41 @@
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "core/comm/gloo_comm.h"
 #include "core/comm/in_process_comm.h"
 
 using namespace pm;
+
+namespace {
+
+// Runs `body(comm, rank)` for ranks 0 and 1 as two threads over Gloo on 127.0.0.1; returns the
+// first error ("" when both finished).
+std::string onTwoRanks(const std::function<void(Communicator&, int)>& body) {
+  const int port = findFreePort();
+  std::string error;
+  auto rank = [&](int r) {
+    try {
+      DistributedOptions o;
+      o.rank = r;
+      o.worldSize = 2;
+      o.masterPort = port;
+      o.timeoutS = 20;
+      auto c = makeDistributedComm(o);
+      body(*c, r);
+      c->finish();
+    } catch (const std::exception& ex) {
+      error = ex.what();
+    }
+  };
+  std::thread t0(rank, 0), t1(rank, 1);
+  t0.join();
+  t1.join();
+  return error;
+}
+
+}  // namespace
 
 TEST(InProcessComm, FifoPerTagWithShapesAndCopies) {
   auto hub = std::make_shared<InProcessHub>(2);
@@ -28,36 +58,20 @@ TEST(InProcessComm, FifoPerTagWithShapesAndCopies) {
 
 // Two ranks as threads over Gloo on 127.0.0.1: shapes and dtypes travel with the tensors.
 TEST(GlooComm, PointToPointBetweenTwoRanks) {
-  const int port = findFreePort();
   torch::Tensor got1, got2;
-  std::string error;
-  auto rank = [&](int r) {
-    try {
-      DistributedOptions o;
-      o.rank = r;
-      o.worldSize = 2;
-      o.masterPort = port;
-      o.timeoutS = 20;
-      auto c = makeDistributedComm(o);
-      if (r == 0) {
-        c->send(torch::arange(12, torch::kFloat).view({3, 4}), 1, kTagActivation);
-        c->send(torch::tensor({5, 6, 7}, torch::kLong), 1, kTagActivation);
-        got2 = c->recv(1, kTagGradient);
-      } else {
-        got1 = c->recv(0, kTagActivation);
-        auto second = c->recv(0, kTagActivation);
-        EXPECT_EQ(second.scalar_type(), torch::kLong);
-        EXPECT_EQ(second[2].item<int64_t>(), 7);
-        c->send(torch::full({2, 1, 5}, 3.0), 0, kTagGradient);
-      }
-      c->finish();
-    } catch (const std::exception& ex) {
-      error = ex.what();
+  const std::string error = onTwoRanks([&](Communicator& c, int r) {
+    if (r == 0) {
+      c.send(torch::arange(12, torch::kFloat).view({3, 4}), 1, kTagActivation);
+      c.send(torch::tensor({5, 6, 7}, torch::kLong), 1, kTagActivation);
+      got2 = c.recv(1, kTagGradient);
+    } else {
+      got1 = c.recv(0, kTagActivation);
+      auto second = c.recv(0, kTagActivation);
+      EXPECT_EQ(second.scalar_type(), torch::kLong);
+      EXPECT_EQ(second[2].item<int64_t>(), 7);
+      c.send(torch::full({2, 1, 5}, 3.0), 0, kTagGradient);
     }
-  };
-  std::thread t0(rank, 0), t1(rank, 1);
-  t0.join();
-  t1.join();
+  });
   ASSERT_TRUE(error.empty()) << error;
   EXPECT_EQ(got1.sizes(), (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(got1[2][3].item<float>(), 11.0f);
@@ -68,41 +82,25 @@ TEST(GlooComm, PointToPointBetweenTwoRanks) {
 // it (sent in two parts), shrink below it (one part, shorter than the posted buffer), match it
 // exactly, or carry nothing all arrive intact and in order, in both directions.
 TEST(GlooComm, MessagesAcrossThePostedCapacityArriveIntactAndInOrder) {
-  const int port = findFreePort();
   std::vector<torch::Tensor> sent;
   for (int64_t n : {12, 3, 1000, 7, 1000, 0, 4000, 1, 999})
     sent.push_back(torch::arange(n, torch::kFloat).mul(n % 7 + 1));
   sent.push_back(torch::tensor({5, 6, 7}, torch::kLong).view({3, 1}));
   std::vector<torch::Tensor> got0, got1;
-  std::string error;
-  auto rank = [&](int r) {
-    try {
-      DistributedOptions o;
-      o.rank = r;
-      o.worldSize = 2;
-      o.masterPort = port;
-      o.timeoutS = 20;
-      auto c = makeDistributedComm(o);
-      const int peer = 1 - r;
-      for (size_t i = 0; i < sent.size(); ++i) {
-        // Rank 0 sends first; rank 1 echoes each message back doubled.
-        if (r == 0) {
-          c->send(sent[i], peer, kTagActivation);
-          got0.push_back(c->recv(peer, kTagGradient));
-        } else {
-          auto m = c->recv(peer, kTagActivation);
-          got1.push_back(m);
-          c->send(m * 2, peer, kTagGradient);
-        }
+  const std::string error = onTwoRanks([&](Communicator& c, int r) {
+    const int peer = 1 - r;
+    for (size_t i = 0; i < sent.size(); ++i) {
+      // Rank 0 sends first; rank 1 echoes each message back doubled.
+      if (r == 0) {
+        c.send(sent[i], peer, kTagActivation);
+        got0.push_back(c.recv(peer, kTagGradient));
+      } else {
+        auto m = c.recv(peer, kTagActivation);
+        got1.push_back(m);
+        c.send(m * 2, peer, kTagGradient);
       }
-      c->finish();
-    } catch (const std::exception& ex) {
-      error = ex.what();
     }
-  };
-  std::thread t0(rank, 0), t1(rank, 1);
-  t0.join();
-  t1.join();
+  });
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_EQ(got1.size(), sent.size());
   ASSERT_EQ(got0.size(), sent.size());
