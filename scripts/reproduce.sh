@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
-#   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J]
+#   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]
+# --only quality,charlm,hardware,planner,stability runs just those parts again: their earlier
+# runs in the store are deleted first, the others are kept, and the whole report is redrawn.
 # Runs every part of the study into one store, then draws the report with pipemare-report:
 #   (1) quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
 #       pipedream-2bw, naive async, pipemare T1, pipemare T1+T2, at two learning rates;
@@ -15,13 +17,15 @@ QUICK=0
 OUT=reports
 DB=""
 PAR=2
+ONLY=quality,charlm,hardware,planner,stability
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --out) OUT="$2"; shift ;;
     --db) DB="$2"; shift ;;
     --parallel) PAR="$2"; shift ;;
-    *) echo "usage: scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J]" >&2; exit 2 ;;
+    --only) ONLY="$2"; shift ;;
+    *) echo "usage: scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -34,6 +38,18 @@ if [ ! -x "$BIN/pipemare" ] || [ ! -x "$BIN/pipemare-report" ]; then
 fi
 mkdir -p "$OUT"
 PM="$BIN/pipemare"
+for part in ${ONLY//,/ }; do
+  case "$part" in quality|charlm|hardware|planner|stability) ;;
+    *) echo "reproduce.sh: --only: unknown part '$part' (quality, charlm, hardware, planner, stability)" >&2; exit 2 ;;
+  esac
+done
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+# A part run again replaces its earlier runs in the store.
+forget() {
+  [ -f "$DB" ] || return 0
+  "$PM" --db "$DB" runs list --tag "study:$1" --json | sed -n 's/^    "id": \([0-9]*\),$/\1/p' |
+    while read -r id; do "$PM" --db "$DB" runs delete "$id" >/dev/null; done
+}
 log() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)" >&2; }
 START=$(date +%s)
 
@@ -55,12 +71,17 @@ else
   STAB_P="3,6,11"
 fi
 
+if want quality; then
+forget quality
 log "(1) quality: ResNet-20, P = 11"
 for v in $QUALITY_VARIANTS; do
   "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality --grid "optimizer.lr=$QUALITY_LRS" \
     --parallel "$PAR" ${Q[@]+"${Q[@]}"}
 done
+fi
 
+if want charlm; then
+forget charlm
 log "(2) charlm"
 pids=()
 for v in gpipe pipedream t1t2 t1t2-warmup; do
@@ -69,7 +90,10 @@ for v in gpipe pipedream t1t2 t1t2-warmup; do
   if [ "${#pids[@]}" -ge "$PAR" ]; then wait "${pids[0]}" || true; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || true; done
+fi
 
+if want hardware; then
+forget hardware
 log "(3) hardware: real P = 2 runs of cnn"
 HW=(--db "$DB" --quiet --tag study:hardware --set training.steps=$HW_STEPS --set training.log_interval=5
     --set training.trace_steps=5)
@@ -80,18 +104,24 @@ for s in gpipe 1f1b pipedream pipedream-2bw pipemare; do
   [ "$s" = pipemare ] && extra=(--set pipemare.t1=true --set pipemare.t2=true)
   "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 $s" --set pipeline.schedule=$s ${extra[@]+"${extra[@]}"}
 done
+fi
 
+if want planner; then
 log "(4) planner: ResNet-50, P = 107"
 for n in 8 32; do
   "$PM" plan --model resnet50 --stages 107 --microbatches $n --optimizer sgd-momentum --json > "$OUT/plan-resnet50-N$n.json"
 done
+fi
 
+if want stability; then
+forget stability
 log "(5) stability map"
 for v in naive t1t2; do
   "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:stability --name "stability-resnet20-$v" \
     --grid "optimizer.lr=$STAB_LRS" --grid "pipeline.stages=$STAB_P" --parallel "$PAR" \
     --set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1
 done
+fi
 
 log "report"
 "$BIN/pipemare-report" --db "$DB" --out "$OUT" --plans "$OUT"
