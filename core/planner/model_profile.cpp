@@ -119,7 +119,9 @@ ModelProfile profileModel(const std::string& model, int context) {
     for (const auto& item : root.named_modules("", /*include_self=*/true)) {
       const std::string kind = layerKind(*item.value());
       if (kind.empty()) continue;
-      auto* w = item.value()->named_parameters(/*recurse=*/false).find("weight");
+      // Keep the dictionary alive: find() points into it (found by AddressSanitizer).
+      const auto own = item.value()->named_parameters(/*recurse=*/false);
+      auto* w = own.find("weight");
       if (w == nullptr) continue;  // no weights (e.g. a norm without affine parameters)
       LayerSlot s;
       s.name = unit.name + (item.key().empty() ? "" : "." + item.key());
