@@ -97,7 +97,7 @@ forget hardware
 log "(3) hardware: real P = 2 runs of cnn"
 HW=(--db "$DB" --quiet --tag study:hardware --set training.steps=$HW_STEPS --set training.log_interval=5
     --set training.trace_steps=5)
-"$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=1" --set pipeline.stages=1 --set pipeline.microbatches=1 --set execution.mode=single
+"$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=1" --set pipeline.stages=1 --set execution.mode=single
 for s in gpipe 1f1b pipedream pipedream-2bw pipemare; do
   extra=()
   [ "$s" = pipedream-2bw ] && extra=(--set pipeline.update_interval=8)

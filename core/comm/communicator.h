@@ -40,6 +40,8 @@ class Communicator {
   // Implementations without one ignore puts and never find a key.
   virtual void putControl(const std::string& key, int64_t value) {}
   virtual bool getControl(const std::string& key, int64_t& value) { return false; }
+  // Whether putControl / getControl reach the other stages (a real, multi-process run).
+  virtual bool sharedControl() const { return false; }
   virtual std::string backend() const = 0;
 };
 

@@ -55,6 +55,7 @@ class C10dComm : public Communicator {
     const std::string v = std::to_string(value);
     store_->set("pipemare/" + key, std::vector<uint8_t>(v.begin(), v.end()));
   }
+  bool sharedControl() const override { return true; }
   bool getControl(const std::string& key, int64_t& value) override {
     const std::string k = "pipemare/" + key;
     if (!store_->check({k})) return false;

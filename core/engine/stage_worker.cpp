@@ -190,30 +190,39 @@ void StageWorker::runToEnd(const std::atomic<bool>* stop, const std::atomic<bool
     }
     runNext();
   }
+  // Every stage that completed all its ops waits for the others before it leaves: leaving closes
+  // its connections, which would reset them under a neighbour still reading its last messages
+  // (a receive is kept posted ahead on every channel). Diverged and stopped runs end without it.
   if (!halted_) {
     comm_->finish();
+    if (comm_->sharedControl() && !diverged_ && !(stop && stop->load()) && pc_ >= ops_.size()) meetAndLeave("done", "the end of the run");
     return;
   }
   // After a halt, sends crossing the cut are never received (they are in the checkpoint): do not
   // wait for them, but keep the connections open until every stage has halted, or a peer's
   // pending send to this stage would fail before it reaches its own cut.
+  meetAndLeave("halted", "the stop checkpoint");
+}
+
+// Publishes `phase`/<stage> in the shared store, waits until every stage has, then leaves in
+// order: rank 0 hosts the store (TCPStore), so it leaves last.
+void StageWorker::meetAndLeave(const std::string& phase, const std::string& what) {
   const double until = monotonicSeconds() + e_.execution.timeout_s;
-  auto awaitAll = [&](const std::string& what, int from) {
+  auto awaitAll = [&](const std::string& key, int from) {
     for (int r = from; r < stages_; ++r) {
       int64_t v = 0;
-      while (!comm_->getControl(what + "/" + std::to_string(r), v)) {
+      while (!comm_->getControl(key + "/" + std::to_string(r), v)) {
         if (monotonicSeconds() > until)
-          throw EngineError("stage " + std::to_string(stage_), "stage " + std::to_string(r) + " did not reach the stop checkpoint within " +
-                                                                   std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          throw EngineError("stage " + std::to_string(stage_), "stage " + std::to_string(r) + " did not reach " + what +
+                                                                   " within " + std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     }
   };
-  comm_->putControl("halted/" + std::to_string(stage_), 1);
-  awaitAll("halted", 0);
-  // Rank 0 hosts the store: it leaves last.
-  if (stage_ != 0) comm_->putControl("left/" + std::to_string(stage_), 1);
-  else awaitAll("left", 1);
+  comm_->putControl(phase + "/" + std::to_string(stage_), 1);
+  awaitAll(phase, 0);
+  if (stage_ != 0) comm_->putControl(phase + "-left/" + std::to_string(stage_), 1);
+  else awaitAll(phase + "-left", 1);
 }
 
 void StageWorker::runNext() {

@@ -88,6 +88,7 @@ class StageWorker {
   void resendPending();
 
  private:
+  void meetAndLeave(const std::string& phase, const std::string& what);
   enum class OpKind { Act, MinibatchDone, EvalBatch };
   struct Op {
     OpKind kind;

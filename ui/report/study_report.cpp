@@ -191,7 +191,7 @@ class Report {
     double base = NAN;
     for (const auto& r : runs)
       if (r.stages == 1) base = median(values(loadRunData(store_, r.id).metric("train/samples_per_s")));
-    md_ << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread. "
+    md_ << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8, the faster P = 1 configuration on this machine). "
            "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage.\n\n"
         << "| schedule | P | samples/s | vs P = 1 | utilization per stage | peak memory per stage (MiB) |\n|---|---|---|---|---|---|\n";
     QStringList labels;
