@@ -9,7 +9,7 @@
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline;
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
-#   (5) stability map: learning rate x stage count for naive async and pipemare T1+T2.
+#   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
 # Full: about 45 minutes on 2 cores. --quick: smaller data and grids, about 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +61,7 @@ if [ "$QUICK" = 1 ]; then
   HW_STEPS=20
   STAB_LRS="0.05,0.5"
   STAB_P="3,11"
+  STAB_SAMPLES=2560
 else
   Q=()
   QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
@@ -69,6 +70,7 @@ else
   HW_STEPS=60
   STAB_LRS="0.02,0.1,0.5"
   STAB_P="3,6,11"
+  STAB_SAMPLES=6000
 fi
 
 if want quality; then
@@ -116,10 +118,11 @@ fi
 if want stability; then
 forget stability
 log "(5) stability map"
-for v in naive t1t2; do
+# gpipe (no delay) marks where training works at all; naive async and PipeMare T1+T2 beside it.
+for v in gpipe naive t1t2; do
   "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:stability --name "stability-resnet20-$v" \
     --grid "optimizer.lr=$STAB_LRS" --grid "pipeline.stages=$STAB_P" --parallel "$PAR" \
-    --set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1
+    --set data.train_limit=$STAB_SAMPLES --set data.eval_limit=2000 --set training.epochs=1
 done
 fi
 
