@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (the `fuzz` preset: clang, ASan + UBSan) and runs each for a
 # bounded time: the experiment parser, the IDX reader and the text-corpus reader.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 60; scripts/test.sh runs it briefly)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 60)
+#   PIPEMARE_FUZZ_RUNS=N scripts/fuzz.sh     N inputs per target from a fixed seed: the same inputs
+#                                            every time (scripts/test.sh, CI)
 # Seeds: the preset experiments, small IDX files (plain and gzipped) and text. The corpora grow
 # in build-fuzz/corpus/; a crashing input is saved in build-fuzz/artifacts/ and the script fails.
 set -euo pipefail
@@ -28,10 +30,16 @@ printf '\x07\x40%s' "The quick brown fox jumps over the lazy dog. Pack my box wi
 
 status=0
 for target in fuzz_experiment fuzz_idx fuzz_text_corpus; do
-  echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
+  if [ -n "${PIPEMARE_FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$PIPEMARE_FUZZ_RUNS" -seed=1)
+    echo "fuzz: $target, $PIPEMARE_FUZZ_RUNS inputs from seed 1"
+  else
+    budget=(-max_total_time="$SECONDS_PER_TARGET")
+    echo "fuzz: $target for ${SECONDS_PER_TARGET}s"
+  fi
   log=build-fuzz/$target.log
   if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      build-fuzz/bin/$target -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+      build-fuzz/bin/$target "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
       -max_len=8192 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/$target- "$corpus/$target" >"$log" 2>&1; then
     runs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
     echo "fuzz: $target ok: ${runs:-?} inputs, corpus $(ls "$corpus/$target" | wc -l) files"

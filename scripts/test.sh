@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export QT_QPA_PLATFORM=offscreen
 ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600
-# The libFuzzer targets (experiment parser, IDX and text-corpus readers), briefly; longer runs:
-# scripts/fuzz.sh SECONDS.
-scripts/fuzz.sh "${PIPEMARE_FUZZ_SECONDS:-15}"
+# The libFuzzer targets (experiment parser, IDX and text-corpus readers), briefly and from a fixed
+# seed (the same inputs every run); longer, open-ended runs: scripts/fuzz.sh SECONDS.
+PIPEMARE_FUZZ_RUNS=${PIPEMARE_FUZZ_RUNS:-40000} scripts/fuzz.sh

@@ -147,6 +147,9 @@ Json applyOverrides(Json j, const std::vector<std::string>& overrides) {
       value = Json::parse(raw);
     } catch (const Json::parse_error&) {
       value = raw;  // not JSON: a plain string (gpipe, cuda:0, ...)
+    } catch (const Json::exception&) {
+      // A number beyond double's range (found by tests/fuzz/fuzz_experiment).
+      throw ConfigError(place, "number out of range: " + trim(raw));
     }
     Json* node = &j;
     std::string walked;

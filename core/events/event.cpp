@@ -40,7 +40,7 @@ Json parseEventLine(const std::string& line) {
   Json e;
   try {
     e = Json::parse(line);
-  } catch (const Json::parse_error& ex) {
+  } catch (const Json::exception& ex) {  // syntax errors, and numbers beyond double's range
     throw EngineError("event stream", std::string("malformed event line: ") + ex.what());
   }
   if (!e.is_object() || !e.contains("type") || !e["type"].is_string())

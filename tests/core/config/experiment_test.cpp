@@ -590,6 +590,12 @@ TEST(ExperimentFile, NumberOutOfRangeNamesLineAndColumn) {
   EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ":2:23", "number out of range: 7E7777"));
 }
 
+TEST(ExperimentOverrides, NumberOutOfRangeIsAConfigError) {
+  Json base = Json::object();
+  EXPECT_TRUE(throwsConfigError([&] { applyOverrides(base, {"optimizer.lr=1e999"}); }, "--set optimizer.lr=1e999",
+                                "number out of range: 1e999"));
+}
+
 TEST(ExperimentFile, DuplicateKey) {
   TempFile f(R"({"optimizer": {"lr": 0.1, "momentum": 0.9, "lr": 0.2}})");
   EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ": optimizer.lr",
