@@ -55,3 +55,22 @@ TEST(CurvePlot, FollowsTheApplicationPalette) {
   EXPECT_GT(QColor(QImage(path).pixel(3, 3)).lightness(), 200);
   QFile::remove(path);
 }
+
+// A series with a single point (one evaluation so far) is shown around its value, not in the
+// axis's previous range.
+TEST(CurvePlot, SinglePointIsShownAroundItsValue) {
+  pm::test::app();
+  pm::ui::CurvePlot plot;
+  plot.resize(400, 300);
+  const int s = plot.addSeries("eval/accuracy", Qt::green);
+  plot.appendPoint(s, 47, 0.1);
+  plot.replot();
+  const auto [ylo, yhi] = plot.valueRange();
+  EXPECT_LT(ylo, 0.1);
+  EXPECT_GT(yhi, 0.1);
+  EXPECT_LT(yhi - ylo, 0.1);
+  const auto [xlo, xhi] = plot.keyRange();
+  EXPECT_LT(xlo, 47);
+  EXPECT_GT(xhi, 47);
+  EXPECT_LT(xhi - xlo, 20);
+}

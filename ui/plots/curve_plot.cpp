@@ -126,14 +126,30 @@ void CurvePlot::replot() {
   }
   if (any) {
     plot_->rescaleAxes();
+    // The data's own extent per axis: QCustomPlot keeps an axis's old size around a single value.
+    QCPRange keys, values;
+    bool haveKeys = false, haveValues = false;
+    for (const auto& s : series_) {
+      bool found = false;
+      const QCPRange k = s->graph->getKeyRange(found);
+      if (found) keys = haveKeys ? QCPRange(std::min(keys.lower, k.lower), std::max(keys.upper, k.upper)) : k, haveKeys = true;
+      const QCPRange v = s->graph->getValueRange(found);
+      if (found) values = haveValues ? QCPRange(std::min(values.lower, v.lower), std::max(values.upper, v.upper)) : v, haveValues = true;
+    }
     for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) {
-      QCPRange r = axis->range();
+      const bool isKey = axis == plot_->xAxis;
+      QCPRange r = (isKey ? haveKeys : haveValues) ? (isKey ? keys : values) : axis->range();
       const double pad = r.size() > 0 ? r.size() * 0.05 : std::max(1e-3, std::abs(r.center()) * 0.1);
       axis->setRange(r.lower - pad, r.upper + pad);
     }
   }
   plot_->legend->setVisible(!series_.empty());
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+std::pair<double, double> CurvePlot::keyRange() const { return {plot_->xAxis->range().lower, plot_->xAxis->range().upper}; }
+std::pair<double, double> CurvePlot::valueRange() const {
+  return {plot_->yAxis->range().lower, plot_->yAxis->range().upper};
 }
 
 bool CurvePlot::save(const QString& path, int width, int height) {

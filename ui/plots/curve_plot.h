@@ -6,6 +6,7 @@
 #include <QString>
 #include <QWidget>
 #include <memory>
+#include <utility>
 #include <vector>
 
 class QCustomPlot;
@@ -30,6 +31,9 @@ class CurvePlot : public QWidget {
   void replot();
   // Saves the plot; format from the suffix (.png or .pdf). Returns false on failure.
   bool save(const QString& path, int width = 900, int height = 500);
+  // The axes' shown ranges after the last replot (lower, upper).
+  std::pair<double, double> keyRange() const;
+  std::pair<double, double> valueRange() const;
   size_t pointCount(int series) const;
   int seriesCount() const;
 
