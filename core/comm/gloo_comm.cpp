@@ -106,18 +106,12 @@ class C10dComm : public Communicator {
     std::vector<int64_t> shape(h + 4, h + 4 + ndim);
     const auto options = torch::TensorOptions().dtype(dtype);
     ch.capacity = std::max(ch.capacity, kHeaderBytes + bytes);
-    torch::Tensor out;
-    if (flags == 0) {
-      out = torch::empty(shape, options);
-      if (static_cast<int64_t>(out.nbytes()) != bytes)
-        throw CommError(where(), "malformed message header from stage " + std::to_string(src));
-      if (bytes > 0) std::memcpy(out.data_ptr(), msg.data_ptr<uint8_t>() + kHeaderBytes, static_cast<size_t>(bytes));
-      post(ch, src, tag);  // the next message's receive, posted before this one is used
-    } else {
-      out = torch::empty(shape, options);
-      if (static_cast<int64_t>(out.nbytes()) != bytes)
-        throw CommError(where(), "malformed message header from stage " + std::to_string(src));
-      post(ch, src, tag);
+    torch::Tensor out = torch::empty(shape, options);
+    if (static_cast<int64_t>(out.nbytes()) != bytes)
+      throw CommError(where(), "malformed message header from stage " + std::to_string(src));
+    if (flags == 0 && bytes > 0) std::memcpy(out.data_ptr(), msg.data_ptr<uint8_t>() + kHeaderBytes, static_cast<size_t>(bytes));
+    post(ch, src, tag);  // the next message's receive, posted before this one is used
+    if (flags == 1) {    // the payload follows as a message of its own
       std::vector<torch::Tensor> p{out};
       waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");
     }

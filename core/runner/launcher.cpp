@@ -66,7 +66,8 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   std::vector<int> ranks = req.localRanks;
   if (ranks.empty()) ranks = nodeRanks(P, std::max(1, req.nnodes), req.nodeRank);
   if (multi && req.masterPort <= 0) throw ConfigError("--master-port", "a multi-node run needs the same --master-port on every node");
-  const int port = req.masterPort > 0 ? req.masterPort : findFreePort(req.masterAddr);
+  // The TCPStore port (multi-node runs only; one node meets through a file store, see below).
+  const int port = req.masterPort;
   // Node 0 receives the other nodes' events; the others send theirs to it.
   int listenFd = -1, upFd = -1;
   std::vector<RemoteNode> remotes;
@@ -119,9 +120,11 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       Worker w;
       w.rank = r;
       std::vector<std::string> args{req.workerBinary, "worker", "--config", cfgPath, "--rank", std::to_string(r),
-                                    "--world-size", std::to_string(P), "--master-addr", req.masterAddr,
-                                    "--master-port", std::to_string(port)};
-      if (!storeDir.empty()) {
+                                    "--world-size", std::to_string(P), "--master-addr", req.masterAddr};
+      if (storeDir.empty()) {
+        args.push_back("--master-port");
+        args.push_back(std::to_string(port));
+      } else {
         args.push_back("--store-file");
         args.push_back(storeDir + "/store");
       }
@@ -153,7 +156,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     std::string pids;
     for (const auto& w : workers) pids += (pids.empty() ? "" : ", ") + std::to_string(w.pid);
     log["message"] = "started " + std::to_string(workers.size()) + " worker(s) (pids " + pids + "), store at " +
-                     req.masterAddr + ":" + std::to_string(port);
+                     (storeDir.empty() ? req.masterAddr + ":" + std::to_string(port) : storeDir + "/store");
     forward(log);
   }
 

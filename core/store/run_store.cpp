@@ -130,32 +130,30 @@ bool isTerminalStatus(const std::string& s) {
 }
 bool isKnownStatus(const std::string& s) { return s == "created" || s == "running" || isTerminalStatus(s); }
 
-std::string describe(sqlite3* db, int rc) {
-  std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  int primary = rc & 0xff;
-  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
-    msg += heldMessage();
-  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) msg = "the run store is damaged (" + msg + "); it was left as it is";
+// A damaged file is bad input (exit 2), like a file that is not a store at all.
+bool isDamage(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
+
+// SQLite's message for `rc`, explained: how long another process held a busy store, and that a
+// damaged file was left as it is.
+std::string explain(std::string msg, int rc) {
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) msg += heldMessage();
+  if (isDamage(rc)) msg = "the run store is damaged (" + msg + "); it was left as it is";
   return msg;
 }
 
-// A damaged file is bad input (exit 2), like a file that is not a store at all.
+std::string describe(sqlite3* db, int rc) { return explain(db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), rc); }
+
 constexpr const char* kReadOnlyFileProblem =
     "the file is read-only (permissions or file system), so runs cannot be recorded into it; "
     "it can still be read (pipemare runs list, runs show, compare, export)";
-
-bool isDamage(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
 
 void execSql(sqlite3* db, const std::string& place, const char* sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
-    std::string msg = err ? err : sqlite3_errstr(rc);
+    const std::string msg = explain(err ? err : sqlite3_errstr(rc), rc);
     sqlite3_free(err);
-    int primary = rc & 0xff;
-    if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
-      msg += heldMessage();
-    if (isDamage(rc)) msg = "the run store is damaged (" + msg + "); it was left as it is";
     throw StoreError(place, msg, isDamage(rc));
   }
 }
@@ -474,7 +472,8 @@ RunStore::RunStore(const std::string& path, bool readOnly)
       std::string msg = err ? err : sqlite3_errstr(prc);
       sqlite3_free(err);
       if ((prc & 0xff) == SQLITE_NOTADB) throw StoreError(path_, "not a SQLite database (" + msg + ")", true);
-      if (prc != SQLITE_OK) throw StoreError(path_, describe(db_, prc), isDamage(prc));
+      if (prc != SQLITE_OK)
+        throw StoreError(path_, isDamage(prc) ? explain(msg, prc) : "cannot read the run store: " + explain(msg, prc), isDamage(prc));
     }
     if (!readOnly_ && sqlite3_db_readonly(db_, "main") == 1)
       throw StoreError(path_, kReadOnlyFileProblem, true);
