@@ -126,8 +126,9 @@ void StageWorker::buildOps() {
       t2_ = std::make_unique<DiscrepancyCorrector>(e_.pipemare.decay, static_cast<double>(stageDelay_));
     if (e_.pipemare.momentum_mode == "delay-scaled" && e_.optimizer.name == "sgd") {
       // Asynchrony acts like extra momentum (Mitliagkas et al. 2016): implicit ~ tau/(1+tau).
+      // Applied from the first asynchronous step; a synchronous warm-up keeps the configured one.
       const double tau = static_cast<double>(stageDelay_);
-      setMomentum(*optimizer_, std::max(0.0, e_.optimizer.momentum - tau / (1.0 + tau)));
+      asyncMomentum_ = std::max(0.0, e_.optimizer.momentum - tau / (1.0 + tau));
     }
   }
   for (const auto& a : acts)
@@ -434,6 +435,7 @@ void StageWorker::step(int64_t k) {
     lr = t1LearningRate(lr, static_cast<double>(stageDelay_), kPhase, annealSteps_);
   setLearningRate(*optimizer_, lr);
   lastLr_ = lr;
+  if (asyncMomentum_ >= 0.0) setMomentum(*optimizer_, asyncPhase ? asyncMomentum_ : e_.optimizer.momentum);
   if (asyncSchedule_ && schedule_ != ScheduleKind::PipeMare) {
     versions_.beforeStep(params_);
     updateMemory();

@@ -142,6 +142,7 @@ class StageWorker {
   int64_t warmupSteps_ = 0;       // steps taken by the synchronous warm-up part
   int64_t stageDelay_ = 0;        // tau of this stage in its action list (steps between F and B, max)
   int64_t annealSteps_ = 1;       // T1's K
+  double asyncMomentum_ = -1.0;   // delay-scaled SGD momentum of the asynchronous phase (< 0: unchanged)
   bool isAsyncMb(int64_t mb) const { return asyncSchedule_ && mb >= warmupMinibatches_ * plan_.microbatches(); }
   std::vector<torch::Tensor> params_;
   WeightVersions versions_;

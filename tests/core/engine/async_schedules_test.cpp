@@ -258,3 +258,35 @@ TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
         EXPECT_TRUE(torch::equal(states[0][s][i], states[1][s][i])) << schedule << " stage " << s << " tensor " << i;
   }
 }
+
+// The synchronous warm-up is gpipe exactly, whatever PipeMare's options (T1, T2 and delay-scaled
+// momentum act only from the first asynchronous step): the warm-up minibatches' losses equal
+// gpipe's bit for bit, and later ones differ (the options do act then).
+TEST(AsyncSchedules, WarmupIsGpipeBitForBitWithEveryPipeMareOption) {
+  auto losses = [](const Experiment& e) {
+    MemorySink sink;
+    RunOutcome out = runSingleProcess(e, sink, nullptr);
+    EXPECT_EQ(out.status, "finished") << out.message;
+    std::map<int64_t, double> byStep;
+    for (const auto& ev : sink.ofType(ev::kStep)) byStep[ev["step"].get<int64_t>()] = ev["loss"].get<double>();
+    return byStep;
+  };
+  Experiment g = asyncExperiment("gpipe", 3, 2);
+  g.model.name = "cnn";
+  g.data.synthetic_samples = 64;  // 4 minibatches per epoch: the warm-up
+  g.training.steps = 8;
+  Experiment m = g;
+  m.pipeline.schedule = "pipemare";
+  m.pipemare.warmup_epochs = 1;
+  m.pipemare.t1 = true;
+  m.pipemare.t2 = true;
+  m.pipemare.momentum_mode = "delay-scaled";
+  const auto a = losses(g), b = losses(m);
+  ASSERT_EQ(a.size(), 8u);
+  ASSERT_EQ(b.size(), 8u);
+  for (int64_t k = 1; k <= 5; ++k)  // minibatch 5 goes forward on the weights the warm-up left
+    EXPECT_EQ(a.at(k), b.at(k)) << "step " << k << " is part of the synchronous warm-up";
+  bool differs = false;
+  for (int64_t k = 6; k <= 8; ++k) differs = differs || a.at(k) != b.at(k);
+  EXPECT_TRUE(differs) << "after the warm-up the asynchronous steps must differ from gpipe";
+}
