@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/analysis/speedup_breakdown.h"
 #include "core/engine/batch_source.h"
 #include "core/engine/optimizer_factory.h"
 #include "core/engine/pipeline_engine.h"
@@ -68,6 +69,7 @@ Experiment cnnExperiment(int stages, int N, const std::string& schedule, int64_t
 struct Measured {
   double samplesPerS = 0;
   std::vector<double> utilization;  // per stage, over steady-state windows
+  std::vector<double> stageCompute;  // per stage, compute seconds per minibatch (median window)
 };
 
 // Throughput over the steps after the first two (warm-up), from the step events' time stamps.
@@ -75,9 +77,11 @@ Measured measure(const std::vector<Json>& events, int stages) {
   Measured m;
   std::vector<std::pair<double, double>> steps;  // (t, samples)
   std::vector<double> compute(static_cast<size_t>(stages)), wall(static_cast<size_t>(stages));
+  std::vector<StageMetricPoint> windows;
   for (const auto& e : events) {
     const std::string type = e.value("type", "");
     if (type == "step") steps.push_back({e.value("t", 0.0), static_cast<double>(e.value("samples", int64_t{0}))});
+    if (type == "stage") windows.push_back({e.value("stage", 0), e.value("step", int64_t{0}), e.value("compute_s", 0.0)});
     if (type == "stage" && e.value("step", int64_t{0}) > 2) {
       const size_t s = static_cast<size_t>(e.value("stage", 0));
       if (s < compute.size()) {
@@ -92,6 +96,7 @@ Measured measure(const std::vector<Json>& events, int stages) {
     m.samplesPerS = (b.second - a.second) / std::max(1e-9, b.first - a.first);
   }
   for (size_t s = 0; s < compute.size(); ++s) m.utilization.push_back(wall[s] > 0 ? compute[s] / wall[s] : 0);
+  m.stageCompute = computePerMinibatch(windows, stages);
   return m;
 }
 
@@ -214,14 +219,17 @@ int main(int argc, char** argv) {
   const std::string scratch = (std::filesystem::temp_directory_path() / ("engine_bench_" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(scratch);
   RunStore store(scratch + "/runs.db");
-  const double P1 = [&] {
-    std::vector<double> v;
-    for (int r = 0; r < runs; ++r) v.push_back(runEngine(cnnExperiment(1, 8, "gpipe", steps), pipemare).samplesPerS);
-    return median(v);
-  }();
+  std::vector<double> p1, p1Compute;
+  for (int r = 0; r < runs; ++r) {
+    const Measured m = runEngine(cnnExperiment(1, 8, "gpipe", steps), pipemare);
+    p1.push_back(m.samplesPerS);
+    p1Compute.push_back(m.stageCompute.at(0));
+  }
+  const double P1 = median(p1), P1Compute = median(p1Compute);
   rows.push_back({"P=1 throughput, N=8 (baseline of the P=2 rows)", fmt("%.1f samples/s", P1), "-", "-", "-"});
   for (const char* schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
-    std::vector<double> tput, u0, u1, pu0, pu1, spmErr, memErr;
+    std::vector<double> tput, u0, u1, pu0, pu1, spmErr, memErr, bound, inflation, expected, efficiency;
+    const bool flushes = std::string(schedule) == "gpipe" || std::string(schedule) == "1f1b";
     for (int r = 0; r < runs; ++r) {
       Experiment e = cnnExperiment(2, 8, schedule, steps);
       if (std::string(schedule) == "pipedream-2bw") e.pipeline.update_interval = 2;
@@ -231,6 +239,11 @@ int main(int argc, char** argv) {
       tput.push_back(m.samplesPerS);
       u0.push_back(m.utilization.at(0));
       u1.push_back(m.utilization.at(1));
+      const SpeedupBreakdown b = breakdownSpeedup(m.stageCompute, P1Compute, flushes, 8, m.samplesPerS / P1);
+      bound.push_back(b.balanceBound);
+      inflation.push_back(b.computeInflation);
+      expected.push_back(b.expected);
+      efficiency.push_back(b.efficiency);
       try {
         const Json cmp = cli::planAgainst(store, id);
         pu0.push_back(cmp["per_stage"][0]["utilization"]["predicted"].get<double>());
@@ -256,6 +269,12 @@ int main(int argc, char** argv) {
     rows.push_back({std::string("P=2 ") + schedule + " throughput vs P=1", fmt("%.1f samples/s", median(tput)),
                     fmt("%.1f", P1), fmt("%.2fx", median(tput) / P1),
                     async ? (std::string(schedule) == "pipemare" ? ">= 1.85x" : "-") : (std::string(schedule) == "gpipe" ? ">= 1.6x" : "-")});
+    std::printf("   speedup breakdown: balance bound %.3f x fill %.3f / compute inflation %.3f = %.2fx expected; "
+                "pipeline efficiency %.3f\n",
+                median(bound), flushes ? 8.0 / 9.0 : 1.0, median(inflation), median(expected), median(efficiency));
+    rows.push_back({std::string("P=2 ") + schedule + " speedup breakdown: balance bound x fill / compute inflation",
+                    fmt("%.3f", median(bound)) + " x " + fmt("%.3f", flushes ? 8.0 / 9.0 : 1.0) + " / " + fmt("%.3f", median(inflation)),
+                    fmt("%.2fx expected", median(expected)), fmt("efficiency %.3f", median(efficiency)), "-"});
     rows.push_back({std::string("P=2 ") + schedule + " utilization (stage 0 / 1)",
                     fmt("%.3f", median(u0)) + " / " + fmt("%.3f", median(u1)),
                     "planner " + fmt("%.3f", median(pu0)) + " / " + fmt("%.3f", median(pu1)),

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "core/analysis/run_data.h"
+#include "core/analysis/speedup_breakdown.h"
 #include "core/analysis/run_summary.h"
 #include "core/analysis/sweep_tags.h"
 #include "core/store/run_store.h"
@@ -188,12 +189,19 @@ class Report {
       md_ << "_No runs tagged `study:hardware`._\n\n";
       return;
     }
-    double base = NAN;
+    double base = NAN, baseCompute = NAN;
     for (const auto& r : runs)
-      if (r.stages == 1) base = median(values(loadRunData(store_, r.id).metric("train/samples_per_s")));
+      if (r.stages == 1) {
+        base = median(values(loadRunData(store_, r.id).metric("train/samples_per_s")));
+        baseCompute = computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), 1).at(0);
+      }
     md_ << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8, the faster P = 1 configuration on this machine). "
-           "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage.\n\n"
-        << "| schedule | P | samples/s | vs P = 1 | utilization per stage | peak memory per stage (MiB) |\n|---|---|---|---|---|---|\n";
+           "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage. "
+           "The breakdown splits each speedup into its bounds: the balance bound (the stages' summed compute per minibatch over the slowest stage's), "
+           "the fill N / (N + P - 1) of flushing schedules, the compute inflation (summed stage compute against P = 1's: cores slowing each other, recompute), "
+           "their product (expected) and the pipeline efficiency (measured / expected: messages and waits).\n\n"
+        << "| schedule | P | samples/s | vs P = 1 | breakdown: bound x fill / inflation = expected (efficiency) | utilization per stage | peak memory per stage (MiB) |\n"
+           "|---|---|---|---|---|---|---|\n";
     QStringList labels;
     std::vector<RunRecord> timelines;
     std::vector<std::vector<double>> mem(6);
@@ -207,8 +215,16 @@ class Report {
       QStringList u, m;
       for (const auto& [s, v] : util) u << num(v, 3);
       for (const auto& [s, v] : peak) m << num(v / 1048576.0, 2);
+      QString breakdown = "-";
+      if (r.stages > 1) {
+        const bool flushes = r.schedule == "gpipe" || r.schedule == "1f1b";
+        const SpeedupBreakdown b = breakdownSpeedup(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), r.stages), baseCompute,
+                                                    flushes, r.microbatches, tput / base);
+        breakdown = QString("%1 x %2 / %3 = %4x (%5)")
+                        .arg(num(b.balanceBound, 2), num(b.fill, 3), num(b.computeInflation, 3), num(b.expected, 2), num(b.efficiency, 3));
+      }
       md_ << "| " << QString::fromStdString(r.schedule) << " | " << r.stages << " | " << num(tput, 0) << " | " << num(tput / base, 2)
-          << "x | " << u.join(" / ") << " | " << m.join(" / ") << " |\n";
+          << "x | " << breakdown << " | " << u.join(" / ") << " | " << m.join(" / ") << " |\n";
       hw_[r.schedule + "/" + std::to_string(r.stages)] = {tput / base, util.empty() ? NAN : util.begin()->second,
                                                            util.empty() ? NAN : util.rbegin()->second};
       if (r.stages < 2) continue;

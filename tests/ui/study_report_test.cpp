@@ -1,0 +1,50 @@
+// The study report (pipemare-report): its hardware section from runs with known figures.
+#include <gtest/gtest.h>
+
+#include <QFile>
+#include <QTemporaryDir>
+
+#include "core/store/run_store.h"
+#include "ui/report/study_report.h"
+
+namespace {
+
+// A P = 1 run at 400 samples/s computing 0.40 s per minibatch, and a pipemare P = 2 run at
+// 640 samples/s whose stages compute 0.20 and 0.25 s per minibatch (windows of 2 minibatches; the
+// first window, start-up, is slower and must be left out). Expected breakdown: balance bound
+// 0.45 / 0.25 = 1.80, no fill loss (asynchronous), compute inflation 0.45 / 0.40 = 1.125,
+// expected 1.60x, measured 1.60x, efficiency 1.000.
+TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const int64_t p1 = store.createRun("cnn P=1", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":8}})",
+                                       {"study:hardware"});
+    const int64_t p2 = store.createRun("cnn P=2 pipemare",
+                                       R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8}})",
+                                       {"study:hardware"});
+    for (int64_t s = 2; s <= 10; s += 2) {
+      store.appendMetric(p1, "train/samples_per_s", s, 1000.0 + s, 400.0);
+      store.appendMetric(p2, "train/samples_per_s", s, 1000.0 + s, 640.0);
+      store.appendStageMetric(p1, 0, s, "compute_s", s == 2 ? 3.0 : 0.80);
+      store.appendStageMetric(p2, 0, s, "compute_s", s == 2 ? 3.0 : 0.40);
+      store.appendStageMetric(p2, 1, s, "compute_s", s == 2 ? 3.0 : 0.50);
+      for (int st = 0; st < 2; ++st) store.appendStageMetric(p2, st, s, "utilization", 0.9);
+    }
+    store.setStatus(p1, "finished");
+    store.setStatus(p2, "finished");
+  }
+  pm::ui::StudyReportOptions o;
+  o.db = QString::fromStdString(db);
+  o.outDir = dir.path() + "/out";
+  o.planDir = dir.path();
+  pm::ui::writeStudyReport(o);
+  QFile f(o.outDir + "/study.md");
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QString md = QString::fromUtf8(f.readAll());
+  EXPECT_TRUE(md.contains("| pipemare | 2 | 640 | 1.60x | 1.80 x 1.000 / 1.125 = 1.60x (1.000) |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| gpipe | 1 | 400 | 1.00x | - |")) << md.toStdString();
+}
+
+}  // namespace
