@@ -119,6 +119,7 @@ Json planAgainst(const RunStore& store, int64_t runId) {
   sp.stages = P;
   sp.microbatches = N;
   sp.update_interval = sp.kind == ScheduleKind::PipeMare ? N : std::max(1, e.pipeline.update_interval);
+  sp.paper_timing = e.pipeline.timing == "paper";
   SimCosts costs;
   costs.forward = f;
   costs.backward = b;

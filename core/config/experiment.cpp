@@ -30,6 +30,7 @@ const std::vector<std::string> kSyntheticTasks{"classification", "regression"};
 const std::vector<std::string> kPartitionMethods{"parameters", "time", "explicit"};
 const std::vector<std::string> kWarmupSchedules{"gpipe", "1f1b"};
 const std::vector<std::string> kMomentumModes{"same", "delay-scaled"};
+const std::vector<std::string> kTimings{"1f1b", "paper"};
 const std::vector<std::string> kOptimizers{"sgd", "adam", "adamw"};
 const std::vector<std::string> kLrSchedules{"constant", "step", "cosine", "linear-warmup", "inverse-sqrt"};
 const std::vector<std::string> kModes{"single", "real"};
@@ -90,6 +91,7 @@ void visitExperiment(V& v, E& e) {
     v.field("schedule", p.schedule, TextSpec::oneOf(scheduleNames()));
     v.flag("recompute", p.recompute);
     v.field("update_interval", p.update_interval, IntSpec{1, 65536, ""});
+    v.field("timing", p.timing, TextSpec::oneOf(kTimings));
   });
   v.section("pipemare", [&] {
     auto& m = e.pipemare;
@@ -446,6 +448,9 @@ void checkCrossFieldRules(const Experiment& e, const std::string& source) {
     fail("pipeline.update_interval", "update_interval applies only to the pipedream and pipedream-2bw schedules "
                                      "(expected 1), found pipeline.schedule=" + p.schedule);
   }
+  if (p.timing == "paper" && p.schedule != "pipedream" && p.schedule != "pipemare")
+    fail("pipeline.timing", "the paper's timing (forwards 2(P-1-s) ahead) applies only to the pipedream and pipemare "
+                            "schedules, found pipeline.schedule=" + p.schedule);
   if (p.schedule != "pipemare") {
     const std::string found = ", found pipeline.schedule=" + p.schedule;
     if (e.pipemare.t1) fail("pipemare.t1", "T1 (pipemare.t1) applies only to the pipemare schedule" + found);

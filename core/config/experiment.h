@@ -45,6 +45,7 @@ struct PipelineConfig {
   std::string schedule = "gpipe";  // gpipe | 1f1b | pipedream | pipedream-2bw | pipemare
   bool recompute = false;          // gpipe: recompute activations in the backward
   int update_interval = 1;         // pipedream: microbatches per optimizer step; 2bw: m >= P
+  std::string timing = "1f1b";     // pipedream, pipemare: 1f1b (P-1-s forwards ahead) | paper (2(P-1-s))
 };
 
 struct PipeMareConfig {

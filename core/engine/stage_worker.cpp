@@ -106,6 +106,7 @@ void StageWorker::buildOps() {
   p.microbatches = plan_.microbatches();
   p.minibatches = plan_.totalSteps();
   p.update_interval = schedule_ == ScheduleKind::PipeMare ? plan_.microbatches() : std::max(1, e_.pipeline.update_interval);
+  p.paper_timing = e_.pipeline.timing == "paper";
   asyncSchedule_ = isAsynchronous(schedule_);
   if (schedule_ == ScheduleKind::PipeMare && e_.pipemare.warmup_epochs > 0)
     warmupMinibatches_ = std::min(plan_.totalSteps(), static_cast<int64_t>(std::llround(e_.pipemare.warmup_epochs *

@@ -44,6 +44,8 @@ void validate(const ScheduleParams& p) {
   if (isAsynchronous(p.kind) && p.update_interval < 1)
     throw std::invalid_argument("schedule " + scheduleName(p.kind) + ": update_interval must be >= 1, got " +
                                 std::to_string(p.update_interval));
+  if (p.paper_timing && p.kind != ScheduleKind::PipeDream && p.kind != ScheduleKind::PipeMare)
+    throw std::invalid_argument("schedule " + scheduleName(p.kind) + ": the paper's timing applies only to pipedream and pipemare");
 }
 
 // Appends compute actions of one stage wrapped in their communication actions.
@@ -112,7 +114,7 @@ std::vector<Action> stageActions(const ScheduleParams& p, int stage) {
     case ScheduleKind::PipeMare: {
       const int64_t total = p.minibatches * n;
       int64_t backwards = 0, steps = 0;
-      oneFOneB(e, 0, total, std::min(depth, total), [&] {
+      oneFOneB(e, 0, total, std::min(p.paper_timing ? 2 * depth : depth, total), [&] {
         if (++backwards % p.update_interval == 0) e.step(steps++);
       });
       if (backwards % p.update_interval != 0) e.step(steps++);

@@ -41,6 +41,13 @@ struct ScheduleParams {
   // schedules: pipedream: update_interval; pipedream-2bw: m; pipemare: N. Ignored by gpipe/1f1b,
   // which step once per minibatch after the flush.
   int update_interval = 1;
+  // pipedream / pipemare: how far forwards run ahead of backwards. false: software 1F1B, P-1-s
+  // warm-up forwards at stage s (P-s microbatches in flight). true: the PipeMare paper's
+  // fine-grained pipeline, 2(P-1-s) warm-up forwards (2(P-1-s)+1 in flight, as the paper's timing
+  // model): a stage then has a whole microbatch of slack on each message round trip, so message
+  // latency stops costing utilization, for one more stored input per downstream stage and a
+  // longer delay.
+  bool paper_timing = false;
 };
 
 // The actions of one stage for the whole list, including the communication actions
@@ -49,7 +56,8 @@ struct ScheduleParams {
 //  1f1b:   per minibatch: min(P-1-s, N) warm-up forwards, then alternate F,B, then the remaining
 //          backwards (in microbatch order), then Step.
 //  pipedream / pipedream-2bw / pipemare: one continuous 1F1B over all minibatches*N microbatches
-//          (warm-up min(P-1-s, total) forwards, then F,B alternating, then cool-down backwards),
+//          (warm-up min(P-1-s, total) forwards, 2(P-1-s) with paper_timing, then F,B alternating,
+//          then cool-down backwards),
 //          with a Step after every `update_interval` backwards at this stage (and one after the
 //          final backward if some are left over).
 std::vector<Action> stageActions(const ScheduleParams& p, int stage);

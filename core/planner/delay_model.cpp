@@ -111,6 +111,7 @@ ScheduleParams engineScheduleParams(const DelayParams& p, int64_t minibatches) {
   sp.stages = p.stages;
   sp.microbatches = p.microbatches;
   sp.update_interval = updateIntervalOf(p);
+  sp.paper_timing = p.timing == TimingModel::Paper && (sp.kind == ScheduleKind::PipeDream || sp.kind == ScheduleKind::PipeMare);
   if (minibatches <= 0) {
     // Steady state: every stage sees a backward whose forward has the full distance behind it,
     // plus a whole update interval (schedule.h: minibatches*N >= P-1-s + update_interval), twice.

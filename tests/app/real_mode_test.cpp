@@ -94,7 +94,9 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(std::string("pipedream-2bw"), 3, std::string(" --set pipeline.update_interval=3")),
                       std::make_tuple(std::string("pipemare"), 2, std::string(" --set pipemare.t1=true --set pipemare.t2=true")),
                       std::make_tuple(std::string("pipemare"), 3,
-                                      std::string(" --set pipemare.t1=true --set pipemare.t2=true --set pipemare.warmup_epochs=0.1"))));
+                                      std::string(" --set pipemare.t1=true --set pipemare.t2=true --set pipemare.warmup_epochs=0.1")),
+                      std::make_tuple(std::string("pipemare"), 3, std::string(" --set pipemare.t2=true --set pipeline.timing=paper")),
+                      std::make_tuple(std::string("pipedream"), 3, std::string(" --set pipeline.timing=paper"))));
 
 // A worker that dies ends the run within seconds: status failed, naming the stage and signal,
 // and what was recorded until then stays.

@@ -32,6 +32,7 @@ const std::map<std::string, std::vector<std::string>>& enumerations() {
       {"data.synthetic_task", {"classification", "regression"}},
       {"pipeline.partition.method", {"parameters", "time", "explicit"}},
       {"pipeline.schedule", scheduleNames()},
+      {"pipeline.timing", {"1f1b", "paper"}},
       {"pipemare.warmup_schedule", {"gpipe", "1f1b"}},
       {"pipemare.momentum_mode", {"same", "delay-scaled"}},
       {"optimizer.name", {"sgd", "adam", "adamw"}},

@@ -68,6 +68,7 @@ Experiment everythingSet() {
   e.pipeline.partition.boundaries = {4, 8};
   e.pipeline.schedule = "pipemare";
   e.pipeline.recompute = false;
+  e.pipeline.timing = "paper";
   e.pipemare.t1 = true;
   e.pipemare.anneal_steps = 500;
   e.pipemare.t2 = true;
@@ -168,7 +169,7 @@ TEST(Experiment, ToJsonHasEveryField) {
       "data.eval_split", "data.eval_fraction", "data.train_limit", "data.eval_limit", "data.context",
       "data.synthetic_samples", "data.synthetic_task", "data.shuffle", "pipeline.stages", "pipeline.microbatches",
       "pipeline.partition.method", "pipeline.partition.boundaries", "pipeline.schedule", "pipeline.recompute",
-      "pipeline.update_interval", "pipemare.t1", "pipemare.anneal_steps", "pipemare.t2", "pipemare.decay",
+      "pipeline.update_interval", "pipeline.timing", "pipemare.t1", "pipemare.anneal_steps", "pipemare.t2", "pipemare.decay",
       "pipemare.warmup_epochs", "pipemare.warmup_schedule", "pipemare.momentum_mode", "optimizer.name",
       "optimizer.lr", "optimizer.momentum", "optimizer.nesterov", "optimizer.weight_decay", "optimizer.beta1",
       "optimizer.beta2", "optimizer.eps", "optimizer.schedule.name", "optimizer.schedule.warmup_steps",
@@ -404,6 +405,22 @@ TEST(ExperimentCrossField, UpdateInterval) {
   j["pipeline"]["schedule"] = "gpipe";
   EXPECT_TRUE(rejects(j, "pipeline.update_interval",
                       "applies only to the pipedream and pipedream-2bw schedules (expected 1), found pipeline.schedule=gpipe"));
+}
+
+TEST(ExperimentCrossField, PaperTimingOnlyForPipeDreamAndPipeMare) {
+  Json j = cnn();
+  j["pipeline"]["timing"] = "paper";
+  for (const char* s : {"pipedream", "pipemare"}) {
+    j["pipeline"]["schedule"] = s;
+    EXPECT_EQ(experimentFromJson(j).pipeline.timing, "paper") << s;
+  }
+  for (const char* s : {"gpipe", "1f1b"}) {
+    j["pipeline"]["schedule"] = s;
+    EXPECT_TRUE(rejects(j, "pipeline.timing", std::string("applies only to the pipedream and pipemare schedules, found pipeline.schedule=") + s));
+  }
+  j["pipeline"]["schedule"] = "pipemare";
+  j["pipeline"]["timing"] = "fast";
+  EXPECT_TRUE(rejects(j, "pipeline.timing", "expected one of 1f1b, paper, found \"fast\""));
 }
 
 TEST(ExperimentCrossField, RecomputeForEverySchedule) {

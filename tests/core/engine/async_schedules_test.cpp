@@ -69,17 +69,20 @@ TEST(AsyncSchedules, ObservedDelaysVersionsAndStashBytes) {
     std::string schedule;
     int P, N;
     int u;  // update interval in microbatches
+    bool paper = false;  // pipeline.timing = paper: 2(P-1-s) forwards ahead
   };
   for (const Case& c : {Case{"pipedream", 4, 2, 1}, Case{"pipedream-2bw", 4, 2, 4}, Case{"pipemare", 4, 1, 1},
-                        Case{"pipemare", 5, 2, 2}}) {
-    SCOPED_TRACE(c.schedule + " P=" + std::to_string(c.P) + " N=" + std::to_string(c.N));
+                        Case{"pipemare", 5, 2, 2}, Case{"pipemare", 4, 2, 2, true}, Case{"pipedream", 3, 2, 1, true}}) {
+    SCOPED_TRACE(c.schedule + " P=" + std::to_string(c.P) + " N=" + std::to_string(c.N) + (c.paper ? " paper timing" : ""));
     Experiment e = asyncExperiment(c.schedule, c.P, c.N);
+    if (c.paper) e.pipeline.timing = "paper";
     MemorySink sink;
     ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
     auto stats = stageStats(sink);
     ASSERT_EQ(static_cast<int>(stats.size()), c.P);
     for (int s = 0; s < c.P; ++s) {
-      const int64_t expected = (c.P - 1 - s + c.u - 1) / c.u;  // ceil((P-1-s)/u)
+      const int depth = (c.paper ? 2 : 1) * (c.P - 1 - s);
+      const int64_t expected = (depth + c.u - 1) / c.u;  // ceil((P-1-s)/u), paper ceil(2(P-1-s)/u)
       EXPECT_EQ(stats[s].tau, expected) << "stage " << s;
       if (c.schedule == "pipedream") {
         EXPECT_LE(stats[s].versions, expected + 1) << "stage " << s;

@@ -350,3 +350,47 @@ TEST(ScheduleWarmup, GPipeThenPipeMareLiteral) {
     }
   EXPECT_THROW(stageActionsWithWarmup(p, ScheduleKind::PipeDream, 1, 0), std::invalid_argument);
 }
+
+// ---- the paper's timing (pipedream, pipemare): 2(P-1-s) warm-up forwards instead of P-1-s. ----
+namespace {
+ScheduleParams paperTiming(ScheduleParams p) {
+  p.paper_timing = true;
+  return p;
+}
+}  // namespace
+
+TEST(ScheduleTables, PaperTiming) {
+  // P=2 N=2, 2 minibatches: stage 0 runs two forwards ahead (3 in flight), the last stage as before.
+  EXPECT_EQ(table(paperTiming(params(ScheduleKind::PipeMare, 2, 2, 2, 2))),
+            (Rows{"F0 F1 F2 B0 F3 B1 S0 B2 B3 S1", "F0 B0 F1 B1 S0 F2 B2 F3 B3 S1"}));
+  // P=3 N=2, 3 minibatches: warm-up 4, 2, 0.
+  EXPECT_EQ(table(paperTiming(params(ScheduleKind::PipeMare, 3, 2, 3, 2))),
+            (Rows{"F0 F1 F2 F3 F4 B0 F5 B1 S0 B2 B3 S1 B4 B5 S2", "F0 F1 F2 B0 F3 B1 S0 F4 B2 F5 B3 S1 B4 B5 S2",
+                  "F0 B0 F1 B1 S0 F2 B2 F3 B3 S1 F4 B4 F5 B5 S2"}));
+  // pipedream, a step per backward; the warm-up is capped by the microbatches there are.
+  EXPECT_EQ(table(paperTiming(params(ScheduleKind::PipeDream, 3, 1, 3, 1))),
+            (Rows{"F0 F1 F2 B0 S0 B1 S1 B2 S2", "F0 F1 F2 B0 S0 B1 S1 B2 S2", "F0 B0 S0 F1 B1 S1 F2 B2 S2"}));
+  // Only for pipedream and pipemare.
+  for (auto kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::PipeDream2BW})
+    EXPECT_THROW(stageActions(paperTiming(params(kind, 2, 2, 1, kind == ScheduleKind::PipeDream2BW ? 2 : 1)), 0),
+                 std::invalid_argument)
+        << scheduleName(kind);
+}
+
+TEST(ScheduleCheck, PaperTimingNoDeadlockOverTheGrid) {
+  for (auto kind : {ScheduleKind::PipeDream, ScheduleKind::PipeMare})
+    for (int P = 1; P <= 16; ++P)
+      for (int N = 1; N <= 64; ++N) {
+        auto c = checkSchedule(paperTiming(params(kind, P, N, 3, kind == ScheduleKind::PipeMare ? N : 1)));
+        ASSERT_TRUE(c.ok) << scheduleName(kind) << " P=" << P << " N=" << N << ": " << c.detail;
+      }
+}
+
+TEST(ScheduleDelay, PaperTimingPipeMareIsCeilOfTwiceTheDepthOverN) {
+  for (int P = 1; P <= 12; ++P)
+    for (int N = 1; N <= 8; ++N)
+      for (int s = 0; s < P; ++s)
+        EXPECT_EQ(maxObservedDelay(stageActions(paperTiming(params(ScheduleKind::PipeMare, P, N, 2 * P + 2, N)), s)),
+                  ceilDiv(2 * (P - 1 - s), N))
+            << "P=" << P << " N=" << N << " s=" << s;
+}

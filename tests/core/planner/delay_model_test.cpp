@@ -96,3 +96,25 @@ TEST(DelayModel, RejectsBadParameters) {
   EXPECT_EQ(timingFromName("1f1b"), TimingModel::Software1F1B);
   EXPECT_THROW(optimizerFromName("rmsprop"), std::invalid_argument);
 }
+
+// The paper's timing model against the engine's lists run with the paper's timing: the same
+// microbatches in flight (2(P-1-s)+1) for pipedream and pipemare; the delay of the lists is
+// ceil(2(P-1-s) / u), one step less than the model's ceil((2(P-1-s)+1) / u) when 2(P-1-s) is a
+// multiple of u (the model counts a step taken at the backward's own time step).
+TEST(DelayModel, PaperTimingListsHaveThePaperModelsInFlightCounts) {
+  for (int P = 1; P <= 8; ++P)
+    for (int N = 1; N <= 6; ++N)
+      for (auto s : {PlanSchedule::PipeDream, PlanSchedule::PipeMare}) {
+        const auto dp = params(s, TimingModel::Paper, P, N, 0, 0);
+        const auto sp = engineScheduleParams(dp);
+        ASSERT_TRUE(sp.paper_timing);
+        const auto formula = stageTimings(dp);
+        const auto measured = measuredStageTimings(sp);
+        for (int st = 0; st < P; ++st) {
+          const std::string where = planScheduleName(s) + " P=" + std::to_string(P) + " N=" + std::to_string(N) + " stage " + std::to_string(st);
+          const int64_t u = updateIntervalOf(dp);
+          EXPECT_EQ(formula[static_cast<size_t>(st)].inFlight, measured[static_cast<size_t>(st)].inFlight) << where;
+          EXPECT_EQ(measured[static_cast<size_t>(st)].tau, (2 * (P - 1 - st) + u - 1) / u) << where;
+        }
+      }
+}
