@@ -6,7 +6,8 @@
 //     P = 1, measured utilization per stage, and both held against the planner (`plan --against`:
 //     utilization, seconds per minibatch, and weights + optimizer + stash + delta memory).
 // Each figure is the median of several runs measured in this process, in this run.
-// Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH] [--python PATH]
+// Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH] [--python PATH] [--schedules LIST]
+//   --schedules gpipe,pipemare,pipemare/paper: only those P = 2 rows (figures 1 and 2 skipped).
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -171,11 +172,13 @@ int main(int argc, char** argv) {
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string("bench/engine_bench");
   std::string pipemare = dir.substr(0, dir.rfind('/')) + "/../bin/pipemare";
   std::string python = "/usr/bin/python3";
+  std::string only;  // ",gpipe,pipemare/paper,": just those P = 2 rows (and skip figures 1 and 2)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--pipemare")) pipemare = argv[i + 1];
     if (!std::strcmp(argv[i], "--python")) python = argv[i + 1];
+    if (!std::strcmp(argv[i], "--schedules")) only = std::string(",") + argv[i + 1] + ",";
   }
   torch::set_num_threads(1);
   setBlasThreads(1);
@@ -186,6 +189,7 @@ int main(int argc, char** argv) {
   // 1. P = 1 engine vs plain loop (N = 1 and N = 8); 2. vs PyTorch's Python API (N = 1).
   double engineN1 = 0;
   for (int N : {1, 8}) {
+    if (!only.empty()) break;
     std::vector<double> engine, plain;
     for (int r = 0; r < runs; ++r) {
       plain.push_back(plainLoop(cnnExperiment(1, N, "gpipe", steps)));
@@ -199,7 +203,7 @@ int main(int argc, char** argv) {
   }
   {
     std::vector<double> py;
-    std::string why;
+    std::string why = only.empty() ? "" : "--schedules given";
     for (int r = 0; r < runs && why.empty(); ++r) {
       const double v = pythonLoop(python, steps, 1, why);
       if (v > 0) py.push_back(v);
@@ -227,13 +231,19 @@ int main(int argc, char** argv) {
   }
   const double P1 = median(p1), P1Compute = median(p1Compute);
   rows.push_back({"P=1 throughput, N=8 (baseline of the P=2 rows)", fmt("%.1f samples/s", P1), "-", "-", "-"});
-  for (const char* schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
+  // pipemare/paper: pipeline.timing = paper (forwards 2(P-1-s) ahead instead of P-1-s).
+  for (const std::string label : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare", "pipemare/paper"}) {
+    if (!only.empty() && only.find("," + label + ",") == std::string::npos) continue;
+    const bool paperTiming = label == "pipemare/paper";
+    const std::string scheduleName = paperTiming ? "pipemare" : label;
+    const char* schedule = scheduleName.c_str();
     std::vector<double> tput, u0, u1, pu0, pu1, spmErr, memErr, bound, inflation, expected, efficiency;
     const bool flushes = std::string(schedule) == "gpipe" || std::string(schedule) == "1f1b";
     for (int r = 0; r < runs; ++r) {
       Experiment e = cnnExperiment(2, 8, schedule, steps);
       if (std::string(schedule) == "pipedream-2bw") e.pipeline.update_interval = 2;
       if (std::string(schedule) == "pipemare") e.pipemare.t1 = true;
+      if (paperTiming) e.pipeline.timing = "paper";
       int64_t id = 0;
       Measured m = runEngine(e, pipemare, &store, &id);
       tput.push_back(m.samplesPerS);
@@ -264,22 +274,22 @@ int main(int argc, char** argv) {
     const double theory = async ? 1.0 : 8.0 / 9.0;
     std::printf("3. real P=2 %-13s N=8: %.1f samples/s, speedup %.2fx vs P=1; utilization %.3f / %.3f "
                 "(planner %.3f / %.3f, closed form %.3f); s/minibatch planner error %+.1f%%; memory planner error %+.1f%%\n",
-                schedule, median(tput), median(tput) / P1, median(u0), median(u1), median(pu0), median(pu1), theory,
+                label.c_str(), median(tput), median(tput) / P1, median(u0), median(u1), median(pu0), median(pu1), theory,
                 median(spmErr), median(memErr));
-    rows.push_back({std::string("P=2 ") + schedule + " throughput vs P=1", fmt("%.1f samples/s", median(tput)),
+    rows.push_back({"P=2 " + label + " throughput vs P=1", fmt("%.1f samples/s", median(tput)),
                     fmt("%.1f", P1), fmt("%.2fx", median(tput) / P1),
                     async ? (std::string(schedule) == "pipemare" ? ">= 1.85x" : "-") : (std::string(schedule) == "gpipe" ? ">= 1.6x" : "-")});
     std::printf("   speedup breakdown: balance bound %.3f x fill %.3f / compute inflation %.3f = %.2fx expected; "
                 "pipeline efficiency %.3f\n",
                 median(bound), flushes ? 8.0 / 9.0 : 1.0, median(inflation), median(expected), median(efficiency));
-    rows.push_back({std::string("P=2 ") + schedule + " speedup breakdown: balance bound x fill / compute inflation",
+    rows.push_back({"P=2 " + label + " speedup breakdown: balance bound x fill / compute inflation",
                     fmt("%.3f", median(bound)) + " x " + fmt("%.3f", flushes ? 8.0 / 9.0 : 1.0) + " / " + fmt("%.3f", median(inflation)),
                     fmt("%.2fx expected", median(expected)), fmt("efficiency %.3f", median(efficiency)), "-"});
-    rows.push_back({std::string("P=2 ") + schedule + " utilization (stage 0 / 1)",
+    rows.push_back({"P=2 " + label + " utilization (stage 0 / 1)",
                     fmt("%.3f", median(u0)) + " / " + fmt("%.3f", median(u1)),
                     "planner " + fmt("%.3f", median(pu0)) + " / " + fmt("%.3f", median(pu1)),
                     fmt("%+.3f", median(u0) - median(pu0)) + " / " + fmt("%+.3f", median(u1) - median(pu1)), "within 0.05"});
-    rows.push_back({std::string("P=2 ") + schedule + " seconds/minibatch and W+O+S+D memory vs planner", "-", "-",
+    rows.push_back({"P=2 " + label + " seconds/minibatch and W+O+S+D memory vs planner", "-", "-",
                     fmt("%+.1f%%", median(spmErr)) + " / " + fmt("%+.1f%%", median(memErr)), "15% / 5%"});
   }
   std::filesystem::remove_all(scratch);

@@ -106,6 +106,9 @@ for s in gpipe 1f1b pipedream pipedream-2bw pipemare; do
   [ "$s" = pipemare ] && extra=(--set pipemare.t1=true --set pipemare.t2=true)
   "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 $s" --set pipeline.schedule=$s ${extra[@]+"${extra[@]}"}
 done
+# PipeMare with the paper's timing: forwards 2(P-1-s) ahead, which hides the message round trip.
+"$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 pipemare, paper timing" --set pipeline.schedule=pipemare \
+  --set pipemare.t1=true --set pipemare.t2=true --set pipeline.timing=paper
 fi
 
 if want planner; then

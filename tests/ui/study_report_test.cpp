@@ -24,6 +24,17 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
     const int64_t p2 = store.createRun("cnn P=2 pipemare",
                                        R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8}})",
                                        {"study:hardware"});
+    // The same with the paper's timing is its own row: 720 samples/s, stages 0.22 and 0.23 s.
+    const int64_t p3 = store.createRun(
+        "cnn P=2 pipemare, paper timing",
+        R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8,"timing":"paper"}})",
+        {"study:hardware"});
+    for (int64_t s = 2; s <= 10; s += 2) {
+      store.appendMetric(p3, "train/samples_per_s", s, 1000.0 + s, 720.0);
+      store.appendStageMetric(p3, 0, s, "compute_s", 0.44);
+      store.appendStageMetric(p3, 1, s, "compute_s", 0.46);
+    }
+    store.setStatus(p3, "finished");
     for (int64_t s = 2; s <= 10; s += 2) {
       store.appendMetric(p1, "train/samples_per_s", s, 1000.0 + s, 400.0);
       store.appendMetric(p2, "train/samples_per_s", s, 1000.0 + s, 640.0);
@@ -45,6 +56,8 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
   const QString md = QString::fromUtf8(f.readAll());
   EXPECT_TRUE(md.contains("| pipemare | 2 | 640 | 1.60x | 1.80 x 1.000 / 1.125 = 1.60x (1.000) |")) << md.toStdString();
   EXPECT_TRUE(md.contains("| gpipe | 1 | 400 | 1.00x | - |")) << md.toStdString();
+  // 0.45 / 0.23 = 1.957; inflation 0.45 / 0.40 = 1.125; expected 1.739x; measured 1.80x.
+  EXPECT_TRUE(md.contains("| pipemare (paper timing) | 2 | 720 | 1.80x | 1.96 x 1.000 / 1.125 = 1.74x (1.035) |")) << md.toStdString();
 }
 
 }  // namespace
