@@ -14,6 +14,7 @@
 #include "ui/live/live_panel.h"
 #include "ui/live/live_run_view.h"
 #include "ui/main/main_window.h"
+#include "ui/planner/planner_panel.h"
 #include "ui/plots/curve_plot.h"
 
 namespace fs = std::filesystem;
@@ -186,4 +187,23 @@ TEST(LiveRun, ClosingTheGuiWithLeaveRunningLetsTheRunFinishRecorded) {
     }
   }
   EXPECT_EQ(status, "finished");
+}
+
+// The planner's timing model follows the experiment's pipeline.timing when that changes, and keeps
+// the user's choice while it does not.
+TEST(PlannerPanel, TimingFollowsTheExperimentsPipelineTiming) {
+  pm::ui::PlannerPanel panel("/nonexistent/pipemare");
+  nlohmann::json e = {{"pipeline", {{"schedule", "pipemare"}, {"stages", 2}, {"microbatches", 4}, {"timing", "paper"}}}};
+  panel.setExperiment(e);
+  EXPECT_EQ(panel.timingModel(), "paper");
+  panel.setTimingModel("1f1b");  // the user looks at the other model
+  e["pipeline"]["stages"] = 3;   // an edit that leaves the timing alone
+  panel.setExperiment(e);
+  EXPECT_EQ(panel.timingModel(), "1f1b");
+  e["pipeline"]["timing"] = "1f1b";
+  panel.setExperiment(e);
+  EXPECT_EQ(panel.timingModel(), "1f1b");
+  e["pipeline"]["timing"] = "paper";
+  panel.setExperiment(e);
+  EXPECT_EQ(panel.timingModel(), "paper");
 }

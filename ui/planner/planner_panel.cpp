@@ -22,8 +22,8 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
     : QWidget(parent), binary_(pipemareBinary), timing_(new QComboBox(this)), table_(new QTableWidget(this)),
       memory_(new StackedBarsPlot(this)), gantt_(new GanttPlot(this)), status_(new QLabel(this)),
       debounce_(new QTimer(this)), proc_(new QProcess(this)), tmp_(new QTemporaryDir()) {
-  timing_->addItem(tr("software 1F1B timing (this engine)"), "1f1b");
-  timing_->addItem(tr("paper timing (fine-grained)"), "paper");
+  timing_->addItem(tr("1F1B timing (engine default)"), "1f1b");
+  timing_->addItem(tr("paper timing (pipeline.timing = paper)"), "paper");
   table_->setColumnCount(7);
   table_->setHorizontalHeaderLabels({tr("schedule"), tr("utilization"), tr("bubble"), tr("max tau"), tr("versions"),
                                      tr("max stage memory"), tr("weights+optimizer (all stages)")});
@@ -86,7 +86,21 @@ PlannerPanel::~PlannerPanel() {
 
 void PlannerPanel::setExperiment(const Json& experiment) {
   experiment_ = experiment;
+  std::string timing = "1f1b";
+  if (experiment.is_object() && experiment.contains("pipeline") && experiment["pipeline"].is_object())
+    timing = experiment["pipeline"].value("timing", std::string("1f1b"));
+  if (timing != experimentTiming_) {
+    experimentTiming_ = timing;
+    setTimingModel(QString::fromStdString(timing));
+  }
   debounce_->start();
+}
+
+QString PlannerPanel::timingModel() const { return timing_->currentData().toString(); }
+
+void PlannerPanel::setTimingModel(const QString& timing) {
+  const int i = timing_->findData(timing);
+  if (i >= 0) timing_->setCurrentIndex(i);
 }
 
 void PlannerPanel::runPlanner() {

@@ -31,6 +31,10 @@ class PlannerPanel : public QWidget {
   int rowCount() const;
   size_t ganttBoxes() const;
   QString statusText() const;
+  // The timing model the planner uses: "1f1b" | "paper". It follows the experiment's
+  // pipeline.timing whenever that changes; in between the user may pick the other.
+  QString timingModel() const;
+  void setTimingModel(const QString& timing);
 
  Q_SIGNALS:
   void planned();
@@ -41,6 +45,7 @@ class PlannerPanel : public QWidget {
   void showSchedule(const QString& schedule);
   QString binary_;
   nlohmann::json experiment_, plan_;
+  std::string experimentTiming_;  // the experiment's pipeline.timing last seen
   QComboBox* timing_;
   QTableWidget* table_;
   StackedBarsPlot* memory_;
