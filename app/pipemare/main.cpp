@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
   noteCmd->add_option("text", note, "notes")->required();
   auto* deleteCmd = runsCmd->add_subcommand("delete", "delete a run and all its data");
   deleteCmd->add_option("run", runId, "run id")->required();
+  std::string importFile;
+  auto* importCmd = runsCmd->add_subcommand("import", "copy every run of another store file into this one (new ids)");
+  importCmd->add_option("file", importFile, "the other run store (SQLite file); only read")->required();
 
   bool modelsJson = false;
   auto* modelsCmd = app.add_subcommand("models", "list the model zoo with parameter counts and units");
@@ -168,6 +171,7 @@ int main(int argc, char** argv) {
   if (tagCmd->parsed()) return pm::cli::runsTagCommand(db, runId, tags);
   if (noteCmd->parsed()) return pm::cli::runsNoteCommand(db, runId, note);
   if (deleteCmd->parsed()) return pm::cli::runsDeleteCommand(db, runId);
+  if (importCmd->parsed()) return pm::cli::runsImportCommand(db, importFile);
   if (modelsCmd->parsed()) return pm::cli::modelsCommand(modelsJson);
   return 2;
 }

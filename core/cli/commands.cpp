@@ -256,6 +256,18 @@ int runsDeleteCommand(const std::string& db, int64_t run) {
   }
 }
 
+int runsImportCommand(const std::string& db, const std::string& other) {
+  try {
+    RunStore store(dbPath(db));
+    const auto ids = store.importRuns(other);
+    std::printf("imported %zu run(s) from %s into %s\n", ids.size(), other.c_str(), store.path().c_str());
+    for (const auto& [from, to] : ids) std::printf("  run %lld -> %lld\n", static_cast<long long>(from), static_cast<long long>(to));
+    return 0;
+  } catch (const std::exception& ex) {
+    return reportError(ex);
+  }
+}
+
 int modelsCommand(bool json) {
   try {
     Json arr = Json::array();

@@ -50,6 +50,8 @@ int runsShowCommand(const std::string& db, int64_t run, bool json);
 int runsTagCommand(const std::string& db, int64_t run, const std::vector<std::string>& tags);
 int runsNoteCommand(const std::string& db, int64_t run, const std::string& note);
 int runsDeleteCommand(const std::string& db, int64_t run);
+// Copies every run of the store file `other` into `db` with new ids (RunStore::importRuns).
+int runsImportCommand(const std::string& db, const std::string& other);
 int modelsCommand(bool json);
 
 // pipemare export RUN --csv DIR | --json FILE | --chrome-trace FILE (any combination).

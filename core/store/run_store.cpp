@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -707,6 +708,67 @@ void RunStore::deleteRun(int64_t run) {
   pending_->dropRun(run);
   Stmt q(db_, path_, "DELETE FROM runs WHERE id = ?");  // ON DELETE CASCADE removes the rows
   q.bindInt(1, run).run();
+}
+
+std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string& other) {
+  requireWritable(readOnly_, path_);
+  {
+    RunStore src(other, /*readOnly=*/true);  // missing, damaged or foreign files fail here, naming `other`
+    const int v = src.schemaVersion();
+    if (v != kStoreSchemaVersion)
+      throw StoreError(other, "store schema version " + std::to_string(v) + ", this one has " + std::to_string(kStoreSchemaVersion) +
+                                  (v < kStoreSchemaVersion ? " (open it once with `pipemare --db FILE runs list` to upgrade it)" : ""),
+                       true);
+    std::error_code ec;
+    if (std::filesystem::equivalent(other, path_, ec)) throw StoreError(other, "cannot import a run store into itself", true);
+  }
+  flush();
+  {
+    Stmt attach(db_, path_, "ATTACH DATABASE ? AS src");
+    attach.bindText(1, other).run();  // only read from: every statement below writes to main
+  }
+  struct Detach {
+    sqlite3* db;
+    ~Detach() { sqlite3_exec(db, "DETACH DATABASE src", nullptr, nullptr, nullptr); }
+  } detach{db_};
+  // Column lists from this schema (the same version on both sides), run_id / id first.
+  auto columns = [&](const char* table, const char* skip) {
+    std::string cols;
+    Stmt q(db_, path_, (std::string("SELECT name FROM pragma_table_info('") + table + "')").c_str());
+    while (q.step()) {
+      const std::string c = q.text(0);
+      if (c == skip) continue;
+      cols += (cols.empty() ? "\"" : ", \"") + c + "\"";
+    }
+    return cols;
+  };
+  const std::string runCols = columns("runs", "id");
+  std::vector<std::pair<int64_t, int64_t>> ids;
+  Transaction tx(db_, path_);
+  std::vector<int64_t> old;
+  {
+    Stmt q(db_, path_, "SELECT id FROM src.runs ORDER BY id");
+    while (q.step()) old.push_back(q.i64(0));
+  }
+  for (const int64_t id : old) {
+    Stmt ins(db_, path_, ("INSERT INTO main.runs (" + runCols + ") SELECT " + runCols + " FROM src.runs WHERE id = ?").c_str());
+    ins.bindInt(1, id).run();
+    const int64_t fresh = sqlite3_last_insert_rowid(db_);
+    for (const char* table : {"metrics", "stage_metrics", "trace", "logs", "run_tags"}) {
+      const std::string cols = columns(table, "run_id");
+      Stmt rows(db_, path_, (std::string("INSERT INTO main.") + table + " (run_id, " + cols + ") SELECT ?, " + cols + " FROM src." +
+                             table + " WHERE run_id = ?").c_str());
+      rows.bindInt(1, fresh).bindInt(2, id).run();
+    }
+    Stmt fix(db_, path_,
+             "UPDATE main.runs SET launcher_pid = 0, status = CASE WHEN status IN ('running', 'created') THEN 'interrupted' ELSE status END, "
+             "status_message = CASE WHEN status IN ('running', 'created') THEN 'imported while ' || status ELSE status_message END "
+             "WHERE id = ?");
+    fix.bindInt(1, fresh).run();
+    ids.emplace_back(id, fresh);
+  }
+  tx.commit();
+  return ids;
 }
 
 std::optional<RunRecord> RunStore::getRun(int64_t run) const {

@@ -97,6 +97,13 @@ class RunStore {
   void setNotes(int64_t run, const std::string& notes);
   void setTags(int64_t run, const std::vector<std::string>& tags);
   void deleteRun(int64_t run);  // with all its rows
+  // Copies every run of the store file `other` (a store of this schema version, e.g. one made on
+  // another machine) into this store with new ids, with all its rows and tags, in one
+  // transaction: all or nothing. Runs still "running" or "created" there arrive as "interrupted"
+  // (their launcher is not ours). `other` is only read. Returns (old id, new id) pairs in old id
+  // order. StoreError names the file: missing, damaged, foreign, another schema version, or
+  // this store itself.
+  std::vector<std::pair<int64_t, int64_t>> importRuns(const std::string& other);
   std::optional<RunRecord> getRun(int64_t run) const;
   std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
   // Runs in status "running" whose launcher process no longer exists (same host) become

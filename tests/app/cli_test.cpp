@@ -230,3 +230,28 @@ TEST_F(Cli, QuotesSqlAndUnicodeInNamesTagsAndNotesAreKeptVerbatim) {
   EXPECT_EQ(rec->name, name);
   EXPECT_EQ(rec->notes, note);
 }
+
+// `runs import`: a run made into another store appears here with a new id; a missing file is a
+// usage error that names it.
+TEST_F(Cli, RunsImportCopiesRunsFromAnotherStore) {
+  const std::string other = (fs::path(db_).parent_path() / "other.db").string();
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + other + " --quiet --name made-elsewhere");
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --name made-here");
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = runCmd(bin() + " --db " + db_ + " runs import " + other);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("imported 1 run(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run 1 -> 2"), std::string::npos) << r.out;
+  pm::RunStore store(db_);
+  auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  auto imported = store.getRun(2);  // listed by creation time: it was made first, elsewhere
+  ASSERT_TRUE(imported);
+  EXPECT_EQ(imported->name, "made-elsewhere");
+  EXPECT_EQ(imported->status, "finished");
+  EXPECT_FALSE(store.loadMetric(2, "train/loss").empty());
+  r = runCmd(bin() + " --db " + db_ + " runs import " + other + ".missing");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(other + ".missing"), std::string::npos) << r.out;
+}

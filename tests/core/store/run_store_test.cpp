@@ -782,3 +782,80 @@ TEST_F(RunStoreTest, NewStoreIsNeverWorldWritable) {
   EXPECT_FALSE(st.st_mode & S_IWOTH) << std::oct << st.st_mode;
   EXPECT_TRUE(st.st_mode & S_IROTH) << "the umask (0) decides the rest";
 }
+
+// Importing another store's runs: every row and tag arrives under new ids, the source is only
+// read, live runs arrive interrupted, and bad sources fail naming the file with nothing changed.
+TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
+  const std::string a = file("here.db"), b = file("there.db");
+  int64_t kept = 0;
+  {
+    RunStore s(a);
+    kept = s.createRun("already here", kConfig, {"local"});
+    s.appendMetric(kept, "train/loss", 1, 10.0, 3.0);
+    s.setStatus(kept, "finished");
+  }
+  int64_t finished = 0, live = 0;
+  {
+    RunStore s(b);
+    s.createRun("deleted before import", kConfig);
+    s.deleteRun(1);  // ids in the source need not be dense
+    finished = s.createRun("from another machine, \"quoted\"", kConfig, {"remote", "study:quality"}, "a note", "sweep-7");
+    for (int64_t k = 1; k <= 50; ++k) s.appendMetric(finished, "train/loss", k, 100.0 + k, 1.0 / static_cast<double>(k));
+    s.appendStageMetric(finished, 1, 50, "utilization", 0.75);
+    s.appendTrace(finished, {1, "B", 3, 0.5, 0.75});
+    s.appendLog(finished, 2.0, "warn", "slow link");
+    s.markRunning(finished, 4242);
+    s.setStatus(finished, "finished");
+    live = s.createRun("still running there", kConfig);
+    s.markRunning(live, 4243);
+  }
+  const std::string before = readBytes(b);
+  RunStore s(a);
+  const auto mapping = s.importRuns(b);
+  EXPECT_EQ(readBytes(b), before) << "the source is only read";
+  ASSERT_EQ(mapping.size(), 2u);
+  EXPECT_EQ(mapping[0].first, finished);
+  EXPECT_EQ(mapping[1].first, live);
+  EXPECT_NE(mapping[0].second, kept);
+  EXPECT_NE(mapping[1].second, mapping[0].second);
+  auto r = s.getRun(mapping[0].second);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->name, "from another machine, \"quoted\"");
+  EXPECT_EQ(r->status, "finished");
+  EXPECT_EQ(r->notes, "a note");
+  EXPECT_EQ(r->sweep_id, "sweep-7");
+  EXPECT_EQ(r->launcher_pid, 0);
+  EXPECT_EQ(r->tags, (std::vector<std::string>{"remote", "study:quality"}));
+  EXPECT_EQ(r->config_json, std::string(kConfig));
+  const auto loss = s.loadMetric(mapping[0].second, "train/loss");
+  ASSERT_EQ(loss.size(), 50u);
+  EXPECT_DOUBLE_EQ(loss[9].value, 0.1);
+  EXPECT_DOUBLE_EQ(loss[9].wall_time, 110.0);
+  ASSERT_EQ(s.loadStageMetric(mapping[0].second, "utilization").size(), 1u);
+  ASSERT_EQ(s.loadTrace(mapping[0].second).size(), 1u);
+  EXPECT_EQ(s.loadTrace(mapping[0].second)[0].action, "B");
+  ASSERT_EQ(s.loadLog(mapping[0].second).size(), 1u);
+  EXPECT_EQ(s.loadLog(mapping[0].second)[0].message, "slow link");
+  auto l = s.getRun(mapping[1].second);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->status, "interrupted");
+  EXPECT_EQ(l->status_message, "imported while running");
+  // The run that was here is untouched.
+  EXPECT_EQ(s.loadMetric(kept, "train/loss").size(), 1u);
+  EXPECT_EQ(s.listRuns().size(), 3u);
+
+  // Bad sources: a missing file, a text file, this store itself. Nothing changes.
+  const std::string text = file("notes.txt");
+  writeBytes(text, std::string(4096, 'x'));
+  for (const std::string& bad : {file("missing.db"), text, a}) {
+    try {
+      s.importRuns(bad);
+      FAIL() << bad << " should be refused";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+      EXPECT_EQ(e.exitCode(), 2) << e.what();
+    }
+    EXPECT_EQ(s.listRuns().size(), 3u);
+  }
+  EXPECT_FALSE(fs::exists(file("missing.db")));
+}
