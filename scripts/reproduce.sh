@@ -6,13 +6,13 @@
 # Runs every part of the study into one store, then draws the report with pipemare-report:
 #   (1) quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
 #       pipedream-2bw, naive async, pipemare T1, pipemare T1+T2, at two learning rates, on the
-#       first 12,000 training images; quality-full: gpipe, T1+T2 and T1+T2 with a synchronous
-#       warm-up epoch on all 60,000 (5x the steps; about 15 minutes a run);
+#       first 12,000 training images; quality-full: gpipe, T1+T2, T1+T2 with delay-scaled momentum
+#       and T1+T2 with a synchronous warm-up epoch on all 60,000 (5x the steps; 15 minutes a run);
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline;
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
 #   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
-# Full: about 90 minutes on 2 cores (45 of them quality-full). --quick: smaller data and grids, about 10 minutes.
+# Full: about 105 minutes on 2 cores (60 of them quality-full). --quick: smaller data and grids, about 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -76,7 +76,7 @@ else
   STAB_P="3,6,11"
   STAB_SAMPLES=6000
   QFULL=(--set data.train_limit=0)
-  QFULL_VARIANTS="gpipe t1t2 t1t2-warmup"
+  QFULL_VARIANTS="gpipe t1t2 t1t2-dm t1t2-warmup"
 fi
 
 if want quality; then
