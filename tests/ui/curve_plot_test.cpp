@@ -74,3 +74,10 @@ TEST(CurvePlot, SinglePointIsShownAroundItsValue) {
   EXPECT_GT(xhi, 47);
   EXPECT_LT(xhi - xlo, 20);
 }
+
+TEST(CurvePlot, LegendCornerCanMove) {
+  pm::ui::CurvePlot plot;
+  EXPECT_EQ(plot.legendCorner(), Qt::AlignTop | Qt::AlignRight);
+  plot.setLegendCorner(Qt::AlignBottom | Qt::AlignRight);
+  EXPECT_EQ(plot.legendCorner(), Qt::AlignBottom | Qt::AlignRight);
+}

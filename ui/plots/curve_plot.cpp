@@ -61,6 +61,10 @@ void CurvePlot::clear() {
   series_.clear();
 }
 
+void CurvePlot::setLegendCorner(Qt::Alignment corner) { plot_->axisRect()->insetLayout()->setInsetAlignment(0, corner); }
+
+Qt::Alignment CurvePlot::legendCorner() const { return plot_->axisRect()->insetLayout()->insetAlignment(0); }
+
 void CurvePlot::setLogY(bool on) {
   plot_->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
 }

@@ -27,6 +27,10 @@ class CurvePlot : public QWidget {
   void appendPoint(int series, double x, double y);
   void clear();  // removes all series
   void setLogY(bool on);
+  // Where the legend sits inside the axes (default top right); e.g. Qt::AlignBottom | Qt::AlignRight
+  // for rising curves such as accuracy.
+  void setLegendCorner(Qt::Alignment corner);
+  Qt::Alignment legendCorner() const;
   // Redraws (decimated) and rescales axes. Call from a timer, not per point.
   void replot();
   // Saves the plot; format from the suffix (.png or .pdf). Returns false on failure.

@@ -151,6 +151,7 @@ class Report {
       CurvePlot plot;
       plot.setTitle(QString("ResNet-20, P = 11: test accuracy, lr = %1").arg(QString::fromStdString(lr)));
       plot.setAxisLabels("step", "test accuracy");
+      plot.setLegendCorner(Qt::AlignBottom | Qt::AlignRight);  // the curves rise to the top right
       int i = 0;
       for (auto& [v, d] : list) {
         addStepSeries(plot, v, kPalette[i++ % 10], d.metric("eval/accuracy"));
@@ -389,10 +390,12 @@ class Report {
         q += QString("lr %1: T1+T2 %2 points vs gpipe; ").arg(QString::fromStdString(lr)).arg(num((v.at("t1t2") - v.at("gpipe")) * 100, 2));
     for (const auto& [lr, v] : qualityFull_) {
       if (!v.count("gpipe")) continue;
-      for (const char* variant : {"t1t2", "t1t2-warmup"})
+      static const std::vector<std::pair<QString, QString>> kVariants = {
+          {"t1t2", "T1+T2"}, {"t1t2-dm", "T1+T2+delay-scaled momentum"}, {"t1t2-warmup", "T1+T2+warm-up epoch"}};
+      for (const auto& [variant, title] : kVariants)
         if (v.count(variant))
           q += QString("all 60,000 images, lr %1: %2 %3 points vs gpipe; ")
-                   .arg(QString::fromStdString(lr), variant == std::string("t1t2") ? "T1+T2" : "T1+T2+warm-up")
+                   .arg(QString::fromStdString(lr), title)
                    .arg(num((v.at(variant) - v.at("gpipe")) * 100, 2));
     }
     md_ << "| quality within ~1 point of synchronous training | - | " << (q.isEmpty() ? "-" : q) << " |\n";
