@@ -85,7 +85,9 @@ class Report {
            "machine (" << QString::fromStdString(hostLine()) << ").\n\n";
     quality("study:quality", "## 1. Model quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11)", "quality", quality_);
     quality("study:quality-full", "### 1b. Longer training: all 60,000 training images (5x the optimizer steps)", "quality-full",
-            qualityFull_);
+            qualityFull_,
+            "t1t2-dm is T1+T2 with each stage's momentum reduced by tau/(1+tau); t1t2-warmup is T1+T2 after one synchronous "
+            "(gpipe) warm-up epoch in the same processes, so its epoch-1 figure is gpipe's exactly.");
     charlm();
     hardware();
     planner();
@@ -111,7 +113,7 @@ class Report {
   // (1) Quality: ResNet-20, one stage per unit.
   // `tag` selects the runs; `into` receives lr -> variant -> final accuracy (for the claims).
   void quality(const std::string& tag, const QString& heading, const QString& figurePrefix,
-               std::map<std::string, std::map<QString, double>>& into) {
+               std::map<std::string, std::map<QString, double>>& into, const QString& variantsNote = QString()) {
     auto runs = runsTagged(store_, tag);
     md_ << heading << "\n\n";
     if (runs.empty()) {
@@ -122,9 +124,9 @@ class Report {
     const QJsonObject data = QJsonDocument::fromJson(QByteArray::fromStdString(any.config_json)).object().value("data").toObject();
     const int limit = data.value("train_limit").toInt();
     md_ << "Single-process mode, " << any.stages << " stages, N = " << any.microbatches << " microbatches, "
-        << (limit > 0 ? QString("the first %1 training images").arg(limit) : QString("all training images"))
+        << (limit > 0 ? QString("the first %L1 training images").arg(limit) : QString("all training images"))
         << "; test accuracy at the end of epoch 1 and of the last epoch (the experiment files are "
-           "`experiments/study/resnet20-*.json`).\n\n";
+           "`experiments/study/resnet20-*.json`)." << (variantsNote.isEmpty() ? QString() : " " + variantsNote) << "\n\n";
     std::map<std::string, std::map<QString, std::pair<double, double>>> byLr;  // lr -> variant -> (epoch1, last)
     std::map<std::string, std::map<QString, std::string>> statusOf;
     std::map<std::string, std::vector<std::pair<QString, RunData>>> curves;
@@ -211,7 +213,7 @@ class Report {
         << "| schedule | P | samples/s | vs P = 1 | breakdown: bound x fill / inflation = expected (efficiency) | utilization per stage | peak memory per stage (MiB) |\n"
            "|---|---|---|---|---|---|---|\n";
     QStringList labels;
-    std::vector<RunRecord> timelines;
+    std::vector<std::pair<RunRecord, bool>> timelines;  // (run, paper timing)
     std::vector<std::vector<double>> mem(6);
     static const char* kCats[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
     for (const auto& r : runs) {
@@ -250,10 +252,10 @@ class Report {
           mem[static_cast<size_t>(c)].push_back(mx / 1048576.0);
         }
       }
-      if ((r.schedule == "gpipe" || r.schedule == "pipemare") && !paperTiming) timelines.push_back(r);
+      if (r.schedule == "gpipe" || r.schedule == "pipemare") timelines.emplace_back(r, paperTiming);
     }
     md_ << "\n";
-    for (const auto& r : timelines) timeline(r);
+    for (const auto& [r, paper] : timelines) timeline(r, paper);
     StackedBarsPlot bars;
     bars.setTitle("cnn, P = 2: accounted memory per stage (peak of each category)");
     QStringList cats;
@@ -265,7 +267,7 @@ class Report {
     md_ << "\n![memory per stage](" << name << ")\n\n";
   }
 
-  void timeline(const RunRecord& r) {
+  void timeline(const RunRecord& r, bool paperTiming) {
     const auto trace = store_.loadTrace(r.id);
     if (trace.empty()) return;
     std::vector<GanttBox> boxes;
@@ -273,11 +275,12 @@ class Report {
     for (const auto& t : trace)
       if (t.action == "S" ? t.microbatch < 3 : t.microbatch / N < 3) boxes.push_back({t.stage, QString::fromStdString(t.action), t.microbatch, t.start, t.end});
     GanttPlot g;
-    g.setTitle(QString("measured timeline: %1, P = %2, N = %3 (first minibatches)").arg(QString::fromStdString(r.schedule)).arg(r.stages).arg(N));
+    const QString label = QString::fromStdString(r.schedule) + (paperTiming ? " (paper timing)" : "");
+    g.setTitle(QString("measured timeline: %1, P = %2, N = %3 (first minibatches)").arg(label).arg(r.stages).arg(N));
     g.setBoxes(boxes, r.stages);
-    const QString name = figure(QString("timeline-%1.png").arg(QString::fromStdString(r.schedule)));
+    const QString name = figure(QString("timeline-%1%2.png").arg(QString::fromStdString(r.schedule), paperTiming ? "-paper" : ""));
     g.save(o_.outDir + "/" + name, 1000, 300);
-    md_ << "![timeline " << QString::fromStdString(r.schedule) << "](" << name << ")\n\n";
+    md_ << "![timeline " << label << "](" << name << ")\n\n";
   }
 
   static std::vector<double> values(const std::vector<MetricPoint>& pts) {
