@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     return pm::cli::sweepCommand(sweep, &gStop);
   }
-  if (planCmd->parsed()) return againstRun > 0 ? pm::cli::planAgainstCommand(db, againstRun, plan.json) : pm::planCommand(plan);
+  if (planCmd->parsed())
+    return againstRun > 0 ? pm::cli::planAgainstCommand(db, againstRun, plan.json, plan.traceFile, plan.traceMinibatches)
+                          : pm::planCommand(plan);
   if (compareCmd->parsed()) {
     compare.db = db;
     return pm::cli::compareCommand(compare);

@@ -9,6 +9,7 @@
 
 #include "core/config/experiment.h"
 #include "core/planner/analytic_planner.h"
+#include "core/planner/chrome_trace.h"
 #include "core/planner/model_profile.h"
 #include "core/planner/stage_profile.h"
 #include "core/planner/timeline_sim.h"
@@ -84,7 +85,7 @@ double messageLatency(const std::vector<TraceRecord>& trace, int firstMicrobatch
   return mean(samples);
 }
 
-Json planAgainst(const RunStore& store, int64_t runId) {
+Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std::vector<SimTraceRecord>* simulated) {
   auto run = store.getRun(runId);
   if (!run) throw StoreError(store.path(), "no run with id " + std::to_string(runId), true);
   const Experiment e = experimentFromJson(Json::parse(run->config_json), "run " + std::to_string(runId) + " config");
@@ -131,6 +132,10 @@ Json planAgainst(const RunStore& store, int64_t runId) {
   sp.minibatches = 8;
   const SimResult longRun = simulateTimeline(sp, costs);
   const double predictedPerMinibatch = (longRun.makespan - shortRun.makespan) / 6.0;
+  if (simulated && traceMinibatches > 0) {
+    sp.minibatches = traceMinibatches;
+    *simulated = simulateTimeline(sp, costs).trace;
+  }
 
   // Measured seconds per minibatch: median of wall-time differences between
   // logged steps.
@@ -200,10 +205,17 @@ Json planAgainst(const RunStore& store, int64_t runId) {
   return out;
 }
 
-int planAgainstCommand(const std::string& db, int64_t runId, bool json) {
+int planAgainstCommand(const std::string& db, int64_t runId, bool json, const std::string& traceFile, int traceMinibatches) {
   try {
+    if (!traceFile.empty() && traceMinibatches < 1)
+      throw ConfigError("--trace-minibatches", "expected an integer >= 1, found " + std::to_string(traceMinibatches));
     RunStore store(db.empty() ? defaultDatabasePath() : db, /*readOnly=*/true);
-    const Json out = planAgainst(store, runId);
+    std::vector<SimTraceRecord> simulated;
+    const Json out = planAgainst(store, runId, traceFile.empty() ? 0 : traceMinibatches, &simulated);
+    if (!traceFile.empty())
+      writeChromeTrace(traceFile, simulated,
+                       out["schedule"].get<std::string>() + ", run " + std::to_string(runId) + " measured costs, P=" +
+                           std::to_string(out["stages"].get<int>()) + ", N=" + std::to_string(out["microbatches"].get<int>()));
     if (json) {
       std::printf("%s\n", out.dump(2).c_str());
       return 0;

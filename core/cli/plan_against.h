@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/events/event.h"
+#include "core/planner/timeline_sim.h"
 #include "core/store/run_store.h"
 
 namespace pm::cli {
@@ -17,8 +18,11 @@ namespace pm::cli {
 // {forward_s, backward_s, step_s, utilization / weights / optimizer / stash / delta {measured,
 // predicted[, error_pct]}}, plus run, run_name, schedule, model, stages, microbatches, partition.
 // Throws ConfigError / StoreError when the run cannot be compared (no trace, no partition).
-Json planAgainst(const RunStore& store, int64_t run);
+// With `traceMinibatches` > 0 and `simulated`, also the simulated timeline of that many minibatches
+// with the run's measured costs (what the Timeline view draws under the measured one).
+Json planAgainst(const RunStore& store, int64_t run, int traceMinibatches = 0, std::vector<SimTraceRecord>* simulated = nullptr);
 
-int planAgainstCommand(const std::string& db, int64_t run, bool json);
+// `traceFile` non-empty: writes that simulated timeline there as a Chrome trace.
+int planAgainstCommand(const std::string& db, int64_t run, bool json, const std::string& traceFile = "", int traceMinibatches = 2);
 
 }  // namespace pm::cli

@@ -331,3 +331,49 @@ TEST(TimelineView, PlannerErrorsReadAsText) {
   EXPECT_EQ(text.find('{'), std::string::npos) << text;
   EXPECT_EQ(view.predictedPlot()->boxCount(), 0u);
 }
+
+// A run whose log names its partition is predicted from its own partition, timing and measured
+// costs (`plan --against`); when that fails (here: the log's partition does not match the
+// configuration) the view falls back to the planner's model of the configuration.
+TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
+  pm::test::app();
+  if (!QFile::exists(kPipemare)) GTEST_SKIP() << "no pipemare binary at " << kPipemare.toStdString();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t good = 0, mismatched = 0;
+  {
+    pm::RunStore store(db);
+    const char* cfg = R"({"model":{"name":"mlp"},"data":{"batch_size":8},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2},"optimizer":{"name":"sgd","lr":0.1}})";
+    good = store.createRun("partitioned", cfg);
+    mismatched = store.createRun("three stages in the log", cfg);
+    for (int64_t id : {good, mismatched}) {
+      // GPipe, 2 stages, 2 microbatches, 2 minibatches: F 1 ms, B 2 ms, S 1 ms per stage.
+      double t = 0.0;
+      for (int mb = 0; mb < 2; ++mb) {
+        for (int stage = 0; stage < 2; ++stage) {
+          for (int m = 0; m < 2; ++m) store.appendTrace(id, {stage, "F", 2 * mb + m, t + 0.001 * m, t + 0.001 * m + 0.001});
+          for (int m = 0; m < 2; ++m) store.appendTrace(id, {stage, "B", 2 * mb + m, t + 0.004 + 0.002 * m, t + 0.006 + 0.002 * m});
+          store.appendTrace(id, {stage, "S", mb, t + 0.009, t + 0.010});
+        }
+        t += 0.011;
+      }
+      store.appendLog(id, 0.0, "info", id == good ? "partition (parameters): [0,1) [1,3)" : "partition (parameters): [0,1) [1,2) [2,3)");
+      store.setStatus(id, "finished");
+    }
+    store.flush();
+  }
+  pm::ui::TimelineView view(db, kPipemare);
+  ASSERT_TRUE(view.setRun(good));
+  EXPECT_TRUE(view.planArguments().contains("--against")) << view.planArguments().join(' ').toStdString();
+  ASSERT_TRUE(waitForPrediction(view)) << view.predictedSummary().toStdString();
+  EXPECT_GT(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
+  EXPECT_TRUE(view.predictedSummary().startsWith("Predicted: makespan")) << view.predictedSummary().toStdString();
+  // Two minibatches of F 1 ms, B 2 ms, S 1 ms on each stage, N = 2: at least 2 x (2 x 3 ms + 1 ms) on a stage.
+  EXPECT_GE(view.predictedPlot()->makespanMs(), 14.0);
+
+  ASSERT_TRUE(view.setRun(mismatched));
+  ASSERT_TRUE(waitForPrediction(view)) << view.predictedSummary().toStdString();
+  EXPECT_TRUE(view.planArguments().contains("--model")) << view.planArguments().join(' ').toStdString();
+  EXPECT_FALSE(view.planArguments().contains("--against"));
+  EXPECT_GT(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
+}

@@ -238,6 +238,7 @@ bool TimelineView::setRun(int64_t runId) {
 
 void TimelineView::showRun(int64_t runId) {
   shownRun_ = runId;
+  againstFailed_ = false;
   predictedError_.clear();
   std::vector<GanttBox> boxes;
   std::optional<RunRecord> rec;
@@ -304,6 +305,21 @@ void TimelineView::requestPrediction() {
 void TimelineView::startPlanner() {
   const QString traceFile = tmp_->filePath("predicted-trace.json");
   QFile::remove(traceFile);
+  against_ = false;
+  if (!againstFailed_) {
+    try {
+      for (const auto& l : store_->loadLog(shownRun_))
+        if (l.message.rfind("partition", 0) == 0) against_ = true;
+    } catch (const std::exception&) {
+      against_ = false;  // the model-based prediction below does not need the log
+    }
+  }
+  if (against_) {
+    planArgs_ = QStringList{"--db", q(dbPath_), "plan", "--against", QString::number(shownRun_), "--trace-minibatches",
+                            QString::number(minibatches_->value()), "--json", "--trace", traceFile};
+    proc_->start(binary_, planArgs_);
+    return;
+  }
   const Json cfg = Json::parse(configJson_, nullptr, false);
   const Json none = Json::object();
   auto section = [&](const char* name) -> const Json& {
@@ -345,6 +361,11 @@ void TimelineView::planFinished(int exitCode) {
     planFailed(tr("the planner crashed (%1)").arg(binary_));
     return;
   }
+  if (exitCode != 0 && against_) {  // e.g. a run recorded without F/B/S records: the model's prediction instead
+    againstFailed_ = true;
+    startPlanner();
+    return;
+  }
   if (exitCode != 0) {
     planFailed(readableError(err, exitCode));
     return;
@@ -371,7 +392,9 @@ void TimelineView::planFinished(int exitCode) {
   }
   int stages = stages_;
   if (plan.is_object()) stages = std::max(stages, plan.value("stages", 0));
-  predicted_->setTitle(tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (simulated costs)")
+  predicted_->setTitle((against_ ? tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (this run's partition and measured "
+                                       "F/B/S costs, fitted link latency)")
+                                  : tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (simulated costs)"))
                            .arg(q(schedule_), q(model_))
                            .arg(stages_)
                            .arg(microbatches_)

@@ -79,6 +79,10 @@ class TimelineView : public QWidget {
   bool updating_ = false;
   bool pending_ = false;     // a prediction was asked for while the planner was busy
   int64_t shownRun_ = 0;
+  // The prediction of a run whose log names its partition comes from `plan --against` (the run's
+  // own partition, timing and measured action costs); otherwise, or when that fails, from the
+  // planner's model of the configuration (simulated costs).
+  bool against_ = false, againstFailed_ = false;
   std::string model_, schedule_, configJson_;
   int stages_ = 0, microbatches_ = 0;
   QString measuredCounts_, predictedCounts_, predictedError_;
