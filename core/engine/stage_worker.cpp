@@ -134,6 +134,8 @@ void StageWorker::buildOps() {
   }
   for (const auto& a : acts)
     if (a.kind == ActionKind::Step) ++stageSteps_;
+  if (asyncSchedule_)
+    for (const int64_t mb : staleMicrobatches(acts)) staleAtBackward_.insert(mb);
   ops_ = opsFor(stage_);
 }
 
@@ -311,9 +313,11 @@ void StageWorker::forward(int64_t mb) {
     f.scale = mbSize / static_cast<double>(kSamples);
   }
   const bool asyncMb = isAsyncMb(mb);
-  // With recompute only the stage input is kept. Otherwise the graph is kept; an asynchronous
-  // microbatch whose weights change before its backward is recomputed then (see backward()).
-  const bool noGraph = recompute_;
+  // With recompute only the stage input is kept. Otherwise the graph is kept, except for an
+  // asynchronous microbatch whose weights change before its backward (a step comes between them
+  // in the list): that one is recomputed then (see backward()), so its graph would only cost time
+  // and memory.
+  const bool noGraph = recompute_ || (asyncMb && !last_ && staleAtBackward_.count(mb) > 0);
   if (asyncSchedule_) {
     versions_.onForward(mb);
     const int64_t every = N * std::max<int64_t>(1, e_.training.log_interval);
@@ -355,7 +359,7 @@ void StageWorker::backward(int64_t mb) {
   const int64_t lag = asyncSchedule_ ? versions_.delayOf(mb) : 0;
   // A stale microbatch (weights stepped since its forward) is recomputed with the backward's
   // weights; a fresh one uses its graph (identical: same weights, same input).
-  const bool stale = lag > 0 || !out.defined();
+  const bool stale = lag > 0 || !out.defined() || !out.requires_grad();
   if (asyncMb && !last_) {
     auto sample = gapSamples_.find(mb);
     if (sample != gapSamples_.end()) {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <map>
+#include <unordered_set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -148,6 +149,7 @@ class StageWorker {
   WeightVersions versions_;
   std::unique_ptr<DiscrepancyCorrector> t2_;
   std::map<int64_t, std::vector<torch::Tensor>> gapSamples_;  // w_fwd of sampled microbatches
+  std::unordered_set<int64_t> staleAtBackward_;  // microbatches with a step between F and B (recomputed)
   int64_t stepsDone_ = 0;
   int64_t winTauMax_ = 0, winTauCount_ = 0, winVersionsMax_ = 1, winGapCount_ = 0;
   double winTauSum_ = 0, winGapSum_ = 0, winGapT2Sum_ = 0;

@@ -378,4 +378,21 @@ int64_t maxObservedDelay(const std::vector<Action>& actions) {
   return best;
 }
 
+std::vector<int64_t> staleMicrobatches(const std::vector<Action>& actions) {
+  std::unordered_map<int64_t, int64_t> stepsAtForward;
+  int64_t steps = 0;
+  std::vector<int64_t> out;
+  for (const Action& a : actions) {
+    if (a.kind == ActionKind::Step) {
+      ++steps;
+    } else if (a.kind == ActionKind::Forward) {
+      stepsAtForward[a.mb] = steps;
+    } else if (a.kind == ActionKind::Backward) {
+      auto it = stepsAtForward.find(a.mb);
+      if (it != stepsAtForward.end() && steps > it->second) out.push_back(a.mb);
+    }
+  }
+  return out;
+}
+
 }  // namespace pm

@@ -112,4 +112,9 @@ std::string actionToString(const Action& a);
 // 1 on every stage but the last (0 there).
 int64_t maxObservedDelay(const std::vector<Action>& actions);
 
+// The microbatches of one stage's list whose backward comes after a Step that followed their
+// forward (delay > 0): their weights change in between, so an asynchronous runtime recomputes
+// them and need not keep their forward's autograd graph. In list order.
+std::vector<int64_t> staleMicrobatches(const std::vector<Action>& actions);
+
 }  // namespace pm

@@ -264,6 +264,15 @@ TEST(ScheduleDelay, HandLists) {
   EXPECT_EQ(maxObservedDelay({}), 0);
 }
 
+TEST(ScheduleDelay, StaleMicrobatchesAreThoseWithAStepBetweenForwardAndBackward) {
+  // "F0 F1 B0 F2 B1 S0 F3 B2 B3 S1": only F2 .. B2 spans a step.
+  EXPECT_EQ(staleMicrobatches(stageActions(params(ScheduleKind::PipeMare, 2, 2, 2, 2), 0)), (std::vector<int64_t>{2}));
+  EXPECT_TRUE(staleMicrobatches(stageActions(params(ScheduleKind::PipeMare, 2, 2, 2, 2), 1)).empty());
+  // "F0 F1 F2 B0 S0 F3 B1 S1 B2 S2 B3 S3": all but microbatch 0.
+  EXPECT_EQ(staleMicrobatches(stageActions(params(ScheduleKind::PipeDream, 3, 2, 2, 1), 0)), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_TRUE(staleMicrobatches(stageActions(params(ScheduleKind::GPipe, 3, 4, 2), 0)).empty());
+}
+
 TEST(ScheduleDelay, SynchronousSchedulesHaveNone) {
   for (auto kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB})
     for (int P = 1; P <= 8; ++P)
