@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 namespace pm {
 
@@ -362,9 +363,12 @@ ScheduleCheck checkSchedule(const ScheduleParams& p) {
   return checkSchedule(lists, p.minibatches * p.microbatches);
 }
 
-int64_t maxObservedDelay(const std::vector<Action>& actions) {
+namespace {
+// (microbatch, steps between its forward and its backward) for each backward of the list, in order.
+std::vector<std::pair<int64_t, int64_t>> backwardDelays(const std::vector<Action>& actions) {
   std::unordered_map<int64_t, int64_t> stepsAtForward;
-  int64_t steps = 0, best = 0;
+  int64_t steps = 0;
+  std::vector<std::pair<int64_t, int64_t>> out;
   for (const Action& a : actions) {
     if (a.kind == ActionKind::Step) {
       ++steps;
@@ -372,26 +376,23 @@ int64_t maxObservedDelay(const std::vector<Action>& actions) {
       stepsAtForward[a.mb] = steps;
     } else if (a.kind == ActionKind::Backward) {
       auto it = stepsAtForward.find(a.mb);
-      if (it != stepsAtForward.end()) best = std::max(best, steps - it->second);
+      if (it != stepsAtForward.end()) out.emplace_back(a.mb, steps - it->second);
     }
   }
+  return out;
+}
+}  // namespace
+
+int64_t maxObservedDelay(const std::vector<Action>& actions) {
+  int64_t best = 0;
+  for (const auto& [mb, delay] : backwardDelays(actions)) best = std::max(best, delay);
   return best;
 }
 
 std::vector<int64_t> staleMicrobatches(const std::vector<Action>& actions) {
-  std::unordered_map<int64_t, int64_t> stepsAtForward;
-  int64_t steps = 0;
   std::vector<int64_t> out;
-  for (const Action& a : actions) {
-    if (a.kind == ActionKind::Step) {
-      ++steps;
-    } else if (a.kind == ActionKind::Forward) {
-      stepsAtForward[a.mb] = steps;
-    } else if (a.kind == ActionKind::Backward) {
-      auto it = stepsAtForward.find(a.mb);
-      if (it != stepsAtForward.end() && steps > it->second) out.push_back(a.mb);
-    }
-  }
+  for (const auto& [mb, delay] : backwardDelays(actions))
+    if (delay > 0) out.push_back(mb);
   return out;
 }
 

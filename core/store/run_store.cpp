@@ -743,6 +743,9 @@ std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string&
     return cols;
   };
   const std::string runCols = columns("runs", "id");
+  static const char* kRowTables[] = {"metrics", "stage_metrics", "trace", "logs", "run_tags"};
+  std::vector<std::string> rowCols;
+  for (const char* table : kRowTables) rowCols.push_back(columns(table, "run_id"));
   std::vector<std::pair<int64_t, int64_t>> ids;
   Transaction tx(db_, path_);
   std::vector<int64_t> old;
@@ -754,8 +757,9 @@ std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string&
     Stmt ins(db_, path_, ("INSERT INTO main.runs (" + runCols + ") SELECT " + runCols + " FROM src.runs WHERE id = ?").c_str());
     ins.bindInt(1, id).run();
     const int64_t fresh = sqlite3_last_insert_rowid(db_);
-    for (const char* table : {"metrics", "stage_metrics", "trace", "logs", "run_tags"}) {
-      const std::string cols = columns(table, "run_id");
+    for (size_t t = 0; t < rowCols.size(); ++t) {
+      const char* table = kRowTables[t];
+      const std::string& cols = rowCols[t];
       Stmt rows(db_, path_, (std::string("INSERT INTO main.") + table + " (run_id, " + cols + ") SELECT ?, " + cols + " FROM src." +
                              table + " WHERE run_id = ?").c_str());
       rows.bindInt(1, fresh).bindInt(2, id).run();

@@ -77,6 +77,21 @@ bool waitForPrediction(const pm::ui::TimelineView& view) {
   return !view.predicting();
 }
 
+// Two minibatches of GPipe over 2 stages, 2 microbatches, starting at t0 s: per stage F F (1 ms
+// each), B B (2 ms each), S (1 ms), 11 ms a minibatch; with `sends`, one send_act per minibatch.
+void appendGpipeTrace(pm::RunStore& store, int64_t id, double t0, bool sends) {
+  double t = t0;
+  for (int mb = 0; mb < 2; ++mb) {
+    for (int stage = 0; stage < 2; ++stage) {
+      for (int m = 0; m < 2; ++m) store.appendTrace(id, {stage, "F", 2 * mb + m, t + 0.001 * m, t + 0.001 * m + 0.001});
+      for (int m = 0; m < 2; ++m) store.appendTrace(id, {stage, "B", 2 * mb + m, t + 0.004 + 0.002 * m, t + 0.006 + 0.002 * m});
+      store.appendTrace(id, {stage, "S", mb, t + 0.009, t + 0.010});
+    }
+    if (sends) store.appendTrace(id, {0, "send_act", 2 * mb, t + 0.002, t + 0.0021});
+    t += 0.011;
+  }
+}
+
 }  // namespace
 
 TEST(SweepGrid, TwoByTwoWithADivergedRun) {
@@ -254,16 +269,7 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
     untraced = store.createRun("no trace", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2}})");
     traced = store.createRun("traced", R"({"model":{"name":"mlp"},"data":{"batch_size":8},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2},"optimizer":{"name":"sgd","lr":0.1}})");
     // Two minibatches of GPipe over 2 stages, 2 microbatches: F F B B S per stage, plus sends.
-    double t = 0.010;
-    for (int mb = 0; mb < 2; ++mb) {
-      for (int stage = 0; stage < 2; ++stage) {
-        for (int m = 0; m < 2; ++m) store.appendTrace(traced, {stage, "F", 2 * mb + m, t + 0.001 * m, t + 0.001 * m + 0.001});
-        for (int m = 0; m < 2; ++m) store.appendTrace(traced, {stage, "B", 2 * mb + m, t + 0.004 + 0.002 * m, t + 0.006 + 0.002 * m});
-        store.appendTrace(traced, {stage, "S", mb, t + 0.009, t + 0.010});
-      }
-      store.appendTrace(traced, {0, "send_act", 2 * mb, t + 0.002, t + 0.0021});
-      t += 0.011;
-    }
+    appendGpipeTrace(store, traced, 0.010, /*sends=*/true);
     store.flush();
     store.setStatus(traced, "finished");
     store.setStatus(untraced, "finished");
@@ -348,15 +354,7 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
     mismatched = store.createRun("three stages in the log", cfg);
     for (int64_t id : {good, mismatched}) {
       // GPipe, 2 stages, 2 microbatches, 2 minibatches: F 1 ms, B 2 ms, S 1 ms per stage.
-      double t = 0.0;
-      for (int mb = 0; mb < 2; ++mb) {
-        for (int stage = 0; stage < 2; ++stage) {
-          for (int m = 0; m < 2; ++m) store.appendTrace(id, {stage, "F", 2 * mb + m, t + 0.001 * m, t + 0.001 * m + 0.001});
-          for (int m = 0; m < 2; ++m) store.appendTrace(id, {stage, "B", 2 * mb + m, t + 0.004 + 0.002 * m, t + 0.006 + 0.002 * m});
-          store.appendTrace(id, {stage, "S", mb, t + 0.009, t + 0.010});
-        }
-        t += 0.011;
-      }
+      appendGpipeTrace(store, id, 0.0, /*sends=*/false);
       store.appendLog(id, 0.0, "info", id == good ? "partition (parameters): [0,1) [1,3)" : "partition (parameters): [0,1) [1,2) [2,3)");
       store.setStatus(id, "finished");
     }
