@@ -136,6 +136,7 @@ void StageWorker::buildOps() {
     if (a.kind == ActionKind::Step) ++stageSteps_;
   if (asyncSchedule_)
     for (const int64_t mb : staleMicrobatches(acts)) staleAtBackward_.insert(mb);
+  shadowGraphs_ = asyncSchedule_ && schedule_ != ScheduleKind::PipeMare && !recompute_ && !last_;
   ops_ = opsFor(stage_);
 }
 
@@ -313,11 +314,14 @@ void StageWorker::forward(int64_t mb) {
     f.scale = mbSize / static_cast<double>(kSamples);
   }
   const bool asyncMb = isAsyncMb(mb);
-  // With recompute only the stage input is kept. Otherwise the graph is kept, except for an
-  // asynchronous microbatch whose weights change before its backward (a step comes between them
-  // in the list): that one is recomputed then (see backward()), so its graph would only cost time
-  // and memory.
-  const bool noGraph = recompute_ || (asyncMb && !last_ && staleAtBackward_.count(mb) > 0);
+  // With recompute only the stage input is kept. Otherwise the graph is kept. An asynchronous
+  // microbatch whose weights change before its backward (a step comes between them in the list)
+  // is, for pipemare, recomputed then with the backward's weights (see backward()), so its graph
+  // would only cost time and memory; for pipedream and 2bw its forward runs on its version's
+  // shadow module and the graph is kept (see Shadow).
+  const bool staleMb = asyncMb && !last_ && staleAtBackward_.count(mb) > 0;
+  const bool shadowed = staleMb && shadowGraphs_;
+  const bool noGraph = recompute_ || (staleMb && !shadowed);
   if (asyncSchedule_) {
     versions_.onForward(mb);
     const int64_t every = N * std::max<int64_t>(1, e_.training.log_interval);
@@ -326,7 +330,13 @@ void StageWorker::forward(int64_t mb) {
   {
     std::unique_ptr<torch::NoGradGuard> ng;
     if (noGraph) ng = std::make_unique<torch::NoGradGuard>();
-    torch::Tensor out = runModule(x);
+    torch::Tensor out;
+    if (shadowed) {
+      f.shadow = versions_.currentVersion();
+      out = shadowOfCurrentVersion().module->forward(x);
+    } else {
+      out = runModule(x);
+    }
     if (last_) {
       torch::Tensor loss = computeLoss(out, f.target, train_->task());
       const double l = loss.item<double>();
@@ -360,6 +370,18 @@ void StageWorker::backward(int64_t mb) {
   // A stale microbatch (weights stepped since its forward) is recomputed with the backward's
   // weights; a fresh one uses its graph (identical: same weights, same input).
   const bool stale = lag > 0 || !out.defined() || !out.requires_grad();
+  if (f.shadow >= 0 && out.defined() && out.requires_grad()) {
+    // Kept graph on the shadow of the forward's version (pipedream, 2bw): differentiate it.
+    auto g = gradsIn_.find(mb);
+    if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
+    out.backward(g->second.to(device_));
+    gradsIn_.erase(g);
+    collectShadowGrads(shadows_.at(f.shadow));
+    if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
+    noteBackward(mb, lag);
+    releaseShadows();
+    return;
+  }
   if (asyncMb && !last_) {
     auto sample = gapSamples_.find(mb);
     if (sample != gapSamples_.end()) {
@@ -393,6 +415,7 @@ void StageWorker::backward(int64_t mb) {
       RecomputeGuard guard(*module_);
       out = runModule(f.input);
     }
+    ++winRecomputed_;
     auto g = gradsIn_.find(mb);
     if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
     out.backward(g->second.to(device_));
@@ -407,6 +430,7 @@ void StageWorker::backward(int64_t mb) {
       RecomputeGuard guard(*module_);
       out = runModule(f.input);
     }
+    ++winRecomputed_;
     if (last_) out = computeLoss(out, f.target, train_->task()) * f.scale;
   }
   if (last_) {
@@ -419,6 +443,60 @@ void StageWorker::backward(int64_t mb) {
   }
   if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
   noteBackward(mb, lag);
+}
+
+StageWorker::Shadow& StageWorker::shadowOfCurrentVersion() {
+  const int64_t v = versions_.currentVersion();
+  auto it = shadows_.find(v);
+  if (it != shadows_.end()) return it->second;
+  Shadow sh;
+  if (!freeShadows_.empty()) {
+    sh = std::move(freeShadows_.back());
+    freeShadows_.pop_back();
+  } else {
+    // A fresh module of the same structure (the zoo's constructors are the only way to build one:
+    // the units are not Cloneable); its buffers become the live module's.
+    auto units = buildModel(e_.model.name, e_.training.seed);
+    sh.module = makeStage(units, partition_.begin[static_cast<size_t>(stage_)], partition_.end[static_cast<size_t>(stage_)]);
+    sh.module->to(device_);
+    sh.module->train();
+    torch::NoGradGuard ng;
+    auto mine = sh.module->buffers(), live = module_->buffers();
+    if (mine.size() != live.size()) throw EngineError("stage " + std::to_string(stage_), "shadow module does not match the stage's buffers");
+    for (size_t i = 0; i < mine.size(); ++i) mine[i].set_(live[i]);
+    sh.params = sh.module->parameters();
+    if (sh.params.size() != params_.size()) throw EngineError("stage " + std::to_string(stage_), "shadow module does not match the stage's parameters");
+  }
+  {
+    // Until the step the shadow shares the live weights' storage (no copy); see step().
+    torch::NoGradGuard ng;
+    for (size_t i = 0; i < params_.size(); ++i) sh.params[i].set_(params_[i]);
+  }
+  return shadows_.emplace(v, std::move(sh)).first->second;
+}
+
+void StageWorker::collectShadowGrads(Shadow& sh) {
+  torch::NoGradGuard ng;
+  // As autograd accumulates into a leaf: the first gradient is taken, later ones are added.
+  for (size_t i = 0; i < params_.size(); ++i) {
+    torch::Tensor& from = sh.params[i].mutable_grad();
+    if (!from.defined()) continue;
+    torch::Tensor& to = params_[i].mutable_grad();
+    if (to.defined()) to.add_(from);
+    else to = from;
+    from = torch::Tensor();
+  }
+}
+
+void StageWorker::releaseShadows() {
+  for (auto it = shadows_.begin(); it != shadows_.end();) {
+    if (it->first < versions_.currentVersion() && !versions_.stashed(it->first)) {
+      freeShadows_.push_back(std::move(it->second));
+      it = shadows_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void StageWorker::noteBackward(int64_t mb, int64_t lag) {
@@ -442,6 +520,15 @@ void StageWorker::step(int64_t k) {
   lastLr_ = lr;
   if (asyncMomentum_ >= 0.0) setMomentum(*optimizer_, asyncPhase ? asyncMomentum_ : e_.optimizer.momentum);
   if (asyncSchedule_ && schedule_ != ScheduleKind::PipeMare) {
+    if (auto sh = shadows_.find(versions_.currentVersion()); sh != shadows_.end()) {
+      // Copy-on-write as in beforeStep, the other way round: the shadow keeps this version's
+      // storage (its kept graphs saved those tensors) and becomes the stash; the live weights
+      // move to a copy, which the step changes. No graph holds the live weights now: every
+      // microbatch in flight across this step went forward on the shadow.
+      torch::NoGradGuard ng;
+      for (auto& p : params_) p.set_data(p.data().clone());
+      versions_.adopt(sh->second.params);
+    }
     versions_.beforeStep(params_);
     updateMemory();
   }
@@ -523,6 +610,8 @@ void StageWorker::minibatchDone(int64_t k) {
 #endif
     st["inflight_max"] = maxInflight_;
     st["lr"] = lastLr_;
+    st["recomputed"] = winRecomputed_;
+    winRecomputed_ = 0;
     if (asyncSchedule_) {
       st["tau"] = winTauMax_;
       st["tau_mean"] = winTauCount_ ? winTauSum_ / static_cast<double>(winTauCount_) : 0.0;

@@ -101,7 +101,22 @@ class StageWorker {
     torch::Tensor output;  // stage output (scaled loss on the last stage); undefined when recomputed
     torch::Tensor target;  // last stage: the microbatch's targets
     double scale = 1.0;    // loss scale: microbatch size / minibatch size
+    int64_t shadow = -1;   // the weight version whose shadow module ran the forward (-1: the live module)
   };
+  // PipeDream and 2BW keep the graph of a microbatch whose backward comes after a step: its forward
+  // runs on a shadow of the stage module whose parameters share the live weights' storage until the
+  // step, when the live weights move to a copy and the shadow's become that version's stash (never
+  // written while referenced), and whose buffers are the live module's (BatchNorm statistics are updated
+  // once, at the forward, as on the live module). The backward differentiates that graph and adds
+  // the shadow's gradients to the live ones, so nothing is recomputed: the memory is the planner's
+  // (stashed versions + activations in flight). Shadows are reused once their version is released.
+  struct Shadow {
+    torch::nn::Sequential module;
+    std::vector<torch::Tensor> params;
+  };
+  Shadow& shadowOfCurrentVersion();
+  void collectShadowGrads(Shadow& s);
+  void releaseShadows();
 
   void buildOps();
   std::vector<Op> opsFor(int stage) const;  // the operation list of any stage of this pipeline
@@ -149,11 +164,15 @@ class StageWorker {
   WeightVersions versions_;
   std::unique_ptr<DiscrepancyCorrector> t2_;
   std::map<int64_t, std::vector<torch::Tensor>> gapSamples_;  // w_fwd of sampled microbatches
-  std::unordered_set<int64_t> staleAtBackward_;  // microbatches with a step between F and B (recomputed)
+  std::unordered_set<int64_t> staleAtBackward_;  // microbatches with a step between F and B
+  bool shadowGraphs_ = false;                    // pipedream / 2bw without recompute: see Shadow
+  std::map<int64_t, Shadow> shadows_;            // version -> its shadow
+  std::vector<Shadow> freeShadows_;
   int64_t stepsDone_ = 0;
   int64_t winTauMax_ = 0, winTauCount_ = 0, winVersionsMax_ = 1, winGapCount_ = 0;
   double winTauSum_ = 0, winGapSum_ = 0, winGapT2Sum_ = 0;
   int64_t tauMax_ = 0, versionsMax_ = 1;
+  int64_t winRecomputed_ = 0;  // stage forwards recomputed for a backward in the window
 
   std::vector<Op> ops_;
   size_t pc_ = 0;

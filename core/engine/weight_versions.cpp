@@ -24,6 +24,10 @@ void WeightVersions::beforeStep(const std::vector<torch::Tensor>& current) {
   if (it != refs_.end() && it->second > 0 && !stash_.count(version_)) stash_[version_] = cloneAll(current);
 }
 
+void WeightVersions::adopt(std::vector<torch::Tensor> copy) {
+  if (!stash_.count(version_)) stash_[version_] = std::move(copy);
+}
+
 const std::vector<torch::Tensor>* WeightVersions::weightsFor(int64_t mb) const {
   const int64_t v = versionOf(mb);
   if (v == version_) return nullptr;

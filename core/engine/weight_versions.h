@@ -22,6 +22,12 @@ class WeightVersions {
   int64_t delayOf(int64_t mb) const { return version_ - versionOf(mb); }
   // Before an optimizer step: keep a copy of `current` if an in-flight microbatch refers to it.
   void beforeStep(const std::vector<torch::Tensor>& current);
+  // Registers `copy` (the current weights' values, never written while referenced) as the current
+  // version's stash, so beforeStep makes no copy of its own. PipeDream's kept graphs use this:
+  // their forwards ran on exactly these tensors.
+  void adopt(std::vector<torch::Tensor> copy);
+  // Whether version v is stashed (still referenced by an in-flight microbatch).
+  bool stashed(int64_t v) const { return stash_.count(v) > 0; }
   void afterStep() { ++version_; }
   // The stashed weights mb's forward used, or nullptr when that is the current version.
   const std::vector<torch::Tensor>* weightsFor(int64_t mb) const;

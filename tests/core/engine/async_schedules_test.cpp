@@ -234,8 +234,10 @@ TEST(AsyncSchedules, NoDeadlockForSmallPipelines) {
       }
 }
 
-// Keeping the graphs of microbatches whose weights did not change (recompute = false) gives the
-// same weights, bit for bit, as recomputing every microbatch (recompute = true).
+// Keeping graphs (recompute = false: pipemare for microbatches whose weights did not change,
+// pipedream and 2bw for all, through shadow modules for the stale ones) gives the same weights and
+// BatchNorm statistics, bit for bit, as recomputing every microbatch (recompute = true); the stage
+// events count the recomputes.
 TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
   for (const char* schedule : {"pipedream", "pipedream-2bw", "pipemare"}) {
     std::vector<std::vector<torch::Tensor>> states[2];
@@ -250,6 +252,16 @@ TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
       opts.saveStateDir = dir;
       MemorySink sink;
       ASSERT_EQ(runSingleProcess(e, sink, nullptr, opts).status, "finished");
+      std::map<int, int64_t> recomputed;
+      for (const auto& ev : sink.ofType(ev::kStage)) recomputed[ev["stage"].get<int>()] += ev["recomputed"].get<int64_t>();
+      // Without recompute: pipedream and 2bw keep every graph (shadow modules); pipemare
+      // recomputes its stale microbatches on the stages before the last. With recompute, every
+      // backward recomputes its forward.
+      for (int s = 0; s < 3; ++s) {
+        const bool kept = r == 0 && (std::string(schedule) != "pipemare" || s == 2);
+        if (kept) EXPECT_EQ(recomputed[s], 0) << schedule << " stage " << s;
+        else EXPECT_GT(recomputed[s], 0) << schedule << " stage " << s << (r == 1 ? " (recompute)" : "");
+      }
       for (int s = 0; s < 3; ++s) {
         std::vector<torch::Tensor> t;
         torch::load(t, dir + "/stage" + std::to_string(s) + ".pt");
