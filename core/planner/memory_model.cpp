@@ -47,7 +47,7 @@ MemoryBreakdown stageMemory(PlanSchedule schedule, OptimizerKind optimizer, cons
       break;
     case PlanSchedule::PipeMare: mem.activations = t.inFlight * X + A; break;
     case PlanSchedule::PipeMareT2:
-      mem.delta = W;
+      mem.delta = t.tau > 0 ? W : 0;  // a stage without delay (the last, software timing) needs no correction
       mem.activations = t.inFlight * X + A;
       break;
   }

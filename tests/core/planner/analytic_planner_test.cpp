@@ -130,6 +130,11 @@ TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {
       EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.activations, F0 * X + A);
       EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.delta, 0);
       EXPECT_EQ(st0(PlanSchedule::PipeMareT2).memory.delta, W);
+      // The last stage has a delay in the paper's timing (2*1+1 microbatches apart) but none in the
+      // software one, where the engine keeps no delta.
+      const auto& last = c.plan(PlanSchedule::PipeMareT2).perStage.back();
+      EXPECT_EQ(last.memory.delta, last.timing.tau > 0 ? W : 0);
+      EXPECT_EQ(last.timing.tau > 0, t == TimingModel::Paper);
       EXPECT_EQ(st0(PlanSchedule::PipeDream2BW).memory.stash, W);
       EXPECT_EQ(st0(PlanSchedule::PipeDream).timing.versions, st0(PlanSchedule::PipeDream).timing.tau + 1);
     }
