@@ -72,7 +72,7 @@ void StoreRecorder::record(const Json& e) {
     const int stage = e.value("stage", 0);
     const int64_t step = e.value("step", int64_t{0});
     for (const char* k : {"compute_s", "wait_s", "idle_s", "utilization", "rss", "tau", "lr", "weight_gap",
-                          "weight_gap_t2", "versions"})
+                          "weight_gap_t2", "versions", "recomputed"})
       if (e.contains(k)) store_.appendStageMetric(run_, stage, step, k, num(e, k));
     if (e.contains("memory") && e["memory"].is_object())
       for (auto it = e["memory"].begin(); it != e["memory"].end(); ++it)
