@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
 #   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]
-# --only quality,quality-full,charlm,hardware,planner,stability runs just those parts again: their earlier
+# --only quality,quality-full,quality-n8,charlm,hardware,planner,stability runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
 # Runs every part of the study into one store, then draws the report with pipemare-report:
 #   (1) quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
 #       pipedream-2bw, naive async, pipemare T1, pipemare T1+T2, at two learning rates, on the
 #       first 12,000 training images; quality-full: gpipe, T1+T2, T1+T2 with delay-scaled momentum
 #       and T1+T2 with a synchronous warm-up epoch on all 60,000 (5x the steps; 15 minutes a run);
+#       quality-n8: gpipe and T1+T2 on all 60,000 with N = 8 microbatches (stage 0's delay 2 steps, not 5);
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline;
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
 #   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
-# Full: about 105 minutes on 2 cores (60 of them quality-full). --quick: smaller data and grids, about 10 minutes.
+# Full: about 160 minutes on 2 cores (60 of them quality-full, 55 quality-n8). --quick: smaller data and grids, about 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
 OUT=reports
 DB=""
 PAR=2
-ONLY=quality,quality-full,charlm,hardware,planner,stability
+ONLY=quality,quality-full,quality-n8,charlm,hardware,planner,stability
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -41,8 +42,8 @@ fi
 mkdir -p "$OUT"
 PM="$BIN/pipemare"
 for part in ${ONLY//,/ }; do
-  case "$part" in quality|quality-full|charlm|hardware|planner|stability) ;;
-    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, charlm, hardware, planner, stability)" >&2; exit 2 ;;
+  case "$part" in quality|quality-full|quality-n8|charlm|hardware|planner|stability) ;;
+    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, charlm, hardware, planner, stability)" >&2; exit 2 ;;
   esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -66,6 +67,7 @@ if [ "$QUICK" = 1 ]; then
   STAB_SAMPLES=2560
   QFULL=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1)
   QFULL_VARIANTS="gpipe t1t2"
+  QN8=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1 --set pipeline.microbatches=8)
 else
   Q=()
   QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
@@ -77,6 +79,7 @@ else
   STAB_SAMPLES=6000
   QFULL=(--set data.train_limit=0)
   QFULL_VARIANTS="gpipe t1t2 t1t2-dm t1t2-warmup"
+  QN8=(--set data.train_limit=0 --set pipeline.microbatches=8)
 fi
 
 if want quality; then
@@ -94,6 +97,15 @@ log "(1b) quality, longer training: all training images"
 for v in $QFULL_VARIANTS; do
   "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-full --grid "optimizer.lr=$QUALITY_LRS" \
     --parallel "$PAR" "${QFULL[@]}"
+done
+fi
+
+if want quality-n8; then
+forget quality-n8
+log "(1c) quality, shorter delays: N = 8 microbatches, all training images"
+for v in gpipe t1t2; do
+  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n8 --grid "optimizer.lr=$QUALITY_LRS" \
+    --parallel "$PAR" "${QN8[@]}"
 done
 fi
 

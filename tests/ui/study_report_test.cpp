@@ -60,4 +60,40 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
   EXPECT_TRUE(md.contains("| pipemare (paper timing) | 2 | 720 | 1.80x | 1.96 x 1.000 / 1.125 = 1.74x (1.035) |")) << md.toStdString();
 }
 
+// A quality section from sweep-tagged runs: the table gives each variant's accuracy after epoch 1
+// and at the end and its difference to gpipe at the same learning rate; the claims line repeats
+// the difference with its regime.
+TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
+    auto add = [&](const std::string& variant, double e1, double last) {
+      const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=0.02]", cfg,
+                                         {"study:quality-n8", "optimizer.lr=0.02"});
+      store.appendMetric(id, "eval/accuracy", 469, 1.0, e1);
+      store.appendMetric(id, "eval/accuracy", 938, 2.0, (e1 + last) / 2);
+      store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
+      store.setStatus(id, "finished");
+    };
+    add("gpipe", 0.8800, 0.9200);
+    add("t1t2", 0.8500, 0.9150);
+  }
+  pm::ui::StudyReportOptions o;
+  o.db = QString::fromStdString(db);
+  o.outDir = dir.path() + "/out";
+  o.planDir = dir.path();
+  pm::ui::writeStudyReport(o);
+  QFile f(o.outDir + "/study.md");
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QString md = QString::fromUtf8(f.readAll());
+  EXPECT_TRUE(md.contains("### 1c. Shorter delays: N = 8 microbatches")) << md.toStdString();
+  EXPECT_TRUE(md.contains("N = 8 microbatches, all training images")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| t1t2 | 0.02 | 0.8500 | 0.9150 | -0.50 | finished |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| gpipe | 0.02 | 0.8800 | 0.9200 | 0.00 | finished |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.02: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(QFile::exists(o.outDir + "/figures/quality-n8-lr0.02.png"));
+}
+
 }  // namespace
