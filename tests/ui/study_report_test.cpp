@@ -9,6 +9,17 @@
 
 namespace {
 
+// Writes the report of `db` into dir/out and returns its text ("" when it cannot be read).
+QString writeReport(const QTemporaryDir& dir, const std::string& db) {
+  pm::ui::StudyReportOptions o;
+  o.db = QString::fromStdString(db);
+  o.outDir = dir.path() + "/out";
+  o.planDir = dir.path();
+  pm::ui::writeStudyReport(o);
+  QFile f(o.outDir + "/study.md");
+  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
 // A P = 1 run at 400 samples/s computing 0.40 s per minibatch, and a pipemare P = 2 run at
 // 640 samples/s whose stages compute 0.20 and 0.25 s per minibatch (windows of 2 minibatches; the
 // first window, start-up, is slower and must be left out). Expected breakdown: balance bound
@@ -46,14 +57,8 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
     store.setStatus(p1, "finished");
     store.setStatus(p2, "finished");
   }
-  pm::ui::StudyReportOptions o;
-  o.db = QString::fromStdString(db);
-  o.outDir = dir.path() + "/out";
-  o.planDir = dir.path();
-  pm::ui::writeStudyReport(o);
-  QFile f(o.outDir + "/study.md");
-  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
-  const QString md = QString::fromUtf8(f.readAll());
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("| pipemare | 2 | 640 | 1.60x | 1.80 x 1.000 / 1.125 = 1.60x (1.000) |")) << md.toStdString();
   EXPECT_TRUE(md.contains("| gpipe | 1 | 400 | 1.00x | - |")) << md.toStdString();
   // 0.45 / 0.23 = 1.957; inflation 0.45 / 0.40 = 1.125; expected 1.739x; measured 1.80x.
@@ -80,20 +85,14 @@ TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
     add("gpipe", 0.8800, 0.9200);
     add("t1t2", 0.8500, 0.9150);
   }
-  pm::ui::StudyReportOptions o;
-  o.db = QString::fromStdString(db);
-  o.outDir = dir.path() + "/out";
-  o.planDir = dir.path();
-  pm::ui::writeStudyReport(o);
-  QFile f(o.outDir + "/study.md");
-  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
-  const QString md = QString::fromUtf8(f.readAll());
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("### 1c. Shorter delays: N = 8 microbatches")) << md.toStdString();
   EXPECT_TRUE(md.contains("N = 8 microbatches, all training images")) << md.toStdString();
   EXPECT_TRUE(md.contains("| t1t2 | 0.02 | 0.8500 | 0.9150 | -0.50 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("| gpipe | 0.02 | 0.8800 | 0.9200 | 0.00 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.02: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
-  EXPECT_TRUE(QFile::exists(o.outDir + "/figures/quality-n8-lr0.02.png"));
+  EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n8-lr0.02.png"));
 }
 
 }  // namespace
