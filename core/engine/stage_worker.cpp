@@ -491,6 +491,9 @@ void StageWorker::collectShadowGrads(Shadow& sh) {
 void StageWorker::releaseShadows() {
   for (auto it = shadows_.begin(); it != shadows_.end();) {
     if (it->first < versions_.currentVersion() && !versions_.stashed(it->first)) {
+      // Let the released version's storage go (a pooled shadow holds no weights).
+      torch::NoGradGuard ng;
+      for (auto& p : it->second.params) p.set_();
       freeShadows_.push_back(std::move(it->second));
       it = shadows_.erase(it);
     } else {
