@@ -63,6 +63,33 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
   EXPECT_TRUE(md.contains("| gpipe | 1 | 400 | 1.00x | - |")) << md.toStdString();
   // 0.45 / 0.23 = 1.957; inflation 0.45 / 0.40 = 1.125; expected 1.739x; measured 1.80x.
   EXPECT_TRUE(md.contains("| pipemare (paper timing) | 2 | 720 | 1.80x | 1.96 x 1.000 / 1.125 = 1.74x (1.035) |")) << md.toStdString();
+  EXPECT_FALSE(md.contains("Noisy measurement")) << "every inflation here is above 1";
+}
+
+// A P = 1 baseline slower than the two stages together (compute inflation below 1) is flagged.
+TEST(StudyReport, HardwareSectionFlagsASlowedBaseline) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const int64_t p1 = store.createRun("cnn P=1", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":8}})",
+                                       {"study:hardware"});
+    const int64_t p2 = store.createRun("cnn P=2 pipedream",
+                                       R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipedream","stages":2,"microbatches":8}})",
+                                       {"study:hardware"});
+    for (int64_t s = 2; s <= 10; s += 2) {
+      store.appendMetric(p1, "train/samples_per_s", s, 1000.0 + s, 400.0);
+      store.appendMetric(p2, "train/samples_per_s", s, 1000.0 + s, 800.0);
+      store.appendStageMetric(p1, 0, s, "compute_s", 1.00);  // 0.50 s per minibatch
+      store.appendStageMetric(p2, 0, s, "compute_s", 0.40);  // 0.20 + 0.24 = 0.44 < 0.50
+      store.appendStageMetric(p2, 1, s, "compute_s", 0.48);
+    }
+    store.setStatus(p1, "finished");
+    store.setStatus(p2, "finished");
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("**Noisy measurement:** the compute inflation of pipedream is below 1")) << md.toStdString();
 }
 
 // A quality section from sweep-tagged runs: the table gives each variant's accuracy after epoch 1
