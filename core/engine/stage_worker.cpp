@@ -369,19 +369,9 @@ void StageWorker::backward(int64_t mb) {
   const int64_t lag = asyncSchedule_ ? versions_.delayOf(mb) : 0;
   // A stale microbatch (weights stepped since its forward) is recomputed with the backward's
   // weights; a fresh one uses its graph (identical: same weights, same input).
-  const bool stale = lag > 0 || !out.defined() || !out.requires_grad();
-  if (f.shadow >= 0 && out.defined() && out.requires_grad()) {
-    // Kept graph on the shadow of the forward's version (pipedream, 2bw): differentiate it.
-    auto g = gradsIn_.find(mb);
-    if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
-    out.backward(g->second.to(device_));
-    gradsIn_.erase(g);
-    collectShadowGrads(shadows_.at(f.shadow));
-    if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
-    noteBackward(mb, lag);
-    releaseShadows();
-    return;
-  }
+  // A graph kept on the shadow of the forward's version (pipedream, 2bw) is used as it is.
+  const bool onShadow = f.shadow >= 0 && out.defined() && out.requires_grad();
+  const bool stale = !onShadow && (lag > 0 || !out.defined() || !out.requires_grad());
   if (asyncMb && !last_) {
     auto sample = gapSamples_.find(mb);
     if (sample != gapSamples_.end()) {
@@ -411,38 +401,39 @@ void StageWorker::backward(int64_t mb) {
       current = cloneAll(params_);
       assignAll(params_, *use);
     }
-    {
-      RecomputeGuard guard(*module_);
-      out = runModule(f.input);
-    }
-    ++winRecomputed_;
-    auto g = gradsIn_.find(mb);
-    if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
-    out.backward(g->second.to(device_));
-    gradsIn_.erase(g);
+    out = recomputeForward(f.input);
+    backwardWithPeerGradient(mb, out);
     if (use) assignAll(params_, current);
     if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
     noteBackward(mb, lag);
     return;
   }
   if (recompute_ || !out.defined()) {  // (restored from a checkpoint: no graph)
-    {
-      RecomputeGuard guard(*module_);
-      out = runModule(f.input);
-    }
-    ++winRecomputed_;
+    out = recomputeForward(f.input);
     if (last_) out = computeLoss(out, f.target, train_->task()) * f.scale;
   }
   if (last_) {
     out.backward();
   } else {
-    auto g = gradsIn_.find(mb);
-    if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
-    out.backward(g->second.to(device_));
-    gradsIn_.erase(g);
+    backwardWithPeerGradient(mb, out);
   }
+  if (onShadow) collectShadowGrads(shadows_.at(f.shadow));
   if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
   noteBackward(mb, lag);
+  if (onShadow) releaseShadows();
+}
+
+torch::Tensor StageWorker::recomputeForward(const torch::Tensor& input) {
+  RecomputeGuard guard(*module_);
+  ++winRecomputed_;
+  return runModule(input);
+}
+
+void StageWorker::backwardWithPeerGradient(int64_t mb, const torch::Tensor& out) {
+  auto g = gradsIn_.find(mb);
+  if (g == gradsIn_.end()) throw EngineError("stage " + std::to_string(stage_), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
+  out.backward(g->second.to(device_));
+  gradsIn_.erase(g);
 }
 
 StageWorker::Shadow& StageWorker::shadowOfCurrentVersion() {

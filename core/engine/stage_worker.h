@@ -114,6 +114,10 @@ class StageWorker {
     torch::nn::Sequential module;
     std::vector<torch::Tensor> params;
   };
+  // The stage forward again from its input, without updating BatchNorm statistics (counted).
+  torch::Tensor recomputeForward(const torch::Tensor& input);
+  // out.backward() with the gradient received from the next stage for microbatch mb.
+  void backwardWithPeerGradient(int64_t mb, const torch::Tensor& out);
   Shadow& shadowOfCurrentVersion();
   void collectShadowGrads(Shadow& s);
   void releaseShadows();

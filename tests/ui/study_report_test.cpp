@@ -20,6 +20,23 @@ QString writeReport(const QTemporaryDir& dir, const std::string& db) {
   return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
 }
 
+// A finished study:hardware run of cnn with N = 8 and `pipeline` (the rest of that object): windows of
+// 2 minibatches at steps 2..10, each logging `samplesPerS` and, per stage, `compute` seconds (the first
+// window `startup` seconds when > 0) and `utilization` when >= 0.
+void addHardwareRun(pm::RunStore& store, const std::string& name, const std::string& pipeline, double samplesPerS,
+                    const std::vector<double>& compute, double startup = 0, double utilization = -1) {
+  const int64_t id = store.createRun(name, R"({"model":{"name":"cnn"},"pipeline":{"microbatches":8,)" + pipeline + "}}",
+                                     {"study:hardware"});
+  for (int64_t s = 2; s <= 10; s += 2) {
+    store.appendMetric(id, "train/samples_per_s", s, 1000.0 + s, samplesPerS);
+    for (size_t st = 0; st < compute.size(); ++st) {
+      store.appendStageMetric(id, static_cast<int>(st), s, "compute_s", s == 2 && startup > 0 ? startup : compute[st]);
+      if (utilization >= 0) store.appendStageMetric(id, static_cast<int>(st), s, "utilization", utilization);
+    }
+  }
+  store.setStatus(id, "finished");
+}
+
 // A P = 1 run at 400 samples/s computing 0.40 s per minibatch, and a pipemare P = 2 run at
 // 640 samples/s whose stages compute 0.20 and 0.25 s per minibatch (windows of 2 minibatches; the
 // first window, start-up, is slower and must be left out). Expected breakdown: balance bound
@@ -30,32 +47,11 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
   const std::string db = (dir.path() + "/study.db").toStdString();
   {
     pm::RunStore store(db);
-    const int64_t p1 = store.createRun("cnn P=1", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":8}})",
-                                       {"study:hardware"});
-    const int64_t p2 = store.createRun("cnn P=2 pipemare",
-                                       R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8}})",
-                                       {"study:hardware"});
+    addHardwareRun(store, "cnn P=1", R"("schedule":"gpipe","stages":1)", 400.0, {0.80}, 3.0);
+    addHardwareRun(store, "cnn P=2 pipemare", R"("schedule":"pipemare","stages":2)", 640.0, {0.40, 0.50}, 3.0, 0.9);
     // The same with the paper's timing is its own row: 720 samples/s, stages 0.22 and 0.23 s.
-    const int64_t p3 = store.createRun(
-        "cnn P=2 pipemare, paper timing",
-        R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":8,"timing":"paper"}})",
-        {"study:hardware"});
-    for (int64_t s = 2; s <= 10; s += 2) {
-      store.appendMetric(p3, "train/samples_per_s", s, 1000.0 + s, 720.0);
-      store.appendStageMetric(p3, 0, s, "compute_s", 0.44);
-      store.appendStageMetric(p3, 1, s, "compute_s", 0.46);
-    }
-    store.setStatus(p3, "finished");
-    for (int64_t s = 2; s <= 10; s += 2) {
-      store.appendMetric(p1, "train/samples_per_s", s, 1000.0 + s, 400.0);
-      store.appendMetric(p2, "train/samples_per_s", s, 1000.0 + s, 640.0);
-      store.appendStageMetric(p1, 0, s, "compute_s", s == 2 ? 3.0 : 0.80);
-      store.appendStageMetric(p2, 0, s, "compute_s", s == 2 ? 3.0 : 0.40);
-      store.appendStageMetric(p2, 1, s, "compute_s", s == 2 ? 3.0 : 0.50);
-      for (int st = 0; st < 2; ++st) store.appendStageMetric(p2, st, s, "utilization", 0.9);
-    }
-    store.setStatus(p1, "finished");
-    store.setStatus(p2, "finished");
+    addHardwareRun(store, "cnn P=2 pipemare, paper timing", R"("schedule":"pipemare","stages":2,"timing":"paper")", 720.0,
+                   {0.44, 0.46});
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
@@ -72,20 +68,9 @@ TEST(StudyReport, HardwareSectionFlagsASlowedBaseline) {
   const std::string db = (dir.path() + "/study.db").toStdString();
   {
     pm::RunStore store(db);
-    const int64_t p1 = store.createRun("cnn P=1", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":8}})",
-                                       {"study:hardware"});
-    const int64_t p2 = store.createRun("cnn P=2 pipedream",
-                                       R"({"model":{"name":"cnn"},"pipeline":{"schedule":"pipedream","stages":2,"microbatches":8}})",
-                                       {"study:hardware"});
-    for (int64_t s = 2; s <= 10; s += 2) {
-      store.appendMetric(p1, "train/samples_per_s", s, 1000.0 + s, 400.0);
-      store.appendMetric(p2, "train/samples_per_s", s, 1000.0 + s, 800.0);
-      store.appendStageMetric(p1, 0, s, "compute_s", 1.00);  // 0.50 s per minibatch
-      store.appendStageMetric(p2, 0, s, "compute_s", 0.40);  // 0.20 + 0.24 = 0.44 < 0.50
-      store.appendStageMetric(p2, 1, s, "compute_s", 0.48);
-    }
-    store.setStatus(p1, "finished");
-    store.setStatus(p2, "finished");
+    addHardwareRun(store, "cnn P=1", R"("schedule":"gpipe","stages":1)", 400.0, {1.00});  // 0.50 s per minibatch
+    // 0.20 + 0.24 = 0.44 s per minibatch < 0.50
+    addHardwareRun(store, "cnn P=2 pipedream", R"("schedule":"pipedream","stages":2)", 800.0, {0.40, 0.48});
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
