@@ -10,7 +10,8 @@
 #       and T1+T2 with a synchronous warm-up epoch on all 60,000 (5x the steps; 15 minutes a run);
 #       quality-n8: gpipe and T1+T2 on all 60,000 with N = 8 microbatches (stage 0's delay 2 steps, not 5);
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
-#   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline;
+#   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline (alone, then
+#       two side by side: the machine's 2-core ceiling);
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
 #   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
 # Full: about 160 minutes on 2 cores (60 of them quality-full, 55 quality-n8). --quick: smaller data and grids, about 10 minutes.
@@ -123,10 +124,19 @@ fi
 
 if want hardware; then
 forget hardware
+forget hardware-ceiling
 log "(3) hardware: real P = 2 runs of cnn"
-HW=(--db "$DB" --quiet --tag study:hardware --set training.steps=$HW_STEPS --set training.log_interval=5
-    --set training.trace_steps=5)
+HWSET=(--set training.steps=$HW_STEPS --set training.log_interval=5 --set training.trace_steps=5)
+HW=(--db "$DB" --quiet --tag study:hardware "${HWSET[@]}")
 "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=1" --set pipeline.stages=1 --set execution.mode=single
+# This machine's 2-core ceiling: two independent P = 1 runs side by side, against the one above alone.
+side_pids=()
+for side in a b; do
+  "$PM" run experiments/cnn-gpipe-p2.json --db "$DB" --quiet --tag study:hardware-ceiling "${HWSET[@]}" \
+    --name "cnn P=1, side by side ($side)" --set pipeline.stages=1 --set execution.mode=single &
+  side_pids+=($!)
+done
+for p in "${side_pids[@]}"; do wait "$p"; done
 for s in gpipe 1f1b pipedream pipedream-2bw pipemare; do
   extra=()
   [ "$s" = pipedream-2bw ] && extra=(--set pipeline.update_interval=8)

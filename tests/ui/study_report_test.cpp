@@ -24,9 +24,9 @@ QString writeReport(const QTemporaryDir& dir, const std::string& db) {
 // 2 minibatches at steps 2..10, each logging `samplesPerS` and, per stage, `compute` seconds (the first
 // window `startup` seconds when > 0) and `utilization` when >= 0.
 void addHardwareRun(pm::RunStore& store, const std::string& name, const std::string& pipeline, double samplesPerS,
-                    const std::vector<double>& compute, double startup = 0, double utilization = -1) {
-  const int64_t id = store.createRun(name, R"({"model":{"name":"cnn"},"pipeline":{"microbatches":8,)" + pipeline + "}}",
-                                     {"study:hardware"});
+                    const std::vector<double>& compute, double startup = 0, double utilization = -1,
+                    const std::string& tag = "study:hardware") {
+  const int64_t id = store.createRun(name, R"({"model":{"name":"cnn"},"pipeline":{"microbatches":8,)" + pipeline + "}}", {tag});
   for (int64_t s = 2; s <= 10; s += 2) {
     store.appendMetric(id, "train/samples_per_s", s, 1000.0 + s, samplesPerS);
     for (size_t st = 0; st < compute.size(); ++st) {
@@ -41,7 +41,8 @@ void addHardwareRun(pm::RunStore& store, const std::string& name, const std::str
 // 640 samples/s whose stages compute 0.20 and 0.25 s per minibatch (windows of 2 minibatches; the
 // first window, start-up, is slower and must be left out). Expected breakdown: balance bound
 // 0.45 / 0.25 = 1.80, no fill loss (asynchronous), compute inflation 0.45 / 0.40 = 1.125,
-// expected 1.60x, measured 1.60x, efficiency 1.000.
+// expected 1.60x, measured 1.60x, efficiency 1.000. Two P = 1 runs side by side at 360 and 340
+// samples/s put the machine's 2-core ceiling at 700 / 400 = 1.75x: 1.60x is 91 % of it.
 TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
   QTemporaryDir dir;
   const std::string db = (dir.path() + "/study.db").toStdString();
@@ -52,13 +53,21 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
     // The same with the paper's timing is its own row: 720 samples/s, stages 0.22 and 0.23 s.
     addHardwareRun(store, "cnn P=2 pipemare, paper timing", R"("schedule":"pipemare","stages":2,"timing":"paper")", 720.0,
                    {0.44, 0.46});
+    for (double v : {360.0, 340.0})
+      addHardwareRun(store, "cnn P=1, side by side", R"("schedule":"gpipe","stages":1)", v, {0.90}, 0, -1, "study:hardware-ceiling");
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
-  EXPECT_TRUE(md.contains("| pipemare | 2 | 640 | 1.60x | 1.80 x 1.000 / 1.125 = 1.60x (1.000) |")) << md.toStdString();
-  EXPECT_TRUE(md.contains("| gpipe | 1 | 400 | 1.00x | - |")) << md.toStdString();
-  // 0.45 / 0.23 = 1.957; inflation 0.45 / 0.40 = 1.125; expected 1.739x; measured 1.80x.
-  EXPECT_TRUE(md.contains("| pipemare (paper timing) | 2 | 720 | 1.80x | 1.96 x 1.000 / 1.125 = 1.74x (1.035) |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("**This machine's 2-core ceiling: 1.75x.** Two independent P = 1 runs side by side (no pipeline, no messages) "
+                          "ran at 360 and 340 samples/s against 400 alone"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| pipemare | 2 | 640 | 1.60x | 91 % | 1.80 x 1.000 / 1.125 = 1.60x (1.000) |")) << md.toStdString();
+  // The side-by-side runs are no rows of their own: the P = 1 row is the run alone.
+  EXPECT_TRUE(md.contains("| gpipe | 1 | 400 | 1.00x | - | - |")) << md.toStdString();
+  EXPECT_FALSE(md.contains("| gpipe | 1 | 360 |")) << md.toStdString();
+  // 0.45 / 0.23 = 1.957; inflation 0.45 / 0.40 = 1.125; expected 1.739x; measured 1.80x = 103 % of the ceiling.
+  EXPECT_TRUE(md.contains("| pipemare (paper timing) | 2 | 720 | 1.80x | 103 % | 1.96 x 1.000 / 1.125 = 1.74x (1.035) |"))
+      << md.toStdString();
   EXPECT_FALSE(md.contains("Noisy measurement")) << "every inflation here is above 1";
 }
 
@@ -75,6 +84,9 @@ TEST(StudyReport, HardwareSectionFlagsASlowedBaseline) {
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("**Noisy measurement:** the compute inflation of pipedream is below 1")) << md.toStdString();
+  // Without side-by-side runs the ceiling is unknown, and said so.
+  EXPECT_TRUE(md.contains("No side-by-side P = 1 runs (tag `study:hardware-ceiling`)")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| pipedream | 2 | 800 | 2.00x | - |")) << md.toStdString();
 }
 
 // A quality section from sweep-tagged runs: the table gives each variant's accuracy after epoch 1
