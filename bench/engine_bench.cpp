@@ -200,18 +200,22 @@ std::vector<double> sideBySide(const Experiment& e, const std::string& pipemare,
   std::vector<std::vector<std::string>> argvs;
   for (int c = 0; c < copies; ++c)
     argvs.push_back({pipemare, "--db", scratch + "/side-" + std::to_string(c) + ".db", "run", file, "--events", "stdout", "--quiet"});
-  std::vector<double> tput;
+  // Each run's (time, samples so far) from its third step on (as measure() does), then the rates
+  // over the window in which all were training.
+  std::vector<std::vector<std::pair<double, double>>> progress;
   for (const ChildOutput& c : runChildren(argvs)) {
     if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0)
       throw std::runtime_error("side-by-side P = 1 run failed: " + c.errText.substr(0, 300));
-    std::vector<Json> events;
+    std::vector<std::pair<double, double>> p;
     for (const auto& l : c.lines) {
       Json j = Json::parse(l, nullptr, false);
-      if (!j.is_discarded()) events.push_back(j);
+      if (!j.is_discarded() && j.value("type", "") == "step")
+        p.push_back({j.value("t", 0.0), static_cast<double>(j.value("samples", int64_t{0}))});
     }
-    tput.push_back(measure(events, 1).samplesPerS);
+    if (p.size() > 2) p.erase(p.begin(), p.begin() + 2);
+    progress.push_back(p);
   }
-  return tput;
+  return sideBySideRates(progress);
 }
 
 struct Row {

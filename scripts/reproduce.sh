@@ -8,13 +8,14 @@
 #       pipedream-2bw, naive async, pipemare T1, pipemare T1+T2, at two learning rates, on the
 #       first 12,000 training images; quality-full: gpipe, T1+T2, T1+T2 with delay-scaled momentum
 #       and T1+T2 with a synchronous warm-up epoch on all 60,000 (5x the steps; 15 minutes a run);
-#       quality-n8: gpipe and T1+T2 on all 60,000 with N = 8 microbatches (stage 0's delay 2 steps, not 5);
+#       quality-n8: gpipe, pipedream, naive async, T1 and T1+T2 on all 60,000 with N = 8 microbatches
+#       (stage 0's delay 2 steps, not 5);
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline (alone, then
 #       two side by side: the machine's 2-core ceiling);
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
 #   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
-# Full: about 160 minutes on 2 cores (60 of them quality-full, 55 quality-n8). --quick: smaller data and grids, about 10 minutes.
+# Full: about 250 minutes on 2 cores (60 of them quality-full, 140 quality-n8). --quick: smaller data and grids, about 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -69,6 +70,7 @@ if [ "$QUICK" = 1 ]; then
   QFULL=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1)
   QFULL_VARIANTS="gpipe t1t2"
   QN8=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1 --set pipeline.microbatches=8)
+  QN8_VARIANTS="gpipe t1t2"
 else
   Q=()
   QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
@@ -81,6 +83,7 @@ else
   QFULL=(--set data.train_limit=0)
   QFULL_VARIANTS="gpipe t1t2 t1t2-dm t1t2-warmup"
   QN8=(--set data.train_limit=0 --set pipeline.microbatches=8)
+  QN8_VARIANTS="gpipe pipedream naive t1 t1t2"
 fi
 
 if want quality; then
@@ -104,7 +107,7 @@ fi
 if want quality-n8; then
 forget quality-n8
 log "(1c) quality, shorter delays: N = 8 microbatches, all training images"
-for v in gpipe t1t2; do
+for v in $QN8_VARIANTS; do
   "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n8 --grid "optimizer.lr=$QUALITY_LRS" \
     --parallel "$PAR" "${QN8[@]}"
 done

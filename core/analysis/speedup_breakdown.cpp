@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace pm {
@@ -54,6 +55,29 @@ SpeedupBreakdown breakdownSpeedup(const std::vector<double>& stageCompute, doubl
   b.measured = measuredRatio;
   b.efficiency = std::isfinite(b.expected) && b.expected > 0 && std::isfinite(measuredRatio) ? measuredRatio / b.expected : NAN;
   return b;
+}
+
+std::vector<double> sideBySideRates(const std::vector<std::vector<std::pair<double, double>>>& progress) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  for (const auto& p : progress) {
+    if (p.empty()) return std::vector<double>(progress.size(), nan);
+    lo = std::max(lo, p.front().first);
+    hi = std::min(hi, p.back().first);
+  }
+  std::vector<double> rates;
+  for (const auto& p : progress) {
+    const std::pair<double, double>* first = nullptr;
+    const std::pair<double, double>* last = nullptr;
+    for (const auto& pt : p)
+      if (pt.first >= lo && pt.first <= hi) {
+        if (!first) first = &pt;
+        last = &pt;
+      }
+    if (!first || first == last || last->first <= first->first) return std::vector<double>(progress.size(), nan);
+    rates.push_back((last->second - first->second) / (last->first - first->first));
+  }
+  return rates;
 }
 
 }  // namespace pm

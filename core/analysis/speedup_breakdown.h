@@ -38,4 +38,11 @@ struct SpeedupBreakdown {
 SpeedupBreakdown breakdownSpeedup(const std::vector<double>& stageCompute, double baselineCompute, bool flushes,
                                   int microbatches, double measuredRatio);
 
+// Runs side by side (the machine's 2-core ceiling): each run's throughput over the window in which
+// all of them were training, so that neither start-up nor a run finishing first (the other then
+// runs alone, faster) enters the figure. `progress[i]` is run i's (time, cumulative samples) in
+// time order, from its first measured point on. The result has one samples/s per run; all NaN when
+// the runs did not overlap over at least two points each.
+std::vector<double> sideBySideRates(const std::vector<std::vector<std::pair<double, double>>>& progress);
+
 }  // namespace pm

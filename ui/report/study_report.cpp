@@ -210,9 +210,18 @@ class Report {
         baseCompute = computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), 1).at(0);
       }
     // This machine's 2-core ceiling: two independent P = 1 runs side by side against the P = 1 run alone.
-    std::vector<double> side;
-    for (const auto& r : runsTagged(store_, "study:hardware-ceiling"))
-      if (r.stages == 1) side.push_back(median(values(loadRunData(store_, r.id).metric("train/samples_per_s"))));
+    // Only the window in which both were training counts (sideBySideRates): each logged window's
+    // samples/s times its length gives the run's progress.
+    std::vector<std::vector<std::pair<double, double>>> progress;
+    for (const auto& r : runsTagged(store_, "study:hardware-ceiling")) {
+      if (r.stages != 1) continue;
+      const auto pts = loadRunData(store_, r.id).metric("train/samples_per_s");
+      std::vector<std::pair<double, double>> p;
+      for (size_t i = 0; i < pts.size(); ++i)  // from the end of the first window (start-up) on
+        p.push_back({pts[i].wall_time, i == 0 ? 0.0 : p.back().second + pts[i].value * (pts[i].wall_time - pts[i - 1].wall_time)});
+      progress.push_back(p);
+    }
+    const std::vector<double> side = progress.size() == 2 ? sideBySideRates(progress) : std::vector<double>{};
     const double ceiling = side.size() == 2 && base > 0 ? (side[0] + side[1]) / base : NAN;
     md_ << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8, the faster P = 1 configuration on this machine). "
            "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage. "
@@ -220,12 +229,12 @@ class Report {
            "the fill N / (N + P - 1) of flushing schedules, the compute inflation (summed stage compute against P = 1's: cores slowing each other, recompute), "
            "their product (expected) and the pipeline efficiency (measured / expected: messages and waits).\n\n";
     if (std::isfinite(ceiling))
-      md_ << "**This machine's 2-core ceiling: " << num(ceiling, 2) << "x.** Two independent P = 1 runs side by side (no pipeline, no messages) ran at "
+      md_ << "**This machine's 2-core ceiling: " << num(ceiling, 2) << "x.** Two independent P = 1 runs side by side (no pipeline, no messages; counted while both were training) ran at "
           << num(side[0], 0) << " and " << num(side[1], 0) << " samples/s against " << num(base, 0)
           << " alone: the two cores slow each other (shared cache, memory bandwidth, clock boost), so no 2-process speedup here "
              "should be expected to pass this figure; ideal cores give 2x. The column \"of ceiling\" is each speedup over it.\n\n";
     else
-      md_ << "_No side-by-side P = 1 runs (tag `study:hardware-ceiling`): the machine's 2-core ceiling is unknown._\n\n";
+      md_ << "_No two overlapping side-by-side P = 1 runs (tag `study:hardware-ceiling`): the machine's 2-core ceiling is unknown._\n\n";
     md_ << "| schedule | P | samples/s | vs P = 1 | of ceiling | breakdown: bound x fill / inflation = expected (efficiency) | utilization per stage | peak memory per stage (MiB) |\n"
            "|---|---|---|---|---|---|---|---|\n";
     QStringList labels, slowedBaseline;

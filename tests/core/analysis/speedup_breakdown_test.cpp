@@ -43,3 +43,22 @@ TEST(SpeedupBreakdown, MissingInputsGiveNaNNotNumbers) {
   EXPECT_TRUE(std::isnan(breakdownSpeedup({0.1, 0.1}, 0.0, false, 4, 1.5).efficiency));
   EXPECT_TRUE(std::isnan(breakdownSpeedup({}, 0.2, true, 4, 1.5).balanceBound));
 }
+
+// Two runs side by side: A trains from t = 10 to 30 at 100 samples/s while B runs, then alone
+// at 150 until t = 40; B starts late (t = 14) at 80 samples/s and stops at 30. Only [14, 30]
+// counts: A 100, B 80 (A's solo tail and B's late start are left out).
+TEST(SpeedupBreakdown, SideBySideRatesCountOnlyTheCommonWindow) {
+  std::vector<std::pair<double, double>> a, b;
+  for (int t = 10; t <= 40; t += 2) a.push_back({t, t <= 30 ? 100.0 * (t - 10) : 2000 + 150.0 * (t - 30)});
+  for (int t = 14; t <= 30; t += 2) b.push_back({t, 80.0 * (t - 14)});
+  const auto r = sideBySideRates({a, b});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_NEAR(r[0], 100.0, 1e-9);
+  EXPECT_NEAR(r[1], 80.0, 1e-9);
+  // Over their whole spans A would read (2000 + 1500) / 30 = 116.7: more than it ran side by side.
+  EXPECT_GT((a.back().second - a.front().second) / (a.back().first - a.front().first), 110.0);
+  // Runs that never overlapped give no figure.
+  const std::vector<std::pair<double, double>> late = {{50, 0}, {52, 200}};
+  for (double v : sideBySideRates({a, late})) EXPECT_TRUE(std::isnan(v));
+  for (double v : sideBySideRates({a, {}})) EXPECT_TRUE(std::isnan(v));
+}
