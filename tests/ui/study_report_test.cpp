@@ -126,4 +126,45 @@ TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n8-lr0.02.png"));
 }
 
+// The issue's quality targets, judged per regime: T1+T2 within 1.0 point of gpipe at each
+// learning rate; naive more than 5 points worse, or diverged, at the highest one.
+TEST(StudyReport, QualitySectionJudgesTheTargets) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
+    auto add = [&](const std::string& variant, const std::string& lr, double last, const std::string& status) {
+      const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=" + lr + "]", cfg,
+                                         {"study:quality-n8", "optimizer.lr=" + lr});
+      store.appendMetric(id, "eval/accuracy", 469, 1.0, last - 0.05);
+      store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
+      store.setStatus(id, status);
+    };
+    add("gpipe", "0.02", 0.9200, "finished");
+    add("t1t2", "0.02", 0.9150, "finished");  // -0.50: met
+    add("naive", "0.02", 0.8000, "finished");  // not the highest rate: not judged
+    add("gpipe", "0.1", 0.9100, "finished");
+    add("t1t2", "0.1", 0.8950, "finished");  // -1.50: not met
+    add("naive", "0.1", 0.8800, "finished");  // -3.00: not met
+  }
+  QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("**Targets** (after the last epoch): T1+T2 within 1.0 point of gpipe: lr 0.02 -0.50 (met), lr 0.1 -1.50 (not met); "
+                          "naive more than 5 points worse than gpipe, or diverged, at the highest learning rate (0.1): -3.00 (not met)."))
+      << md.toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
+    const int64_t id = store.createRun("study-resnet20-naive [optimizer.lr=0.5]", cfg, {"study:quality-n8", "optimizer.lr=0.5"});
+    store.appendMetric(id, "eval/accuracy", 100, 0.2, 0.10);
+    store.setStatus(id, "diverged");
+    const int64_t g = store.createRun("study-resnet20-gpipe [optimizer.lr=0.5]", cfg, {"study:quality-n8", "optimizer.lr=0.5"});
+    store.appendMetric(g, "eval/accuracy", 1407, 3.0, 0.90);
+    store.setStatus(g, "finished");
+  }
+  md = writeReport(dir, db);
+  EXPECT_TRUE(md.contains("at the highest learning rate (0.5): diverged (met).")) << md.toStdString();
+}
+
 }  // namespace

@@ -153,6 +153,7 @@ class Report {
       }
     }
     md_ << "\n";
+    qualityTargets(byLr, statusOf);
     for (auto& [lr, list] : curves) {
       CurvePlot plot;
       plot.setTitle(QString("ResNet-20, P = 11: test accuracy, lr = %1").arg(QString::fromStdString(lr)));
@@ -167,6 +168,36 @@ class Report {
       plot.save(o_.outDir + "/" + name, 900, 500);
       md_ << "![test accuracy, lr " << QString::fromStdString(lr) << "](" << name << ")\n\n";
     }
+  }
+
+  // The asynchronous-schedules issue's two quality targets, judged on this regime's runs: T1+T2
+  // within 1.0 accuracy point of gpipe after the last epoch at every learning rate, and the naive
+  // baseline more than 5 points worse, or diverged, at the highest learning rate.
+  void qualityTargets(const std::map<std::string, std::map<QString, std::pair<double, double>>>& byLr,
+                      const std::map<std::string, std::map<QString, std::string>>& statusOf) {
+    QStringList t1t2;
+    for (const auto& [lr, v] : byLr)
+      if (v.count("gpipe") && v.count("t1t2")) {
+        const double d = (v.at("t1t2").second - v.at("gpipe").second) * 100;
+        t1t2 << QString("lr %1 %2 (%3)").arg(QString::fromStdString(lr), num(d, 2), std::isfinite(d) && d >= -1.0 ? "met" : "not met");
+      }
+    QString naive;
+    std::string high;
+    auto rate = [](const std::string& lr) { return QString::fromStdString(lr).toDouble(); };  // 0 when not a number
+    for (const auto& [lr, v] : byLr)
+      if (v.count("gpipe") && v.count("naive") && (high.empty() || rate(lr) > rate(high))) high = lr;
+    if (!high.empty()) {
+      const auto& v = byLr.at(high);
+      const bool diverged = statusOf.at(high).at("naive") == "diverged" || !std::isfinite(v.at("naive").second);
+      const double d = (v.at("naive").second - v.at("gpipe").second) * 100;
+      naive = QString("naive more than 5 points worse than gpipe, or diverged, at the highest learning rate (%1): %2 (%3)")
+                  .arg(QString::fromStdString(high), diverged ? QString("diverged") : num(d, 2), diverged || d < -5.0 ? "met" : "not met");
+    }
+    if (t1t2.isEmpty() && naive.isEmpty()) return;
+    md_ << "**Targets** (after the last epoch): ";
+    if (!t1t2.isEmpty()) md_ << "T1+T2 within 1.0 point of gpipe: " << t1t2.join(", ") << (naive.isEmpty() ? "." : "; ");
+    if (!naive.isEmpty()) md_ << naive << ".";
+    md_ << "\n\n";
   }
 
   // (2) Language model.
