@@ -9,13 +9,13 @@
 #       first 12,000 training images; quality-full: gpipe, T1+T2, T1+T2 with delay-scaled momentum
 #       and T1+T2 with a synchronous warm-up epoch on all 60,000 (5x the steps; 15 minutes a run);
 #       quality-n8: gpipe, pipedream, naive async, T1 and T1+T2 on all 60,000 with N = 8 microbatches
-#       (stage 0's delay 2 steps, not 5);
+#       (stage 0's delay 2 steps, not 5), and gpipe, naive and T1+T2 at the higher lr 0.3;
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline (alone, then
 #       two side by side: the machine's 2-core ceiling);
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
 #   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
-# Full: about 250 minutes on 2 cores (60 of them quality-full, 140 quality-n8). --quick: smaller data and grids, about 10 minutes.
+# Full: about 290 minutes on 2 cores (60 of them quality-full, 180 quality-n8). --quick: smaller data and grids, about 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -71,6 +71,8 @@ if [ "$QUICK" = 1 ]; then
   QFULL_VARIANTS="gpipe t1t2"
   QN8=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1 --set pipeline.microbatches=8)
   QN8_VARIANTS="gpipe t1t2"
+  QN8_HIGH_VARIANTS=""
+  QN8_HIGH_LR=0.3
 else
   Q=()
   QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
@@ -84,6 +86,8 @@ else
   QFULL_VARIANTS="gpipe t1t2 t1t2-dm t1t2-warmup"
   QN8=(--set data.train_limit=0 --set pipeline.microbatches=8)
   QN8_VARIANTS="gpipe pipedream naive t1 t1t2"
+  QN8_HIGH_VARIANTS="gpipe naive t1t2"
+  QN8_HIGH_LR=0.3
 fi
 
 if want quality; then
@@ -109,6 +113,12 @@ forget quality-n8
 log "(1c) quality, shorter delays: N = 8 microbatches, all training images"
 for v in $QN8_VARIANTS; do
   "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n8 --grid "optimizer.lr=$QUALITY_LRS" \
+    --parallel "$PAR" "${QN8[@]}"
+done
+# With delays of 2 steps the naive baseline holds up at lr 0.1; a higher rate asks whether it
+# breaks where gpipe still trains, and whether T1+T2 stays within a point there.
+for v in $QN8_HIGH_VARIANTS; do
+  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n8 --grid "optimizer.lr=$QN8_HIGH_LR" \
     --parallel "$PAR" "${QN8[@]}"
 done
 fi
