@@ -165,6 +165,16 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
   }
   md = writeReport(dir, db);
   EXPECT_TRUE(md.contains("at the highest learning rate (0.5): diverged (met).")) << md.toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
+    const int64_t id = store.createRun("study-resnet20-t1t2-warmup [optimizer.lr=0.1]", cfg, {"study:quality-n8", "optimizer.lr=0.1"});
+    store.appendMetric(id, "eval/accuracy", 1407, 3.0, 0.9050);
+    store.setStatus(id, "finished");
+  }
+  md = writeReport(dir, db);
+  EXPECT_TRUE(md.contains("lr 0.1 -1.50 (not met); T1+T2 after a warm-up epoch within 1.0 point of gpipe: lr 0.1 -0.50 (met); naive"))
+      << md.toStdString();
 }
 
 }  // namespace
