@@ -91,7 +91,8 @@ class Report {
     quality("study:quality-n8", "### 1c. Shorter delays: N = 8 microbatches, all 60,000 training images", "quality-n8", qualityN8_,
             "With 8 microbatches per minibatch (16 images each) a stage steps once per 8 microbatches, so stage 0's delay "
             "is ceil(10/8) = 2 optimizer steps instead of 5 with N = 2; gpipe is the same algorithm at any N (only "
-            "BatchNorm sees smaller microbatches).");
+            "BatchNorm sees smaller microbatches). Where lr 0.3 appears (gpipe and naive only), it asks whether the naive "
+            "baseline breaks at a rate above the two of the other sections.");
     charlm();
     hardware();
     planner();
