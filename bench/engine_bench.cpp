@@ -219,6 +219,10 @@ std::vector<double> sideBySide(const Experiment& e, const std::string& pipemare,
   return sideBySideRates(progress);
 }
 
+// A P = 2 row's label names its schedule, or "pipemare/paper" (pipemare with pipeline.timing = paper).
+std::string scheduleOf(const std::string& label) { return label == "pipemare/paper" ? "pipemare" : label; }
+bool flushesEveryMinibatch(const std::string& schedule) { return schedule == "gpipe" || schedule == "1f1b"; }
+
 struct Row {
   std::string figure, measured, baseline, ratio, target;
 };
@@ -320,8 +324,8 @@ int main(int argc, char** argv) {
     }
     for (const std::string& label : labels) {
       const bool paperTiming = label == "pipemare/paper";
-      const std::string schedule = paperTiming ? "pipemare" : label;
-      const bool flushes = schedule == "gpipe" || schedule == "1f1b";
+      const std::string schedule = scheduleOf(label);
+      const bool flushes = flushesEveryMinibatch(schedule);
       Experiment e = cnnExperiment(2, 8, schedule, steps);
       if (schedule == "pipedream-2bw") e.pipeline.update_interval = 2;
       if (schedule == "pipemare") e.pipemare.t1 = true;
@@ -364,8 +368,8 @@ int main(int argc, char** argv) {
                   fmt("%.1f", median(alone)), fmt("%.2fx ceiling", ceiling), "-"});
   for (const std::string& label : labels) {
     const Acc& a = acc[label];
-    const std::string schedule = label == "pipemare/paper" ? "pipemare" : label;
-    const bool flushes = schedule == "gpipe" || schedule == "1f1b";
+    const std::string schedule = scheduleOf(label);
+    const bool flushes = flushesEveryMinibatch(schedule);
     const double speedup = median(a.speedup);
     const double theory = flushes ? 8.0 / 9.0 : 1.0;
     std::printf("3. real P=2 %-13s N=8: %.1f samples/s, speedup %.2fx vs P=1 (%.0f%% of the 2-core ceiling); utilization %.3f / %.3f "

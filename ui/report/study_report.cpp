@@ -188,9 +188,15 @@ class Report {
     }
     QString naive;
     std::string high;
-    auto rate = [](const std::string& lr) { return QString::fromStdString(lr).toDouble(); };  // 0 when not a number
-    for (const auto& [lr, v] : byLr)
-      if (v.count("gpipe") && v.count("naive") && (high.empty() || rate(lr) > rate(high))) high = lr;
+    double highRate = 0;
+    for (const auto& [lr, v] : byLr) {
+      bool isNumber = false;
+      const double rate = QString::fromStdString(lr).toDouble(&isNumber);
+      if (isNumber && v.count("gpipe") && v.count("naive") && (high.empty() || rate > highRate)) {
+        high = lr;
+        highRate = rate;
+      }
+    }
     if (!high.empty()) {
       const auto& v = byLr.at(high);
       const bool diverged = statusOf.at(high).at("naive") == "diverged" || !std::isfinite(v.at("naive").second);
