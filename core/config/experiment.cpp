@@ -96,7 +96,8 @@ void visitExperiment(V& v, E& e) {
   v.section("pipemare", [&] {
     auto& m = e.pipemare;
     v.flag("t1", m.t1);
-    v.field("anneal_steps", m.anneal_steps, IntSpec{0, kNoMax, "(0 = one epoch of updates)"});
+    v.field("anneal_steps", m.anneal_steps, IntSpec{0, kNoMax, "(0 = anneal_epochs, or one epoch of updates)"});
+    v.field("anneal_epochs", m.anneal_epochs, RealSpec{0, 1000, false, false, "(0 = anneal_steps)"});
     v.flag("t2", m.t2);
     v.field("decay", m.decay, RealSpec{0, 1, true, true, ""});
     v.field("warmup_epochs", m.warmup_epochs, RealSpec{0, 1000, false, false, ""});
@@ -451,6 +452,11 @@ void checkCrossFieldRules(const Experiment& e, const std::string& source) {
   if (p.timing == "paper" && p.schedule != "pipedream" && p.schedule != "pipemare")
     fail("pipeline.timing", "the paper's timing (forwards 2(P-1-s) ahead) applies only to the pipedream and pipemare "
                             "schedules, found pipeline.schedule=" + p.schedule);
+  if (e.pipemare.anneal_steps > 0 && e.pipemare.anneal_epochs > 0)
+    fail("pipemare.anneal_epochs", "T1's anneal length K is set twice: give pipemare.anneal_steps or "
+                                   "pipemare.anneal_epochs, not both; found anneal_steps=" +
+                                       std::to_string(e.pipemare.anneal_steps) +
+                                       ", anneal_epochs=" + number(e.pipemare.anneal_epochs));
   if (p.schedule != "pipemare") {
     const std::string found = ", found pipeline.schedule=" + p.schedule;
     if (e.pipemare.t1) fail("pipemare.t1", "T1 (pipemare.t1) applies only to the pipemare schedule" + found);

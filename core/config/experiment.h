@@ -50,7 +50,8 @@ struct PipelineConfig {
 
 struct PipeMareConfig {
   bool t1 = false;             // learning-rate rescheduling
-  int64_t anneal_steps = 0;    // K; 0 = one epoch of updates
+  int64_t anneal_steps = 0;    // K in optimizer steps; 0 = anneal_epochs, or one epoch of updates
+  double anneal_epochs = 0;    // K in epochs of updates (not with anneal_steps); 0 = anneal_steps
   bool t2 = false;             // discrepancy correction
   double decay = 0.1;          // D, in (0, 1)
   double warmup_epochs = 0;    // synchronous warm-up epochs, >= 0

@@ -38,4 +38,11 @@ double t1LearningRate(double baseLr, double tau, int64_t step, int64_t annealSte
   return baseLr * std::pow(tau, -p);
 }
 
+int64_t t1AnnealSteps(const PipeMareConfig& pm, int64_t stepsPerEpoch) {
+  int64_t k = stepsPerEpoch;
+  if (pm.anneal_steps > 0) k = pm.anneal_steps;
+  else if (pm.anneal_epochs > 0) k = std::llround(pm.anneal_epochs * static_cast<double>(stepsPerEpoch));
+  return std::max<int64_t>(1, k);
+}
+
 }  // namespace pm

@@ -122,7 +122,7 @@ void StageWorker::buildOps() {
       if (a.kind == ActionKind::Step ? true : a.mb >= warmupMinibatches_ * N) asyncPart.push_back(a);
     stageDelay_ = maxObservedDelay(asyncPart);
     warmupSteps_ = warmupMinibatches_;  // gpipe/1f1b step once per minibatch
-    annealSteps_ = e_.pipemare.anneal_steps > 0 ? e_.pipemare.anneal_steps : std::max<int64_t>(1, plan_.stepsPerEpoch());
+    annealSteps_ = t1AnnealSteps(e_.pipemare, plan_.stepsPerEpoch());
     if (schedule_ == ScheduleKind::PipeMare && e_.pipemare.t2 && stageDelay_ > 0)
       t2_ = std::make_unique<DiscrepancyCorrector>(e_.pipemare.decay, static_cast<double>(stageDelay_));
     if (e_.pipemare.momentum_mode == "delay-scaled" && e_.optimizer.name == "sgd") {

@@ -171,10 +171,15 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
     const int64_t id = store.createRun("study-resnet20-t1t2-warmup [optimizer.lr=0.1]", cfg, {"study:quality-n8", "optimizer.lr=0.1"});
     store.appendMetric(id, "eval/accuracy", 1407, 3.0, 0.9050);
     store.setStatus(id, "finished");
+    const int64_t k = store.createRun("study-resnet20-t1t2-k3 [optimizer.lr=0.1]", cfg, {"study:quality-n8", "optimizer.lr=0.1"});
+    store.appendMetric(k, "eval/accuracy", 1407, 3.0, 0.8980);
+    store.setStatus(k, "finished");
   }
   md = writeReport(dir, db);
-  EXPECT_TRUE(md.contains("lr 0.1 -1.50 (not met); T1+T2 after a warm-up epoch within 1.0 point of gpipe: lr 0.1 -0.50 (met); naive"))
+  EXPECT_TRUE(md.contains("lr 0.1 -1.50 (not met); T1+T2 with K = 3 epochs within 1.0 point of gpipe: lr 0.1 -1.20 (not met); "
+                          "T1+T2 after a warm-up epoch within 1.0 point of gpipe: lr 0.1 -0.50 (met); naive"))
       << md.toStdString();
+  EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.1: T1+T2 with K = 3 epochs -1.20 points vs gpipe")) << md.toStdString();
 }
 
 }  // namespace

@@ -169,7 +169,7 @@ TEST(Experiment, ToJsonHasEveryField) {
       "data.eval_split", "data.eval_fraction", "data.train_limit", "data.eval_limit", "data.context",
       "data.synthetic_samples", "data.synthetic_task", "data.shuffle", "pipeline.stages", "pipeline.microbatches",
       "pipeline.partition.method", "pipeline.partition.boundaries", "pipeline.schedule", "pipeline.recompute",
-      "pipeline.update_interval", "pipeline.timing", "pipemare.t1", "pipemare.anneal_steps", "pipemare.t2", "pipemare.decay",
+      "pipeline.update_interval", "pipeline.timing", "pipemare.t1", "pipemare.anneal_steps", "pipemare.anneal_epochs", "pipemare.t2", "pipemare.decay",
       "pipemare.warmup_epochs", "pipemare.warmup_schedule", "pipemare.momentum_mode", "optimizer.name",
       "optimizer.lr", "optimizer.momentum", "optimizer.nesterov", "optimizer.weight_decay", "optimizer.beta1",
       "optimizer.beta2", "optimizer.eps", "optimizer.schedule.name", "optimizer.schedule.warmup_steps",
@@ -199,9 +199,10 @@ TEST(Experiment, FullRoundTrip) {
   leaves(j, "", paths);
   const Json d = experimentToJson(Experiment{});
   for (const auto& p : paths) {
-    // model.options is reserved; update_interval pipedream-only; nesterov needs sgd.
+    // model.options is reserved; update_interval pipedream-only; nesterov needs sgd; T1's K is
+    // anneal_steps here (anneal_epochs, its alternative, round-trips in ExperimentCrossField.PipeMareTechniquesNeedThePipeMareSchedule).
     if (p == "model.options" || p == "pipeline.recompute" || p == "pipeline.update_interval" ||
-        p == "optimizer.name")
+        p == "optimizer.name" || p == "pipemare.anneal_epochs")
       continue;
     std::string s = "/" + p;
     for (auto& c : s)
@@ -302,6 +303,7 @@ TEST(ExperimentErrors, Ranges) {
   EXPECT_TRUE(rejects({{"pipemare", {{"decay", 0}}}}, "pipemare.decay", "found 0"));
   EXPECT_TRUE(rejects({{"pipemare", {{"warmup_epochs", -1}}}}, "pipemare.warmup_epochs", "found -1"));
   EXPECT_TRUE(rejects({{"pipemare", {{"anneal_steps", -1}}}}, "pipemare.anneal_steps", "found -1"));
+  EXPECT_TRUE(rejects({{"pipemare", {{"anneal_epochs", -1}}}}, "pipemare.anneal_epochs", "found -1"));
   EXPECT_TRUE(rejects({{"optimizer", {{"lr", 0}}}}, "optimizer.lr", "expected a number in (0, 10], found 0"));
   EXPECT_TRUE(rejects({{"optimizer", {{"lr", 11}}}}, "optimizer.lr", "found 11"));
   EXPECT_TRUE(rejects({{"optimizer", {{"momentum", 1}}}}, "optimizer.momentum", "expected a number in [0, 1), found 1"));
@@ -388,6 +390,11 @@ TEST(ExperimentCrossField, PipeMareTechniquesNeedThePipeMareSchedule) {
   j["pipeline"]["schedule"] = "pipemare";
   j["pipemare"] = {{"t1", true}, {"t2", true}, {"warmup_epochs", 0.5}};
   EXPECT_NO_THROW(experimentFromJson(j));
+  j["pipemare"] = {{"t1", true}, {"anneal_epochs", 2.5}};
+  EXPECT_EQ(experimentFromJson(experimentToJson(experimentFromJson(j))).pipemare.anneal_epochs, 2.5);
+  j["pipemare"] = {{"t1", true}, {"anneal_steps", 100}, {"anneal_epochs", 3}};
+  EXPECT_TRUE(rejects(j, "pipemare.anneal_epochs", "give pipemare.anneal_steps or pipemare.anneal_epochs, not both; "
+                                                   "found anneal_steps=100, anneal_epochs=3"));
 }
 
 TEST(ExperimentCrossField, UpdateInterval) {

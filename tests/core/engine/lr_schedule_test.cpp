@@ -36,3 +36,18 @@ TEST(LrSchedule, T1Formula) {
   EXPECT_NEAR(t1LearningRate(0.1, 4.0, 1000, 100), 0.1, 1e-12);
   EXPECT_NEAR(t1LearningRate(0.1, 1.0, 0, 100), 0.1, 1e-12);  // tau <= 1: no scaling
 }
+
+TEST(LrSchedule, T1AnnealLength) {
+  PipeMareConfig pm;
+  EXPECT_EQ(t1AnnealSteps(pm, 469), 469);  // default: one epoch of updates
+  pm.anneal_epochs = 3;
+  EXPECT_EQ(t1AnnealSteps(pm, 469), 1407);
+  pm.anneal_epochs = 0.5;
+  EXPECT_EQ(t1AnnealSteps(pm, 469), 235);  // rounded to the nearest step
+  pm.anneal_epochs = 0.001;
+  EXPECT_EQ(t1AnnealSteps(pm, 469), 1);  // never 0 (0 would mean no annealing)
+  pm.anneal_epochs = 0;
+  pm.anneal_steps = 40;
+  EXPECT_EQ(t1AnnealSteps(pm, 469), 40);
+  EXPECT_EQ(t1AnnealSteps(PipeMareConfig{}, 0), 1);
+}
