@@ -65,7 +65,8 @@ const std::vector<std::pair<QString, QString>> kPipeMareVariants = {
     {"t1t2", "T1+T2"},
     {"t1t2-k3", "T1+T2 with K = 3 epochs"},
     {"t1t2-dm", "T1+T2 with delay-scaled momentum"},
-    {"t1t2-warmup", "T1+T2 after a warm-up epoch"}};
+    {"t1t2-warmup", "T1+T2 after a warm-up epoch"},
+    {"t1t2-warmup0.25", "T1+T2 after a quarter-epoch warm-up"}};
 
 double median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
@@ -97,7 +98,8 @@ class Report {
             "t1t2-k3 is T1+T2 with T1 annealed over the whole run (K = 3 epochs of updates, not 1), so the delayed "
             "stages keep a reduced learning rate to the end; t1t2-dm is T1+T2 with each stage's momentum reduced by "
             "tau/(1+tau); t1t2-warmup is T1+T2 after one synchronous "
-            "(gpipe) warm-up epoch in the same processes, so its epoch-1 figure is gpipe's exactly.");
+            "(gpipe) warm-up epoch in the same processes, so its epoch-1 figure is gpipe's exactly; t1t2-warmup0.25 "
+            "warms up for a quarter of an epoch only.");
     quality("study:quality-n8", "### 1c. Shorter delays: N = 8 microbatches, all 60,000 training images", "quality-n8", qualityN8_,
             "With 8 microbatches per minibatch (16 images each) a stage steps once per 8 microbatches, so stage 0's delay "
             "is ceil(10/8) = 2 optimizer steps instead of 5 with N = 2; gpipe is the same algorithm at any N (only "
