@@ -126,6 +126,40 @@ TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n8-lr0.02.png"));
 }
 
+// Several seeds of a variant: the row shows their mean and each seed's figure; the comparison with
+// gpipe and the targets use the means; each seed gets its own curve.
+TEST(StudyReport, QualitySectionAveragesSeeds) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    auto add = [&](const std::string& variant, int seed, double e1, double last, const std::string& status) {
+      const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"training":{"seed":)" +
+                              std::to_string(seed) + R"(},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
+      const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=0.1]", cfg, {"study:quality-full", "optimizer.lr=0.1"});
+      store.appendMetric(id, "eval/accuracy", 469, 1.0, e1);
+      store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
+      store.setStatus(id, status);
+    };
+    add("gpipe", 1, 0.8600, 0.9100, "finished");
+    add("gpipe", 2, 0.8400, 0.9140, "finished");
+    add("t1t2", 1, 0.8000, 0.9000, "finished");
+    add("t1t2", 2, 0.8200, 0.9080, "finished");
+    add("naive", 1, 0.7000, 0.8500, "finished");
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("| gpipe | 0.1 | 0.8500 (mean of 2; seed 1: 0.8600, seed 2: 0.8400) | "
+                          "0.9120 (mean of 2; seed 1: 0.9100, seed 2: 0.9140) | 0.00 | finished |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| t1t2 | 0.1 | 0.8100 (mean of 2; seed 1: 0.8000, seed 2: 0.8200) | "
+                          "0.9040 (mean of 2; seed 1: 0.9000, seed 2: 0.9080) | -0.80 | finished |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| naive | 0.1 | 0.7000 | 0.8500 | -6.20 | finished |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("T1+T2 within 1.0 point of gpipe: lr 0.1 -0.80 (met)")) << md.toStdString();
+  EXPECT_TRUE(md.contains("at the highest learning rate (0.1): -6.20 (met)")) << md.toStdString();
+}
+
 // The issue's quality targets, judged per regime: T1+T2 within 1.0 point of gpipe at each
 // learning rate; naive more than 5 points worse, or diverged, at the highest one.
 TEST(StudyReport, QualitySectionJudgesTheTargets) {

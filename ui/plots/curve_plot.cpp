@@ -35,11 +35,11 @@ void CurvePlot::setAxisLabels(const QString& x, const QString& y) {
   plot_->yAxis->setLabel(y);
 }
 
-int CurvePlot::addSeries(const QString& name, const QColor& color) {
+int CurvePlot::addSeries(const QString& name, const QColor& color, Qt::PenStyle style) {
   auto s = std::make_unique<Series>();
   s->graph = plot_->addGraph();
   s->graph->setName(name);
-  s->graph->setPen(QPen(color, 1.5));
+  s->graph->setPen(QPen(QBrush(color), 1.5, style));
   series_.push_back(std::move(s));
   return static_cast<int>(series_.size()) - 1;
 }

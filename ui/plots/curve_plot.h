@@ -22,7 +22,7 @@ class CurvePlot : public QWidget {
   void setTitle(const QString& title);
   void setAxisLabels(const QString& x, const QString& y);
   // Adds a series and returns its index.
-  int addSeries(const QString& name, const QColor& color);
+  int addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
   void setSeriesData(int series, std::vector<double> x, std::vector<double> y);
   void appendPoint(int series, double x, double y);
   void clear();  // removes all series

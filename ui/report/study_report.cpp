@@ -50,13 +50,14 @@ std::vector<RunRecord> runsTagged(const RunStore& store, const std::string& tag)
 }
 
 // A metric's points against their step as one series of `plot`.
-void addStepSeries(CurvePlot& plot, const QString& name, const QColor& color, const std::vector<MetricPoint>& pts) {
+void addStepSeries(CurvePlot& plot, const QString& name, const QColor& color, const std::vector<MetricPoint>& pts,
+                   Qt::PenStyle style = Qt::SolidLine) {
   std::vector<double> x, y;
   for (const auto& p : pts) {
     x.push_back(static_cast<double>(p.step));
     y.push_back(p.value);
   }
-  plot.setSeriesData(plot.addSeries(name, color), std::move(x), std::move(y));
+  plot.setSeriesData(plot.addSeries(name, color, style), std::move(x), std::move(y));
 }
 
 // The PipeMare variants of the quality sections (T1 and T2 both on), each judged against the
@@ -67,6 +68,45 @@ const std::vector<std::pair<QString, QString>> kPipeMareVariants = {
     {"t1t2-dm", "T1+T2 with delay-scaled momentum"},
     {"t1t2-warmup", "T1+T2 after a warm-up epoch"},
     {"t1t2-warmup0.25", "T1+T2 after a quarter-epoch warm-up"}};
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  int n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) {
+      sum += x;
+      ++n;
+    }
+  return n ? sum / n : NAN;
+}
+
+// The training seed a run used (its experiment's training.seed).
+int64_t seedOf(const RunRecord& r) {
+  const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
+  return cfg.value("training").toObject().value("seed").toInteger(1);
+}
+
+// One variant at one learning rate in a quality section: a figure per seed.
+struct QualityCell {
+  std::vector<int64_t> seeds;
+  std::vector<double> epoch1, last;
+  std::vector<std::string> status;
+  double meanLast() const { return mean(last); }
+  // One seed: its figure. Several: the mean, then each seed's figure.
+  QString show(const std::vector<double>& v) const {
+    if (v.size() == 1) return num(v.front());
+    QStringList each;
+    for (size_t i = 0; i < v.size(); ++i) each << QString("seed %1: %2").arg(seeds[i]).arg(num(v[i]));
+    return QString("%1 (mean of %2; %3)").arg(num(mean(v))).arg(v.size()).arg(each.join(", "));
+  }
+  // The status shared by every seed, or each seed's.
+  std::string statusText() const {
+    if (std::all_of(status.begin(), status.end(), [&](const std::string& x) { return x == status.front(); })) return status.front();
+    std::string out;
+    for (const auto& x : status) out += (out.empty() ? "" : " / ") + x;
+    return out;
+  }
+};
 
 double median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
@@ -144,37 +184,52 @@ class Report {
         << (limit > 0 ? QString("the first %L1 training images").arg(limit) : QString("all training images"))
         << "; test accuracy at the end of epoch 1 and of the last epoch (the experiment files are "
            "`experiments/study/resnet20-*.json`)." << (variantsNote.isEmpty() ? QString() : " " + variantsNote) << "\n\n";
-    std::map<std::string, std::map<QString, std::pair<double, double>>> byLr;  // lr -> variant -> (epoch1, last)
-    std::map<std::string, std::map<QString, std::string>> statusOf;
+    // lr -> variant -> one entry per seed. Several seeds of a variant show as their mean, with each
+    // seed's figure beside it; the targets are judged on the means.
+    std::map<std::string, std::map<QString, QualityCell>> byLr;
     std::map<std::string, std::vector<std::pair<QString, RunData>>> curves;
     for (const auto& r : runs) {
       const std::string lr = sweepTagValue(r, "optimizer.lr", "");
       RunData d = loadRunData(store_, r.id);
       const auto& acc = d.metric("eval/accuracy");
-      const double e1 = acc.empty() ? NAN : acc.front().value;
-      byLr[lr][variantOf(r)] = {e1, lastFinite(acc)};
-      statusOf[lr][variantOf(r)] = r.status;
+      QualityCell& c = byLr[lr][variantOf(r)];
+      c.seeds.push_back(seedOf(r));
+      c.epoch1.push_back(acc.empty() ? NAN : acc.front().value);
+      c.last.push_back(lastFinite(acc));
+      c.status.push_back(r.status);
       curves[lr].emplace_back(variantOf(r), std::move(d));
     }
     md_ << "| variant | lr | accuracy after epoch 1 | accuracy at the end | vs gpipe (points) | status |\n|---|---|---|---|---|---|\n";
     for (const auto& [lr, variants] : byLr) {
-      const double ref = variants.count("gpipe") ? variants.at("gpipe").second : NAN;
-      for (const auto& [v, acc] : variants) {
-        md_ << "| " << v << " | " << QString::fromStdString(lr) << " | " << num(acc.first) << " | " << num(acc.second) << " | "
-            << num((acc.second - ref) * 100, 2) << " | " << QString::fromStdString(statusOf[lr][v]) << " |\n";
-        into[lr][v] = acc.second;
+      const double ref = variants.count("gpipe") ? variants.at("gpipe").meanLast() : NAN;
+      for (const auto& [v, c] : variants) {
+        md_ << "| " << v << " | " << QString::fromStdString(lr) << " | " << c.show(c.epoch1) << " | " << c.show(c.last) << " | "
+            << num((c.meanLast() - ref) * 100, 2) << " | " << QString::fromStdString(c.statusText()) << " |\n";
+        into[lr][v] = c.meanLast();
       }
     }
     md_ << "\n";
-    qualityTargets(byLr, statusOf);
+    std::map<std::string, std::map<QString, std::pair<double, double>>> means;  // lr -> variant -> (epoch1, last)
+    std::map<std::string, std::map<QString, std::string>> statusOf;
+    for (const auto& [lr, variants] : byLr)
+      for (const auto& [v, c] : variants) {
+        means[lr][v] = {mean(c.epoch1), c.meanLast()};
+        statusOf[lr][v] = c.statusText();
+      }
+    qualityTargets(means, statusOf);
     for (auto& [lr, list] : curves) {
       CurvePlot plot;
       plot.setTitle(QString("ResNet-20, P = 11: test accuracy, lr = %1").arg(QString::fromStdString(lr)));
       plot.setAxisLabels("step", "test accuracy");
       plot.setLegendCorner(Qt::AlignBottom | Qt::AlignRight);  // the curves rise to the top right
       int i = 0;
+      std::map<QString, int> seen;  // a variant's later seeds keep its colour, dashed
+      std::map<QString, QColor> colour;
       for (auto& [v, d] : list) {
-        addStepSeries(plot, v, kPalette[i++ % 10], d.metric("eval/accuracy"));
+        if (!colour.count(v)) colour[v] = kPalette[i++ % 10];
+        const int nth = seen[v]++;
+        const QString label = byLr[lr][v].seeds.size() > 1 ? QString("%1 (seed %2)").arg(v).arg(byLr[lr][v].seeds[nth]) : v;
+        addStepSeries(plot, label, colour[v], d.metric("eval/accuracy"), nth > 0 ? Qt::DashLine : Qt::SolidLine);
       }
       plot.replot();
       const QString name = figure(QString("%1-lr%2.png").arg(figurePrefix, QString::fromStdString(lr)));
