@@ -139,7 +139,9 @@ class Report {
             "stages keep a reduced learning rate to the end; t1t2-dm is T1+T2 with each stage's momentum reduced by "
             "tau/(1+tau); t1t2-warmup is T1+T2 after one synchronous "
             "(gpipe) warm-up epoch in the same processes, so its epoch-1 figure is gpipe's exactly; t1t2-warmup0.25 "
-            "warms up for a quarter of an epoch only.");
+            "warms up for a quarter of an epoch only. Single runs of one variant differ by up to about a point between "
+            "seeds, as large as the target itself, so the variants the targets judge ran with a second seed at lr 0.1; "
+            "lr 0.3 asks whether the naive baseline breaks at a rate where gpipe still trains.");
     quality("study:quality-n8", "### 1c. Shorter delays: N = 8 microbatches, all 60,000 training images", "quality-n8", qualityN8_,
             "With 8 microbatches per minibatch (16 images each) a stage steps once per 8 microbatches, so stage 0's delay "
             "is ceil(10/8) = 2 optimizer steps instead of 5 with N = 2; gpipe is the same algorithm at any N (only "
