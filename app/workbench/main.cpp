@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "core/cli/commands.h"
@@ -25,18 +26,69 @@ bool hasDisplay() {
   return false;
 }
 
-std::string argValue(int argc, char** argv, const std::string& flag) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (flag == argv[i]) return argv[i + 1];
+constexpr const char* kUsage =
+    "usage: pipemare-workbench [--db FILE] [--experiment FILE] [--run] [--run-id ID] [--tab NAME]\n"
+    "  --db FILE          the run store (default: the user's data folder, pipemare/runs.db)\n"
+    "  --experiment FILE  open this experiment in the designer; without a display, run it headless\n"
+    "  --run              start the designed experiment at once (Live tab)\n"
+    "  --run-id ID        select this stored run (Runs tab) and show its trace (Timeline tab)\n"
+    "  --tab NAME         open on this tab: design, live, runs, sweeps, compare or timeline\n"
+    "  -h, --help         show this text\n"
+    "Without a display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM all unset) the experiment\n"
+    "(default: experiments/quickstart.json) runs headless, as `pipemare run` would.\n"
+    "Options with a single dash (-platform offscreen, -style fusion, ...) are Qt's.\n";
+
+struct Args {
+  std::string db, experiment, runId, tab;
+  bool run = false, help = false;
+};
+
+// Our options; a single-dash option (and the word after it) is left to Qt. Returns an error
+// message for a usage error, empty when the arguments are fine.
+std::string parseArgs(int argc, char** argv, Args& a) {
+  const std::map<std::string, std::string*> valued = {
+      {"--db", &a.db}, {"--experiment", &a.experiment}, {"--run-id", &a.runId}, {"--tab", &a.tab}};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      a.help = true;
+    } else if (arg == "--run") {
+      a.run = true;
+    } else if (auto it = valued.find(arg); it != valued.end()) {
+      if (i + 1 >= argc || std::string(argv[i + 1]).empty())
+        return "option " + arg + " needs a value";
+      *it->second = argv[++i];
+    } else if (arg.rfind("--", 0) == 0) {
+      return "unknown option '" + arg + "'";
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      if (i + 1 < argc && argv[i + 1][0] != '-') ++i;  // Qt's option and its value
+    } else {
+      return "unexpected argument '" + arg + "'";
+    }
+  }
+  if (!a.runId.empty()) {
+    char* end = nullptr;
+    std::strtoll(a.runId.c_str(), &end, 10);
+    if (end == a.runId.c_str() || *end != '\0') return "--run-id expects a run id (an integer), found '" + a.runId + "'";
+  }
   return "";
 }
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string db = argValue(argc, argv, "--db");
+  Args args;
+  if (const std::string error = parseArgs(argc, argv, args); !error.empty()) {
+    std::fprintf(stderr, "pipemare-workbench: %s\n%s", error.c_str(), kUsage);
+    return 2;
+  }
+  if (args.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::string db = args.db;
   if (db.empty()) db = pm::defaultDatabasePath();
   if (!hasDisplay()) {
-    std::string experiment = argValue(argc, argv, "--experiment");
+    std::string experiment = args.experiment;
     if (experiment.empty()) experiment = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/quickstart.json";
     std::fprintf(stderr, "pipemare-workbench: no display; running the default experiment headless: %s\n",
                  experiment.c_str());
@@ -52,24 +104,15 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("PipeMare Workbench");
   pm::ui::MainWindow w(db, QString::fromStdString(std::string(PIPEMARE_SOURCE_DIR) + "/experiments"));
   // --experiment FILE: open it in the designer.
-  const std::string experiment = argValue(argc, argv, "--experiment");
-  if (!experiment.empty()) w.designer()->loadFile(QString::fromStdString(experiment));
+  if (!args.experiment.empty()) w.designer()->loadFile(QString::fromStdString(args.experiment));
   // --run: start the designed experiment at once (opens the Live tab).
-  bool runNow = false;
-  for (int i = 1; i < argc; ++i) runNow = runNow || std::string(argv[i]) == "--run";
-  if (runNow) QTimer::singleShot(0, w.designer(), [&w] { w.designer()->requestRun(); });
+  if (args.run) QTimer::singleShot(0, w.designer(), [&w] { w.designer()->requestRun(); });
   // --run-id ID: select that run in the Runs tab and show its trace in the Timeline tab.
-  const std::string runId = argValue(argc, argv, "--run-id");
-  if (!runId.empty()) {
-    char* end = nullptr;
-    const long long id = std::strtoll(runId.c_str(), &end, 10);
-    if (end == runId.c_str() || *end != '\0' || !w.openRun(id, /*show=*/false))
-      std::fprintf(stderr, "pipemare-workbench: no run '%s' in the store\n", runId.c_str());
-  }
+  if (!args.runId.empty() && !w.openRun(std::strtoll(args.runId.c_str(), nullptr, 10), /*show=*/false))
+    std::fprintf(stderr, "pipemare-workbench: no run '%s' in the store\n", args.runId.c_str());
   // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline).
-  const std::string tab = argValue(argc, argv, "--tab");
-  if (!tab.empty() && !w.selectTab(QString::fromStdString(tab)))
-    std::fprintf(stderr, "pipemare-workbench: no tab named '%s'\n", tab.c_str());
+  if (!args.tab.empty() && !w.selectTab(QString::fromStdString(args.tab)))
+    std::fprintf(stderr, "pipemare-workbench: no tab named '%s'\n", args.tab.c_str());
   w.show();
   return app.exec();
 }

@@ -102,6 +102,34 @@ TEST_F(Cli, WorkbenchWithoutDisplayRunsTheDefaultExperimentHeadless) {
   EXPECT_EQ(store.listRuns()[0].status, "finished");
 }
 
+// The workbench's own options: a usage error exits 2 naming the option, before any run starts;
+// --help prints the options; Qt's single-dash options are left to Qt.
+TEST_F(Cli, WorkbenchRejectsBadOptions) {
+  const std::string wb = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
+  if (!fs::exists(wb)) GTEST_SKIP() << "workbench not built (PIPEMARE_BUILD_UI=OFF)";
+  const std::string headless = "env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + wb + " --db " + db_;
+  auto r = runCmd(headless + " --experiment " + exp("tiny-synthetic.json") + " --bogus");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown option '--bogus'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("usage: pipemare-workbench"), std::string::npos) << r.out;
+  r = runCmd(headless + " --experiment");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("option --experiment needs a value"), std::string::npos) << r.out;
+  r = runCmd(headless + " --run-id seven");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--run-id expects a run id (an integer), found 'seven'"), std::string::npos) << r.out;
+  r = runCmd(headless + " stray");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("unexpected argument 'stray'"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(db_)) << "a usage error must not start a run";
+  r = runCmd(wb + " --help");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--run-id ID"), std::string::npos) << r.out;
+  // A Qt option with its value passes the check (the headless run then goes ahead).
+  r = runCmd(headless + " -style fusion --experiment " + exp("tiny-synthetic.json"));
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 // export: CSV files, one JSON file and a Chrome trace whose complete events match the stored trace.
 TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
