@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
   planCmd->add_option("--schedule", plan.schedule, "schedule of the trace (default pipemare)");
   planCmd->add_option("--batch", plan.batch, "samples per minibatch (default N)");
   planCmd->add_option("--update-interval", plan.updateInterval, "pipedream microbatches per step (default N)");
+  planCmd->add_option("--warmup-fraction", plan.warmupFraction,
+                      "pipemare: share of the minibatches run first as gpipe (warm-up), for the hybrid's utilization");
   planCmd->add_option("--m", plan.m, "pipedream-2bw microbatches per step (default max(N, P))");
   planCmd->add_option("--trace-minibatches", plan.traceMinibatches, "minibatches simulated for the trace");
   planCmd->add_option("--flops", plan.flopsPerSecond, "FLOP/s per stage for simulated costs");

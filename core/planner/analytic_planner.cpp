@@ -38,6 +38,12 @@ double asynchronousUtilization(int P, int64_t T, const std::vector<double>& cost
   return static_cast<double>(T) * sum / (static_cast<double>(P) * (static_cast<double>(T - 1) * mx + sum));
 }
 
+double hybridUtilization(double f, double uFirst, double uRest) {
+  if (!(f >= 0 && f <= 1)) throw std::invalid_argument("warm-up fraction must be in [0, 1]");
+  if (!(uFirst > 0 && uFirst <= 1) || !(uRest > 0 && uRest <= 1)) throw std::invalid_argument("utilization must be in (0, 1]");
+  return 1.0 / (f / uFirst + (1.0 - f) / uRest);
+}
+
 DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec) {
   DelayParams dp;
   dp.schedule = schedule;
@@ -87,6 +93,10 @@ const SchedulePlan& PlanComparison::plan(PlanSchedule s) const {
 
 double PlanComparison::utilizationRatio() const {
   return plan(PlanSchedule::PipeMare).utilization / plan(PlanSchedule::GPipe).utilization;
+}
+
+double PlanComparison::warmupUtilization() const {
+  return hybridUtilization(spec.warmupFraction, plan(PlanSchedule::GPipe).utilization, plan(PlanSchedule::PipeMare).utilization);
 }
 
 double PlanComparison::memoryRatio() const {

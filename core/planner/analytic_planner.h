@@ -21,6 +21,7 @@ struct PlanSpec {
   int m = 0;                        // pipedream-2bw: microbatches per step (0 = max(N, P)), >= P
   int64_t totalMicrobatches = 0;    // asynchronous utilization over T microbatches (0 = steady state)
   std::vector<double> stageCosts;   // forward+backward time per stage (empty = equal stages)
+  double warmupFraction = 0;        // pipemare: share of the minibatches run first as gpipe (warm-up), 0..1
 };
 
 struct StagePlan {
@@ -50,6 +51,12 @@ double synchronousUtilization(int stages, int microbatches, const std::vector<do
 // microbatches with one fill and drain T*sum(c) / (P * ((T-1)*max(c) + sum(c))), T/(T+P-1) equal.
 double asynchronousUtilization(int stages, int64_t totalMicrobatches, const std::vector<double>& costs);
 
+// A run whose first `fraction` of the minibatches go at utilization uFirst and the rest at uRest
+// (pipemare after a synchronous warm-up): the time-weighted mix, 1 / (f/uFirst + (1-f)/uRest),
+// since each minibatch is the same work. Throws std::invalid_argument for f outside [0, 1] or a
+// utilization outside (0, 1].
+double hybridUtilization(double fraction, double uFirst, double uRest);
+
 // The delay-model parameters of `schedule` over `stages` stages under `spec`.
 DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec);
 
@@ -61,6 +68,9 @@ struct PlanComparison {
   std::vector<SchedulePlan> plans;  // in allPlanSchedules() order
   const SchedulePlan& plan(PlanSchedule s) const;
   double utilizationRatio() const;    // pipemare / gpipe utilization
+  // pipemare after its warm-up (spec.warmupFraction of the minibatches as gpipe): the hybrid's
+  // utilization; pipemare's own without a warm-up.
+  double warmupUtilization() const;
   double memoryRatio() const;         // weight+optimizer memory, pipedream / pipemare+T2 (sum over stages)
   double memoryRatioNoDelta() const;  // weight+optimizer memory, pipedream / pipemare without T2
 };

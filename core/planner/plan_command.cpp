@@ -1,5 +1,6 @@
 #include "core/planner/plan_command.h"
 
+#include <cstdio>
 #include <iostream>
 #include <stdexcept>
 
@@ -41,11 +42,17 @@ int run(const PlanOptions& o, std::ostream& out) {
                                " samples (or 0 for one sample per microbatch), found " + std::to_string(o.batch));
   if (o.updateInterval < 0) throw Usage("--update-interval", "expected >= 1 (or 0 for N)");
   if (o.traceMinibatches < 1) throw Usage("--trace-minibatches", "expected >= 1");
+  if (!(o.warmupFraction >= 0 && o.warmupFraction <= 1)) {
+    char found[32];
+    std::snprintf(found, sizeof found, "%g", o.warmupFraction);
+    throw Usage("--warmup-fraction", std::string("expected a share of the minibatches in [0, 1], found ") + found);
+  }
   if (!(o.flopsPerSecond > 0)) throw Usage("--flops", "expected a FLOP rate > 0");
   if (!(o.linkLatency >= 0) || !(o.linkBandwidth >= 0)) throw Usage("--link", "latency and bandwidth must be >= 0");
   spec.microbatches = o.microbatches;
   spec.updateInterval = o.updateInterval;
   spec.m = o.m;
+  spec.warmupFraction = o.warmupFraction;
 
   const ModelProfile& prof = cachedModelProfile(o.model, o.context);  // ConfigError: unknown model
   const int available = static_cast<int>(gran == Granularity::Layers ? prof.layers.size() : prof.units.size());

@@ -26,6 +26,7 @@ struct PlanOptions {
   double flopsPerSecond = 1e12;   // per stage, for the simulated costs (backward = 2x forward)
   double linkLatency = 0;         // seconds per message
   double linkBandwidth = 0;       // bytes per second; 0 = infinite
+  double warmupFraction = 0;      // pipemare: share of the minibatches run first as gpipe (0..1)
 };
 
 // Returns 0, 2 for bad input (unknown model / schedule / optimizer / timing / granularity,

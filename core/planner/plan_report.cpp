@@ -70,6 +70,13 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
   const auto& pt = c.plan(PlanSchedule::PipeMareT2);
   out << "\nutilization pipemare/gpipe: " << fmt("%.2f", c.utilizationRatio()) << "x (" << fmt("%.3f", mare.utilization)
       << " vs " << fmt("%.3f", gp.utilization) << ")\n";
+  if (c.spec.warmupFraction > 0) {
+    const double u = c.warmupUtilization();
+    out << "pipemare after a synchronous warm-up (gpipe) of " << fmt("%.0f", c.spec.warmupFraction * 100)
+        << " % of the minibatches: utilization " << fmt("%.3f", u) << " (time-weighted: " << fmt("%.3f", gp.utilization)
+        << " during the warm-up, then " << fmt("%.3f", mare.utilization) << "), " << fmt("%.2f", u / gp.utilization)
+        << "x gpipe\n";
+  }
   out << "weight+optimizer memory pipedream/pipemare+T2: " << fmt("%.2f", c.memoryRatio()) << "x ("
       << mib(pd.total.weightAndOptimizer()) << " MiB vs " << mib(pt.total.weightAndOptimizer())
       << " MiB, summed over stages); pipedream/pipemare without T2: " << fmt("%.2f", c.memoryRatioNoDelta()) << "x\n";
@@ -128,6 +135,8 @@ Json planReportJson(const PlanReport& r) {
                                     {"memory", memByStage}}}});
   }
   j["schedules"] = std::move(plans);
+  j["warmup_fraction"] = c.spec.warmupFraction;
+  j["utilization_pipemare_with_warmup"] = c.warmupUtilization();
   j["ratios"] = {{"utilization_pipemare_over_gpipe", c.utilizationRatio()},
                  {"weight_optimizer_memory_pipedream_over_pipemare_t2", c.memoryRatio()},
                  {"weight_optimizer_memory_pipedream_over_pipemare", c.memoryRatioNoDelta()}};

@@ -207,3 +207,22 @@ TEST(PlannerPanel, TimingFollowsTheExperimentsPipelineTiming) {
   panel.setExperiment(e);
   EXPECT_EQ(panel.timingModel(), "paper");
 }
+
+// A pipemare design with a synchronous warm-up: the panel asks the planner for the hybrid and
+// says its time-weighted utilization (ResNet-20, P = 11, N = 2, 1 of 3 epochs as gpipe: 0.375).
+TEST(PlannerPanel, ShowsTheUtilizationOfAWarmUp) {
+  pm::test::app();
+  pm::ui::PlannerPanel panel(kPipemare);
+  QSignalSpy planned(&panel, &pm::ui::PlannerPanel::planned);
+  nlohmann::json e = {{"model", {{"name", "resnet20"}}},
+                      {"data", {{"batch_size", 128}}},
+                      {"pipeline", {{"schedule", "pipemare"}, {"stages", 11}, {"microbatches", 2}, {"timing", "1f1b"}}},
+                      {"pipemare", {{"t1", true}, {"t2", true}, {"warmup_epochs", 1}}},
+                      {"optimizer", {{"name", "sgd"}, {"momentum", 0.9}}},
+                      {"training", {{"epochs", 3}}}};
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  EXPECT_TRUE(panel.statusText().contains("With its warm-up (33 % of the run as gpipe) pipemare's utilization is 0.375"))
+      << panel.statusText().toStdString();
+  EXPECT_NEAR(panel.plan().value("utilization_pipemare_with_warmup", 0.0), 0.375, 1e-9);
+}

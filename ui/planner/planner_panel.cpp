@@ -1,5 +1,6 @@
 #include "ui/planner/planner_panel.h"
 
+#include <algorithm>
 #include <QComboBox>
 #include <QFile>
 #include <QHBoxLayout>
@@ -128,6 +129,11 @@ void PlannerPanel::runPlanner() {
   const int m = pipe.value("update_interval", 1);
   if (pipe.value("schedule", std::string()) == "pipedream-2bw") args << "--m" << QString::number(m);
   if (pipe.value("schedule", std::string()) == "pipedream") args << "--update-interval" << QString::number(m);
+  // pipemare with a synchronous warm-up: the share of the run's epochs it takes.
+  const double warmup = experiment_["pipemare"].value("warmup_epochs", 0.0);
+  const double epochs = experiment_["training"].value("epochs", 0.0);
+  if (pipe.value("schedule", std::string()) == "pipemare" && warmup > 0 && epochs > 0)
+    args << "--warmup-fraction" << QString::number(std::min(1.0, warmup / epochs), 'g', 17);
   shownSchedule_ = schedule;
   status_->setText(tr("planning..."));
   proc_->start(binary_, args);
@@ -165,6 +171,11 @@ void PlannerPanel::showPlan() {
                        .arg(QString::fromStdString(plan_.value("timing", std::string())))
                        .arg(ratios.value("utilization_pipemare_over_gpipe", 0.0), 0, 'f', 2)
                        .arg(ratios.value("weight_optimizer_memory_pipedream_over_pipemare_t2", 0.0), 0, 'f', 2));
+  if (plan_.value("warmup_fraction", 0.0) > 0)
+    status_->setText(status_->text() + " " +
+                     tr("With its warm-up (%1 % of the run as gpipe) pipemare's utilization is %2, time-weighted.")
+                         .arg(plan_.value("warmup_fraction", 0.0) * 100, 0, 'f', 0)
+                         .arg(plan_.value("utilization_pipemare_with_warmup", 0.0), 0, 'f', 3));
 
   // The simulated timeline of the experiment's schedule.
   QFile f(tmp_->filePath("plan-trace.json"));

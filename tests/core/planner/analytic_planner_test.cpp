@@ -167,6 +167,18 @@ TEST(AnalyticPlanner, SoftwareModelMatchesEngineLists) {
   EXPECT_NE(accountingText(spec(N)).find("paper"), std::string::npos);
 }
 
+// The hybrid of a warm-up is time-weighted: each minibatch is the same work, so the time of a
+// phase is its share over its utilization.
+TEST(AnalyticPlanner, HybridUtilizationIsTimeWeighted) {
+  EXPECT_DOUBLE_EQ(hybridUtilization(0, 0.2, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(hybridUtilization(1, 0.2, 1.0), 0.2);
+  EXPECT_DOUBLE_EQ(hybridUtilization(0.5, 0.25, 1.0), 0.4);  // times 2 and 0.5: 1 / 2.5
+  EXPECT_DOUBLE_EQ(hybridUtilization(0.25, 0.5, 0.5), 0.5);
+  EXPECT_THROW(hybridUtilization(-0.1, 0.5, 1.0), std::invalid_argument);
+  EXPECT_THROW(hybridUtilization(0.5, 0.0, 1.0), std::invalid_argument);
+  EXPECT_THROW(hybridUtilization(0.5, 0.5, 1.5), std::invalid_argument);
+}
+
 TEST(AnalyticPlanner, RejectsBadInput) {
   EXPECT_THROW(planSchedule(PlanSchedule::GPipe, {}, spec(4)), std::invalid_argument);
   EXPECT_THROW(planSchedule(PlanSchedule::GPipe, equalStages(3), spec(0)), std::invalid_argument);

@@ -72,6 +72,33 @@ TEST(PlanCommand, TextTableHasOneRowPerScheduleAndTheRatios) {
   EXPECT_NE(r.out.find("pipedream/pipemare+T2: 2.72x"), std::string::npos) << r.out;
 }
 
+// A warm-up: the hybrid's utilization, time-weighted. ResNet-20 at P = 11, N = 2 (the study):
+// gpipe 2/12; a third of the minibatches as gpipe, then pipemare at 1: 1 / (6/3 + 2/3) = 0.375.
+TEST(PlanCommand, WarmupGivesTheHybridsUtilization) {
+  PlanOptions o;
+  o.model = "resnet20";
+  o.granularity = "units";
+  o.stages = 11;
+  o.microbatches = 2;
+  o.timing = "1f1b";
+  o.warmupFraction = 1.0 / 3.0;
+  auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("pipemare after a synchronous warm-up (gpipe) of 33 % of the minibatches: utilization 0.375 "
+                       "(time-weighted: 0.167 during the warm-up, then 1.000), 2.25x gpipe"),
+            std::string::npos)
+      << r.out;
+  o.json = true;
+  r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["utilization_pipemare_with_warmup"].get<double>(), 0.375, 1e-12);
+  o.json = false;
+  o.warmupFraction = 0;
+  r = plan(o);
+  EXPECT_EQ(r.out.find("warm-up"), std::string::npos) << r.out;  // no warm-up, no line
+}
+
 TEST(PlanCommand, UnitsGranularityAndTrace) {
   const auto path = std::filesystem::temp_directory_path() / ("plan_trace_" + std::to_string(::getpid()) + ".json");
   PlanOptions o;
@@ -119,6 +146,7 @@ TEST(PlanCommand, BadInputReturns2WithAMessage) {
   bad([](PlanOptions& o) { o.schedule = "pipemore"; }, "--schedule");
   bad([](PlanOptions& o) { o.microbatches = 0; }, "--microbatches");
   bad([](PlanOptions& o) { o.m = 2; }, "m >= P");
+  bad([](PlanOptions& o) { o.warmupFraction = 1.5; }, "--warmup-fraction: expected a share of the minibatches in [0, 1], found 1.5");
   PlanOptions ok;
   ok.model = "mlp";
   ok.stages = 0;  // one per weight layer
