@@ -146,6 +146,11 @@ TEST(StudyReport, QualitySectionAveragesSeeds) {
     add("t1t2", 1, 0.8000, 0.9000, "finished");
     add("t1t2", 2, 0.8200, 0.9080, "finished");
     add("naive", 1, 0.7000, 0.8500, "finished");
+    const std::string warm = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"training":{"seed":1,"epochs":3},)"
+                             R"("pipemare":{"warmup_epochs":1},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
+    const int64_t w = store.createRun("study-resnet20-t1t2-warmup [optimizer.lr=0.1]", warm, {"study:quality-full", "optimizer.lr=0.1"});
+    store.appendMetric(w, "eval/accuracy", 1407, 3.0, 0.9100);
+    store.setStatus(w, "finished");
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
@@ -158,6 +163,11 @@ TEST(StudyReport, QualitySectionAveragesSeeds) {
   EXPECT_TRUE(md.contains("| naive | 0.1 | 0.7000 | 0.8500 | -6.20 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("T1+T2 within 1.0 point of gpipe: lr 0.1 -0.80 (met)")) << md.toStdString();
   EXPECT_TRUE(md.contains("at the highest learning rate (0.1): -6.20 (met)")) << md.toStdString();
+  // The warm-up's price: 1 / (6/3 + 2/3) = 0.375 against gpipe's 2/12.
+  EXPECT_TRUE(md.contains("**What the warm-up costs** (planner, equal stages, P = 11, N = 2; the hybrid's utilization is "
+                          "time-weighted): gpipe 0.167, pipemare 1.000 (6.00x gpipe); t1t2-warmup (1 of 3 epochs as gpipe) "
+                          "0.375 (2.25x)."))
+      << md.toStdString();
 }
 
 // The issue's quality targets, judged per regime: T1+T2 within 1.0 point of gpipe at each
@@ -214,6 +224,7 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
                           "T1+T2 after a warm-up epoch within 1.0 point of gpipe: lr 0.1 -0.50 (met); naive"))
       << md.toStdString();
   EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.1: T1+T2 with K = 3 epochs -1.20 points vs gpipe")) << md.toStdString();
+  EXPECT_FALSE(md.contains("What the warm-up costs")) << "no run's configuration has a warm-up";
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "core/analysis/speedup_breakdown.h"
 #include "core/analysis/run_summary.h"
 #include "core/analysis/sweep_tags.h"
+#include "core/pipeline/utilization.h"
 #include "core/store/run_store.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/plots/gantt_plot.h"
@@ -219,6 +220,7 @@ class Report {
         statusOf[lr][v] = c.statusText();
       }
     qualityTargets(means, statusOf);
+    warmupCost(runs);
     for (auto& [lr, list] : curves) {
       CurvePlot plot;
       plot.setTitle(QString("ResNet-20, P = 11: test accuracy, lr = %1").arg(QString::fromStdString(lr)));
@@ -277,6 +279,30 @@ class Report {
     if (within.isEmpty()) return;
     md_ << "**Targets** (after the last epoch): " << within.join("; ") << ".";
     md_ << "\n\n";
+  }
+
+  // What a synchronous warm-up costs in utilization, beside what it buys in accuracy: the
+  // planner's figures (equal stages) for gpipe, pipemare, and each warm-up variant's hybrid.
+  void warmupCost(const std::vector<RunRecord>& runs) {
+    std::map<QString, std::pair<double, double>> warmups;  // variant -> (warmup_epochs, epochs)
+    for (const auto& r : runs) {
+      const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
+      const double w = cfg.value("pipemare").toObject().value("warmup_epochs").toDouble(0);
+      const double epochs = cfg.value("training").toObject().value("epochs").toDouble(0);
+      if (w > 0 && epochs > 0) warmups[variantOf(r)] = {w, epochs};
+    }
+    if (warmups.empty()) return;
+    const RunRecord& any = runs.front();
+    const double ug = synchronousUtilization(any.stages, any.microbatches, {});
+    const double um = asynchronousUtilization(any.stages, 0, {});
+    QStringList parts;
+    for (const auto& [v, we] : warmups) {
+      const double u = hybridUtilization(std::min(1.0, we.first / we.second), ug, um);
+      parts << QString("%1 (%2 of %3 epochs as gpipe) %4 (%5x)").arg(v).arg(we.first).arg(we.second).arg(num(u, 3)).arg(num(u / ug, 2));
+    }
+    md_ << "**What the warm-up costs** (planner, equal stages, P = " << any.stages << ", N = " << any.microbatches
+        << "; the hybrid's utilization is time-weighted): gpipe " << num(ug, 3) << ", pipemare " << num(um, 3) << " ("
+        << num(um / ug, 2) << "x gpipe); " << parts.join("; ") << ".\n\n";
   }
 
   // (2) Language model.
