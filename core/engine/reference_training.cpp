@@ -9,6 +9,8 @@
 namespace pm {
 
 ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps) {
+  torch::set_num_threads(e.execution.threads_per_stage);  // as many threads as one stage has
+  setBlasThreads(e.execution.threads_per_stage);
   auto train = makeBatchSource(e, true);
   TrainingPlan plan(e, train->size());
   auto units = buildModel(e.model.name, e.training.seed);

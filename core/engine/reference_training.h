@@ -1,7 +1,7 @@
 #pragma once
 // Non-pipelined training of an experiment: the whole model in one module, each minibatch split
 // into the same N microbatches with gradient accumulation, one optimizer step per minibatch (base
-// learning rate). The reference the pipelined schedules are checked against, and the plain
+// learning rate), with the intra-op and BLAS threads of one stage. The reference the pipelined schedules are checked against, and the plain
 // LibTorch loop the engine is benchmarked against.
 #include <torch/torch.h>
 

@@ -60,33 +60,77 @@ std::vector<std::vector<torch::Tensor>> loadStages(const fs::path& dir, int stag
   return out;
 }
 
-// Splits the reference state (whole model) the same way: per stage, its units' parameters then buffers.
-void expectSameWeights(const Experiment& e, const std::vector<std::vector<torch::Tensor>>& stages,
-                       const Partition& part, double rtol) {
-  auto ref = referenceTraining(e);
+// Pipelined and non-pipelined training add the same float32 terms, but a BLAS or convolution
+// kernel may block or thread a reduction differently (CPU model, OpenBLAS kernel, thread count), and
+// BatchNorm over 4-sample microbatches amplifies the rounding. Measured (cnn, 4 steps): the reference
+// at 2 threads against the engine at 1 differs by up to 3.2% of the distance training moved a tensor,
+// while a quarter less learning rate or BatchNorm over whole minibatches differ by about 140%. So
+// each tensor is judged by its gap to the reference as a fraction of how far the reference moved it
+// from its initial value, with the line drawn between the two; integer buffers (BatchNorm's batch
+// counters) must be equal.
+constexpr double kAllowedGap = 0.2;
+
+struct WeightGap {
+  double worst = 0;  // largest max|stage - ref| / (max|ref - init| + 1e-6) over all float tensors
+  std::string where;
+  int64_t integerMismatches = 0;
+};
+
+// Splits the reference state (whole model) the same way as the stages: per stage, its units'
+// parameters then buffers.
+WeightGap gapToReference(const Experiment& e, const std::vector<torch::Tensor>& ref,
+                         const std::vector<std::vector<torch::Tensor>>& stages, const Partition& part) {
   auto units = buildModel(e.model.name, e.training.seed);
   // Reference order: all parameters (unit order), then all buffers (unit order).
+  std::vector<torch::Tensor> initParams, initBuffers;
   std::vector<int64_t> paramsPerUnit, buffersPerUnit;
   for (const auto& u : units) {
+    for (const auto& t : u.module.ptr()->parameters()) initParams.push_back(t.detach().clone());
+    for (const auto& t : u.module.ptr()->buffers()) initBuffers.push_back(t.detach().clone());
     paramsPerUnit.push_back(static_cast<int64_t>(u.module.ptr()->parameters().size()));
     buffersPerUnit.push_back(static_cast<int64_t>(u.module.ptr()->buffers().size()));
   }
-  int64_t totalParams = 0;
-  for (auto n : paramsPerUnit) totalParams += n;
-  int64_t pOff = 0, bOff = totalParams;
+  WeightGap g;
+  auto judge = [&](const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& init,
+                   const std::string& what) {
+    if (!want.is_floating_point()) {
+      if (!torch::equal(got, want)) ++g.integerMismatches;
+      return;
+    }
+    const double moved = (want.to(torch::kDouble) - init.to(torch::kDouble)).abs().max().item<double>();
+    const double gap = (got.to(torch::kDouble) - want.to(torch::kDouble)).abs().max().item<double>();
+    const double rel = gap / (moved + 1e-6);
+    if (rel > g.worst) {
+      g.worst = rel;
+      g.where = what + " (gap " + std::to_string(gap) + ", moved " + std::to_string(moved) + ")";
+    }
+  };
+  const auto totalParams = static_cast<int64_t>(initParams.size());
+  int64_t pOff = 0, bOff = 0;
   for (int s = 0; s < part.stages(); ++s) {
     size_t i = 0;
     for (int u = part.begin[s]; u < part.end[s]; ++u)
       for (int64_t k = 0; k < paramsPerUnit[u]; ++k, ++i, ++pOff) {
-        ASSERT_LT(i, stages[s].size());
-        EXPECT_TRUE(torch::allclose(stages[s][i], ref[pOff], rtol, 1e-6)) << "stage " << s << " parameter " << i
-                                                                           << " max diff " << (stages[s][i] - ref[pOff]).abs().max().item<double>();
+        EXPECT_LT(i, stages[s].size());
+        if (i >= stages[s].size()) return g;
+        judge(stages[s][i], ref[pOff], initParams[pOff], "stage " + std::to_string(s) + " parameter " + std::to_string(i));
       }
     for (int u = part.begin[s]; u < part.end[s]; ++u)
-      for (int64_t k = 0; k < buffersPerUnit[u]; ++k, ++i, ++bOff)
-        EXPECT_TRUE(torch::allclose(stages[s][i].to(torch::kDouble), ref[bOff].to(torch::kDouble), rtol, 1e-6))
-            << "stage " << s << " buffer " << i;
+      for (int64_t k = 0; k < buffersPerUnit[u]; ++k, ++i, ++bOff) {
+        EXPECT_LT(i, stages[s].size());
+        if (i >= stages[s].size()) return g;
+        judge(stages[s][i], ref[totalParams + bOff], initBuffers[bOff],
+              "stage " + std::to_string(s) + " buffer " + std::to_string(i));
+      }
   }
+  return g;
+}
+
+void expectSameWeights(const Experiment& e, const std::vector<std::vector<torch::Tensor>>& stages,
+                       const Partition& part) {
+  const WeightGap g = gapToReference(e, referenceTraining(e), stages, part);
+  EXPECT_LT(g.worst, kAllowedGap) << "worst: " << g.where;
+  EXPECT_EQ(g.integerMismatches, 0);
 }
 
 }  // namespace
@@ -134,7 +178,19 @@ TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
       RunOutcome out = runSingleProcess(e, sink, nullptr, opts);
       ASSERT_EQ(out.status, "finished") << out.message;
       SCOPED_TRACE(std::string(schedule) + " P=" + std::to_string(P));
-      expectSameWeights(e, loadStages(tmp.dir, P), resolvePartition(e), 1e-5);
+      const auto stages = loadStages(tmp.dir, P);
+      expectSameWeights(e, stages, resolvePartition(e));
+      if (std::string(schedule) == "gpipe" && P == 2) {
+        // The allowance tells errors apart: a quarter less learning rate (as if one microbatch's
+        // gradient were lost) and BatchNorm over whole minibatches both exceed it.
+        Experiment lessLr = e;
+        lessLr.optimizer.lr *= 0.75;
+        EXPECT_GT(gapToReference(e, referenceTraining(lessLr), stages, resolvePartition(e)).worst, kAllowedGap);
+        Experiment oneMicrobatch = e;
+        oneMicrobatch.pipeline.microbatches = 1;
+        EXPECT_GT(gapToReference(e, referenceTraining(oneMicrobatch), stages, resolvePartition(e)).worst,
+                  kAllowedGap);
+      }
     }
   }
 }
@@ -153,7 +209,7 @@ TEST(PipelineEngine, GPipeWithRecomputeMatchesAndKeepsBatchNormStatisticsSingle)
   opts.saveStateDir = tmp.dir.string();
   ASSERT_EQ(runSingleProcess(e, sink, nullptr, opts).status, "finished");
   // Running statistics equal the reference's: the recomputed forward did not update them again.
-  expectSameWeights(e, loadStages(tmp.dir, 2), resolvePartition(e), 1e-5);
+  expectSameWeights(e, loadStages(tmp.dir, 2), resolvePartition(e));
 }
 
 TEST(PipelineEngine, DivergenceGuardStopsTheRun) {
