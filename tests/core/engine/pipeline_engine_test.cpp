@@ -60,20 +60,19 @@ std::vector<std::vector<torch::Tensor>> loadStages(const fs::path& dir, int stag
   return out;
 }
 
-// Pipelined and non-pipelined training add the same float32 terms, but a BLAS or convolution
-// kernel may block or thread a reduction differently (CPU model, OpenBLAS kernel, thread count), and
-// BatchNorm over 4-sample microbatches amplifies the rounding. Measured (cnn, 4 steps): the reference
-// at 2 threads against the engine at 1 differs by up to 3.2% of the distance training moved a tensor,
-// while a quarter less learning rate or BatchNorm over whole minibatches differ by about 140%. So
-// each tensor is judged by its gap to the reference as a fraction of how far the reference moved it
-// from its initial value, with the line drawn between the two; integer buffers (BatchNorm's batch
-// counters) must be equal.
-constexpr double kAllowedGap = 0.2;
+// The criterion: every tensor allclose to the reference with relative tolerance 1e-5
+// (absolute 1e-6). Pipelined and non-pipelined training add the same float32 terms, but a kernel
+// may block or thread a reduction differently (CPU model, OpenBLAS kernel, thread count), so the
+// comparison must not hinge on the last bit: the experiments below use a learning rate (0.01) at
+// which such rounding stays rounding. Measured: the reference at 2 or 4 threads against the engine
+// at 1 uses at most 0.05 of the tolerance, while at lr 0.05 BatchNorm over 4-sample microbatches
+// amplifies it 30-fold past it within 4 steps.
+constexpr double kRtol = 1e-5, kAtol = 1e-6;
+constexpr double kLearningRate = 0.01;
 
 struct WeightGap {
-  double worst = 0;  // largest max|stage - ref| / (max|ref - init| + 1e-6) over all float tensors
+  double worst = 0;  // max over elements of |stage - ref| / (kAtol + kRtol |ref|): allclose iff <= 1
   std::string where;
-  int64_t integerMismatches = 0;
 };
 
 // Splits the reference state (whole model) the same way as the stages: per stage, its units'
@@ -82,45 +81,36 @@ WeightGap gapToReference(const Experiment& e, const std::vector<torch::Tensor>& 
                          const std::vector<std::vector<torch::Tensor>>& stages, const Partition& part) {
   auto units = buildModel(e.model.name, e.training.seed);
   // Reference order: all parameters (unit order), then all buffers (unit order).
-  std::vector<torch::Tensor> initParams, initBuffers;
   std::vector<int64_t> paramsPerUnit, buffersPerUnit;
   for (const auto& u : units) {
-    for (const auto& t : u.module.ptr()->parameters()) initParams.push_back(t.detach().clone());
-    for (const auto& t : u.module.ptr()->buffers()) initBuffers.push_back(t.detach().clone());
     paramsPerUnit.push_back(static_cast<int64_t>(u.module.ptr()->parameters().size()));
     buffersPerUnit.push_back(static_cast<int64_t>(u.module.ptr()->buffers().size()));
   }
   WeightGap g;
-  auto judge = [&](const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& init,
-                   const std::string& what) {
-    if (!want.is_floating_point()) {
-      if (!torch::equal(got, want)) ++g.integerMismatches;
-      return;
-    }
-    const double moved = (want.to(torch::kDouble) - init.to(torch::kDouble)).abs().max().item<double>();
-    const double gap = (got.to(torch::kDouble) - want.to(torch::kDouble)).abs().max().item<double>();
-    const double rel = gap / (moved + 1e-6);
-    if (rel > g.worst) {
-      g.worst = rel;
-      g.where = what + " (gap " + std::to_string(gap) + ", moved " + std::to_string(moved) + ")";
+  auto judge = [&](const torch::Tensor& got, const torch::Tensor& want, const std::string& what) {
+    const auto w = want.to(torch::kDouble);
+    const double m = ((got.to(torch::kDouble) - w).abs() / (kAtol + kRtol * w.abs())).max().item<double>();
+    if (m > g.worst) {
+      g.worst = m;
+      g.where = what;
     }
   };
-  const auto totalParams = static_cast<int64_t>(initParams.size());
-  int64_t pOff = 0, bOff = 0;
+  int64_t totalParams = 0;
+  for (auto n : paramsPerUnit) totalParams += n;
+  int64_t pOff = 0, bOff = totalParams;
   for (int s = 0; s < part.stages(); ++s) {
     size_t i = 0;
     for (int u = part.begin[s]; u < part.end[s]; ++u)
       for (int64_t k = 0; k < paramsPerUnit[u]; ++k, ++i, ++pOff) {
         EXPECT_LT(i, stages[s].size());
         if (i >= stages[s].size()) return g;
-        judge(stages[s][i], ref[pOff], initParams[pOff], "stage " + std::to_string(s) + " parameter " + std::to_string(i));
+        judge(stages[s][i], ref[pOff], "stage " + std::to_string(s) + " parameter " + std::to_string(i));
       }
     for (int u = part.begin[s]; u < part.end[s]; ++u)
       for (int64_t k = 0; k < buffersPerUnit[u]; ++k, ++i, ++bOff) {
         EXPECT_LT(i, stages[s].size());
         if (i >= stages[s].size()) return g;
-        judge(stages[s][i], ref[totalParams + bOff], initBuffers[bOff],
-              "stage " + std::to_string(s) + " buffer " + std::to_string(i));
+        judge(stages[s][i], ref[bOff], "stage " + std::to_string(s) + " buffer " + std::to_string(i));
       }
   }
   return g;
@@ -129,8 +119,8 @@ WeightGap gapToReference(const Experiment& e, const std::vector<torch::Tensor>& 
 void expectSameWeights(const Experiment& e, const std::vector<std::vector<torch::Tensor>>& stages,
                        const Partition& part) {
   const WeightGap g = gapToReference(e, referenceTraining(e), stages, part);
-  EXPECT_LT(g.worst, kAllowedGap) << "worst: " << g.where;
-  EXPECT_EQ(g.integerMismatches, 0);
+  EXPECT_LE(g.worst, 1.0) << "not allclose (rtol " << kRtol << "): " << g.where << " uses " << g.worst
+                          << " times the tolerance";
 }
 
 }  // namespace
@@ -170,6 +160,7 @@ TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
       e.pipeline.microbatches = 4;
       e.pipeline.stages = P;
       e.pipeline.schedule = schedule;
+      e.optimizer.lr = kLearningRate;
       e.training.steps = 4;
       e.training.eval_interval = 2;
       MemorySink sink;
@@ -181,15 +172,14 @@ TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
       const auto stages = loadStages(tmp.dir, P);
       expectSameWeights(e, stages, resolvePartition(e));
       if (std::string(schedule) == "gpipe" && P == 2) {
-        // The allowance tells errors apart: a quarter less learning rate (as if one microbatch's
-        // gradient were lost) and BatchNorm over whole minibatches both exceed it.
+        // The check tells errors apart: a quarter less learning rate (as if one microbatch's
+        // gradient were lost) and BatchNorm over whole minibatches both fail it by far.
         Experiment lessLr = e;
         lessLr.optimizer.lr *= 0.75;
-        EXPECT_GT(gapToReference(e, referenceTraining(lessLr), stages, resolvePartition(e)).worst, kAllowedGap);
+        EXPECT_GT(gapToReference(e, referenceTraining(lessLr), stages, resolvePartition(e)).worst, 100.0);
         Experiment oneMicrobatch = e;
         oneMicrobatch.pipeline.microbatches = 1;
-        EXPECT_GT(gapToReference(e, referenceTraining(oneMicrobatch), stages, resolvePartition(e)).worst,
-                  kAllowedGap);
+        EXPECT_GT(gapToReference(e, referenceTraining(oneMicrobatch), stages, resolvePartition(e)).worst, 100.0);
       }
     }
   }
@@ -203,6 +193,7 @@ TEST(PipelineEngine, GPipeWithRecomputeMatchesAndKeepsBatchNormStatisticsSingle)
   e.pipeline.microbatches = 4;
   e.pipeline.stages = 2;
   e.pipeline.recompute = true;
+  e.optimizer.lr = kLearningRate;
   e.training.steps = 3;
   MemorySink sink;
   EngineOptions opts;
