@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "core/analysis/speedup_breakdown.h"
 #include "core/engine/batch_source.h"
 #include "core/engine/optimizer_factory.h"
@@ -244,13 +246,21 @@ int main(int argc, char** argv) {
   std::string pipemare = dir.substr(0, dir.rfind('/')) + "/../bin/pipemare";
   std::string python = "/usr/bin/python3";
   std::string only;  // ",gpipe,pipemare/paper,": just those P = 2 rows (and skip figures 1 and 2)
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--steps")) steps = std::atoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--pipemare")) pipemare = argv[i + 1];
-    if (!std::strcmp(argv[i], "--python")) python = argv[i + 1];
-    if (!std::strcmp(argv[i], "--schedules")) only = std::string(",") + argv[i + 1] + ",";
+  std::string schedules;
+  CLI::App app{"engine_bench: cnn, batch 128: the P = 1 engine against a plain LibTorch loop, the machine's 2-core "
+               "ceiling, and real P = 2 runs of every schedule against P = 1 (throughput, utilization, planner error)"};
+  app.add_option("--runs", runs, "runs per figure (the median is printed)")->check(CLI::Range(1, 100));
+  app.add_option("--steps", steps, "training steps per run")->check(CLI::Range(int64_t{3}, int64_t{1000000}));
+  app.add_option("--pipemare", pipemare, "the pipemare binary the real runs use")->check(CLI::ExistingFile);
+  app.add_option("--python", python, "python3 with torch, for the PyTorch comparison");
+  app.add_option("--schedules", schedules,
+                 "comma-separated P = 2 rows to run, e.g. gpipe,pipemare/paper (skips figures 1 and 2)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
   }
+  if (!schedules.empty()) only = "," + schedules + ",";
   torch::set_num_threads(1);
   setBlasThreads(1);
   std::printf("engine_bench: cnn, batch 128, %lld steps per run, median of %d runs, 1 thread per stage, BLAS %s\n",

@@ -102,6 +102,23 @@ TEST_F(Cli, WorkbenchWithoutDisplayRunsTheDefaultExperimentHeadless) {
   EXPECT_EQ(store.listRuns()[0].status, "finished");
 }
 
+// The engine benchmark's options: --help prints them, a bad one exits 2 before anything is measured.
+TEST_F(Cli, EngineBenchRejectsBadOptions) {
+  const std::string bench = std::string(PIPEMARE_BIN_DIR) + "/../bench/engine_bench";
+  if (!fs::exists(bench)) GTEST_SKIP() << "benchmarks not built (PIPEMARE_BUILD_BENCH=OFF)";
+  auto r = runCmd(bench + " --help");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--schedules"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("samples/s"), std::string::npos) << "--help must not run the benchmark: " << r.out;
+  r = runCmd(bench + " --bogus");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--bogus"), std::string::npos) << r.out;
+  r = runCmd(bench + " --runs many");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--runs"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("samples/s"), std::string::npos) << r.out;
+}
+
 // The workbench's own options: a usage error exits 2 naming the option, before any run starts;
 // --help prints the options; Qt's single-dash options are left to Qt.
 TEST_F(Cli, WorkbenchRejectsBadOptions) {
