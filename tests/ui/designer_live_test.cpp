@@ -1,14 +1,18 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <QAction>
 #include <QComboBox>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
 #include <filesystem>
+#include <map>
 
 #include "core/store/run_store.h"
+#include "core/util/paths.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
@@ -225,4 +229,61 @@ TEST(PlannerPanel, ShowsTheUtilizationOfAWarmUp) {
   EXPECT_TRUE(panel.statusText().contains("With its warm-up (33 % of the run as gpipe) pipemare's utilization is 0.375"))
       << panel.statusText().toStdString();
   EXPECT_NEAR(panel.plan().value("utilization_pipemare_with_warmup", 0.0), 0.375, 1e-9);
+}
+
+// A design the planner rejects clears what the previous design's plan showed, and says why; a
+// planner binary that cannot start says so instead of "planning..." for ever.
+TEST(PlannerPanel, AFailedPlanClearsThePreviousOneAndSaysWhy) {
+  pm::test::app();
+  pm::ui::PlannerPanel panel(kPipemare);
+  QSignalSpy planned(&panel, &pm::ui::PlannerPanel::planned);
+  QSignalSpy failed(&panel, &pm::ui::PlannerPanel::failed);
+  nlohmann::json e = {{"model", {{"name", "mlp"}}},
+                      {"data", {{"batch_size", 32}}},
+                      {"pipeline", {{"schedule", "gpipe"}, {"stages", 2}, {"microbatches", 4}}},
+                      {"optimizer", {{"name", "sgd"}}}};
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  ASSERT_GT(panel.rowCount(), 0);
+  ASSERT_GT(panel.ganttBoxes(), 0u);
+  e["model"]["name"] = "no-such-model";
+  panel.setExperiment(e);
+  ASSERT_TRUE(failed.wait(60000)) << panel.statusText().toStdString();
+  EXPECT_EQ(panel.rowCount(), 0);
+  EXPECT_EQ(panel.ganttBoxes(), 0u);
+  EXPECT_TRUE(panel.statusText().contains("no-such-model")) << panel.statusText().toStdString();
+
+  pm::ui::PlannerPanel missing("/nonexistent/pipemare");
+  QSignalSpy missingFailed(&missing, &pm::ui::PlannerPanel::failed);
+  missing.setExperiment(e);
+  ASSERT_TRUE(missingFailed.wait(10000)) << missing.statusText().toStdString();
+  EXPECT_TRUE(missing.statusText().contains("cannot start /nonexistent/pipemare")) << missing.statusText().toStdString();
+}
+
+// Every menu shortcut of the workbench is its own (Refresh is F5, not the platform's Ctrl+R,
+// which is Run on GNOME).
+TEST(MainWindowShortcuts, EveryShortcutIsUnique) {
+  pm::test::app();
+  TempDir tmp;
+  pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
+  std::map<QString, QString> seen;
+  for (auto* a : w.findChildren<QAction*>())
+    for (const auto& k : a->shortcuts()) {
+      const QString key = k.toString(QKeySequence::PortableText);
+      auto [it, inserted] = seen.emplace(key, a->text());
+      EXPECT_TRUE(inserted) << key.toStdString() << " is both " << it->second.toStdString() << " and "
+                            << a->text().toStdString();
+    }
+  EXPECT_TRUE(seen.count("F5")) << "Refresh runs has F5";
+}
+
+// GUI tests keep away from the user's own preferences, data folder and run store.
+TEST(UiTestEnvironment, PreferencesDataAndStoreAreInATemporaryFolder) {
+  pm::test::app();
+  const std::string config = std::getenv("XDG_CONFIG_HOME") ? std::getenv("XDG_CONFIG_HOME") : "";
+  const std::string data = std::getenv("XDG_DATA_HOME") ? std::getenv("XDG_DATA_HOME") : "";
+  ASSERT_NE(config.find("pipemare-ui-test-"), std::string::npos) << config;
+  EXPECT_EQ(QSettings().fileName().toStdString().rfind(config, 0), 0u) << QSettings().fileName().toStdString();
+  EXPECT_EQ(pm::dataHomeDir().rfind(data, 0), 0u) << pm::dataHomeDir();
+  EXPECT_EQ(pm::defaultDatabasePath().rfind(data, 0), 0u) << pm::defaultDatabasePath();
 }

@@ -82,7 +82,7 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   saveAs->setShortcut(QKeySequence::SaveAs);
   connect(saveAs, &QAction::triggered, designer_, &DesignerView::saveAsDialog);
   auto* refresh = file->addAction(tr("&Refresh runs"));
-  refresh->setShortcut(QKeySequence::Refresh);
+  refresh->setShortcut(QKeySequence(Qt::Key_F5));  // not QKeySequence::Refresh: Ctrl+R on GNOME, which is Run
   connect(refresh, &QAction::triggered, runs_, &RunsBrowser::refresh);
   // Ctrl+K: lay the runs selected in the runs browser side by side in the Compare tab.
   auto* compareSelected = file->addAction(tr("&Compare selected runs"));

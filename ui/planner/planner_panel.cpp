@@ -59,22 +59,43 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   connect(table_, &QTableWidget::currentCellChanged, this, [this](int row) {
     if (row >= 0 && table_->item(row, 0)) showSchedule(table_->item(row, 0)->text());
   });
-  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus) {
+  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus exitStatus) {
     const QByteArray out = proc_->readAllStandardOutput();
+    if (exitStatus != QProcess::NormalExit) {
+      showFailure(tr("the planner process crashed"));
+      return;
+    }
     if (code != 0) {
-      status_->setText(tr("<span style='color:#d62728'>planner: %1</span>")
-                           .arg(QString::fromUtf8(proc_->readAllStandardError()).trimmed().toHtmlEscaped()));
+      showFailure(QString::fromUtf8(proc_->readAllStandardError()).trimmed());
       return;
     }
     Json j = Json::parse(out.toStdString(), nullptr, false);
     if (j.is_discarded()) {
-      status_->setText(tr("planner: unreadable output"));
+      showFailure(tr("unreadable output"));
       return;
     }
     plan_ = j;
     showPlan();
     Q_EMIT planned();
   });
+  // A planner that cannot start (binary missing or not executable) gives no finished signal.
+  connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+    if (error == QProcess::FailedToStart)
+      showFailure(tr("cannot start %1: %2").arg(binary_, proc_->errorString()));
+  });
+}
+
+// A failed plan leaves nothing of the previous one on screen: its table, bars and timeline
+// described another design.
+void PlannerPanel::showFailure(const QString& message) {
+  plan_ = Json();
+  table_->setRowCount(0);
+  memory_->setTitle(tr("Predicted memory per stage (MiB)"));
+  memory_->setData({}, {}, tr("stage"), tr("MiB"));
+  gantt_->setTitle(tr("Predicted timeline"));
+  gantt_->setBoxes({}, 1);
+  status_->setText(tr("<span style='color:#d62728'>planner: %1</span>").arg(message.toHtmlEscaped()));
+  Q_EMIT failed();
 }
 
 PlannerPanel::~PlannerPanel() {
@@ -110,16 +131,21 @@ void PlannerPanel::runPlanner() {
     debounce_->start();  // try again when the running one is done
     return;
   }
-  const auto& opt = experiment_["optimizer"];
+  // Missing sections read as empty (the planner's defaults), not as an exception.
+  auto section = [this](const char* key) {
+    const auto it = experiment_.find(key);
+    return it != experiment_.end() && it->is_object() ? *it : Json::object();
+  };
+  const Json opt = section("optimizer");
   const std::string optName = opt.value("name", std::string("sgd"));
   const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";
-  const auto& pipe = experiment_["pipeline"];
+  const Json pipe = section("pipeline");
   const QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
   QStringList args{"plan",
-                   "--model", QString::fromStdString(experiment_["model"].value("name", std::string("mlp"))),
+                   "--model", QString::fromStdString(section("model").value("name", std::string("mlp"))),
                    "--stages", QString::number(pipe.value("stages", 1)),
                    "--microbatches", QString::number(pipe.value("microbatches", 1)),
-                   "--batch", QString::number(experiment_["data"].value("batch_size", 1)),
+                   "--batch", QString::number(section("data").value("batch_size", 1)),
                    "--optimizer", optimizer,
                    "--timing", timing_->currentData().toString(),
                    "--granularity", "units",
@@ -130,8 +156,8 @@ void PlannerPanel::runPlanner() {
   if (pipe.value("schedule", std::string()) == "pipedream-2bw") args << "--m" << QString::number(m);
   if (pipe.value("schedule", std::string()) == "pipedream") args << "--update-interval" << QString::number(m);
   // pipemare with a synchronous warm-up: the share of the run's epochs it takes.
-  const double warmup = experiment_["pipemare"].value("warmup_epochs", 0.0);
-  const double epochs = experiment_["training"].value("epochs", 0.0);
+  const double warmup = section("pipemare").value("warmup_epochs", 0.0);
+  const double epochs = section("training").value("epochs", 0.0);
   if (pipe.value("schedule", std::string()) == "pipemare" && warmup > 0 && epochs > 0)
     args << "--warmup-fraction" << QString::number(std::min(1.0, warmup / epochs), 'g', 17);
   shownSchedule_ = schedule;

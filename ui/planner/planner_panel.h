@@ -38,9 +38,12 @@ class PlannerPanel : public QWidget {
 
  Q_SIGNALS:
   void planned();
+  // The planner could not give a plan (it failed, crashed or could not start); the panel is cleared.
+  void failed();
 
  private:
   void runPlanner();
+  void showFailure(const QString& message);
   void showPlan();
   void showSchedule(const QString& schedule);
   QString binary_;
