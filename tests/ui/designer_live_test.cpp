@@ -143,12 +143,14 @@ TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
                     {"wait_s", 0.2}, {"idle_s", 0.1}, {"tau", 1 - stage}, {"lr", 0.05 / (2 - stage)},
                     {"weight_gap", 0.01}, {"weight_gap_t2", 0.002},
                     {"memory", {{"weights", 1 << 20}, {"gradients", 1 << 20}, {"optimizer", 0}, {"stash", 0}, {"delta", 1 << 20},
-                                {"activations", 3 << 20}, {"total", 6 << 20}}}});
+                                {"activations", 3 << 20}, {"total", 6 << 20}, {"peak", (6 + step) << 20}}}});
   EXPECT_EQ(view.lrPlot()->seriesCount(), 2);
   EXPECT_EQ(view.lrPlot()->pointCount(0), 3u);
   EXPECT_EQ(view.gapPlot()->seriesCount(), 4);  // each stage without and with T2
   EXPECT_EQ(view.waitPlot()->seriesCount(), 4);  // each stage waiting and idle
   EXPECT_EQ(view.waitPlot()->pointCount(0), 3u);
+  EXPECT_EQ(view.memoryPlot()->seriesCount(), 4);  // each stage's total and its peak so far
+  EXPECT_EQ(view.memoryPlot()->pointCount(1), 3u);
   ASSERT_NE(view.memoryNowPlot(), nullptr);
 }
 

@@ -42,7 +42,7 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
       accuracy_(makePlot(this, tr("Held-out accuracy / perplexity"), tr("value"))),
       utilization_(makePlot(this, tr("Utilization per stage (compute / wall)"), tr("utilization"))),
       wait_(makePlot(this, tr("Waiting and idle per stage (fraction of wall time)"), tr("fraction"))),
-      memory_(makePlot(this, tr("Memory per stage (accounted total, MiB)"), tr("MiB"))),
+      memory_(makePlot(this, tr("Memory per stage (accounted total; dashed: peak so far; MiB)"), tr("MiB"))),
       throughput_(makePlot(this, tr("Throughput"), tr("samples/s"))),
       asyncPlot_(makePlot(this, tr("Asynchronous: delay per stage (steps)"), tr("tau"))),
       lr_(makePlot(this, tr("Learning rate per stage (T1)"), tr("lr"))),
@@ -122,11 +122,11 @@ void LiveRunView::detach() { proc_->detach(); }
 size_t LiveRunView::lossPoints() const { return loss_->seriesCount() ? loss_->pointCount(0) : 0; }
 QString LiveRunView::logText() const { return log_->toPlainText(); }
 
-int LiveRunView::series(CurvePlot* plot, const QString& name, int index) {
+int LiveRunView::series(CurvePlot* plot, const QString& name, int index, Qt::PenStyle style) {
   auto key = std::make_pair(plot, name);
   auto it = seriesIndex_.find(key);
   if (it != seriesIndex_.end()) return it->second;
-  const int s = plot->addSeries(name, kPalette[index % 10]);
+  const int s = plot->addSeries(name, kPalette[index % 10], style);
   seriesIndex_[key] = s;
   return s;
 }
@@ -150,8 +150,13 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     const double step = num(e, "step");
     const QString s = tr("stage %1").arg(stage);
     utilization_->appendPoint(series(utilization_, s, stage), step, num(e, "utilization"));
-    if (e.contains("memory") && e["memory"].is_object())
+    if (e.contains("memory") && e["memory"].is_object()) {
       memory_->appendPoint(series(memory_, s, stage), step, e["memory"].value("total", 0.0) / 1048576.0);
+      // The stage's peak so far (dashed, same colour): what the stage needed at its worst moment.
+      if (e["memory"].contains("peak"))
+        memory_->appendPoint(series(memory_, tr("stage %1 peak").arg(stage), stage, Qt::DashLine), step,
+                             e["memory"].value("peak", 0.0) / 1048576.0);
+    }
     if (e.contains("tau")) asyncPlot_->appendPoint(series(asyncPlot_, s, stage), step, num(e, "tau"));
     if (e.contains("lr")) lr_->appendPoint(series(lr_, s, stage), step, num(e, "lr"));
     if (e.contains("weight_gap")) gap_->appendPoint(series(gap_, s, 2 * stage), step, num(e, "weight_gap"));

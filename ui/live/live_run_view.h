@@ -38,6 +38,7 @@ class LiveRunView : public QWidget {
   CurvePlot* waitPlot() const { return wait_; }
   CurvePlot* lrPlot() const { return lr_; }
   CurvePlot* gapPlot() const { return gap_; }
+  CurvePlot* memoryPlot() const { return memory_; }
   StackedBarsPlot* memoryNowPlot() const { return memoryNow_; }
   // One engine event (docs/events.md); called for every line the child prints (public for tests).
   void onEvent(const nlohmann::json& e);
@@ -48,7 +49,7 @@ class LiveRunView : public QWidget {
 
  private:
   void redraw();
-  int series(CurvePlot* plot, const QString& name, int index);
+  int series(CurvePlot* plot, const QString& name, int index, Qt::PenStyle style = Qt::SolidLine);
   RunProcess* proc_;
   CurvePlot *loss_, *accuracy_, *utilization_, *wait_, *memory_, *throughput_, *asyncPlot_, *lr_, *gap_;
   StackedBarsPlot* memoryNow_;
