@@ -321,3 +321,39 @@ TEST(CompareView, MainWindowComparesRunsSelectedInTheBrowserWithCtrlK) {
   EXPECT_FALSE(w.compareView()->isVisible());
   EXPECT_FALSE(w.selectTab("nope"));
 }
+
+// The refresh reads a selected run's data again only while it is going (and once when it ends);
+// a finished run keeps what was read.
+TEST(CompareView, RefreshRereadsOnlyRunsStillGoing) {
+  pm::test::app();
+  Fixture fx;
+  int64_t going = 0;
+  {
+    pm::RunStore store(fx.db);
+    going = store.createRun("going", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})");
+    store.setStatus(going, "running");
+    store.appendMetric(going, "train/loss", 1, 0.0, 2.0);
+    store.flush();
+  }
+  CompareView view(fx.db);
+  view.setSelectedRuns({fx.alpha, going});
+  const int first = view.runLoads();
+  {
+    pm::RunStore store(fx.db);
+    store.appendMetric(going, "train/loss", 2, 1.0, 1.0);
+    store.flush();
+  }
+  view.refresh();
+  EXPECT_EQ(view.runLoads(), first + 1) << "only the running run is read again";
+  EXPECT_EQ(view.storedPoints(going, "train/loss").size(), 2u);
+  {
+    pm::RunStore store(fx.db);
+    store.setStatus(going, "finished");
+  }
+  view.refresh();
+  EXPECT_EQ(view.runLoads(), first + 2) << "read once more when it ends";
+  view.refresh();
+  EXPECT_EQ(view.runLoads(), first + 2) << "finished runs are not read again";
+  ASSERT_TRUE(view.summaryRow(fx.alpha).has_value());
+  EXPECT_EQ(view.storedPoints(going, "train/loss").size(), 2u);
+}

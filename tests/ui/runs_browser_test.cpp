@@ -136,3 +136,31 @@ TEST(RunsBrowser, FiltersByScheduleTagAndStatus) {
   status->setCurrentIndex(0);
   EXPECT_EQ(browser.runCount(), 3);
 }
+
+// The 2-second refresh reads a shown run's curves again only while the run is going, and once
+// more when it ends; a finished run's curves are read once.
+TEST(RunsBrowser, RefreshRereadsCurvesOnlyWhileTheShownRunIsGoing) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  pm::RunStore store(db);
+  const auto id = store.createRun("going", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})");
+  store.setStatus(id, "running");
+  store.appendMetric(id, "train/loss", 1, 0, 2.0);
+  store.flush();
+  pm::ui::RunsBrowser browser(db);
+  ASSERT_EQ(browser.shownRun(), id);
+  const int first = browser.curveLoads();
+  browser.refresh();
+  store.appendMetric(id, "train/loss", 2, 0, 1.0);
+  store.flush();
+  browser.refresh();
+  EXPECT_EQ(browser.curveLoads(), first + 2) << "a running run's curves are read on each refresh";
+  EXPECT_EQ(browser.lossPlot()->pointCount(0), 2u);
+  store.setStatus(id, "finished");
+  browser.refresh();
+  EXPECT_EQ(browser.curveLoads(), first + 3) << "read once more when it ends";
+  browser.refresh();
+  browser.refresh();
+  EXPECT_EQ(browser.curveLoads(), first + 3) << "a finished run's curves are not read again";
+}

@@ -244,7 +244,7 @@ void CompareView::refresh() {
     for (const auto& r : runs_) known.insert(r.id);
     selected_.erase(std::remove_if(selected_.begin(), selected_.end(), [&](int64_t id) { return !known.count(id); }),
                     selected_.end());
-    loadSelected(true);
+    loadSelected();
     lastError_.clear();
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -259,12 +259,27 @@ void CompareView::redrawAll() {
   rebuildSummary();
 }
 
-void CompareView::loadSelected(bool reload) {
+void CompareView::loadSelected() {
   for (auto it = data_.begin(); it != data_.end();)
     it = std::binary_search(selected_.begin(), selected_.end(), it->first) ? std::next(it) : data_.erase(it);
   if (!store_) return;
-  for (int64_t id : selected_)
-    if (reload || !data_.count(id)) data_[id] = loadRunData(*store_, id);
+  // A run that has ended keeps its curves: only runs still going, or whose status changed, are
+  // read again; the others take the fresh record (tags and notes may have been edited).
+  std::map<int64_t, const RunRecord*> fresh;
+  for (const auto& r : runs_) fresh[r.id] = &r;
+  for (int64_t id : selected_) {
+    auto it = data_.find(id);
+    const auto f = fresh.find(id);
+    const bool stale = it == data_.end() || it->second.record.status == "running" ||
+                       it->second.record.status == "created" ||
+                       (f != fresh.end() && it->second.record.status != f->second->status);
+    if (stale) {
+      data_[id] = loadRunData(*store_, id);
+      ++runLoads_;
+    } else if (f != fresh.end()) {
+      it->second.record = *f->second;
+    }
+  }
 }
 
 void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
@@ -276,7 +291,7 @@ void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
     if (known.count(id)) ids.insert(id);
   selected_.assign(ids.begin(), ids.end());
   try {
-    loadSelected(false);
+    loadSelected();
     lastError_.clear();
   } catch (const std::exception& ex) {
     lastError_ = ex.what();

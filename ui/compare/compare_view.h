@@ -54,6 +54,7 @@ class CompareView : public QWidget {
   // Runs to compare (ids not in the store are ignored); plotted and tabulated in ascending id order.
   void setSelectedRuns(const std::vector<int64_t>& runIds);
   std::vector<int64_t> selectedRuns() const;
+  int runLoads() const { return runLoads_; }  // times a run's data was read from the store (tests)
   // A metric key present in at least one selected run (returns false otherwise).
   bool setMetric(const QString& key);
   QString metric() const;
@@ -98,7 +99,7 @@ class CompareView : public QWidget {
  private:
   void reloadRunList();
   void redrawAll();  // run list, controls, plot and summary from the loaded data
-  void loadSelected(bool reload);
+  void loadSelected();
   void syncControls();
   void rebuildPlot();
   void rebuildSummary();
@@ -136,6 +137,7 @@ class CompareView : public QWidget {
   QLabel* status_;
   QTimer* timer_;
   std::string lastError_;
+  int runLoads_ = 0;
 };
 
 }  // namespace pm::ui

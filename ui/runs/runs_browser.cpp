@@ -176,7 +176,10 @@ void RunsBrowser::refresh() {
         table_->selectionModel()->select(proxy_->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
       if (rec->id == keep || (keep == 0 && r == 0)) {
         if (previous.empty()) table_->selectRow(r);
-        showRun(rec->id);
+        // The curves of a run that has ended do not change: read them again only for another
+        // run, a run still going, or one whose status changed since they were read.
+        if (rec->id != shownRun_ || rec->status == "running" || rec->status == "created" || rec->status != shownStatus_)
+          showRun(rec->id);
       }
     }
     lastError_.clear();
@@ -288,6 +291,10 @@ void RunsBrowser::contextMenu(const QPoint& pos) {
 void RunsBrowser::showRun(int64_t runId) {
   if (!store_) return;
   shownRun_ = runId;
+  shownStatus_.clear();
+  for (int r = 0; r < model_->rowCount(); ++r)
+    if (model_->runAt(r)->id == runId) shownStatus_ = model_->runAt(r)->status;
+  ++curveLoads_;
   auto fill = [&](CurvePlot* plot, const std::vector<std::pair<std::string, QColor>>& keys) {
     plot->clear();
     for (const auto& [key, color] : keys) {

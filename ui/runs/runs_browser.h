@@ -37,6 +37,7 @@ class RunsBrowser : public QWidget {
   // Ids of the runs selected in the table, in the table's order.
   std::vector<int64_t> selectedRunIds() const;
   int64_t shownRun() const { return shownRun_; }  // the run whose curves are shown (0 = none)
+  int curveLoads() const { return curveLoads_; }   // times curves were read from the store (tests)
 
   // Run management (also on the table's context menu). Tags: comma-separated.
   bool setTags(int64_t run, const QString& commaSeparated);
@@ -66,6 +67,8 @@ class RunsBrowser : public QWidget {
   CurvePlot* accPlot_;
   QTimer* timer_;
   int64_t shownRun_ = 0;
+  std::string shownStatus_;  // the shown run's status when its curves were read
+  int curveLoads_ = 0;
   std::string lastError_;
 };
 
