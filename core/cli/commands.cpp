@@ -75,7 +75,22 @@ Json runJson(const RunRecord& r) {
 
 }  // namespace
 
+// With --events stdout, an error before the run exists (bad experiment, store, usage) is an event
+// too, so that a client reading only the stream learns why nothing ran.
+void emitStartError(const std::exception& ex) {
+  Json ev = makeEvent(ev::kError);
+  const auto* err = dynamic_cast<const Error*>(&ex);
+  ev["place"] = err ? err->place() : std::string();
+  ev["message"] = err ? err->problem() : std::string(ex.what());
+  ev["exit_code"] = err ? err->exitCode() : 1;
+  ev["before_run"] = true;
+  JsonLinesSink sink(stdout);
+  sink.emit(ev);
+  sink.flush();
+}
+
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
+  bool runStarted = false;
   try {
     if (o.resume > 0 && (!o.file.empty() || !o.overrides.empty()))
       throw ConfigError("--resume", "continues a stored run with its stored configuration: give no experiment file or --set");
@@ -119,6 +134,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     std::fprintf(stderr, "%s \"%s\": %s, %d stage(s), %d microbatch(es), %s, %s mode, recording into %s\n",
                  o.resume > 0 ? "resume" : "run", (o.name.empty() ? e.name : o.name).c_str(), e.model.name.c_str(), e.pipeline.stages,
                  e.pipeline.microbatches, e.pipeline.schedule.c_str(), e.execution.mode.c_str(), store.path().c_str());
+    runStarted = true;
     LocalRunResult r = runLocally(store, req, stop);
     const auto& s = r.outcome.summary;
     std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
@@ -135,6 +151,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     if (r.outcome.status == "stopped") return 130;
     return 1;
   } catch (const std::exception& ex) {
+    if (o.events == "stdout" && !runStarted) emitStartError(ex);
     return reportError(ex);
   }
 }

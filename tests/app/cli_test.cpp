@@ -63,6 +63,27 @@ TEST_F(Cli, InvalidExperimentExitsTwoAndCreatesNoRun) {
   EXPECT_TRUE(store.listRuns().empty());
 }
 
+// With --events stdout an error before the run exists is an event on stdout too (place, message,
+// exit code), and stdout holds nothing else.
+TEST_F(Cli, InvalidExperimentIsAnErrorEventOnTheStream) {
+  const std::string bad = (dir_ / "bad.json").string();
+  std::ofstream(bad) << R"({"name": "bad", "pipeline": {"stages": "four"}})";
+  auto r = runCmd("(" + bin() + " run " + bad + " --db " + db_ + " --events stdout 2>/dev/null)");
+  EXPECT_EQ(r.code, 2) << r.out;
+  std::istringstream in(r.out);
+  std::string line;
+  std::vector<nlohmann::json> events;
+  while (std::getline(in, line))
+    if (!line.empty()) events.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(events.size(), 1u) << r.out;
+  EXPECT_EQ(events[0]["type"], "error");
+  EXPECT_NE(events[0]["place"].get<std::string>().find("pipeline.stages"), std::string::npos) << r.out;
+  EXPECT_NE(events[0]["place"].get<std::string>().find("bad.json"), std::string::npos) << r.out;
+  EXPECT_EQ(events[0]["exit_code"], 2);
+  EXPECT_EQ(events[0]["before_run"], true);
+  EXPECT_TRUE(events[0].contains("v"));
+}
+
 TEST_F(Cli, BadOverrideExitsTwoWithDidYouMean) {
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --set pipeline.microbatch=4");
   EXPECT_EQ(r.code, 2) << r.out;
