@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string db;
   app.add_option("--db", db, "run store (SQLite file); default $PIPEMARE_DB or $XDG_DATA_HOME/pipemare/runs.db");
+  // Subcommands (made after this) hand options they do not know to the parent, so --db may come
+  // before or after the subcommand: `pipemare --db X runs list` and `pipemare runs list --db X`.
+  app.fallthrough();
 
   pm::cli::RunOptions run;
   auto* runCmd = app.add_subcommand("run", "validate, run and record an experiment");

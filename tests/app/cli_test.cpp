@@ -32,6 +32,20 @@ TEST_F(Cli, RunRecordsAndRunsListShowsIt) {
   EXPECT_NE(show.out.find("train/loss"), std::string::npos) << show.out;
 }
 
+// --db may come after the subcommand as well as before it.
+TEST_F(Cli, DbOptionWorksAfterTheSubcommand) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto list = runCmd("(" + bin() + " runs list --json --db " + db_ + " 2>/dev/null)");
+  ASSERT_EQ(list.code, 0) << list.out;
+  EXPECT_EQ(nlohmann::json::parse(list.out).size(), 1u) << list.out;
+  auto show = runCmd(bin() + " runs show 1 --db " + db_);
+  EXPECT_EQ(show.code, 0) << show.out;
+  EXPECT_NE(show.out.find("train/loss"), std::string::npos) << show.out;
+  auto bad = runCmd(bin() + " runs list --db " + db_ + " --bogus");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
+
 TEST_F(Cli, EventsStdoutStreamsJsonLines) {
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --events stdout 2>/dev/null");
   ASSERT_EQ(r.code, 0) << r.out;
