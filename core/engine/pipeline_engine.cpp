@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "core/comm/in_process_comm.h"
 #include "core/engine/batch_source.h"
@@ -31,28 +32,44 @@ Json configureThreadsAndBlas(int threads, EventSink& sink) {
 namespace {
 
 std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& units) {
-  // One microbatch of random input through each unit, forward + backward, median of 3.
+  // One microbatch of random input through each unit, forward + backward, on a stage's threads.
+  // First an untimed pass through the whole model: the first calls of a process pay for
+  // allocations, kernel selection and thread start-up, which would otherwise be charged to the
+  // first unit (cnn: conv1 measured 5x its cost, giving the partition [0,1) [1,6) instead of
+  // [0,2) [2,6)). Then per unit the fastest of 3 trials of 2 passes: noise (another process, a
+  // page-faulting allocation) only adds time, and a median of single passes still caught it.
+  torch::set_num_threads(e.execution.threads_per_stage);
+  setBlasThreads(e.execution.threads_per_stage);
   const int64_t mb = std::max<int64_t>(1, e.data.batch_size / std::max(1, e.pipeline.microbatches));
   auto shape = sampleShape(e.model.name, e.data.context);
   std::vector<int64_t> full{mb};
   full.insert(full.end(), shape.begin(), shape.end());
-  torch::Tensor x = modelTakesTokens(e.model.name) ? torch::randint(0, 256, full, torch::kLong) : torch::randn(full);
-  std::vector<double> costs;
-  for (auto& u : units) {
-    std::vector<double> t;
-    torch::Tensor out;
-    for (int r = 0; r < 3; ++r) {
-      torch::Tensor in = x.is_floating_point() ? x.detach().requires_grad_(true) : x;
-      const double t0 = monotonicSeconds();
-      out = u.module.forward(in);
-      out.sum().backward();
-      t.push_back(monotonicSeconds() - t0);
-    }
-    for (auto& p : u.module.ptr()->parameters()) p.mutable_grad() = torch::Tensor();
-    std::sort(t.begin(), t.end());
-    costs.push_back(t[1]);
-    x = out.detach();
+  const torch::Tensor x0 = modelTakesTokens(e.model.name) ? torch::randint(0, 256, full, torch::kLong) : torch::randn(full);
+  auto pass = [](Unit& u, const torch::Tensor& x) {
+    torch::Tensor in = x.is_floating_point() ? x.detach().requires_grad_(true) : x;
+    torch::Tensor out = u.module.forward(in);
+    out.sum().backward();
+    return out.detach();
+  };
+  {
+    torch::Tensor x = x0;
+    for (auto& u : units) x = pass(u, x);
   }
+  std::vector<double> costs;
+  torch::Tensor x = x0;
+  for (auto& u : units) {
+    double best = std::numeric_limits<double>::infinity();
+    torch::Tensor out;
+    for (int trial = 0; trial < 3; ++trial) {
+      const double t0 = monotonicSeconds();
+      for (int r = 0; r < 2; ++r) out = pass(u, x);
+      best = std::min(best, (monotonicSeconds() - t0) / 2);
+    }
+    costs.push_back(best);
+    x = out;
+  }
+  for (auto& u : units)
+    for (auto& p : u.module.ptr()->parameters()) p.mutable_grad() = torch::Tensor();
   return costs;
 }
 

@@ -301,3 +301,33 @@ TEST(LocalRun, AFailingRunIsRecordedAsFailedWithItsMessage) {
   EXPECT_EQ(rec->status, "failed");
   EXPECT_NE(rec->status_message.find("no-such-dir"), std::string::npos) << rec->status_message;
 }
+
+// A partition balanced by measured time covers every unit once with P non-empty stages, and the
+// run trains with it.
+TEST(PipelineEngine, TimeBalancedPartitionIsValidAndTrains) {
+  Experiment e = tinyExperiment("cnn");
+  e.data.synthetic_samples = 64;
+  e.data.batch_size = 16;
+  e.pipeline.microbatches = 2;
+  e.pipeline.stages = 3;
+  e.pipeline.partition.method = "time";
+  e.training.steps = 2;
+  const Partition p = resolvePartition(e);
+  ASSERT_EQ(p.stages(), 3);
+  EXPECT_EQ(p.begin[0], 0);
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_LT(p.begin[s], p.end[s]) << "stage " << s << " is empty";
+    if (s > 0) {
+      EXPECT_EQ(p.begin[s], p.end[s - 1]);
+    }
+  }
+  EXPECT_EQ(p.end[2], 6);
+  MemorySink sink;
+  EXPECT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  ASSERT_EQ(sink.ofType(ev::kRunStarted).size(), 1u);
+  // The run measured again (the split may differ where two splits tie), and recorded its own.
+  const auto recorded = sink.ofType(ev::kRunStarted)[0]["partition"];
+  ASSERT_EQ(recorded.size(), 3u);
+  EXPECT_EQ(recorded[0]["units"][0], 0);
+  EXPECT_EQ(recorded[2]["units"][1], 6);
+}
