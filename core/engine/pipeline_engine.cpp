@@ -36,8 +36,9 @@ std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& un
   // First an untimed pass through the whole model: the first calls of a process pay for
   // allocations, kernel selection and thread start-up, which would otherwise be charged to the
   // first unit (cnn: conv1 measured 5x its cost, giving the partition [0,1) [1,6) instead of
-  // [0,2) [2,6)). Then per unit the fastest of 3 trials of 2 passes: noise (another process, a
-  // page-faulting allocation) only adds time, and a median of single passes still caught it.
+  // [0,2) [2,6)). Then 5 timed rounds through the model, each unit's cost its fastest round:
+  // interleaving the units spreads a busy spell of the machine (the GUI starting, a planner
+  // process) over all of them instead of one, and noise only ever adds time.
   torch::set_num_threads(e.execution.threads_per_stage);
   setBlasThreads(e.execution.threads_per_stage);
   const int64_t mb = std::max<int64_t>(1, e.data.batch_size / std::max(1, e.pipeline.microbatches));
@@ -51,22 +52,14 @@ std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& un
     out.sum().backward();
     return out.detach();
   };
-  {
+  std::vector<double> costs(units.size(), std::numeric_limits<double>::infinity());
+  for (int round = 0; round <= 5; ++round) {  // round 0: the untimed warm-up
     torch::Tensor x = x0;
-    for (auto& u : units) x = pass(u, x);
-  }
-  std::vector<double> costs;
-  torch::Tensor x = x0;
-  for (auto& u : units) {
-    double best = std::numeric_limits<double>::infinity();
-    torch::Tensor out;
-    for (int trial = 0; trial < 3; ++trial) {
+    for (size_t i = 0; i < units.size(); ++i) {
       const double t0 = monotonicSeconds();
-      for (int r = 0; r < 2; ++r) out = pass(u, x);
-      best = std::min(best, (monotonicSeconds() - t0) / 2);
+      x = pass(units[i], x);
+      if (round > 0) costs[i] = std::min(costs[i], monotonicSeconds() - t0);
     }
-    costs.push_back(best);
-    x = out;
   }
   for (auto& u : units)
     for (auto& p : u.module.ptr()->parameters()) p.mutable_grad() = torch::Tensor();
