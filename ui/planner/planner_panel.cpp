@@ -228,7 +228,7 @@ void PlannerPanel::showSchedule(const QString& schedule) {
     std::vector<std::vector<double>> values(6);
     for (const auto& m : per)
       for (int c = 0; c < 6; ++c) values[static_cast<size_t>(c)].push_back(m.value(keys[c], 0.0) / 1048576.0);
-    memory_->setTitle(tr("Predicted memory per stage (MiB): %1").arg(schedule));
+    memory_->setTitle(tr("Predicted memory, %1\n(MiB per stage)").arg(schedule));
     memory_->setData({"weights", "gradients", "optimizer", "stash", "delta", "activations"}, values, tr("stage"), tr("MiB"));
     return;
   }
