@@ -122,6 +122,8 @@ struct Experiment {
 Experiment experimentFromJson(const Json& j, const std::string& source = "experiment");
 
 // Read, parse and validate a file. JSON syntax errors name the line and column.
+// A field's problem names the file, the line and the field: "<path>:<line>: pipeline.stages"
+// (a missing field: the line of its section).
 Experiment loadExperimentFile(const std::string& path);
 
 // Read and parse a file without validating it (for applying --set overrides before validation).
@@ -132,6 +134,10 @@ Json loadExperimentJson(const std::string& path);
 // Parse experiment JSON text (not validated). `name` is the file name used in messages: syntax
 // errors throw ConfigError("<name>:<line>:<col>", ...), duplicate keys ConfigError("<name>: <path>", ...).
 Json parseExperimentText(const std::string& text, const std::string& name);
+
+// The line (1-based) on which each field of valid JSON text is written, by field path as errors
+// name them: "pipeline.stages", "execution.devices[1]" (an array element: where it starts).
+std::map<std::string, int> fieldLines(const std::string& text);
 
 // Apply `key=value` overrides (dotted paths, e.g. "pipeline.stages=4"; values parsed as JSON
 // when they are valid JSON, else taken as strings) to the raw JSON, then validate it all again.

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/config/experiment.h"
@@ -116,7 +117,76 @@ bool pathCovers(const std::string& override, const std::string& field) {
 
 }  // namespace
 
-Json loadExperimentJson(const std::string& path) {
+std::map<std::string, int> fieldLines(const std::string& text) {
+  struct Frame {
+    bool object;
+    std::string key;  // object: the key whose value comes next (or came last)
+    size_t index = 0;  // array: the element's index
+    bool expectKey = true;
+  };
+  std::map<std::string, int> lines;
+  std::vector<Frame> frames;
+  int line = 1;
+  auto pathHere = [&frames]() {
+    std::string s;
+    for (const auto& f : frames) {
+      if (f.object)
+        s += (s.empty() ? "" : ".") + f.key;
+      else
+        s += "[" + std::to_string(f.index) + "]";
+    }
+    return s;
+  };
+  auto valueStarts = [&] {  // an array element starts here: its place is this line
+    if (!frames.empty() && !frames.back().object) lines.emplace(pathHere(), line);
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '"') {
+      std::string str;
+      const int startLine = line;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          ++i;  // the escaped character is part of the string (\" does not end it)
+          str += text[i] == 'n' ? '\n' : text[i];
+          continue;
+        }
+        if (text[i] == '\n') ++line;
+        str += text[i];
+      }
+      if (!frames.empty() && frames.back().object && frames.back().expectKey) {
+        frames.back().key = str;  // escapes other than \" and \\ are rare in keys; kept simple
+        frames.back().expectKey = false;
+        lines.emplace(pathHere(), startLine);
+      } else {
+        valueStarts();
+      }
+    } else if (c == '{' || c == '[') {
+      valueStarts();
+      frames.push_back(Frame{c == '{', {}, 0, true});
+    } else if (c == '}' || c == ']') {
+      if (!frames.empty()) frames.pop_back();
+    } else if (c == ',') {
+      if (!frames.empty()) {
+        if (frames.back().object)
+          frames.back().expectKey = true;
+        else
+          ++frames.back().index;
+      }
+    } else if (c != ':' && c != ' ' && c != '\t' && c != '\r') {
+      // A number, true, false or null: skip to its end.
+      valueStarts();
+      while (i + 1 < text.size() && std::strchr(",}] \t\r\n", text[i + 1]) == nullptr) ++i;
+    }
+  }
+  return lines;
+}
+
+namespace {
+
+std::string readExperimentText(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, "cannot open: it is a directory");
   std::ifstream in(path, std::ios::binary);
@@ -124,10 +194,31 @@ Json loadExperimentJson(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw ConfigError(path, "cannot read the file");
-  return parseExperimentText(ss.str(), path);
+  return ss.str();
 }
 
-Experiment loadExperimentFile(const std::string& path) { return experimentFromJson(loadExperimentJson(path), path); }
+}  // namespace
+
+Json loadExperimentJson(const std::string& path) { return parseExperimentText(readExperimentText(path), path); }
+
+Experiment loadExperimentFile(const std::string& path) {
+  const std::string text = readExperimentText(path);
+  const Json j = parseExperimentText(text, path);
+  try {
+    return experimentFromJson(j, path);
+  } catch (const FieldError& ex) {
+    // Name the line too: the field's own, or that of its nearest enclosing field in the file
+    // (a missing field is placed at its section).
+    const auto lines = fieldLines(text);
+    std::string field = ex.field();
+    while (!field.empty() && !lines.count(field)) {
+      const size_t cut = field.find_last_of(".[");
+      field = cut == std::string::npos ? std::string() : field.substr(0, cut);
+    }
+    if (field.empty()) throw;
+    throw FieldError(path + ":" + std::to_string(lines.at(field)), ex.field(), ex.problem());
+  }
+}
 
 Json applyOverrides(Json j, const std::vector<std::string>& overrides) {
   if (j.is_null()) j = Json::object();

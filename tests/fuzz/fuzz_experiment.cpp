@@ -3,6 +3,7 @@
 // `key=value` overrides. Properties: no crash, leak or hang; a rejected input is a pm::Error
 // with a place and message; an accepted experiment serialises to JSON that parses back to the
 // same experiment.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   pm::Experiment e;
   try {
     pm::Json j = pm::parseExperimentText(text, "fuzz.json");
+    // Valid JSON: every field's line (for error places) lies within the text.
+    const auto lines = pm::fieldLines(text);
+    const long total = 1 + std::count(text.begin(), text.end(), '\n');
+    for (const auto& [path, line] : lines)
+      if (line < 1 || line > total) pmfuzz::fail("field " + path + " placed on line " + std::to_string(line) + " of " + std::to_string(total));
+    if (j.is_object() && text.find('\\') == std::string::npos)  // escapes in keys are not decoded
+      for (const auto& item : j.items())
+        if (!lines.count(item.key()))
+          pmfuzz::fail("top-level field " + item.key() + " has no line");
     if (!overrides.empty()) j = pm::applyOverrides(j, overrides);
     e = pm::experimentFromJson(j, "fuzz.json");
   } catch (const pm::Error& err) {

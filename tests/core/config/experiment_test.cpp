@@ -594,7 +594,40 @@ TEST(ExperimentFile, LoadsAndValidates) {
   EXPECT_EQ(e.name, "from file");
   EXPECT_EQ(e.pipeline.stages, 2);
   TempFile bad(R"({"pipeline": {"stages": 9}})");
-  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(bad.path()); }, bad.path() + ": pipeline.stages", "found 9"));
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(bad.path()); }, bad.path() + ":1: pipeline.stages", "found 9"));
+}
+
+// A field's problem in a file names the line the field is written on.
+TEST(ExperimentFile, FieldErrorNamesTheLine) {
+  TempFile f(
+      "{\n"
+      "  \"name\": \"a \\\"quoted\\\" name, with: {brackets} [and] commas\",\n"
+      "  \"model\": {\"name\": \"cnn\"},\n"
+      "  \"pipeline\": {\n"
+      "    \"microbatches\": 2,\n"
+      "    \"stages\": \"four\"\n"
+      "  }\n"
+      "}\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ":6: pipeline.stages", "found \"four\""));
+  TempFile unknown("{\n  \"pipeline\": {\n    \"stagez\": 2\n  }\n}\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(unknown.path()); }, unknown.path() + ":3: pipeline.stagez",
+                                "unknown"));
+  TempFile device("{\n  \"execution\": {\"devices\": [\n    \"cpu\",\n    \"tpu\"\n  ]}\n}\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(device.path()); }, device.path() + ":4: execution.devices[1]", "tpu"));
+}
+
+TEST(ExperimentFile, FieldLinesFollowNestingArraysAndStrings) {
+  const auto lines = fieldLines("{\"a\": 1,\n \"b\": {\"c\": [10,\n 20, {\"d\": \"x,\\\"}\"}],\n \"e\": true}, \"f\":\nnull}");
+  EXPECT_EQ(lines.at("a"), 1);
+  EXPECT_EQ(lines.at("b"), 2);
+  EXPECT_EQ(lines.at("b.c"), 2);
+  EXPECT_EQ(lines.at("b.c[0]"), 2);
+  EXPECT_EQ(lines.at("b.c[1]"), 3);
+  EXPECT_EQ(lines.at("b.c[2]"), 3);
+  EXPECT_EQ(lines.at("b.c[2].d"), 3);
+  EXPECT_EQ(lines.at("b.e"), 4);
+  EXPECT_EQ(lines.at("f"), 4);
+  EXPECT_EQ(lines.count("x"), 0u);
 }
 
 TEST(ExperimentFile, SyntaxErrorNamesLineAndColumn) {
