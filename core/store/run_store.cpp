@@ -13,6 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -283,11 +286,51 @@ std::string newerVersionMessage(int version) {
 }
 
 // Returns "" when the file looks like SQLite (or is empty / absent), else the reason it does not.
+// POSIX advisory locks belong to the process, not to a descriptor: closing any descriptor of a
+// file drops every lock this process holds on it, SQLite's included. Another process may then
+// take the file as its own, checkpoint and delete the WAL under a connection still open here,
+// which goes on reading a stale snapshot (seen: the GUI's runs browser stopped seeing new runs
+// once another view of the GUI opened the store) or worse (sqlite.org/howtocorrupt.html, 2.2).
+// So the header is read by hand only while no connection of this process has the file open.
+class OpenStoreFiles {
+ public:
+  static OpenStoreFiles& instance() {
+    static OpenStoreFiles files;
+    return files;
+  }
+  bool isOpen(const std::pair<uint64_t, uint64_t>& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return count_.count(id) > 0;
+  }
+  void add(const std::pair<uint64_t, uint64_t>& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++count_[id];
+  }
+  void remove(const std::pair<uint64_t, uint64_t>& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = count_.find(id);
+    if (it != count_.end() && --it->second == 0) count_.erase(it);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<uint64_t, uint64_t>, int> count_;  // (device, inode) -> open connections
+};
+
+// The file's (device, inode), or nothing when it does not exist.
+std::optional<std::pair<uint64_t, uint64_t>> fileIdentity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
+}
+
 std::string headerProblem(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
   if (S_ISDIR(st.st_mode)) return "it is a directory";
   if (!S_ISREG(st.st_mode) || st.st_size == 0) return "";
+  const auto id = fileIdentity(path);
+  if (id && OpenStoreFiles::instance().isOpen(*id)) return "";  // open here already: a store, and its locks must stay
   std::ifstream f(path, std::ios::binary);
   if (!f) return "";  // unreadable: sqlite3_open reports it
   char header[16] = {0};
@@ -492,6 +535,7 @@ RunStore::RunStore(const std::string& path, bool readOnly)
                                     "; open it once for writing (any pipemare command) to migrate it",
                          true);
       exec("PRAGMA foreign_keys = ON");
+      registerOpenFile();
       return;
     }
 
@@ -516,6 +560,7 @@ RunStore::RunStore(const std::string& path, bool readOnly)
     if (version < kStoreSchemaVersion) migrate();
     if (created)
       for (const char* suffix : {"", "-wal", "-shm"}) dropWorldWritable(path_ + suffix);
+    registerOpenFile();
   } catch (...) {
     pending_.reset();
     sqlite3_close_v2(db_);
@@ -545,6 +590,13 @@ RunStore::~RunStore() {
   }
   pending_.reset();  // finalizes the cached statements before the connection closes
   if (db_) sqlite3_close_v2(db_);
+  if (fileId_) OpenStoreFiles::instance().remove(*fileId_);
+}
+
+void RunStore::registerOpenFile() {
+  if (path_ == ":memory:" || path_.empty()) return;
+  fileId_ = fileIdentity(path_);
+  if (fileId_) OpenStoreFiles::instance().add(*fileId_);
 }
 
 void RunStore::exec(const std::string& sql) const { execSql(db_, path_, sql.c_str()); }

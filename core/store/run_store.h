@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct sqlite3;
@@ -137,10 +138,12 @@ class RunStore {
   struct Pending;
   void exec(const std::string& sql) const;
   void migrate();
+  void registerOpenFile();  // counts this connection in the process's open store files
   std::string path_;
   bool readOnly_;
   sqlite3* db_ = nullptr;
   std::unique_ptr<Pending> pending_;
+  std::optional<std::pair<uint64_t, uint64_t>> fileId_;  // (device, inode) while open
 };
 
 // The schema of version 1 (kept for migration tests and the migration path).

@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QTableView>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -20,6 +21,7 @@
 #include "ui/main/main_window.h"
 #include "ui/planner/planner_panel.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/runs/runs_browser.h"
 
 namespace fs = std::filesystem;
 
@@ -288,4 +290,46 @@ TEST(UiTestEnvironment, PreferencesDataAndStoreAreInATemporaryFolder) {
   EXPECT_EQ(QSettings().fileName().toStdString().rfind(config, 0), 0u) << QSettings().fileName().toStdString();
   EXPECT_EQ(pm::dataHomeDir().rfind(data, 0), 0u) << pm::dataHomeDir();
   EXPECT_EQ(pm::defaultDatabasePath().rfind(data, 0), 0u) << pm::defaultDatabasePath();
+}
+
+// The whole loop with the mouse: Run clicked twice in the Design tab starts two runs in the Live
+// tab, both finish recorded and are listed in the Runs tab (whose store connection stays open
+// while other views open and close theirs), and clicking a row shows that run's curve.
+TEST(Workbench, ClickRunThenFindTheRunInTheRunsTab) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  pm::ui::MainWindow w(db, kPresets, kPipemare);
+  w.resize(1400, 900);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  ASSERT_TRUE(w.designer()->loadFile(kPresets + "/tiny-synthetic.json"));
+  auto* run = w.designer()->findChild<QPushButton*>("runButton");
+  ASSERT_NE(run, nullptr);
+  ASSERT_TRUE(run->isEnabled()) << w.designer()->validationMessage().toStdString();
+  QSignalSpy finished(w.livePanel(), &pm::ui::LivePanel::runFinished);
+  std::vector<pm::ui::LiveRunView*> views;
+  for (int i = 0; i < 2; ++i) {
+    QTest::mouseClick(run, Qt::LeftButton);
+    ASSERT_NE(w.livePanel()->current(), nullptr) << "the click started no run";
+    views.push_back(w.livePanel()->current());
+    ASSERT_TRUE(finished.wait(120000)) << views.back()->logText().toStdString();
+    EXPECT_EQ(finished.back().at(0).toString().toStdString(), "finished") << views.back()->logText().toStdString();
+  }
+  ASSERT_NE(views[0], views[1]) << "each click is a run of its own";
+
+  auto* browser = w.runsBrowser();
+  browser->refresh();
+  ASSERT_EQ(browser->runCount(), 2);
+  auto* table = browser->table();
+  auto clickRow = [&](int row) {
+    const QRect cell = table->visualRect(table->model()->index(row, 1));
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+  };
+  clickRow(0);  // newest first
+  EXPECT_EQ(browser->shownRun(), views[1]->runId());
+  clickRow(1);
+  EXPECT_EQ(browser->shownRun(), views[0]->runId());
+  ASSERT_GE(browser->lossPlot()->seriesCount(), 1);
+  EXPECT_EQ(browser->lossPlot()->pointCount(0), views[0]->lossPoints());
 }

@@ -859,3 +859,29 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
   }
   EXPECT_FALSE(fs::exists(file("missing.db")));
 }
+
+// A long-lived reader (the GUI's runs browser) sees every run another connection records after
+// it opened, whatever it read in between: no read transaction is left open.
+TEST_F(RunStoreTest, LongLivedReaderSeesRunsRecordedLater) {
+  const std::string db = file("runs.db");
+  RunStore reader(db);
+  reader.markDeadRunsInterrupted();
+  EXPECT_TRUE(reader.listRuns().empty());
+  for (int k = 1; k <= 3; ++k) {
+    {
+      RunStore writer(db);
+      const int64_t run = writer.createRun("run " + std::to_string(k), kConfig);
+      writer.setStatus(run, "running");
+      for (int s = 1; s <= 5; ++s) writer.appendMetric(run, "train/loss", s, s, 1.0 / s);
+      writer.flush();
+      EXPECT_EQ(reader.listRuns().size(), static_cast<size_t>(k));
+      writer.setStatus(run, "finished");
+    }
+    const auto runs = reader.listRuns();
+    ASSERT_EQ(runs.size(), static_cast<size_t>(k));
+    EXPECT_EQ(runs[0].status, "finished");
+    EXPECT_EQ(reader.loadMetric(runs[0].id, "train/loss").size(), 5u);
+    reader.listRuns(RunFilter{});
+    reader.getRun(runs[0].id);
+  }
+}
