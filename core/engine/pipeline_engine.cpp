@@ -13,9 +13,13 @@
 
 namespace pm {
 
-Json configureThreadsAndBlas(int threads, EventSink& sink) {
+bool setStageThreads(int threads) {
   torch::set_num_threads(threads);
-  bool blasSet = setBlasThreads(threads);
+  return setBlasThreads(threads);
+}
+
+Json configureThreadsAndBlas(int threads, EventSink& sink) {
+  const bool blasSet = setStageThreads(threads);
   BlasInfo blas = loadedBlas();
   if (blas.isReference() || blas.library.empty()) {
     Json w = makeEvent(ev::kWarning);
@@ -39,8 +43,7 @@ std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& un
   // [0,2) [2,6)). Then 5 timed rounds through the model, each unit's cost its fastest round:
   // interleaving the units spreads a busy spell of the machine (the GUI starting, a planner
   // process) over all of them instead of one, and noise only ever adds time.
-  torch::set_num_threads(e.execution.threads_per_stage);
-  setBlasThreads(e.execution.threads_per_stage);
+  setStageThreads(e.execution.threads_per_stage);
   const int64_t mb = std::max<int64_t>(1, e.data.batch_size / std::max(1, e.pipeline.microbatches));
   auto shape = sampleShape(e.model.name, e.data.context);
   std::vector<int64_t> full{mb};

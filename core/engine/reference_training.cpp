@@ -2,6 +2,7 @@
 
 #include "core/engine/batch_source.h"
 #include "core/engine/optimizer_factory.h"
+#include "core/engine/run_outcome.h"
 #include "core/engine/training_plan.h"
 #include "core/models/model_zoo.h"
 #include "core/util/system_info.h"
@@ -9,8 +10,7 @@
 namespace pm {
 
 ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps) {
-  torch::set_num_threads(e.execution.threads_per_stage);  // as many threads as one stage has
-  setBlasThreads(e.execution.threads_per_stage);
+  setStageThreads(e.execution.threads_per_stage);  // as many threads as one stage has
   auto train = makeBatchSource(e, true);
   TrainingPlan plan(e, train->size());
   auto units = buildModel(e.model.name, e.training.seed);

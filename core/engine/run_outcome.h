@@ -12,6 +12,11 @@ struct RunOutcome {
   Json summary;         // final/best metrics, samples, wall_s, samples_per_s, per-stage figures
 };
 
+// LibTorch's intra-op threads and the BLAS library's threads, both set to one stage's count
+// (the engine's stages, the time profile of a partition, the non-pipelined reference); false
+// when the BLAS thread count could not be set.
+bool setStageThreads(int threads);
+
 // Applies the configured threads to LibTorch (intra-op) and BLAS, and reports the loaded BLAS:
 // returns the fields for run_started; emits a warning event when it is the reference BLAS.
 Json configureThreadsAndBlas(int threads, EventSink& sink);

@@ -129,9 +129,6 @@ std::string heldMessage() {
 
 double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 
-bool isTerminalStatus(const std::string& s) {
-  return s == "finished" || s == "stopped" || s == "failed" || s == "diverged" || s == "interrupted";
-}
 bool isKnownStatus(const std::string& s) { return s == "created" || s == "running" || isTerminalStatus(s); }
 
 // A damaged file is bad input (exit 2), like a file that is not a store at all.
@@ -443,6 +440,10 @@ std::string likeEscape(const std::string& s) {
 }
 
 }  // namespace
+
+bool isTerminalStatus(const std::string& s) {
+  return s == "finished" || s == "stopped" || s == "failed" || s == "diverged" || s == "interrupted";
+}
 
 // ------------------------------------------------------------------------------------------
 // Buffered rows and the statements that write them (prepared once, reused by every flush).

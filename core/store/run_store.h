@@ -68,6 +68,10 @@ struct RunFilter {
   std::string text;     // substring of the name, "" = any
 };
 
+// A run in this status has ended (finished, stopped, failed, diverged, interrupted): its rows no
+// longer change. "created" and "running" are not terminal.
+bool isTerminalStatus(const std::string& status);
+
 class RunStore {
  public:
   // Opens (creating if needed) the store at `path`; ":memory:" works for tests.

@@ -270,8 +270,7 @@ void CompareView::loadSelected() {
   for (int64_t id : selected_) {
     auto it = data_.find(id);
     const auto f = fresh.find(id);
-    const bool stale = it == data_.end() || it->second.record.status == "running" ||
-                       it->second.record.status == "created" ||
+    const bool stale = it == data_.end() || !isTerminalStatus(it->second.record.status) ||
                        (f != fresh.end() && it->second.record.status != f->second->status);
     if (stale) {
       data_[id] = loadRunData(*store_, id);

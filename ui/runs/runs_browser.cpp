@@ -178,7 +178,7 @@ void RunsBrowser::refresh() {
         if (previous.empty()) table_->selectRow(r);
         // The curves of a run that has ended do not change: read them again only for another
         // run, a run still going, or one whose status changed since they were read.
-        if (rec->id != shownRun_ || rec->status == "running" || rec->status == "created" || rec->status != shownStatus_)
+        if (rec->id != shownRun_ || !isTerminalStatus(rec->status) || rec->status != shownStatus_)
           showRun(rec->id);
       }
     }
