@@ -309,9 +309,7 @@ void StageWorker::forward(int64_t mb) {
   if (last_) {
     const Batch& b = microbatch(mb);
     f.target = b.y.to(device_);
-    int64_t kSamples = 0;
-    for (const auto& m : minibatchCache_.at(mb / N)) kSamples += m.size();
-    f.scale = mbSize / static_cast<double>(kSamples);
+    f.scale = mbSize / static_cast<double>(stepSamples(mb));
   }
   const bool asyncMb = isAsyncMb(mb);
   // With recompute only the stage input is kept. Otherwise the graph is kept. An asynchronous
@@ -491,6 +489,18 @@ void StageWorker::releaseShadows() {
       ++it;
     }
   }
+}
+
+int64_t StageWorker::stepSamples(int64_t mb) const {
+  const int64_t N = plan_.microbatches();
+  if (schedule_ != ScheduleKind::PipeDream && schedule_ != ScheduleKind::PipeDream2BW) return plan_.minibatchSize(mb / N);
+  // pipedream and 2bw step after every update_interval backwards, in microbatch order, and once
+  // more after the last: the step's group is [mb - mb % u, + u), cut at the end of the run.
+  const int64_t u = scheduleParams_.update_interval;
+  const int64_t begin = mb - mb % u, end = std::min(begin + u, plan_.totalSteps() * N);
+  int64_t n = 0;
+  for (int64_t i = begin; i < end; ++i) n += plan_.microbatchSize(i);
+  return n;
 }
 
 void StageWorker::noteBackward(int64_t mb, int64_t lag) {

@@ -163,6 +163,10 @@ class StageWorker {
   int64_t stageDelay_ = 0;        // tau of this stage in its action list (steps between F and B, max)
   int64_t annealSteps_ = 1;       // T1's K
   double asyncMomentum_ = -1.0;   // delay-scaled SGD momentum of the asynchronous phase (< 0: unchanged)
+  // The samples whose gradients the optimizer step that microbatch mb's backward feeds
+  // accumulates: its minibatch, or for pipedream and 2bw its update_interval microbatches. A
+  // microbatch's loss is scaled by its share, so every step applies their mean gradient.
+  int64_t stepSamples(int64_t mb) const;
   bool isAsyncMb(int64_t mb) const { return asyncSchedule_ && mb >= warmupMinibatches_ * plan_.microbatches(); }
   std::vector<torch::Tensor> params_;
   WeightVersions versions_;

@@ -45,6 +45,16 @@ std::vector<int64_t> TrainingPlan::minibatchIndices(int64_t k) const {
   return std::vector<int64_t>(order_.begin() + begin, order_.begin() + end);
 }
 
+int64_t TrainingPlan::minibatchSize(int64_t k) const {
+  const int64_t begin = (k % stepsPerEpoch_) * batch_;
+  return std::min(samples_, begin + batch_) - begin;
+}
+
+int64_t TrainingPlan::microbatchSize(int64_t mb) const {
+  const int64_t b = minibatchSize(mb / n_);
+  return b / n_ + (mb % n_ < b % n_ ? 1 : 0);
+}
+
 bool TrainingPlan::evalDue(int64_t done) const {
   if (done == totalSteps_) return true;
   if (evalInterval_ > 0) return done % evalInterval_ == 0;

@@ -20,6 +20,10 @@ class TrainingPlan {
   // Sample indices of minibatch k (0-based). A last partial batch with fewer than N samples is
   // dropped so that every minibatch splits into exactly N non-empty microbatches.
   std::vector<int64_t> minibatchIndices(int64_t k) const;
+  // Samples in minibatch k, and in microbatch mb (minibatch mb / N split as tensor_split splits
+  // it: the first size % N microbatches one sample larger), without drawing the shuffle.
+  int64_t minibatchSize(int64_t k) const;
+  int64_t microbatchSize(int64_t mb) const;
   // Evaluate after `done` minibatches (1-based count)?
   bool evalDue(int64_t done) const;
   bool logDue(int64_t done) const;

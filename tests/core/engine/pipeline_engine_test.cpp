@@ -185,6 +185,45 @@ TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
   }
 }
 
+// A pipedream or 2bw step applies the mean gradient of the microbatches it accumulated (as
+// gradient accumulation does everywhere), not a sum of minibatch means: with one stage (no delay)
+// pipedream stepping per microbatch is plain training on microbatch-sized minibatches, and 2bw
+// accumulating m = 2N microbatches is plain training on minibatches twice the size.
+TEST(PipelineEngine, PipeDreamAnd2BWStepsApplyTheMeanGradientOfTheirMicrobatches) {
+  for (const char* schedule : {"pipedream", "pipedream-2bw"}) {
+    SCOPED_TRACE(schedule);
+    const bool twoBW = std::string(schedule) == "pipedream-2bw";
+    TempDir tmp;
+    Experiment e = tinyExperiment("cnn");
+    e.data.synthetic_samples = 96;
+    e.data.batch_size = 16;
+    e.pipeline.microbatches = 2;
+    e.pipeline.stages = 1;
+    e.pipeline.schedule = schedule;
+    e.pipeline.update_interval = twoBW ? 4 : 1;
+    e.optimizer.lr = kLearningRate;
+    e.training.steps = twoBW ? 6 : 4;  // 3 steps of 4 microbatches; 8 steps of one
+    MemorySink sink;
+    EngineOptions opts;
+    opts.saveStateDir = tmp.dir.string();
+    RunOutcome out = runSingleProcess(e, sink, nullptr, opts);
+    ASSERT_EQ(out.status, "finished") << out.message;
+    Experiment plain = e;
+    plain.pipeline.schedule = "gpipe";
+    plain.pipeline.update_interval = 1;
+    plain.data.batch_size = twoBW ? 32 : 8;
+    plain.pipeline.microbatches = twoBW ? 4 : 1;
+    plain.training.steps = twoBW ? 3 : 8;
+    const auto stages = loadStages(tmp.dir, 1);
+    const WeightGap g = gapToReference(e, referenceTraining(plain), stages, resolvePartition(e));
+    EXPECT_LE(g.worst, 1.0) << "not allclose (rtol " << kRtol << "): " << g.where << " uses " << g.worst << " times the tolerance";
+    // A sum of minibatch means (2bw: twice the mean; pipedream: half of it) fails by far.
+    Experiment scaled = plain;
+    scaled.optimizer.lr *= twoBW ? 2.0 : 0.5;
+    EXPECT_GT(gapToReference(e, referenceTraining(scaled), stages, resolvePartition(e)).worst, 100.0);
+  }
+}
+
 TEST(PipelineEngine, GPipeWithRecomputeMatchesAndKeepsBatchNormStatisticsSingle) {
   TempDir tmp;
   Experiment e = tinyExperiment("cnn");

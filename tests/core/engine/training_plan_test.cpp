@@ -49,3 +49,21 @@ TEST(TrainingPlan, EvalLogAndTraceRules) {
   EXPECT_TRUE(plan.traceDue(1));
   EXPECT_FALSE(plan.traceDue(2));
 }
+
+// Sizes without drawing the shuffle: they agree with minibatchIndices, and microbatches split as
+// tensor_split splits (the first size % N one sample larger).
+TEST(TrainingPlan, MinibatchAndMicrobatchSizes) {
+  Experiment e;
+  e.data.batch_size = 10;
+  e.pipeline.microbatches = 4;
+  e.training.epochs = 2;
+  TrainingPlan plan(e, 105);  // 10 full minibatches and one of 5 per epoch
+  for (int64_t k = 0; k < plan.totalSteps(); ++k)
+    EXPECT_EQ(plan.minibatchSize(k), static_cast<int64_t>(plan.minibatchIndices(k).size())) << "minibatch " << k;
+  const std::vector<int64_t> full{3, 3, 2, 2}, last{2, 1, 1, 1};
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(plan.microbatchSize(i), full[static_cast<size_t>(i)]) << "microbatch " << i;
+    EXPECT_EQ(plan.microbatchSize(10 * 4 + i), last[static_cast<size_t>(i)]) << "microbatch " << 40 + i;
+    EXPECT_EQ(plan.microbatchSize(11 * 4 + i), full[static_cast<size_t>(i)]) << "microbatch " << 44 + i << " (epoch 2)";
+  }
+}
