@@ -135,6 +135,28 @@ TEST(LiveRun, StopFromTheGui) {
   EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());
 }
 
+// A run the engine refuses (a bad field): the log says why once, with the field's line; the
+// engine's stderr repeats the error event and is not shown again.
+TEST(LiveRun, BadExperimentShowsItsErrorOnce) {
+  pm::test::app();
+  TempDir tmp;
+  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
+  const QString exp = QString::fromStdString((tmp.dir / "bad.json").string());
+  {
+    QFile f(exp);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("{\"name\": \"bad\", \"model\": {\"name\": \"mlp\"},\n \"pipeline\": {\"stages\": \"four\"}}\n");
+  }
+  pm::ui::LiveRunView view(kPipemare, db);
+  QSignalSpy done(&view, &pm::ui::LiveRunView::runFinished);
+  view.start(exp, "bad");
+  ASSERT_TRUE(done.wait(60000)) << view.logText().toStdString();
+  EXPECT_EQ(view.status().toStdString(), "invalid") << view.logText().toStdString();
+  const QString log = view.logText();
+  EXPECT_EQ(log.count("pipeline.stages"), 1) << log.toStdString();
+  EXPECT_TRUE(log.contains("bad.json:2")) << log.toStdString();
+}
+
 // The asynchronous panels and the waiting / idle split are filled from stage events.
 TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
   pm::test::app();

@@ -1,5 +1,7 @@
 #include "ui/live/live_run_view.h"
 
+#include <algorithm>
+
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -90,8 +92,15 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
   connect(proc_, &RunProcess::finished, this, [this](int code, const QString& st) {
     status_ = st.isEmpty() ? (code == 2 ? QStringLiteral("invalid") : QStringLiteral("failed")) : st;
     stopButton_->setEnabled(false);
-    if (!proc_->stderrText().isEmpty() && status_ != "finished")
-      log_->appendPlainText(tr("engine: %1").arg(proc_->stderrText().trimmed()));
+    if (status_ != "finished") {
+      // The engine's stderr, less the lines that repeat an error event already in the log.
+      QStringList rest;
+      for (const QString& line : proc_->stderrText().split('\n', Qt::SkipEmptyParts)) {
+        const bool shown = std::any_of(errorsShown_.begin(), errorsShown_.end(), [&](const QString& m) { return line.contains(m); });
+        if (!shown) rest << line;
+      }
+      if (!rest.isEmpty()) log_->appendPlainText(tr("engine: %1").arg(rest.join('\n').trimmed()));
+    }
     log_->appendPlainText(tr("run %1: %2").arg(runId_).arg(status_));
     progress_->setFormat(status_);
     redraw();
@@ -192,6 +201,8 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     log_->appendPlainText(tr("warning: %1").arg(QString::fromStdString(e.value("message", std::string()))));
   } else if (type == "error") {
     const std::string place = e.value("place", std::string());
+    const QString message = QString::fromStdString(e.value("message", std::string()));
+    if (!message.isEmpty()) errorsShown_ << message;
     log_->appendPlainText(tr("error: %1%2").arg(QString::fromStdString(place.empty() ? "" : place + ": "),
                                                 QString::fromStdString(e.value("message", std::string()))));
   } else if (type == "run_finished") {

@@ -4,6 +4,7 @@
 // memory, throughput, and for asynchronous schedules each stage's delay, learning rate and weight
 // gap; a progress bar with ETA, the log, and Stop. Events update buffers; plots are redrawn by a
 // ~30 Hz timer, never per event. GUI thread only.
+#include <QStringList>
 #include <QWidget>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -62,6 +63,7 @@ class LiveRunView : public QWidget {
   bool dirty_ = false;
   QString status_;
   int64_t runId_ = 0;
+  QStringList errorsShown_;  // messages of the error events in the log (not repeated from stderr)
   std::map<std::pair<CurvePlot*, QString>, int> seriesIndex_;
 };
 
