@@ -99,7 +99,17 @@ StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new Q
   layout->addWidget(plot_);
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  // The legend in a row of its own under the axes, one line of categories: inside the axes it
+  // covered the tallest bars.
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->axisRect()->insetLayout()->simplify();
+  const int row = plot_->plotLayout()->rowCount();
+  plot_->plotLayout()->addElement(row, 0, plot_->legend);
+  plot_->plotLayout()->setRowStretchFactor(row, 0.001);
+  plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot_->legend->setWrap(3);  // two lines of three: fits a narrow column
+  plot_->legend->setIconSize(12, 8);
+  plot_->legend->setMargins(QMargins(4, 0, 4, 4));
   plot_->setMinimumSize(300, 150);
   applyPalette(plot_, palette());
 }

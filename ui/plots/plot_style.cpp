@@ -28,7 +28,7 @@ void applyPalette(QCustomPlot* plot, const QPalette& palette) {
 }
 
 void setPlotTitle(QCustomPlot* plot, const QString& title, const QFont& base, const QPalette& palette) {
-  if (plot->plotLayout()->rowCount() == 1) {
+  if (!qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(base.family(), 10, QFont::Bold)));
   } else if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
