@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
 #   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]
-# --only quality,quality-full,quality-n8,charlm,hardware,planner,stability runs just those parts again: their earlier
+# --only quality,quality-full,quality-n8,quality-n4,charlm,hardware,planner,stability runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
 # Runs every part of the study into one store, then draws the report with pipemare-report:
 #   (1) quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
@@ -12,6 +12,7 @@
 #       naive, T1+T2 and T1+T2 with warm-up at lr 0.1, and those four at lr 0.3;
 #       quality-n8: gpipe, pipedream, naive async, T1 and T1+T2 on all 60,000 with N = 8 microbatches
 #       (stage 0's delay 2 steps, not 5), and gpipe and naive at the higher lr 0.3;
+#       quality-n4: gpipe, naive async and T1+T2 with N = 4 (stage 0's delay 3 steps) at lr 0.1 and 0.3;
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline (alone, then
 #       two side by side: the machine's 2-core ceiling);
@@ -24,7 +25,7 @@ QUICK=0
 OUT=reports
 DB=""
 PAR=2
-ONLY=quality,quality-full,quality-n8,charlm,hardware,planner,stability
+ONLY=quality,quality-full,quality-n8,quality-n4,charlm,hardware,planner,stability
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -46,8 +47,8 @@ fi
 mkdir -p "$OUT"
 PM="$BIN/pipemare"
 for part in ${ONLY//,/ }; do
-  case "$part" in quality|quality-full|quality-n8|charlm|hardware|planner|stability) ;;
-    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, charlm, hardware, planner, stability)" >&2; exit 2 ;;
+  case "$part" in quality|quality-full|quality-n8|quality-n4|charlm|hardware|planner|stability) ;;
+    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, quality-n4, charlm, hardware, planner, stability)" >&2; exit 2 ;;
   esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -85,6 +86,9 @@ if [ "$QUICK" = 1 ]; then
   QN8_VARIANTS="gpipe t1t2"
   QN8_HIGH_VARIANTS=""
   QN8_HIGH_LR=0.3
+  QN4=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1 --set pipeline.microbatches=4)
+  QN4_VARIANTS="gpipe naive t1t2"
+  QN4_LRS="0.3"
 else
   Q=()
   QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
@@ -105,6 +109,9 @@ else
   QN8_VARIANTS="gpipe pipedream naive t1 t1t2"
   QN8_HIGH_VARIANTS="gpipe naive"
   QN8_HIGH_LR=0.3
+  QN4=(--set data.train_limit=0 --set pipeline.microbatches=4)
+  QN4_VARIANTS="gpipe naive t1t2"
+  QN4_LRS="0.1,0.3"
 fi
 
 if want quality; then
@@ -145,6 +152,15 @@ done
 for v in $QN8_HIGH_VARIANTS; do
   "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n8 --grid "optimizer.lr=$QN8_HIGH_LR" \
     --parallel "$PAR" "${QN8[@]}"
+done
+fi
+
+if want quality-n4; then
+forget quality-n4
+log "(1d) quality, middle delays: N = 4 microbatches, all training images"
+for v in $QN4_VARIANTS; do
+  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n4 --grid "optimizer.lr=$QN4_LRS" \
+    --parallel "$PAR" "${QN4[@]}"
 done
 fi
 

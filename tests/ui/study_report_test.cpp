@@ -126,6 +126,28 @@ TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n8-lr0.02.png"));
 }
 
+// The N = 4 section has its own heading, figure and claims regime.
+TEST(StudyReport, QualityN4SectionHasItsHeadingFigureAndClaims) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":4}})";
+    for (const auto& [variant, last] : std::vector<std::pair<std::string, double>>{{"gpipe", 0.9}, {"naive", 0.8}, {"t1t2", 0.895}}) {
+      const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=0.3]", cfg, {"study:quality-n4", "optimizer.lr=0.3"});
+      store.appendMetric(id, "eval/accuracy", 469, 1.0, last - 0.05);
+      store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
+      store.setStatus(id, "finished");
+    }
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("### 1d. Middle delays: N = 4 microbatches")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| naive | 0.3 | 0.7500 | 0.8000 | -10.00 | finished |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("all 60,000 images, N = 4, lr 0.3: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n4-lr0.3.png"));
+}
+
 // Several seeds of a variant: the row shows their mean and each seed's figure; the comparison with
 // gpipe and the targets use the means; each seed gets its own curve.
 TEST(StudyReport, QualitySectionAveragesSeeds) {

@@ -148,6 +148,10 @@ class Report {
             "is ceil(10/8) = 2 optimizer steps instead of 5 with N = 2; gpipe is the same algorithm at any N (only "
             "BatchNorm sees smaller microbatches). Where lr 0.3 appears (gpipe and naive only), it asks whether the naive "
             "baseline breaks at a rate above the two of the other sections.");
+    quality("study:quality-n4", "### 1d. Middle delays: N = 4 microbatches, all 60,000 training images", "quality-n4", qualityN4_,
+            "With 4 microbatches per minibatch (32 images each) stage 0's delay is ceil(10/4) = 3 optimizer steps, between "
+            "N = 2's 5 and N = 8's 2: where between them does the naive baseline break at the high rate, and does T1+T2 "
+            "hold there?");
     charlm();
     hardware();
     planner();
@@ -560,7 +564,8 @@ class Report {
         q += QString("lr %1: T1+T2 %2 points vs gpipe; ").arg(QString::fromStdString(lr)).arg(num((v.at("t1t2") - v.at("gpipe")) * 100, 2));
     using Results = std::map<std::string, std::map<QString, double>>;
     const std::vector<std::pair<const Results*, QString>> regimes = {{&qualityFull_, "all 60,000 images"},
-                                                                      {&qualityN8_, "all 60,000 images, N = 8"}};
+                                                                      {&qualityN8_, "all 60,000 images, N = 8"},
+                                                                      {&qualityN4_, "all 60,000 images, N = 4"}};
     for (const auto& [results, regime] : regimes)
       for (const auto& [lr, v] : *results) {
         if (!v.count("gpipe")) continue;
@@ -592,7 +597,7 @@ class Report {
   QString text_;
   QTextStream md_{&text_};
   int figures_ = 0;
-  std::map<std::string, std::map<QString, double>> quality_, qualityFull_, qualityN8_;
+  std::map<std::string, std::map<QString, double>> quality_, qualityFull_, qualityN8_, qualityN4_;
   std::map<std::string, std::vector<double>> hw_;
   std::map<int, std::pair<double, double>> plan_;
 };
