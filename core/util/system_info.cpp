@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "pipemare_revision.h"  // generated at build time: PIPEMARE_GIT_REV
+
 namespace pm {
 
 std::string hostName() {
