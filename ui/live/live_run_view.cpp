@@ -203,8 +203,7 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     const std::string place = e.value("place", std::string());
     const QString message = QString::fromStdString(e.value("message", std::string()));
     if (!message.isEmpty()) errorsShown_ << message;
-    log_->appendPlainText(tr("error: %1%2").arg(QString::fromStdString(place.empty() ? "" : place + ": "),
-                                                QString::fromStdString(e.value("message", std::string()))));
+    log_->appendPlainText(tr("error: %1%2").arg(QString::fromStdString(place.empty() ? "" : place + ": "), message));
   } else if (type == "run_finished") {
     if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
     const std::string msg = e.value("message", std::string());

@@ -99,7 +99,7 @@ StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new Q
   layout->addWidget(plot_);
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
-  // The legend in a row of its own under the axes, one line of categories: inside the axes it
+  // The legend in a row of its own under the axes, three categories a line: inside the axes it
   // covered the tallest bars.
   plot_->axisRect()->insetLayout()->take(plot_->legend);
   plot_->axisRect()->insetLayout()->simplify();
@@ -107,7 +107,7 @@ StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new Q
   plot_->plotLayout()->addElement(row, 0, plot_->legend);
   plot_->plotLayout()->setRowStretchFactor(row, 0.001);
   plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  plot_->legend->setWrap(3);  // two lines of three: fits a narrow column
+  plot_->legend->setWrap(3);  // fits a narrow column (the planner's)
   plot_->legend->setIconSize(12, 8);
   plot_->legend->setMargins(QMargins(4, 0, 4, 4));
   plot_->setMinimumSize(300, 150);
