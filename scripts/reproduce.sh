@@ -18,7 +18,7 @@
 #       two side by side: the machine's 2-core ceiling);
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
 #   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
-# Full: about 375 minutes on 2 cores (160 of them quality-full, 165 quality-n8). --quick: smaller data and grids, about 10 minutes.
+# Full: about 400 minutes on 2 cores (160 of them quality-full, 165 quality-n8, 25 quality-n4). --quick: smaller data and grids, about 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
@@ -66,6 +66,16 @@ throttle() {
   if [ "${#pids[@]}" -ge "$PAR" ]; then wait "${pids[0]}" || true; pids=("${pids[@]:1}"); fi
 }
 drain() { for p in "${pids[@]}"; do wait "$p" || true; done; pids=(); }
+# sweep_variants TAG LRS "VARIANTS" [--set ...]: each variant's ResNet-20 preset swept over the
+# learning rates, PAR runs at a time, recorded under study:TAG.
+sweep_variants() {
+  local tag=$1 lrs=$2 variants=$3 v
+  shift 3
+  for v in $variants; do
+    "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" --grid "optimizer.lr=$lrs" \
+      --parallel "$PAR" "$@"
+  done
+}
 log() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)" >&2; }
 START=$(date +%s)
 
@@ -117,19 +127,13 @@ fi
 if want quality; then
 forget quality
 log "(1) quality: ResNet-20, P = 11"
-for v in $QUALITY_VARIANTS; do
-  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality --grid "optimizer.lr=$QUALITY_LRS" \
-    --parallel "$PAR" ${Q[@]+"${Q[@]}"}
-done
+sweep_variants quality "$QUALITY_LRS" "$QUALITY_VARIANTS" ${Q[@]+"${Q[@]}"}
 fi
 
 if want quality-full; then
 forget quality-full
 log "(1b) quality, longer training: all training images"
-for v in $QFULL_VARIANTS; do
-  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-full --grid "optimizer.lr=$QUALITY_LRS" \
-    --parallel "$PAR" "${QFULL[@]}"
-done
+sweep_variants quality-full "$QUALITY_LRS" "$QFULL_VARIANTS" "${QFULL[@]}"
 for v in $QFULL_SEED2_VARIANTS; do
   throttle "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-full --grid "optimizer.lr=0.1" \
     --grid "training.seed=2" "${QFULL[@]}"
@@ -143,25 +147,16 @@ fi
 if want quality-n8; then
 forget quality-n8
 log "(1c) quality, shorter delays: N = 8 microbatches, all training images"
-for v in $QN8_VARIANTS; do
-  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n8 --grid "optimizer.lr=$QUALITY_LRS" \
-    --parallel "$PAR" "${QN8[@]}"
-done
+sweep_variants quality-n8 "$QUALITY_LRS" "$QN8_VARIANTS" "${QN8[@]}"
 # With delays of 2 steps the naive baseline holds up at lr 0.1; a higher rate asks whether it
 # breaks there (it did not: at lr 0.3 it matched gpipe, which itself fell 2.5 points below lr 0.1).
-for v in $QN8_HIGH_VARIANTS; do
-  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n8 --grid "optimizer.lr=$QN8_HIGH_LR" \
-    --parallel "$PAR" "${QN8[@]}"
-done
+sweep_variants quality-n8 "$QN8_HIGH_LR" "$QN8_HIGH_VARIANTS" "${QN8[@]}"
 fi
 
 if want quality-n4; then
 forget quality-n4
 log "(1d) quality, middle delays: N = 4 microbatches, all training images"
-for v in $QN4_VARIANTS; do
-  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-n4 --grid "optimizer.lr=$QN4_LRS" \
-    --parallel "$PAR" "${QN4[@]}"
-done
+sweep_variants quality-n4 "$QN4_LRS" "$QN4_VARIANTS" "${QN4[@]}"
 fi
 
 if want charlm; then
