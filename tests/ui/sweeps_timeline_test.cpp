@@ -310,6 +310,31 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   EXPECT_TRUE(view.predictedSummary().startsWith("Predicted: makespan")) << view.predictedSummary().toStdString();
 }
 
+// A single-process run's stages took turns on one thread: the measured summary says why its
+// utilization is at most 1/P; a run with a process per stage gets no such note.
+TEST(TimelineView, SingleProcessRunsAreMarkedAsSuch) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t single = 0, real = 0;
+  {
+    pm::RunStore store(db);
+    const std::string pipe = R"("model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2})";
+    single = store.createRun("single", "{" + pipe + R"(,"execution":{"mode":"single"}})");
+    real = store.createRun("real", "{" + pipe + R"(,"execution":{"mode":"real"}})");
+    for (int64_t r : {single, real}) {
+      appendGpipeTrace(store, r, 0.010, /*sends=*/true);
+      store.flush();
+      store.setStatus(r, "finished");
+    }
+  }
+  pm::ui::TimelineView view(db, "");
+  ASSERT_TRUE(view.setRun(single));
+  EXPECT_NE(view.measuredSummary().indexOf("Single-process run"), -1) << view.measuredSummary().toStdString();
+  ASSERT_TRUE(view.setRun(real));
+  EXPECT_EQ(view.measuredSummary().indexOf("Single-process run"), -1) << view.measuredSummary().toStdString();
+}
+
 TEST(TimelineView, PlannerErrorsReadAsText) {
   pm::test::app();
   QTemporaryDir dir;

@@ -255,6 +255,7 @@ void TimelineView::showRun(int64_t runId) {
     schedule_.clear();
     configJson_.clear();
     stages_ = microbatches_ = 0;
+    singleMode_ = false;
     measured_->setTitle(tr("Measured schedule"));
     measured_->setBoxes({}, 1);
     predicted_->setTitle(tr("Predicted by the planner"));
@@ -270,6 +271,11 @@ void TimelineView::showRun(int64_t runId) {
   model_ = rec->model;
   schedule_ = rec->schedule;
   configJson_ = rec->config_json;
+  {
+    const Json cfg = Json::parse(configJson_, nullptr, false);
+    singleMode_ = cfg.is_object() && cfg.contains("execution") && cfg["execution"].is_object() &&
+                  cfg["execution"].value("mode", std::string()) == "single";
+  }
   stages_ = rec->stages;
   microbatches_ = rec->microbatches;
   const int stages = traceStages(boxes, stages_);
@@ -425,7 +431,12 @@ void TimelineView::updateSummaries() {
         .arg(ms(p->viewStartMs()), ms(p->viewEndMs()), ms(p->viewEndMs() - p->viewStartMs()))
         .arg(p->boxesInView());
   };
-  if (shownRun_ != 0) measuredLabel_->setText(tr("Measured: ") + line(measured_, measuredCounts_));
+  if (shownRun_ != 0)
+    measuredLabel_->setText(tr("Measured: ") + line(measured_, measuredCounts_) +
+                            (singleMode_ && measured_->boxCount() > 0 && stages_ > 1
+                                 ? tr(". <i>Single-process run: its stages took turns on one thread, so its utilization is "
+                                      "at most 1/P; the prediction is for one process per stage.</i>")
+                                 : QString()));
   if (!predictedError_.isEmpty())
     predictedLabel_->setText(tr("<span style='color:#d62728'>No prediction: %1</span>").arg(predictedError_.toHtmlEscaped()));
   else if (predicted_->boxCount() > 0)

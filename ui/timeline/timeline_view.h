@@ -84,6 +84,7 @@ class TimelineView : public QWidget {
   // planner's model of the configuration (simulated costs).
   bool against_ = false, againstFailed_ = false;
   std::string model_, schedule_, configJson_;
+  bool singleMode_ = false;  // the shown run ran all stages in one process (execution.mode single)
   int stages_ = 0, microbatches_ = 0;
   QString measuredCounts_, predictedCounts_, predictedError_;
   QStringList planArgs_;
