@@ -2,7 +2,6 @@
 
 #include <signal.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,331 +10,25 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/store/store_internal.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 #include "core/util/system_info.h"
 
+// The run store: opening a store, and its runs. The SQLite helpers are in store_sqlite.cpp, the
+// schema and its migrations in run_store_schema.cpp, the rows of a run in run_store_rows.cpp.
 namespace pm {
 
-// ------------------------------------------------------------------------------------------
-// Schema
-//
-// Version 1 is the historical schema: runs kept their tags as a JSON array in runs.tags and
-// had no sweep / launcher / status-message columns and no indexes. A new store is created by
-// running this DDL and then every migration, so there is exactly one way to reach the current
-// schema. The last statement records the version (schema_version holds one row; readers take
-// MAX(version) so an extra INSERT by hand does no harm).
-const char* storeSchemaV1() {
-  return R"SQL(
-CREATE TABLE schema_version (
-  version INTEGER NOT NULL
-);
-CREATE TABLE runs (
-  id          INTEGER PRIMARY KEY AUTOINCREMENT,
-  name        TEXT NOT NULL,
-  created_at  REAL NOT NULL DEFAULT 0,
-  started_at  REAL NOT NULL DEFAULT 0,
-  finished_at REAL NOT NULL DEFAULT 0,
-  status      TEXT NOT NULL DEFAULT 'created',
-  config_json TEXT NOT NULL DEFAULT '{}',
-  host        TEXT NOT NULL DEFAULT '',
-  revision    TEXT NOT NULL DEFAULT '',
-  notes       TEXT NOT NULL DEFAULT '',
-  tags        TEXT NOT NULL DEFAULT '[]'
-);
-CREATE TABLE metrics (
-  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  key       TEXT NOT NULL,
-  step      INTEGER NOT NULL,
-  wall_time REAL,
-  value     REAL
-);
-CREATE TABLE stage_metrics (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  key    TEXT NOT NULL,
-  stage  INTEGER NOT NULL,
-  step   INTEGER NOT NULL,
-  value  REAL
-);
-CREATE TABLE trace (
-  run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  stage      INTEGER NOT NULL,
-  action     TEXT NOT NULL,
-  microbatch INTEGER NOT NULL,
-  start      REAL,
-  "end"      REAL
-);
-CREATE TABLE logs (
-  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  time    REAL,
-  level   TEXT NOT NULL,
-  message TEXT NOT NULL
-);
-INSERT INTO schema_version (version) VALUES (1);
-)SQL";
-}
+using namespace store_detail;
 
 namespace {
 
-// Version 1 -> 2: sweep / launcher / status message columns, tags in their own table (the JSON
-// column is copied over in C++ after this DDL), and the indexes the queries use. The old
-// runs.tags column stays (SQLite cannot drop it cheaply) but is no longer read or written.
-const char* kMigrationV2 = R"SQL(
-ALTER TABLE runs ADD COLUMN sweep_id TEXT NOT NULL DEFAULT '';
-ALTER TABLE runs ADD COLUMN launcher_pid INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE runs ADD COLUMN status_message TEXT NOT NULL DEFAULT '';
-CREATE TABLE run_tags (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  tag    TEXT NOT NULL,
-  UNIQUE (run_id, tag)
-);
-CREATE INDEX run_tags_by_tag ON run_tags(tag);
-CREATE INDEX runs_by_sweep ON runs(sweep_id);
-CREATE INDEX metrics_by_run_key_step ON metrics(run_id, key, step);
-CREATE INDEX stage_metrics_by_run_key_stage_step ON stage_metrics(run_id, key, stage, step);
-CREATE INDEX trace_by_run_stage_start ON trace(run_id, stage, start);
-CREATE INDEX logs_by_run_time ON logs(run_id, time);
-)SQL";
-
-constexpr size_t kAutoFlushRows = 5000;
-// How long a writer waits for another process's lock before giving up (rows stay buffered and a
-// later flush tries again): 10 s, or PIPEMARE_STORE_BUSY_TIMEOUT_S (0.1..3600) on slow shared disks.
-int busyTimeoutMs() {
-  static const int ms = [] {
-    const char* v = std::getenv("PIPEMARE_STORE_BUSY_TIMEOUT_S");
-    if (!v || !*v) return 10000;
-    char* end = nullptr;
-    const double s = std::strtod(v, &end);
-    if (end == v || *end != '\0' || !(s >= 0.1 && s <= 3600)) return 10000;
-    return static_cast<int>(s * 1000);
-  }();
-  return ms;
-}
-
-std::string heldMessage() {
-  const int ms = busyTimeoutMs();
-  char buf[96];
-  std::snprintf(buf, sizeof buf, " (another process held the store for more than %g s)", ms / 1000.0);
-  return buf;
-}
-
-double nan() { return std::numeric_limits<double>::quiet_NaN(); }
-
 bool isKnownStatus(const std::string& s) { return s == "created" || s == "running" || isTerminalStatus(s); }
-
-// A damaged file is bad input (exit 2), like a file that is not a store at all.
-bool isDamage(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
-
-// SQLite's message for `rc`, explained: how long another process held a busy store, and that a
-// damaged file was left as it is.
-std::string explain(std::string msg, int rc) {
-  const int primary = rc & 0xff;
-  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) msg += heldMessage();
-  if (isDamage(rc)) msg = "the run store is damaged (" + msg + "); it was left as it is";
-  return msg;
-}
-
-std::string describe(sqlite3* db, int rc) { return explain(db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), rc); }
-
-constexpr const char* kReadOnlyFileProblem =
-    "the file is read-only (permissions or file system), so runs cannot be recorded into it; "
-    "it can still be read (pipemare runs list, runs show, compare, export)";
-
-void execSql(sqlite3* db, const std::string& place, const char* sql) {
-  char* err = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-  if (rc != SQLITE_OK) {
-    const std::string msg = explain(err ? err : sqlite3_errstr(rc), rc);
-    sqlite3_free(err);
-    throw StoreError(place, msg, isDamage(rc));
-  }
-}
-
-// A prepared statement. Text is bound SQLITE_TRANSIENT unless the caller guarantees the
-// string outlives the step (bindTextStatic).
-class Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& place, const char* sql, bool persistent = false) : db_(db), place_(place) {
-    int rc = sqlite3_prepare_v3(db, sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &s_, nullptr);
-    if (rc != SQLITE_OK) throw StoreError(place_, "cannot prepare statement: " + describe(db_, rc), isDamage(rc));
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  Stmt& bindInt(int i, int64_t v) {
-    check(sqlite3_bind_int64(s_, i, v));
-    return *this;
-  }
-  Stmt& bindDouble(int i, double v) {
-    // SQLite stores NaN as NULL; reads map NULL back to NaN.
-    check(sqlite3_bind_double(s_, i, v));
-    return *this;
-  }
-  Stmt& bindText(int i, const std::string& v) {
-    check(sqlite3_bind_text64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
-    return *this;
-  }
-  Stmt& bindTextStatic(int i, const std::string& v) {
-    check(sqlite3_bind_text64(s_, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8));
-    return *this;
-  }
-  // true: a row is available; false: done.
-  bool step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    std::string msg = describe(db_, rc);
-    sqlite3_reset(s_);
-    throw StoreError(place_, msg, isDamage(rc));
-  }
-  void run() {
-    while (step()) {
-    }
-  }
-  void reset() {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  // For statements whose every parameter is bound again before the next step.
-  void rewind() { sqlite3_reset(s_); }
-  bool isNull(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
-  int64_t i64(int c) const { return sqlite3_column_int64(s_, c); }
-  int i32(int c) const { return sqlite3_column_int(s_, c); }
-  double dbl(int c) const { return isNull(c) ? nan() : sqlite3_column_double(s_, c); }
-  std::string text(int c) const {
-    const unsigned char* p = sqlite3_column_text(s_, c);
-    int n = sqlite3_column_bytes(s_, c);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(n)) : std::string();
-  }
-
- private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) throw StoreError(place_, "cannot bind parameter: " + describe(db_, rc));
-  }
-  sqlite3* db_;
-  const std::string& place_;
-  sqlite3_stmt* s_ = nullptr;
-};
-
-// BEGIN IMMEDIATE ... COMMIT, rolled back when left without commit().
-class Transaction {
- public:
-  Transaction(sqlite3* db, const std::string& place) : db_(db), place_(place) {
-    execSql(db_, place_, "BEGIN IMMEDIATE");
-  }
-  ~Transaction() {
-    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  void commit() {
-    execSql(db_, place_, "COMMIT");
-    done_ = true;
-  }
-
- private:
-  sqlite3* db_;
-  const std::string& place_;
-  bool done_ = false;
-};
-
-struct TableInfo {
-  bool hasSchemaVersion = false;
-  std::vector<std::string> others;  // tables other than schema_version and sqlite_*
-};
-
-TableInfo readTables(sqlite3* db, const std::string& place) {
-  TableInfo info;
-  Stmt q(db, place, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
-  while (q.step()) {
-    std::string name = q.text(0);
-    if (name == "schema_version") info.hasSchemaVersion = true;
-    else if (name.rfind("sqlite_", 0) != 0) info.others.push_back(name);
-  }
-  return info;
-}
-
-int readVersion(sqlite3* db, const std::string& place) {
-  Stmt q(db, place, "SELECT MAX(version) FROM schema_version");
-  if (!q.step() || q.isNull(0)) return 0;
-  return q.i32(0);
-}
-
-std::string notOurStoreMessage(const TableInfo& t) {
-  std::string list;
-  for (size_t i = 0; i < t.others.size() && i < 5; ++i) list += (i ? ", " : "") + t.others[i];
-  if (t.others.size() > 5) list += ", ...";
-  return "not a PipeMare run store (it has tables [" + list + "] but no schema_version table)";
-}
-
-std::string newerVersionMessage(int version) {
-  return "the store has schema version " + std::to_string(version) + ", newer than version " +
-         std::to_string(kStoreSchemaVersion) + " which this build of PipeMare supports; use a newer PipeMare";
-}
-
-// Returns "" when the file looks like SQLite (or is empty / absent), else the reason it does not.
-// POSIX advisory locks belong to the process, not to a descriptor: closing any descriptor of a
-// file drops every lock this process holds on it, SQLite's included. Another process may then
-// take the file as its own, checkpoint and delete the WAL under a connection still open here,
-// which goes on reading a stale snapshot (seen: the GUI's runs browser stopped seeing new runs
-// once another view of the GUI opened the store) or worse (sqlite.org/howtocorrupt.html, 2.2).
-// So the header is read by hand only while no connection of this process has the file open.
-class OpenStoreFiles {
- public:
-  static OpenStoreFiles& instance() {
-    static OpenStoreFiles files;
-    return files;
-  }
-  bool isOpen(const std::pair<uint64_t, uint64_t>& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return count_.count(id) > 0;
-  }
-  void add(const std::pair<uint64_t, uint64_t>& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++count_[id];
-  }
-  void remove(const std::pair<uint64_t, uint64_t>& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = count_.find(id);
-    if (it != count_.end() && --it->second == 0) count_.erase(it);
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::pair<uint64_t, uint64_t>, int> count_;  // (device, inode) -> open connections
-};
-
-// The file's (device, inode), or nothing when it does not exist.
-std::optional<std::pair<uint64_t, uint64_t>> fileIdentity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return std::make_pair(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
-}
-
-std::string headerProblem(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  if (S_ISDIR(st.st_mode)) return "it is a directory";
-  if (!S_ISREG(st.st_mode) || st.st_size == 0) return "";
-  const auto id = fileIdentity(path);
-  if (id && OpenStoreFiles::instance().isOpen(*id)) return "";  // open here already: a store, and its locks must stay
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return "";  // unreadable: sqlite3_open reports it
-  char header[16] = {0};
-  f.read(header, sizeof header);
-  static const char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-  if (f.gcount() != 16 || std::memcmp(header, kMagic, 16) != 0) return "its header is not 'SQLite format 3'";
-  return "";
-}
 
 // An integer field of the config, or 0 when it is not a number that fits in an int.
 int configInt(const nlohmann::json& v) {
@@ -423,12 +116,6 @@ void insertTags(sqlite3* db, const std::string& place, int64_t run, const std::v
   }
 }
 
-// Per table: a statement inserting kRowsPerInsert rows at once (far less per-row overhead in
-// SQLite) and a single-row one for the remainder; prepared on first use, reused afterwards.
-struct Inserter {
-  std::unique_ptr<Stmt> many, one;
-};
-
 std::string likeEscape(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 2);
@@ -439,58 +126,15 @@ std::string likeEscape(const std::string& s) {
   return out;
 }
 
+void requireChanged(sqlite3* db, const std::string& place, int64_t run) {
+  if (sqlite3_changes(db) == 0) throw StoreError(place, "run " + std::to_string(run) + " does not exist");
+}
+
 }  // namespace
 
 bool isTerminalStatus(const std::string& s) {
   return s == "finished" || s == "stopped" || s == "failed" || s == "diverged" || s == "interrupted";
 }
-
-// ------------------------------------------------------------------------------------------
-// Buffered rows and the statements that write them (prepared once, reused by every flush).
-struct RunStore::Pending {
-  struct Metric {
-    int64_t run;
-    std::string key;
-    int64_t step;
-    double wall, value;
-  };
-  struct Stage {
-    int64_t run;
-    int stage;
-    int64_t step;
-    std::string key;
-    double value;
-  };
-  struct Trace {
-    int64_t run;
-    TraceRecord rec;
-  };
-  struct Log {
-    int64_t run;
-    double time;
-    std::string level, message;
-  };
-  std::vector<Metric> metrics;
-  std::vector<Stage> stages;
-  std::vector<Trace> traces;
-  std::vector<Log> logs;
-  Inserter insMetric, insStage, insTrace, insLog;
-
-  size_t rows() const { return metrics.size() + stages.size() + traces.size() + logs.size(); }
-  void clear() {
-    metrics.clear();
-    stages.clear();
-    traces.clear();
-    logs.clear();
-  }
-  void dropRun(int64_t run) {
-    auto pred = [run](const auto& r) { return r.run == run; };
-    metrics.erase(std::remove_if(metrics.begin(), metrics.end(), pred), metrics.end());
-    stages.erase(std::remove_if(stages.begin(), stages.end(), pred), stages.end());
-    traces.erase(std::remove_if(traces.begin(), traces.end(), pred), traces.end());
-    logs.erase(std::remove_if(logs.begin(), logs.end(), pred), logs.end());
-  }
-};
 
 // ------------------------------------------------------------------------------------------
 RunStore::RunStore(const std::string& path, bool readOnly)
@@ -602,70 +246,8 @@ void RunStore::registerOpenFile() {
 
 void RunStore::exec(const std::string& sql) const { execSql(db_, path_, sql.c_str()); }
 
-void RunStore::migrate() {
-  Transaction tx(db_, path_);
-  // Re-check inside the write transaction: another process may have created or migrated the
-  // store since we looked.
-  TableInfo tables = readTables(db_, path_);
-  if (!tables.hasSchemaVersion && !tables.others.empty()) throw StoreError(path_, notOurStoreMessage(tables), true);
-  int version = 0;
-  if (!tables.hasSchemaVersion) {
-    exec(storeSchemaV1());
-    version = 1;
-  } else {
-    version = readVersion(db_, path_);
-    if (version == 0) throw StoreError(path_, "damaged run store: the schema_version table is empty", true);
-  }
-  if (version > kStoreSchemaVersion) throw StoreError(path_, newerVersionMessage(version), true);
-  const int found = tables.hasSchemaVersion ? version : 0;
-  if (found == kStoreSchemaVersion) return;  // another process got here first; nothing to write
-
-  if (version < 2) {
-    exec(kMigrationV2);
-    // Tags: JSON array in runs.tags -> run_tags rows (strings verbatim, other JSON values as JSON text).
-    Stmt sel(db_, path_, "SELECT id, tags FROM runs ORDER BY id");
-    Stmt ins(db_, path_, "INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?, ?)");
-    while (sel.step()) {
-      int64_t id = sel.i64(0);
-      auto j = nlohmann::json::parse(sel.text(1), nullptr, /*allow_exceptions=*/false);
-      if (j.is_discarded()) continue;
-      if (!j.is_array()) j = nlohmann::json::array({j});
-      for (const auto& t : j) {
-        if (t.is_null()) continue;
-        std::string tag;
-        try {
-          tag = t.is_string() ? t.get<std::string>() : t.dump();
-        } catch (const nlohmann::json::exception&) {
-          continue;  // e.g. invalid UTF-8 inside a non-string value: nothing sensible to keep
-        }
-        if (tag.empty()) continue;
-        ins.reset();
-        ins.bindInt(1, id).bindText(2, tag).run();
-      }
-    }
-    version = 2;
-  }
-
-  Stmt del(db_, path_, "DELETE FROM schema_version");
-  del.run();
-  Stmt set(db_, path_, "INSERT INTO schema_version (version) VALUES (?)");
-  set.bindInt(1, version).run();
-  tx.commit();
-}
-
-int RunStore::schemaVersion() const { return readVersion(db_, path_); }
-
 // ------------------------------------------------------------------------------------------
 // runs
-
-namespace {
-void requireWritable(bool readOnly, const std::string& place) {
-  if (readOnly) throw StoreError(place, "the run store was opened read-only");
-}
-void requireChanged(sqlite3* db, const std::string& place, int64_t run) {
-  if (sqlite3_changes(db) == 0) throw StoreError(place, "run " + std::to_string(run) + " does not exist");
-}
-}  // namespace
 
 int64_t RunStore::createRun(const std::string& name, const std::string& configJson, const std::vector<std::string>& tags,
                             const std::string& notes, const std::string& sweepId) {
@@ -886,187 +468,6 @@ int RunStore::markDeadRunsInterrupted() {
     changed += sqlite3_changes(db_);
   }
   return changed;
-}
-
-// ------------------------------------------------------------------------------------------
-// batched writes
-
-void RunStore::appendMetric(int64_t run, const std::string& key, int64_t step, double wallTime, double value) {
-  requireWritable(readOnly_, path_);
-  pending_->metrics.push_back({run, key, step, wallTime, value});
-  if (pending_->rows() >= kAutoFlushRows) flush();
-}
-
-void RunStore::appendStageMetric(int64_t run, int stage, int64_t step, const std::string& key, double value) {
-  requireWritable(readOnly_, path_);
-  pending_->stages.push_back({run, stage, step, key, value});
-  if (pending_->rows() >= kAutoFlushRows) flush();
-}
-
-void RunStore::appendTrace(int64_t run, const TraceRecord& rec) {
-  requireWritable(readOnly_, path_);
-  pending_->traces.push_back({run, rec});
-  if (pending_->rows() >= kAutoFlushRows) flush();
-}
-
-void RunStore::appendLog(int64_t run, double time, const std::string& level, const std::string& message) {
-  requireWritable(readOnly_, path_);
-  pending_->logs.push_back({run, time, level, message});
-  if (pending_->rows() >= kAutoFlushRows) flush();
-}
-
-size_t RunStore::pendingRows() const { return pending_ ? pending_->rows() : 0; }
-
-namespace {
-
-constexpr int kRowsPerInsert = 64;  // 64 rows x at most 6 columns stays under SQLite's 999-parameter floor
-
-// "INSERT INTO <table> (<columns>) VALUES (?, ...), (?, ...), ..." with `rows` tuples.
-std::string multiRowInsert(const char* head, int columns, int rows) {
-  std::string tuple = "(";
-  for (int c = 0; c < columns; ++c) tuple += c ? ", ?" : "?";
-  tuple += ")";
-  std::string sql = head;
-  sql += " VALUES ";
-  for (int r = 0; r < rows; ++r) {
-    if (r) sql += ", ";
-    sql += tuple;
-  }
-  return sql;
-}
-
-// Writes `rows` with `ins` (preparing its statements on first use); bind(stmt, firstParam, row)
-// binds one row's `columns` parameters starting at firstParam.
-template <typename Row, typename Bind>
-void insertAll(sqlite3* db, const std::string& place, Inserter& ins, const char* head, int columns,
-               const std::vector<Row>& rows, Bind bind) {
-  if (rows.empty()) return;
-  size_t i = 0;
-  if (rows.size() >= static_cast<size_t>(kRowsPerInsert)) {
-    if (!ins.many) ins.many = std::make_unique<Stmt>(db, place, multiRowInsert(head, columns, kRowsPerInsert).c_str(), true);
-    for (; i + kRowsPerInsert <= rows.size(); i += kRowsPerInsert) {
-      for (int r = 0; r < kRowsPerInsert; ++r) bind(*ins.many, 1 + r * columns, rows[i + static_cast<size_t>(r)]);
-      ins.many->run();
-      ins.many->rewind();
-    }
-    ins.many->reset();  // drop the (now dangling) static text bindings
-  }
-  if (i < rows.size()) {
-    if (!ins.one) ins.one = std::make_unique<Stmt>(db, place, multiRowInsert(head, columns, 1).c_str(), true);
-    for (; i < rows.size(); ++i) {
-      bind(*ins.one, 1, rows[i]);
-      ins.one->run();
-      ins.one->rewind();
-    }
-    ins.one->reset();
-  }
-}
-
-}  // namespace
-
-void RunStore::flush() {
-  Pending& p = *pending_;
-  if (p.rows() == 0) return;
-  requireWritable(readOnly_, path_);
-  // If the transaction cannot start (store busy) the rows stay buffered for the next flush;
-  // if writing them fails (e.g. their run was deleted) they are dropped, so that one bad row
-  // cannot block every later flush.
-  Transaction tx(db_, path_);
-  try {
-    insertAll(db_, path_, p.insMetric, "INSERT INTO metrics (run_id, key, step, wall_time, value)", 5, p.metrics,
-              [](Stmt& s, int k, const Pending::Metric& m) {
-                s.bindInt(k, m.run).bindTextStatic(k + 1, m.key).bindInt(k + 2, m.step).bindDouble(k + 3, m.wall)
-                    .bindDouble(k + 4, m.value);
-              });
-    insertAll(db_, path_, p.insStage, "INSERT INTO stage_metrics (run_id, key, stage, step, value)", 5, p.stages,
-              [](Stmt& s, int k, const Pending::Stage& m) {
-                s.bindInt(k, m.run).bindTextStatic(k + 1, m.key).bindInt(k + 2, m.stage).bindInt(k + 3, m.step)
-                    .bindDouble(k + 4, m.value);
-              });
-    insertAll(db_, path_, p.insTrace, "INSERT INTO trace (run_id, stage, action, microbatch, start, \"end\")", 6,
-              p.traces, [](Stmt& s, int k, const Pending::Trace& t) {
-                s.bindInt(k, t.run).bindInt(k + 1, t.rec.stage).bindTextStatic(k + 2, t.rec.action)
-                    .bindInt(k + 3, t.rec.microbatch).bindDouble(k + 4, t.rec.start).bindDouble(k + 5, t.rec.end);
-              });
-    insertAll(db_, path_, p.insLog, "INSERT INTO logs (run_id, time, level, message)", 4, p.logs,
-              [](Stmt& s, int k, const Pending::Log& l) {
-                s.bindInt(k, l.run).bindDouble(k + 1, l.time).bindTextStatic(k + 2, l.level)
-                    .bindTextStatic(k + 3, l.message);
-              });
-    tx.commit();
-  } catch (const StoreError& e) {
-    size_t n = p.rows();
-    p.clear();
-    throw StoreError(path_, "could not save " + std::to_string(n) + " buffered rows: " + e.problem());
-  }
-  p.clear();
-}
-
-// ------------------------------------------------------------------------------------------
-// reads
-
-std::vector<std::string> RunStore::metricKeys(int64_t run) const {
-  Stmt q(db_, path_, "SELECT DISTINCT key FROM metrics WHERE run_id = ? ORDER BY key");
-  q.bindInt(1, run);
-  std::vector<std::string> out;
-  while (q.step()) out.push_back(q.text(0));
-  return out;
-}
-
-std::vector<MetricPoint> RunStore::loadMetric(int64_t run, const std::string& key) const {
-  Stmt q(db_, path_,
-         "SELECT step, wall_time, value FROM metrics WHERE run_id = ? AND key = ? ORDER BY step, rowid");
-  q.bindInt(1, run).bindText(2, key);
-  std::vector<MetricPoint> out;
-  while (q.step()) out.push_back({q.i64(0), q.dbl(1), q.dbl(2)});
-  return out;
-}
-
-std::vector<std::string> RunStore::stageMetricKeys(int64_t run) const {
-  Stmt q(db_, path_, "SELECT DISTINCT key FROM stage_metrics WHERE run_id = ? ORDER BY key");
-  q.bindInt(1, run);
-  std::vector<std::string> out;
-  while (q.step()) out.push_back(q.text(0));
-  return out;
-}
-
-std::vector<StageMetricPoint> RunStore::loadStageMetric(int64_t run, const std::string& key) const {
-  Stmt q(db_, path_,
-         "SELECT stage, step, value FROM stage_metrics WHERE run_id = ? AND key = ? ORDER BY stage, step, rowid");
-  q.bindInt(1, run).bindText(2, key);
-  std::vector<StageMetricPoint> out;
-  while (q.step()) out.push_back({q.i32(0), q.i64(1), q.dbl(2)});
-  return out;
-}
-
-std::vector<TraceRecord> RunStore::loadTrace(int64_t run) const {
-  Stmt q(db_, path_,
-         "SELECT stage, action, microbatch, start, \"end\" FROM trace WHERE run_id = ? ORDER BY stage, start, rowid");
-  q.bindInt(1, run);
-  std::vector<TraceRecord> out;
-  while (q.step()) out.push_back({q.i32(0), q.text(1), q.i32(2), q.dbl(3), q.dbl(4)});
-  return out;
-}
-
-std::vector<LogRecord> RunStore::loadLog(int64_t run) const {
-  Stmt q(db_, path_, "SELECT time, level, message FROM logs WHERE run_id = ? ORDER BY time, rowid");
-  q.bindInt(1, run);
-  std::vector<LogRecord> out;
-  while (q.step()) out.push_back({q.dbl(0), q.text(1), q.text(2)});
-  return out;
-}
-
-int64_t RunStore::countRows(const std::string& table, int64_t run) const {
-  // Whitelisted: the table name selects one of these fixed statements.
-  const char* sql = nullptr;
-  if (table == "metrics") sql = "SELECT COUNT(*) FROM metrics WHERE run_id = ?";
-  else if (table == "stage_metrics") sql = "SELECT COUNT(*) FROM stage_metrics WHERE run_id = ?";
-  else if (table == "trace") sql = "SELECT COUNT(*) FROM trace WHERE run_id = ?";
-  else if (table == "logs") sql = "SELECT COUNT(*) FROM logs WHERE run_id = ?";
-  else throw StoreError(path_, "countRows: unknown table '" + table + "' (expected metrics, stage_metrics, trace or logs)");
-  Stmt q(db_, path_, sql);
-  q.bindInt(1, run);
-  return q.step() ? q.i64(0) : 0;
 }
 
 }  // namespace pm

@@ -1,0 +1,146 @@
+// The run store's schema: the historical version 1 and the migrations that lead from it to the
+// current version.
+#include <nlohmann/json.hpp>
+
+#include "core/store/store_internal.h"
+
+namespace pm {
+
+using namespace store_detail;
+
+// ------------------------------------------------------------------------------------------
+// Schema
+//
+// Version 1 is the historical schema: runs kept their tags as a JSON array in runs.tags and
+// had no sweep / launcher / status-message columns and no indexes. A new store is created by
+// running this DDL and then every migration, so there is exactly one way to reach the current
+// schema. The last statement records the version (schema_version holds one row; readers take
+// MAX(version) so an extra INSERT by hand does no harm).
+const char* storeSchemaV1() {
+  return R"SQL(
+CREATE TABLE schema_version (
+  version INTEGER NOT NULL
+);
+CREATE TABLE runs (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  name        TEXT NOT NULL,
+  created_at  REAL NOT NULL DEFAULT 0,
+  started_at  REAL NOT NULL DEFAULT 0,
+  finished_at REAL NOT NULL DEFAULT 0,
+  status      TEXT NOT NULL DEFAULT 'created',
+  config_json TEXT NOT NULL DEFAULT '{}',
+  host        TEXT NOT NULL DEFAULT '',
+  revision    TEXT NOT NULL DEFAULT '',
+  notes       TEXT NOT NULL DEFAULT '',
+  tags        TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE metrics (
+  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key       TEXT NOT NULL,
+  step      INTEGER NOT NULL,
+  wall_time REAL,
+  value     REAL
+);
+CREATE TABLE stage_metrics (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key    TEXT NOT NULL,
+  stage  INTEGER NOT NULL,
+  step   INTEGER NOT NULL,
+  value  REAL
+);
+CREATE TABLE trace (
+  run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  stage      INTEGER NOT NULL,
+  action     TEXT NOT NULL,
+  microbatch INTEGER NOT NULL,
+  start      REAL,
+  "end"      REAL
+);
+CREATE TABLE logs (
+  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  time    REAL,
+  level   TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+INSERT INTO schema_version (version) VALUES (1);
+)SQL";
+}
+
+namespace {
+
+// Version 1 -> 2: sweep / launcher / status message columns, tags in their own table (the JSON
+// column is copied over in C++ after this DDL), and the indexes the queries use. The old
+// runs.tags column stays (SQLite cannot drop it cheaply) but is no longer read or written.
+const char* kMigrationV2 = R"SQL(
+ALTER TABLE runs ADD COLUMN sweep_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN launcher_pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN status_message TEXT NOT NULL DEFAULT '';
+CREATE TABLE run_tags (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  tag    TEXT NOT NULL,
+  UNIQUE (run_id, tag)
+);
+CREATE INDEX run_tags_by_tag ON run_tags(tag);
+CREATE INDEX runs_by_sweep ON runs(sweep_id);
+CREATE INDEX metrics_by_run_key_step ON metrics(run_id, key, step);
+CREATE INDEX stage_metrics_by_run_key_stage_step ON stage_metrics(run_id, key, stage, step);
+CREATE INDEX trace_by_run_stage_start ON trace(run_id, stage, start);
+CREATE INDEX logs_by_run_time ON logs(run_id, time);
+)SQL";
+
+}  // namespace
+
+void RunStore::migrate() {
+  Transaction tx(db_, path_);
+  // Re-check inside the write transaction: another process may have created or migrated the
+  // store since we looked.
+  TableInfo tables = readTables(db_, path_);
+  if (!tables.hasSchemaVersion && !tables.others.empty()) throw StoreError(path_, notOurStoreMessage(tables), true);
+  int version = 0;
+  if (!tables.hasSchemaVersion) {
+    exec(storeSchemaV1());
+    version = 1;
+  } else {
+    version = readVersion(db_, path_);
+    if (version == 0) throw StoreError(path_, "damaged run store: the schema_version table is empty", true);
+  }
+  if (version > kStoreSchemaVersion) throw StoreError(path_, newerVersionMessage(version), true);
+  const int found = tables.hasSchemaVersion ? version : 0;
+  if (found == kStoreSchemaVersion) return;  // another process got here first; nothing to write
+
+  if (version < 2) {
+    exec(kMigrationV2);
+    // Tags: JSON array in runs.tags -> run_tags rows (strings verbatim, other JSON values as JSON text).
+    Stmt sel(db_, path_, "SELECT id, tags FROM runs ORDER BY id");
+    Stmt ins(db_, path_, "INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?, ?)");
+    while (sel.step()) {
+      int64_t id = sel.i64(0);
+      auto j = nlohmann::json::parse(sel.text(1), nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) continue;
+      if (!j.is_array()) j = nlohmann::json::array({j});
+      for (const auto& t : j) {
+        if (t.is_null()) continue;
+        std::string tag;
+        try {
+          tag = t.is_string() ? t.get<std::string>() : t.dump();
+        } catch (const nlohmann::json::exception&) {
+          continue;  // e.g. invalid UTF-8 inside a non-string value: nothing sensible to keep
+        }
+        if (tag.empty()) continue;
+        ins.reset();
+        ins.bindInt(1, id).bindText(2, tag).run();
+      }
+    }
+    version = 2;
+  }
+
+  Stmt del(db_, path_, "DELETE FROM schema_version");
+  del.run();
+  Stmt set(db_, path_, "INSERT INTO schema_version (version) VALUES (?)");
+  set.bindInt(1, version).run();
+  tx.commit();
+}
+
+int RunStore::schemaVersion() const { return readVersion(db_, path_); }
+
+}  // namespace pm

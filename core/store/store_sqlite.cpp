@@ -1,0 +1,109 @@
+// The SQLite helpers the run store's files share (see store_internal.h).
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "core/store/store_internal.h"
+
+namespace pm::store_detail {
+
+int busyTimeoutMs() {
+  static const int ms = [] {
+    const char* v = std::getenv("PIPEMARE_STORE_BUSY_TIMEOUT_S");
+    if (!v || !*v) return 10000;
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(s >= 0.1 && s <= 3600)) return 10000;
+    return static_cast<int>(s * 1000);
+  }();
+  return ms;
+}
+
+
+std::string heldMessage() {
+  const int ms = busyTimeoutMs();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " (another process held the store for more than %g s)", ms / 1000.0);
+  return buf;
+}
+
+bool isDamage(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
+
+std::string explain(std::string msg, int rc) {
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) msg += heldMessage();
+  if (isDamage(rc)) msg = "the run store is damaged (" + msg + "); it was left as it is";
+  return msg;
+}
+
+std::string describe(sqlite3* db, int rc) { return explain(db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), rc); }
+
+void execSql(sqlite3* db, const std::string& place, const char* sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    const std::string msg = explain(err ? err : sqlite3_errstr(rc), rc);
+    sqlite3_free(err);
+    throw StoreError(place, msg, isDamage(rc));
+  }
+}
+
+void requireWritable(bool readOnly, const std::string& place) {
+  if (readOnly) throw StoreError(place, "the run store was opened read-only");
+}
+
+TableInfo readTables(sqlite3* db, const std::string& place) {
+  TableInfo info;
+  Stmt q(db, place, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  while (q.step()) {
+    std::string name = q.text(0);
+    if (name == "schema_version") info.hasSchemaVersion = true;
+    else if (name.rfind("sqlite_", 0) != 0) info.others.push_back(name);
+  }
+  return info;
+}
+
+int readVersion(sqlite3* db, const std::string& place) {
+  Stmt q(db, place, "SELECT MAX(version) FROM schema_version");
+  if (!q.step() || q.isNull(0)) return 0;
+  return q.i32(0);
+}
+
+std::string notOurStoreMessage(const TableInfo& t) {
+  std::string list;
+  for (size_t i = 0; i < t.others.size() && i < 5; ++i) list += (i ? ", " : "") + t.others[i];
+  if (t.others.size() > 5) list += ", ...";
+  return "not a PipeMare run store (it has tables [" + list + "] but no schema_version table)";
+}
+
+std::string newerVersionMessage(int version) {
+  return "the store has schema version " + std::to_string(version) + ", newer than version " +
+         std::to_string(kStoreSchemaVersion) + " which this build of PipeMare supports; use a newer PipeMare";
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> fileIdentity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
+}
+
+std::string headerProblem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  if (S_ISDIR(st.st_mode)) return "it is a directory";
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) return "";
+  const auto id = fileIdentity(path);
+  if (id && OpenStoreFiles::instance().isOpen(*id)) return "";  // open here already: a store, and its locks must stay
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";  // unreadable: sqlite3_open reports it
+  char header[16] = {0};
+  f.read(header, sizeof header);
+  static const char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+  if (f.gcount() != 16 || std::memcmp(header, kMagic, 16) != 0) return "its header is not 'SQLite format 3'";
+  return "";
+}
+
+}  // namespace pm::store_detail
