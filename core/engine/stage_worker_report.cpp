@@ -1,0 +1,230 @@
+// A stage's reports: the per-minibatch step, progress and stage events, evaluation through the
+// pipeline, the schedule trace, memory accounting, the summary and the saved state.
+#include <cmath>
+
+#ifdef PIPEMARE_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+#include "core/engine/stage_worker.h"
+#include "core/util/errors.h"
+#include "core/util/system_info.h"
+
+namespace pm {
+
+void StageWorker::minibatchDone(int64_t k) {
+  const int64_t done = k + 1;
+  const double now = monotonicSeconds();
+  if (last_) {
+    const double loss = lossSum_.count(k) ? lossSum_[k] / static_cast<double>(std::max<int64_t>(1, lossSamples_[k])) : NAN;
+    lossSum_.erase(k);
+    lossSamples_.erase(k);
+    lastLoss_ = loss;
+    const auto& guard = e_.training.divergence_guard;
+    const bool hit = guard.enabled && (!std::isfinite(loss) || loss > guard.max_loss);
+    if (plan_.logDue(done) || hit) {
+      Json s = makeEvent(ev::kStep);
+      s["step"] = done;
+      s["epoch"] = plan_.epochAt(done);
+      s["samples"] = samples_;
+      s["loss"] = loss;
+      s["lr"] = lastLr_;
+      s["samples_per_s"] = static_cast<double>(winSamples_) / std::max(1e-9, now - winStart_);
+      sink_->emit(s);
+      Json p = makeEvent(ev::kProgress);
+      p["step"] = done;
+      p["total_steps"] = plan_.totalSteps();
+      p["epoch"] = plan_.epochAt(done);
+      const double elapsed = now - runStart_;
+      p["elapsed_s"] = elapsed;
+      p["eta_s"] = elapsed / static_cast<double>(done) * static_cast<double>(plan_.totalSteps() - done);
+      sink_->emit(p);
+    }
+    if (hit) {
+      diverged_ = true;
+      divergedMessage_ = "loss " + (std::isfinite(loss) ? std::to_string(loss) : std::string("is not finite")) +
+                         " at step " + std::to_string(done) + " (training.divergence_guard.max_loss = " +
+                         std::to_string(guard.max_loss) + ")";
+      finished_ = true;
+    }
+  }
+  if (plan_.logDue(done) || finished_) {
+    updateMemory();
+    const double wall = std::max(1e-9, now - winStart_);
+    Json st = makeEvent(ev::kStage);
+    st["stage"] = stage_;
+    st["rank"] = comm_ ? comm_->rank() : stage_;
+    st["step"] = done;
+    st["compute_s"] = winCompute_;
+    st["wait_s"] = winWait_;
+    st["idle_s"] = std::max(0.0, wall - winCompute_ - winWait_);
+    st["utilization"] = std::min(1.0, winCompute_ / wall);
+    // Activations: the peak of the in-flight bytes over the window (at a minibatch boundary
+    // nothing is in flight, so the current value would always read 0).
+    StageMemory reported = mem_;
+    reported.activations = std::max(winPeakActivations_, mem_.activations);
+    reported.stash = std::max(winPeakStash_, mem_.stash);
+    st["memory"] = reported.toJson();
+    st["rss"] = processRssBytes();
+#ifdef PIPEMARE_WITH_CUDA
+    if (device_.is_cuda()) {
+      // The CUDA caching allocator's figures for this stage's device, beside the accounted ones.
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_.index());
+      const auto agg = static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
+      st["cuda"] = {{"allocated", stats.allocated_bytes[agg].current},
+                    {"allocated_peak", stats.allocated_bytes[agg].peak},
+                    {"reserved", stats.reserved_bytes[agg].current}};
+    }
+#endif
+    st["inflight_max"] = maxInflight_;
+    st["lr"] = lastLr_;
+    st["recomputed"] = winRecomputed_;
+    winRecomputed_ = 0;
+    if (asyncSchedule_) {
+      st["tau"] = winTauMax_;
+      st["tau_mean"] = winTauCount_ ? winTauSum_ / static_cast<double>(winTauCount_) : 0.0;
+      st["tau_expected"] = stageDelay_;
+      st["versions"] = winVersionsMax_;
+      if (winGapCount_ > 0) {
+        st["weight_gap"] = winGapSum_ / static_cast<double>(winGapCount_);
+        st["weight_gap_t2"] = winGapT2Sum_ / static_cast<double>(winGapCount_);
+      }
+      winTauMax_ = winTauCount_ = winGapCount_ = 0;
+      winTauSum_ = winGapSum_ = winGapT2Sum_ = 0;
+      winVersionsMax_ = versions_.versionsHeld();
+    }
+    sink_->emit(st);
+    winCompute_ = winWait_ = 0;
+    winPeakActivations_ = 0;
+    winPeakStash_ = 0;
+    winStart_ = now;
+    winSamples_ = 0;
+  }
+  const bool halt = haltAfter_ == k;
+  const int64_t every = e_.training.checkpoint_every;
+  if (!checkpointDir_.empty() && !finished_ && done < plan_.totalSteps() && (halt || (every > 0 && done % every == 0)))
+    saveCheckpoint(done);
+  if (halt) halted_ = true;
+}
+
+void StageWorker::evalBatch(int64_t b) {
+  const double t0 = monotonicSeconds();
+  double waited = 0;
+  torch::NoGradGuard ng;
+  module_->eval();
+  torch::Tensor x;
+  std::vector<int64_t> idx;
+  const int64_t begin = b * evalBatchSize_, end = std::min(eval_->size(), begin + evalBatchSize_);
+  for (int64_t i = begin; i < end; ++i) idx.push_back(i);
+  Batch batch;
+  if (first_ || last_) batch = eval_->get(idx);
+  if (first_) {
+    x = batch.x.to(device_);
+  } else {
+    const double w0 = monotonicSeconds();
+    x = comm_->recv(stage_ - 1, kTagEval).to(device_);
+    waited = monotonicSeconds() - w0;
+  }
+  torch::Tensor out = runModule(x);
+  if (!last_) {
+    comm_->send(out, stage_ + 1, kTagEval);
+  } else {
+    if (b == 0) {
+      evalLoss_ = 0;
+      evalCorrect_ = evalPredictions_ = evalSamples_ = 0;
+    }
+    const torch::Tensor y = batch.y.to(device_);
+    evalLoss_ += computeLoss(out, y, eval_->task()).item<double>() * static_cast<double>(batch.size());
+    evalCorrect_ += countCorrect(out, y, eval_->task());
+    evalPredictions_ += batch.y.numel();
+    evalSamples_ += batch.size();
+    if (b == evalBatches_ - 1) {
+      // The minibatch count this evaluation follows: the latest MinibatchDone before it.
+      int64_t after = 0;
+      for (size_t i = pc_; i-- > 0;)
+        if (ops_[i].kind == OpKind::MinibatchDone) {
+          after = ops_[i].arg + 1;
+          break;
+        }
+      Json ev = makeEvent(ev::kEval);
+      ev["step"] = after;
+      ev["epoch"] = plan_.epochAt(after);
+      lastEvalLoss_ = evalLoss_ / static_cast<double>(std::max<int64_t>(1, evalSamples_));
+      ev["loss"] = lastEvalLoss_;
+      if (eval_->task() == Task::LanguageModel) ev["perplexity"] = std::exp(lastEvalLoss_);
+      if (eval_->task() != Task::Regression) {
+        lastAccuracy_ = static_cast<double>(evalCorrect_) / static_cast<double>(std::max<int64_t>(1, evalPredictions_));
+        ev["accuracy"] = lastAccuracy_;
+        if (std::isnan(bestAccuracy_) || lastAccuracy_ > bestAccuracy_) bestAccuracy_ = lastAccuracy_;
+      }
+      ev["samples"] = evalSamples_;
+      sink_->emit(ev);
+    }
+  }
+  module_->train();
+  const double t1 = monotonicSeconds();
+  wait_ += waited;
+  winWait_ += waited;
+  compute_ += (t1 - t0) - waited;
+  winCompute_ += (t1 - t0) - waited;
+}
+
+void StageWorker::emitTrace(const char* action, int64_t mb, double start, double end, int64_t minibatch) {
+  if (!plan_.traceDue(minibatch)) return;
+  Json t = makeEvent(ev::kTrace);
+  t["stage"] = stage_;
+  t["action"] = action;
+  t["mb"] = mb;
+  t["start"] = start - runStart_;
+  t["end"] = end - runStart_;
+  sink_->emit(t);
+}
+
+int64_t StageWorker::activationBytes() const {
+  int64_t n = 0;
+  for (const auto& kv : inflight_) n += tensorBytes(kv.second.input) + tensorBytes(kv.second.output) + tensorBytes(kv.second.target);
+  for (const auto& kv : received_) n += tensorBytes(kv.second);
+  for (const auto& kv : gradsIn_) n += tensorBytes(kv.second);
+  for (const auto& kv : gradsOut_) n += tensorBytes(kv.second);
+  return n;
+}
+
+void StageWorker::updateMemory() {
+  mem_.weights = moduleWeightBytes(*module_);
+  mem_.gradients = moduleGradientBytes(*module_);
+  mem_.optimizer = optimizerStateBytes(*optimizer_);
+  mem_.activations = activationBytes();
+  mem_.stash = versions_.stashBytes();
+  mem_.delta = t2_ ? t2_->bytes() : 0;
+  mem_.peak = std::max(mem_.peak, mem_.total());
+  winPeakActivations_ = std::max(winPeakActivations_, mem_.activations);
+  winPeakStash_ = std::max(winPeakStash_, mem_.stash);
+}
+
+Json StageWorker::summary() const {
+  Json s{{"stage", stage_}, {"compute_s", compute_}, {"wait_s", wait_}, {"samples", samples_},
+         {"peak_memory", mem_.peak}, {"inflight_max", maxInflight_}};
+  if (asyncSchedule_) {
+    s["tau_max"] = tauMax_;
+    s["tau_expected"] = stageDelay_;
+    s["versions_max"] = versionsMax_;
+  }
+  if (last_) {
+    s["final_loss"] = lastLoss_;
+    s["final_eval_loss"] = lastEvalLoss_;
+    s["final_accuracy"] = lastAccuracy_;
+    s["best_accuracy"] = bestAccuracy_;
+  }
+  return s;
+}
+
+std::vector<torch::Tensor> StageWorker::stateTensors() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : module_->named_parameters()) out.push_back(p.value().detach().cpu().clone());
+  for (const auto& b : module_->named_buffers()) out.push_back(b.value().detach().cpu().clone());
+  return out;
+}
+
+void StageWorker::saveState(const std::string& path) const { torch::save(stateTensors(), path); }
+
+}  // namespace pm
