@@ -203,8 +203,11 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
   pm::test::app();
   Fixture fx;
   CompareView view(fx.db);
+  // Nothing ticked yet: the empty plot says so instead of naming a metric.
+  EXPECT_TRUE(view.plot()->title().startsWith("No runs ticked")) << view.plot()->title().toStdString();
   view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});
   ASSERT_TRUE(view.setMetric("train/loss"));
+  EXPECT_EQ(view.plot()->title().toStdString(), "train/loss");
 
   view.setXAxis(XAxis::WallTime);
   ASSERT_EQ(view.plottedSeries().size(), 3u);

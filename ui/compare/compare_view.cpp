@@ -464,8 +464,8 @@ void CompareView::rebuildPlot() {
     plot_->setSeriesData(series, s.x, s.y);
     plotted_.push_back(std::move(s));
   }
-  QString title = metric_;
-  if (smoothing_ > 0) title += tr("  (EMA %1)").arg(smoothing_, 0, 'f', 2);
+  QString title = selected_.empty() ? tr("No runs ticked: tick runs on the left to overlay their curves") : metric_;
+  if (smoothing_ > 0 && !selected_.empty()) title += tr("  (EMA %1)").arg(smoothing_, 0, 'f', 2);
   plot_->setTitle(title);
   plot_->setAxisLabels(tr(xAxisName(xAxis_)), metric_);
   plot_->setLogY(logY_->isChecked());

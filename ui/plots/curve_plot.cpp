@@ -30,6 +30,11 @@ CurvePlot::~CurvePlot() = default;
 
 void CurvePlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font(), palette()); }
 
+QString CurvePlot::title() const {
+  auto* t = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0));
+  return t ? t->text() : QString();
+}
+
 void CurvePlot::setAxisLabels(const QString& x, const QString& y) {
   plot_->xAxis->setLabel(x);
   plot_->yAxis->setLabel(y);

@@ -20,6 +20,7 @@ class CurvePlot : public QWidget {
   ~CurvePlot() override;
 
   void setTitle(const QString& title);
+  QString title() const;  // "" when none was set
   void setAxisLabels(const QString& x, const QString& y);
   // Adds a series and returns its index.
   int addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
