@@ -78,10 +78,9 @@ Json runJson(const RunRecord& r) {
 // With --events stdout, an error before the run exists (bad experiment, store, usage) is an event
 // too, so that a client reading only the stream learns why nothing ran.
 void emitStartError(const std::exception& ex) {
-  Json ev = makeEvent(ev::kError);
+  Json ev = makeErrorEvent(ex);
   const auto* err = dynamic_cast<const Error*>(&ex);
   ev["place"] = err ? err->place() : std::string();
-  ev["message"] = err ? err->problem() : std::string(ex.what());
   ev["exit_code"] = err ? err->exitCode() : 1;
   ev["before_run"] = true;
   JsonLinesSink sink(stdout);

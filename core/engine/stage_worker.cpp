@@ -483,16 +483,20 @@ void StageWorker::releaseShadows() {
   }
 }
 
-int64_t StageWorker::stepSamples(int64_t mb) const {
+int64_t StageWorker::stepSamples(int64_t mb) {
   const int64_t N = plan_.microbatches();
   if (schedule_ != ScheduleKind::PipeDream && schedule_ != ScheduleKind::PipeDream2BW) return plan_.minibatchSize(mb / N);
   // pipedream and 2bw step after every update_interval backwards, in microbatch order, and once
   // more after the last: the step's group is [mb - mb % u, + u), cut at the end of the run.
+  // Summed once per group (microbatches go forward in order), not per microbatch.
   const int64_t u = scheduleParams_.update_interval;
   const int64_t begin = mb - mb % u, end = std::min(begin + u, plan_.totalSteps() * N);
-  int64_t n = 0;
-  for (int64_t i = begin; i < end; ++i) n += plan_.microbatchSize(i);
-  return n;
+  if (begin != stepGroup_.first) {
+    int64_t n = 0;
+    for (int64_t i = begin; i < end; ++i) n += plan_.microbatchSize(i);
+    stepGroup_ = {begin, n};
+  }
+  return stepGroup_.second;
 }
 
 void StageWorker::noteBackward(int64_t mb, int64_t lag) {

@@ -166,7 +166,8 @@ class StageWorker {
   // The samples whose gradients the optimizer step that microbatch mb's backward feeds
   // accumulates: its minibatch, or for pipedream and 2bw its update_interval microbatches. A
   // microbatch's loss is scaled by its share, so every step applies their mean gradient.
-  int64_t stepSamples(int64_t mb) const;
+  int64_t stepSamples(int64_t mb);
+  std::pair<int64_t, int64_t> stepGroup_{-1, 0};  // (first microbatch, samples) of the last group summed
   bool isAsyncMb(int64_t mb) const { return asyncSchedule_ && mb >= warmupMinibatches_ * plan_.microbatches(); }
   std::vector<torch::Tensor> params_;
   WeightVersions versions_;

@@ -15,6 +15,17 @@ Json makeEvent(const std::string& type) {
   return e;
 }
 
+Json makeErrorEvent(const std::exception& ex) {
+  Json e = makeEvent(ev::kError);
+  if (const auto* err = dynamic_cast<const Error*>(&ex)) {
+    e["message"] = err->problem();
+    e["place"] = err->place();
+  } else {
+    e["message"] = ex.what();
+  }
+  return e;
+}
+
 static void scrubNonFinite(Json& j, const std::string& path, Json& list) {
   if (j.is_number_float()) {
     if (!std::isfinite(j.get<double>())) {

@@ -1,6 +1,7 @@
 #pragma once
 // The engine's one output: a versioned stream of JSON objects, one per line (see docs/events.md).
 // Every event has "v" (schema version), "type" and "t" (wall-clock seconds since the epoch).
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -26,6 +27,9 @@ inline constexpr const char* kRunFinished = "run_finished";  // status, message,
 
 // A new event of the given type with v and t filled in.
 Json makeEvent(const std::string& type);
+
+// An error event for an exception: its message, and for a pm::Error the problem and its place.
+Json makeErrorEvent(const std::exception& ex);
 
 // Serialise an event as one line (no trailing newline). Non-finite numbers become null and the
 // field name is listed in "nonfinite" so readers can tell NaN from a missing value.

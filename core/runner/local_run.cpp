@@ -184,17 +184,9 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     } else {
       result.outcome = runSingleProcess(e, sink, stop, opts);
     }
-  } catch (const Error& err) {
-    result.outcome = RunOutcome{"failed", err.what(), Json::object()};
-    Json ev = makeEvent(ev::kError);
-    ev["message"] = err.problem();
-    ev["place"] = err.place();
-    sink.emit(ev);
   } catch (const std::exception& ex) {
     result.outcome = RunOutcome{"failed", ex.what(), Json::object()};
-    Json ev = makeEvent(ev::kError);
-    ev["message"] = ex.what();
-    sink.emit(ev);
+    sink.emit(makeErrorEvent(ex));
   }
   Json fin = makeEvent(ev::kRunFinished);
   fin["run"] = result.runId;

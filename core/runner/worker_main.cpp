@@ -78,25 +78,15 @@ int workerMain(const WorkerOptions& o) {
     std::fflush(stdout);
     // Skip static destructors of the process group (they may wait on peers that are gone).
     std::_Exit(0);
-  } catch (const Error& err) {
-    Json ev = makeEvent(ev::kError);
-    ev["message"] = err.problem();
-    ev["place"] = err.place();
-    ev["stage"] = rank;
-    ev["rank"] = rank;
-    sink.emit(ev);
-    finish("failed", err.what(), Json::object());
-    std::fflush(stdout);
-    std::_Exit(err.exitCode());
   } catch (const std::exception& ex) {
-    Json ev = makeEvent(ev::kError);
-    ev["message"] = ex.what();
+    Json ev = makeErrorEvent(ex);
     ev["stage"] = rank;
     ev["rank"] = rank;
     sink.emit(ev);
     finish("failed", ex.what(), Json::object());
     std::fflush(stdout);
-    std::_Exit(1);
+    const auto* err = dynamic_cast<const Error*>(&ex);
+    std::_Exit(err ? err->exitCode() : 1);
   }
 }
 
