@@ -148,6 +148,29 @@ TEST(StudyReport, QualityN4SectionHasItsHeadingFigureAndClaims) {
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n4-lr0.3.png"));
 }
 
+// Section 1e (10 epochs): the table adds the accuracy after epoch 3, the evaluation 1b ends at.
+TEST(StudyReport, QualityLongSectionShowsTheThirdEpoch) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
+    for (const auto& [variant, last] : std::vector<std::pair<std::string, double>>{{"gpipe", 0.92}, {"t1t2", 0.915}}) {
+      const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=0.1]", cfg, {"study:quality-long", "optimizer.lr=0.1"});
+      for (int epoch = 1; epoch <= 10; ++epoch)
+        store.appendMetric(id, "eval/accuracy", 469 * epoch, epoch, last - 0.01 * (10 - epoch));
+      store.setStatus(id, "finished");
+    }
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("### 1e. Longer training still")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| variant | lr | accuracy after epoch 1 | accuracy after epoch 3 | accuracy at the end |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| t1t2 | 0.1 | 0.8250 | 0.8450 | 0.9150 | -0.50 | finished |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("all 60,000 images, 10 epochs, lr 0.1: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-long-lr0.1.png"));
+}
+
 // Several seeds of a variant: the row shows their mean and each seed's figure; the comparison with
 // gpipe and the targets use the means; each seed gets its own curve.
 TEST(StudyReport, QualitySectionAveragesSeeds) {

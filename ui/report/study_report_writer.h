@@ -1,0 +1,81 @@
+#pragma once
+// Internal to ui/report: the study report's writer, one method per section. study_report.cpp has
+// the quality sections (1, 1b-1e) and the claims (6); study_report_sections.cpp the language
+// model (2), hardware (3), planner (4) and stability (5) sections. GUI thread only.
+#include <QColor>
+#include <QJsonObject>
+#include <QString>
+#include <QTextStream>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/store/run_store.h"
+#include "ui/report/study_report.h"
+
+namespace pm::ui {
+
+class CurvePlot;
+
+namespace study {
+
+extern const QColor kPalette[10];
+
+QString num(double v, int decimals = 4);
+
+// "study-resnet20-t1t2" -> "t1t2"
+QString variantOf(const RunRecord& r);
+
+std::vector<RunRecord> runsTagged(const RunStore& store, const std::string& tag);
+
+// A metric's points against their step as one series of `plot`.
+void addStepSeries(CurvePlot& plot, const QString& name, const QColor& color, const std::vector<MetricPoint>& pts,
+                   Qt::PenStyle style = Qt::SolidLine);
+
+double median(std::vector<double> v);
+
+QJsonObject readJson(const QString& path);
+
+}  // namespace study
+
+class StudyReportWriter {
+ public:
+  explicit StudyReportWriter(const StudyReportOptions& o);
+  // Writes study.md and the figures; returns the number of figures.
+  int write();
+
+ private:
+  std::string hostLine() const;
+  QString figure(const QString& name);
+  // (1) Quality: ResNet-20, one stage per unit. `tag` selects the runs; `into` receives lr ->
+  // variant -> final accuracy (for the claims); alsoEpoch > 1 adds a column with the accuracy after
+  // that epoch (the study's presets evaluate once per epoch).
+  void quality(const std::string& tag, const QString& heading, const QString& figurePrefix,
+               std::map<std::string, std::map<QString, double>>& into, const QString& variantsNote = QString(),
+               int alsoEpoch = 0);
+  void qualityTargets(const std::map<std::string, std::map<QString, std::pair<double, double>>>& byLr,
+                      const std::map<std::string, std::map<QString, std::string>>& statusOf);
+  void warmupCost(const std::vector<RunRecord>& runs);
+  void claims();
+  void charlm();
+  void hardware();
+  void timeline(const RunRecord& r, bool paperTiming);
+  static std::vector<double> values(const std::vector<MetricPoint>& pts);
+  void planner();
+  void stability();
+  void stabilityFigure(const QString& variant, const std::map<std::string, std::map<int, const RunRecord*>>& byLr,
+                       const std::vector<int>& stages);
+
+  StudyReportOptions o_;
+  RunStore store_;
+  QString text_;
+  QTextStream md_{&text_};
+  int figures_ = 0;
+  std::map<std::string, std::map<QString, double>> quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_;
+  std::map<std::string, std::vector<double>> hw_;
+  std::map<int, std::pair<double, double>> plan_;
+};
+
+}  // namespace pm::ui
