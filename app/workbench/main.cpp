@@ -6,13 +6,16 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 
 #include "core/cli/commands.h"
 #include "core/util/paths.h"
 #include "ui/designer/designer_view.h"
+#include "ui/live/live_panel.h"
 #include "ui/main/main_window.h"
+#include "ui/main/signal_notifier.h"
 
 namespace {
 std::atomic<bool> gStop{false};
@@ -113,6 +116,19 @@ int main(int argc, char** argv) {
   // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline).
   if (!args.tab.empty() && !w.selectTab(QString::fromStdString(args.tab)))
     std::fprintf(stderr, "pipemare-workbench: no tab named '%s'\n", args.tab.c_str());
+  // SIGINT / SIGTERM: close as the window's close button would, leaving runs in progress running
+  // (they are processes of their own and record into the store), so that settings are saved and
+  // temporary files removed. The terminal's Ctrl-C reaches those runs too and stops them itself.
+  pm::ui::SignalNotifier quitOnSignal({SIGINT, SIGTERM});
+  QObject::connect(&quitOnSignal, &pm::ui::SignalNotifier::received, &w, [&w](int signalNumber) {
+    const int active = w.livePanel()->activeRuns();
+    std::fprintf(stderr, "pipemare-workbench: %s: closing%s\n", strsignal(signalNumber),
+                 active > 0 ? "; the runs in progress keep running and recording into the store" : "");
+    if (QWidget* modal = QApplication::activeModalWidget()) modal->close();
+    w.setCloseAnswer("leave");
+    w.close();
+    QApplication::quit();
+  });
   w.show();
   return app.exec();
 }

@@ -382,6 +382,51 @@ TEST_F(Faults, GuiKilledDuringARunLeavesItToFinishRecorded) {
   EXPECT_EQ(query(db_, "PRAGMA integrity_check"), "ok");
 }
 
+// The GUI sent SIGTERM while it runs an experiment: it closes as its close button would with
+// "leave running" (exit 0, preferences saved, its temporary folders removed) and the run, a process
+// of its own, finishes recorded.
+TEST_F(Faults, GuiTerminatedClosesCleanlyAndLeavesItsRunRecording) {
+  const std::string gui = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
+  if (!fs::exists(gui)) GTEST_SKIP() << "pipemare-workbench not built (PIPEMARE_BUILD_UI=OFF)";
+  const std::string expFile = (dir_ / "gui-run.json").string();
+  {
+    std::ofstream f(expFile);
+    f << R"({"name": "from-the-gui", "model": {"name": "mlp"},
+             "data": {"dataset": "synthetic", "synthetic_samples": 512, "batch_size": 32},
+             "pipeline": {"stages": 2, "microbatches": 2},
+             "training": {"steps": 400, "log_interval": 1}})";
+  }
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  const auto guiTempFolders = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(tmp))
+      if (e.path().filename().string().rfind("PipeMare Workbench-", 0) == 0) ++n;
+    return n;
+  };
+  setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  setenv("XDG_CONFIG_HOME", dir_.c_str(), 1);
+  setenv("TMPDIR", tmp.c_str(), 1);
+  const std::string log = (dir_ / "gui.log").string();
+  const pid_t pid = spawnBackground({gui, "--db", db_, "--experiment", expFile, "--run"}, log);
+  unsetenv("QT_QPA_PLATFORM");
+  unsetenv("TMPDIR");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_) >= 5 && guiTempFolders() > 0; }, 90)) << readFile(log);
+  ASSERT_LT(lossPoints(db_), 400u) << "the run ended before the GUI could be stopped";
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  EXPECT_EQ(waitExit(pid, 20), 0) << readFile(log);
+  EXPECT_NE(readFile(log).find("keep running"), std::string::npos) << readFile(log);
+  EXPECT_EQ(guiTempFolders(), 0);
+  EXPECT_NE(readFile((dir_ / "PipeMare" / "PipeMare Workbench.conf").string()).find("geometry"), std::string::npos);
+  ASSERT_TRUE(waitUntil([&] {
+    const std::string st = query(db_, "SELECT status FROM runs WHERE id = 1");
+    return !st.empty() && st != "running" && st != "created";
+  }, 120));
+  EXPECT_EQ(query(db_, "SELECT status FROM runs WHERE id = 1"), "finished");
+  EXPECT_EQ(lossPoints(db_), 400u);
+}
+
 namespace {
 
 // Local addresses (kernel hex form) of the TCP sockets that `pid` has listening: its fds' socket
