@@ -349,19 +349,27 @@ TEST_F(Faults, DamagedNewerAndReadOnlyStoresAreRefusedUntouched) {
   EXPECT_EQ(readFile(ro), roBytes);
 }
 
+namespace {
+
+// A small two-stage experiment of `steps` steps logging every step, for the GUI to run; its path.
+std::string writeGuiRunExperiment(const fs::path& dir, int steps) {
+  const std::string path = (dir / "gui-run.json").string();
+  std::ofstream f(path);
+  f << R"({"name": "from-the-gui", "model": {"name": "mlp"},
+           "data": {"dataset": "synthetic", "synthetic_samples": 512, "batch_size": 32},
+           "pipeline": {"stages": 2, "microbatches": 2},
+           "training": {"steps": )" << steps << R"(, "log_interval": 1}})";
+  return path;
+}
+
+}  // namespace
+
 // The GUI killed with -9 while it runs an experiment: the run (a child of the GUI) goes on and
 // finishes recorded, every row present.
 TEST_F(Faults, GuiKilledDuringARunLeavesItToFinishRecorded) {
   const std::string gui = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
   if (!fs::exists(gui)) GTEST_SKIP() << "pipemare-workbench not built (PIPEMARE_BUILD_UI=OFF)";
-  const std::string expFile = (dir_ / "gui-run.json").string();
-  {
-    std::ofstream f(expFile);
-    f << R"({"name": "from-the-gui", "model": {"name": "mlp"},
-             "data": {"dataset": "synthetic", "synthetic_samples": 512, "batch_size": 32},
-             "pipeline": {"stages": 2, "microbatches": 2},
-             "training": {"steps": 600, "log_interval": 1}})";
-  }
+  const std::string expFile = writeGuiRunExperiment(dir_, 600);
   setenv("QT_QPA_PLATFORM", "offscreen", 1);
   setenv("XDG_CONFIG_HOME", dir_.c_str(), 1);  // the GUI's preferences stay in the test's folder
   const std::string log = (dir_ / "gui.log").string();
@@ -388,14 +396,7 @@ TEST_F(Faults, GuiKilledDuringARunLeavesItToFinishRecorded) {
 TEST_F(Faults, GuiTerminatedClosesCleanlyAndLeavesItsRunRecording) {
   const std::string gui = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
   if (!fs::exists(gui)) GTEST_SKIP() << "pipemare-workbench not built (PIPEMARE_BUILD_UI=OFF)";
-  const std::string expFile = (dir_ / "gui-run.json").string();
-  {
-    std::ofstream f(expFile);
-    f << R"({"name": "from-the-gui", "model": {"name": "mlp"},
-             "data": {"dataset": "synthetic", "synthetic_samples": 512, "batch_size": 32},
-             "pipeline": {"stages": 2, "microbatches": 2},
-             "training": {"steps": 400, "log_interval": 1}})";
-  }
+  const std::string expFile = writeGuiRunExperiment(dir_, 400);
   const fs::path tmp = dir_ / "tmp";
   fs::create_directories(tmp);
   const auto guiTempFolders = [&] {
