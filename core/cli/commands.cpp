@@ -117,6 +117,9 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
       e = storedExperiment(*rec);
     } else {
       e = loadWithOverrides(o.file, o.overrides);
+      // The file's notes describe it as written; say what the command line changed.
+      if (!o.overrides.empty())
+        e.notes += std::string(e.notes.empty() ? "" : " ") + "[run with --set " + join(o.overrides, ", ") + "]";
     }
     LocalRunRequest req;
     req.resumeRun = o.resume;

@@ -46,6 +46,20 @@ TEST_F(Cli, DbOptionWorksAfterTheSubcommand) {
   EXPECT_EQ(bad.code, 2) << bad.out;
 }
 
+// A run with --set keeps the file's notes and adds what the command line changed; one without keeps
+// them as they are.
+TEST_F(Cli, RunNotesRecordTheOverrides) {
+  auto plain = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet");
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --quiet --set training.steps=6 --set optimizer.lr=0.1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  pm::RunStore store(db_);
+  const std::string fileNotes = "A few seconds of training on generated data (no dataset files needed); used by tests.";
+  EXPECT_EQ(store.getRun(1)->notes, fileNotes);
+  EXPECT_EQ(store.getRun(2)->notes, fileNotes + " [run with --set training.steps=6, optimizer.lr=0.1]");
+}
+
 TEST_F(Cli, EventsStdoutStreamsJsonLines) {
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --events stdout 2>/dev/null");
   ASSERT_EQ(r.code, 0) << r.out;
