@@ -169,7 +169,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   std::map<int, std::vector<double>> utilWindows;
   for (const auto& p : store.loadStageMetric(runId, "utilization")) utilWindows[p.stage].push_back(p.value);
   const auto mw = stageMax("mem/weights"), mo = stageMax("mem/optimizer"), ms = stageMax("mem/stash"),
-             md = stageMax("mem/delta");
+             md = stageMax("mem/delta"), ma = stageMax("mem/activations");
 
   Json out{{"run", runId},
            {"schedule", planName(e)},
@@ -198,7 +198,13 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
            {"predicted", m.optimizer},
            {"error_pct", pct(static_cast<double>(m.optimizer), mo[i])}}},
          {"stash", {{"measured", ms[i]}, {"predicted", m.stash}}},
-         {"delta", {{"measured", md[i]}, {"predicted", m.delta}}}});
+         {"delta", {{"measured", md[i]}, {"predicted", m.delta}}},
+         // The model's A sums every operation's output (an upper bound); measured is what stayed
+         // allocated, with each forward's and backward's transient peak.
+         {"activations",
+          {{"measured", ma[i]},
+           {"predicted", m.activations},
+           {"error_pct", pct(static_cast<double>(m.activations), ma[i])}}}});
   }
   out["per_stage"] = per;
   out["run_name"] = run->name;
@@ -234,19 +240,20 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
     std::printf("seconds per minibatch: measured %.4f, predicted %.4f (%+.1f%%)\n", spm["measured"].get<double>(),
                 spm["predicted"].get<double>(), spm["error_pct"].get<double>());
     std::printf(
-        "%5s %8s %8s %8s | %6s %6s | %10s %10s | %10s %10s | %9s %9s | "
-        "%9s %9s\n",
-        "stage", "F ms", "B ms", "S ms", "util", "pred", "weights", "pred", "optimizer", "pred", "stash", "pred",
-        "delta", "pred");
+        "%5s %8s %8s %8s | %6s %6s | %9s %9s | %9s %9s | %9s %9s | %9s %9s | %11s %9s\n", "stage", "F ms", "B ms",
+        "S ms", "util", "pred", "weights", "pred", "optimizer", "pred", "stash", "pred", "delta", "pred",
+        "activations", "pred");
+    std::printf("%5s %8s %8s %8s | %6s %6s | %63s (KiB) | %15s (KiB)\n", "", "", "", "", "", "", "", "");
     for (const Json& st : out["per_stage"]) {
       auto v = [&](const char* k, const char* which) { return st[k][which].get<double>(); };
+      auto kib = [&](const char* k, const char* which) { return v(k, which) / 1024.0; };
       std::printf(
-          "%5d %8.2f %8.2f %8.2f | %6.3f %6.3f | %10.0f %10.0f | "
-          "%10.0f %10.0f | %9.0f %9.0f | %9.0f %9.0f\n",
+          "%5d %8.2f %8.2f %8.2f | %6.3f %6.3f | %9.1f %9.1f | %9.1f %9.1f | %9.1f %9.1f | %9.1f %9.1f | %11.1f %9.1f\n",
           st["stage"].get<int>(), st["forward_s"].get<double>() * 1e3, st["backward_s"].get<double>() * 1e3,
           st["step_s"].get<double>() * 1e3, v("utilization", "measured"), v("utilization", "predicted"),
-          v("weights", "measured"), v("weights", "predicted"), v("optimizer", "measured"), v("optimizer", "predicted"),
-          v("stash", "measured"), v("stash", "predicted"), v("delta", "measured"), v("delta", "predicted"));
+          kib("weights", "measured"), kib("weights", "predicted"), kib("optimizer", "measured"),
+          kib("optimizer", "predicted"), kib("stash", "measured"), kib("stash", "predicted"), kib("delta", "measured"),
+          kib("delta", "predicted"), kib("activations", "measured"), kib("activations", "predicted"));
     }
     return 0;
   } catch (const Error& ex) {

@@ -1,4 +1,6 @@
 #include "core/engine/stage_worker.h"
+
+#include "core/engine/tensor_memory_meter.h"
 // Its reports are in stage_worker_report.cpp, its checkpoints in stage_worker_checkpoint.cpp.
 
 #include <cmath>
@@ -80,6 +82,8 @@ StageWorker::StageWorker(StageSetup s)
     module_->to(device_);
   }
   module_->train();
+  TensorMemoryMeter::install();
+  meter_ = TensorMemoryMeter::installed() && device_.is_cpu();
   params_ = module_->parameters();
   optimizer_ = makeOptimizer(e_.optimizer, params_);
   evalBatchSize_ = std::max<int64_t>(e_.data.batch_size, 256);
@@ -258,7 +262,10 @@ void StageWorker::execAct(const Action& a) {
       auto& f = inflight_.at(a.mb);
       comm_->send(f.output.detach(), stage_ + 1, kTagActivation);
       if (asyncSchedule_ && !checkpointDir_.empty()) sentAct_[a.mb] = f.output.detach();
-      if (recompute_) f.output = torch::Tensor();
+      if (recompute_) {
+        if (f.keptBytes >= 0) f.keptBytes = std::max<int64_t>(0, f.keptBytes - tensorBytes(f.output));
+        f.output = torch::Tensor();
+      }
       break;
     }
     case ActionKind::SendGrad: {
@@ -317,6 +324,11 @@ void StageWorker::forward(int64_t mb) {
     const int64_t every = N * std::max<int64_t>(1, e_.training.log_interval);
     if (asyncMb && !last_ && schedule_ == ScheduleKind::PipeMare && mb % every == 0) gapSamples_[mb] = cloneAll(params_);
   }
+  // Measured from here (the weight-gap sample above is the engine's own measurement, not the
+  // stage's memory): what the forward leaves allocated, and its transient peak.
+  const int64_t activationsBefore = meter_ ? activationBytes() + tensorBytes(x) + tensorBytes(f.target) : 0;
+  const int64_t liveBefore = meter_ ? TensorMemoryMeter::live() : 0;
+  if (meter_) TensorMemoryMeter::resetPeak();
   {
     std::unique_ptr<torch::NoGradGuard> ng;
     if (noGraph) ng = std::make_unique<torch::NoGradGuard>();
@@ -336,6 +348,10 @@ void StageWorker::forward(int64_t mb) {
     } else {
       f.output = out;
     }
+  }
+  if (meter_) {
+    f.keptBytes = std::max<int64_t>(0, TensorMemoryMeter::live() - liveBefore);
+    noteActionPeak(activationsBefore + TensorMemoryMeter::peak() - liveBefore);
   }
   inflight_[mb] = std::move(f);
   maxInflight_ = std::max<int64_t>(maxInflight_, static_cast<int64_t>(inflight_.size()));
@@ -372,6 +388,15 @@ void StageWorker::backward(int64_t mb) {
       gapSamples_.erase(sample);
     }
   }
+  // The backward's transient peak (graph recomputed or kept, gradients, T2's estimate), measured
+  // from here: the microbatch's own tensors still count until it ends.
+  const int64_t activationsBefore =
+      meter_ ? activationBytes() + tensorBytes(f.input) + tensorBytes(f.target) + std::max<int64_t>(0, f.keptBytes) : 0;
+  const int64_t liveBefore = meter_ ? TensorMemoryMeter::live() : 0;
+  if (meter_) TensorMemoryMeter::resetPeak();
+  const auto notePeak = [&] {
+    if (meter_) noteActionPeak(activationsBefore + TensorMemoryMeter::peak() - liveBefore);
+  };
   if (asyncMb && !last_ && stale) {
     if (out.defined()) out = torch::Tensor();  // the graph saw weights that have since changed
     // The backward's weights: pipedream/2bw the version its forward used (stash); pipemare the
@@ -395,6 +420,7 @@ void StageWorker::backward(int64_t mb) {
     backwardWithPeerGradient(mb, out);
     if (use) assignAll(params_, current);
     if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
+    notePeak();
     noteBackward(mb, lag);
     return;
   }
@@ -409,6 +435,7 @@ void StageWorker::backward(int64_t mb) {
   }
   if (onShadow) collectShadowGrads(shadows_.at(f.shadow));
   if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
+  notePeak();
   noteBackward(mb, lag);
   if (onShadow) releaseShadows();
 }

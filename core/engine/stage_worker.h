@@ -102,6 +102,9 @@ class StageWorker {
     torch::Tensor target;  // last stage: the microbatch's targets
     double scale = 1.0;    // loss scale: microbatch size / minibatch size
     int64_t shadow = -1;   // the weight version whose shadow module ran the forward (-1: the live module)
+    // Bytes the forward left allocated (output, and what autograd saved for the backward), measured
+    // by TensorMemoryMeter; -1 when not measured (CUDA, restored from a checkpoint): the output counts.
+    int64_t keptBytes = -1;
   };
   // PipeDream and 2BW keep the graph of a microbatch whose backward comes after a step: its forward
   // runs on a shadow of the stage module whose parameters share the live weights' storage until the
@@ -218,6 +221,9 @@ class StageWorker {
   StageMemory mem_;
   int64_t maxInflight_ = 0;
   int64_t winPeakActivations_ = 0, winPeakStash_ = 0;
+  bool meter_ = false;  // TensorMemoryMeter measures this stage's tensors (CPU)
+  // An action's activations at its transient peak: those before it plus the meter's peak above its start.
+  void noteActionPeak(int64_t activationsAtPeak);
   double lastLoss_ = NAN, lastEvalLoss_ = NAN, lastAccuracy_ = NAN, bestAccuracy_ = NAN;
   double lastLr_ = 0;
   bool diverged_ = false;

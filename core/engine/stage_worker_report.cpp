@@ -182,7 +182,10 @@ void StageWorker::emitTrace(const char* action, int64_t mb, double start, double
 
 int64_t StageWorker::activationBytes() const {
   int64_t n = 0;
-  for (const auto& kv : inflight_) n += tensorBytes(kv.second.input) + tensorBytes(kv.second.output) + tensorBytes(kv.second.target);
+  for (const auto& kv : inflight_) {
+    const InFlight& f = kv.second;
+    n += tensorBytes(f.input) + tensorBytes(f.target) + (f.keptBytes >= 0 ? f.keptBytes : tensorBytes(f.output));
+  }
   for (const auto& kv : received_) n += tensorBytes(kv.second);
   for (const auto& kv : gradsIn_) n += tensorBytes(kv.second);
   for (const auto& kv : gradsOut_) n += tensorBytes(kv.second);
@@ -199,6 +202,11 @@ void StageWorker::updateMemory() {
   mem_.peak = std::max(mem_.peak, mem_.total());
   winPeakActivations_ = std::max(winPeakActivations_, mem_.activations);
   winPeakStash_ = std::max(winPeakStash_, mem_.stash);
+}
+
+void StageWorker::noteActionPeak(int64_t activationsAtPeak) {
+  winPeakActivations_ = std::max(winPeakActivations_, activationsAtPeak);
+  mem_.peak = std::max(mem_.peak, mem_.total() - mem_.activations + activationsAtPeak);
 }
 
 Json StageWorker::summary() const {

@@ -249,6 +249,9 @@ TEST_F(Cli, PlanAgainstARecordedRun) {
     EXPECT_LT(std::abs(s["optimizer"]["error_pct"].get<double>()), 0.01) << s.dump();
     EXPECT_GT(s["utilization"]["predicted"].get<double>(), 0.0);
     EXPECT_GT(s["forward_s"].get<double>(), 0.0);
+    // Measured activations (what stayed allocated, and transient peaks) beside the model's upper bound.
+    EXPECT_GT(s["activations"]["measured"].get<double>(), 0.0) << s.dump();
+    EXPECT_GT(s["activations"]["predicted"].get<double>(), 0.0) << s.dump();
   }
   EXPECT_GT(j["seconds_per_minibatch"]["predicted"].get<double>(), 0.0);
   EXPECT_GT(j["seconds_per_minibatch"]["measured"].get<double>(), 0.0);

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/memory_accounting.h"
+#include "core/engine/tensor_memory_meter.h"
+
+#include <c10/core/CPUAllocator.h>
 #include "core/models/model_zoo.h"
 
 using namespace pm;
@@ -44,4 +47,33 @@ TEST(SystemInfo, ReportsTheLoadedBlasLibrary) {
   const bool openblas = std::string(resolved).find("openblas") != std::string::npos;
   EXPECT_EQ(blas.kind == "openblas", openblas) << blas.kind;
   EXPECT_EQ(blas.isReference(), std::string(resolved).find("/blas/libblas") != std::string::npos);
+}
+
+// The meter counts exactly the bytes of the tensors allocated after install() and gives them back
+// when they are freed, through tensors and through the allocator's raw interface.
+TEST(TensorMemoryMeter, CountsTensorStorageExactly) {
+  TensorMemoryMeter::install();
+  ASSERT_TRUE(TensorMemoryMeter::installed());
+  const int64_t base = TensorMemoryMeter::live();
+  {
+    torch::Tensor a = torch::empty({1000}, torch::kFloat32);
+    EXPECT_EQ(TensorMemoryMeter::live() - base, 4000);
+    TensorMemoryMeter::resetPeak();
+    {
+      torch::Tensor b = torch::ones({250, 4}, torch::kFloat64);  // 8000 bytes, freed at once
+      EXPECT_EQ(TensorMemoryMeter::live() - base, 12000);
+      EXPECT_DOUBLE_EQ(b.sum().item<double>(), 1000.0);  // the memory is usable
+    }
+    EXPECT_EQ(TensorMemoryMeter::live() - base, 4000);
+    EXPECT_GE(TensorMemoryMeter::peak() - base, 12000);
+    torch::Tensor view = a.view({10, 100});  // a view allocates no storage
+    EXPECT_EQ(TensorMemoryMeter::live() - base, 4000);
+  }
+  EXPECT_EQ(TensorMemoryMeter::live(), base);
+  void* raw = c10::GetCPUAllocator()->raw_allocate(512);
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(raw) % 64, 0u);  // the base allocator's alignment is kept
+  EXPECT_EQ(TensorMemoryMeter::live() - base, 512);
+  c10::GetCPUAllocator()->raw_deallocate(raw);
+  EXPECT_EQ(TensorMemoryMeter::live(), base);
 }

@@ -302,6 +302,38 @@ TEST(PipelineEngine, StageEventsReportMemoryPerStage) {
   }
 }
 
+// Activations are measured, not only the tensors passed between stages: gpipe keeps the graphs of
+// all N microbatches (for the mlp's first stage: its input, 784 floats per sample, and the two ReLU
+// outputs autograd saves, 2 x 512, the second being the stage output), 1f1b at most P - s + 1 = 2
+// of them at stage 0, pipemare none between forward and backward (it recomputes one at a time).
+// The old accounting (stage inputs and outputs only) counted 784 + 512 floats per sample, under the
+// lower bound below.
+TEST(PipelineEngine, ActivationsIncludeWhatAutogradKeeps) {
+  std::map<std::string, int64_t> stage0;
+  for (const std::string schedule : {"gpipe", "1f1b", "pipemare"}) {
+    MemorySink sink;
+    Experiment e = tinyExperiment("mlp");
+    e.data.synthetic_samples = 2048;
+    e.data.batch_size = 2048;
+    e.pipeline.stages = 2;
+    e.pipeline.microbatches = 8;
+    e.pipeline.schedule = schedule;
+    e.pipeline.partition.method = "explicit";
+    e.pipeline.partition.boundaries = {2};  // stage 0: 784-512-ReLU-512-ReLU
+    e.training.steps = 3;
+    e.training.log_interval = 3;
+    ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished") << schedule;
+    for (const auto& ev : sink.ofType(ev::kStage))
+      if (ev["stage"] == 0) stage0[schedule] = ev["memory"]["activations"].get<int64_t>();
+  }
+  const int64_t perMicrobatch = 256 * (784 + 2 * 512) * 4;  // 256 samples' input and ReLU outputs
+  EXPECT_GE(stage0["gpipe"], 8 * perMicrobatch);
+  EXPECT_LT(stage0["gpipe"], 8 * perMicrobatch * 3);
+  EXPECT_GE(stage0["1f1b"], 2 * perMicrobatch);
+  EXPECT_LT(stage0["1f1b"], stage0["gpipe"] / 2);
+  EXPECT_LT(stage0["pipemare"], stage0["gpipe"] / 2);
+}
+
 TEST(LocalRun, RecordsTheRunAndItsMetricsInTheStore) {
   TempDir tmp;
   RunStore store(tmp.db());
