@@ -18,6 +18,36 @@ bool setStageThreads(int threads) {
   return setBlasThreads(threads);
 }
 
+Json combineStageSummaries(Json stages) {
+  if (!stages.is_array()) stages = Json::array();
+  std::sort(stages.begin(), stages.end(),
+            [](const Json& a, const Json& b) { return a.value("stage", 0) < b.value("stage", 0); });
+  Json out = stages.empty() ? Json::object() : stages.back();
+  out.erase("stage");
+  for (const char* key : {"compute_s", "wait_s"}) {
+    double sum = 0;
+    bool any = false;
+    for (const auto& s : stages)
+      if (s.contains(key) && s[key].is_number()) {
+        sum += s[key].get<double>();
+        any = true;
+      }
+    if (any) out[key] = sum;
+  }
+  for (const char* key : {"peak_memory", "inflight_max", "tau_max", "tau_expected", "versions_max"}) {
+    bool any = false;
+    int64_t best = 0;
+    for (const auto& s : stages)
+      if (s.contains(key) && s[key].is_number()) {
+        best = any ? std::max(best, s[key].get<int64_t>()) : s[key].get<int64_t>();
+        any = true;
+      }
+    if (any) out[key] = best;
+  }
+  out["stages"] = stages;
+  return out;
+}
+
 Json configureThreadsAndBlas(int threads, EventSink& sink) {
   const bool blasSet = setStageThreads(threads);
   BlasInfo blas = loadedBlas();
@@ -241,11 +271,9 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   const double wall = monotonicSeconds() - t0;
   Json stages = Json::array();
   for (auto& w : workers) stages.push_back(w->summary());
-  out.summary = stages.back();
-  out.summary.erase("stage");
-  out.summary["stages"] = stages;
+  out.summary = combineStageSummaries(stages);
   out.summary["wall_s"] = wall;
-  const double samples = static_cast<double>(stages.back().value("samples", int64_t{0}));
+  const double samples = static_cast<double>(out.summary.value("samples", int64_t{0}));
   out.summary["samples_per_s"] = wall > 0 ? samples / wall : 0.0;
   out.summary["peak_rss"] = processPeakRssBytes();
   return out;

@@ -12,6 +12,11 @@ struct RunOutcome {
   Json summary;         // final/best metrics, samples, wall_s, samples_per_s, per-stage figures
 };
 
+// The run's summary from its stages' (`stage` numbered): the last stage's final metrics and
+// samples; compute_s and wait_s summed over the stages; peak_memory, inflight_max, tau_max,
+// tau_expected and versions_max their maxima; `stages` the per-stage summaries in stage order.
+Json combineStageSummaries(Json stages);
+
 // LibTorch's intra-op threads and the BLAS library's threads, both set to one stage's count
 // (the engine's stages, the time profile of a partition, the non-pipelined reference); false
 // when the BLAS thread count could not be set.

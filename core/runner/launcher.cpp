@@ -343,18 +343,23 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     sendAll(upFd, fin.dump() + "\n");
     ::close(upFd);
   }
-  // Summary: the last stage's figures plus every stage's.
+  // Summary: the last stage's final metrics, totals and maxima over the stages, and every stage's.
   Json stages = Json::array();
-  for (const auto& w : workers) {
-    if (w.summary.is_object()) stages.push_back(w.summary);
-    if (w.rank == P - 1 && w.summary.is_object()) out.summary = w.summary;
+  bool lastStageReported = false;
+  for (const auto& w : workers)
+    if (w.summary.is_object()) {
+      stages.push_back(w.summary);
+      lastStageReported = lastStageReported || w.rank == P - 1;
+    }
+  for (const auto& [rank, summary] : remoteSummaries)
+    if (summary.is_object()) {
+      stages.push_back(summary);
+      lastStageReported = lastStageReported || rank == P - 1;
+    }
+  out.summary = combineStageSummaries(stages);
+  if (!lastStageReported) {  // no final metrics to report: keep only what the stages measured
+    for (const char* key : {"final_loss", "final_eval_loss", "final_accuracy", "best_accuracy", "samples"}) out.summary.erase(key);
   }
-  for (const auto& [rank, summary] : remoteSummaries) {
-    if (summary.is_object()) stages.push_back(summary);
-    if (rank == P - 1 && summary.is_object()) out.summary = summary;
-  }
-  if (!out.summary.is_object()) out.summary = Json::object();
-  out.summary["stages"] = stages;
   return out;
 }
 

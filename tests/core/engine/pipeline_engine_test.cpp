@@ -334,6 +334,34 @@ TEST(PipelineEngine, ActivationsIncludeWhatAutogradKeeps) {
   EXPECT_LT(stage0["pipemare"], stage0["gpipe"] / 2);
 }
 
+// The run's summary totals the stages' compute and takes the maxima of their peaks and delays;
+// the final metrics are the last stage's.
+TEST(PipelineEngine, RunSummaryCombinesTheStages) {
+  MemorySink sink;
+  Experiment e = tinyExperiment("mlp");
+  e.pipeline.stages = 3;
+  e.pipeline.microbatches = 2;
+  e.pipeline.schedule = "pipemare";
+  RunOutcome out = runSingleProcess(e, sink, nullptr);
+  ASSERT_EQ(out.status, "finished") << out.message;
+  const Json& stages = out.summary["stages"];
+  ASSERT_EQ(stages.size(), 3u);
+  double compute = 0;
+  int64_t peak = 0, tau = 0;
+  for (const auto& s : stages) {
+    compute += s["compute_s"].get<double>();
+    peak = std::max(peak, s["peak_memory"].get<int64_t>());
+    tau = std::max(tau, s["tau_max"].get<int64_t>());
+  }
+  EXPECT_DOUBLE_EQ(out.summary["compute_s"].get<double>(), compute);
+  EXPECT_EQ(out.summary["peak_memory"].get<int64_t>(), peak);
+  EXPECT_GT(peak, stages[2]["peak_memory"].get<int64_t>());  // stage 0 holds more in flight than the last
+  EXPECT_EQ(out.summary["tau_max"].get<int64_t>(), tau);
+  EXPECT_GE(tau, 1);  // stage 0's delay, where the last stage has none
+  EXPECT_EQ(out.summary["final_loss"], stages[2]["final_loss"]);
+  EXPECT_FALSE(out.summary.contains("stage"));
+}
+
 TEST(LocalRun, RecordsTheRunAndItsMetricsInTheStore) {
   TempDir tmp;
   RunStore store(tmp.db());
