@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   runsCmd->require_subcommand(1);
   pm::cli::ListOptions list;
   auto* listCmd = runsCmd->add_subcommand("list", "list runs");
-  listCmd->add_option("--status", list.status, "only runs with this status");
+  listCmd->add_option("--status", list.status, "only runs with this status")
+      ->check(CLI::IsMember({"created", "running", "finished", "stopped", "diverged", "failed", "interrupted"}));
   listCmd->add_option("--tag", list.tag, "only runs with this tag");
   listCmd->add_option("--sweep", list.sweep, "only runs of this sweep");
   listCmd->add_option("--text", list.text, "only runs whose name contains this text");

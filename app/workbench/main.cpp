@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <string>
@@ -69,6 +70,13 @@ std::string parseArgs(int argc, char** argv, Args& a) {
       return "unexpected argument '" + arg + "'";
     }
   }
+  if (!a.tab.empty()) {
+    std::string lower;
+    for (char c : a.tab) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool known = false;
+    for (const char* t : {"design", "live", "runs", "sweeps", "compare", "timeline"}) known = known || lower == t;
+    if (!known) return "--tab: no tab named '" + a.tab + "' (design, live, runs, sweeps, compare, timeline)";
+  }
   if (!a.runId.empty()) {
     char* end = nullptr;
     std::strtoll(a.runId.c_str(), &end, 10);
@@ -111,11 +119,12 @@ int main(int argc, char** argv) {
   // --run: start the designed experiment at once (opens the Live tab).
   if (args.run) QTimer::singleShot(0, w.designer(), [&w] { w.designer()->requestRun(); });
   // --run-id ID: select that run in the Runs tab and show its trace in the Timeline tab.
-  if (!args.runId.empty() && !w.openRun(std::strtoll(args.runId.c_str(), nullptr, 10), /*show=*/false))
-    std::fprintf(stderr, "pipemare-workbench: no run '%s' in the store\n", args.runId.c_str());
-  // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline).
-  if (!args.tab.empty() && !w.selectTab(QString::fromStdString(args.tab)))
-    std::fprintf(stderr, "pipemare-workbench: no tab named '%s'\n", args.tab.c_str());
+  if (!args.runId.empty() && !w.openRun(std::strtoll(args.runId.c_str(), nullptr, 10), /*show=*/false)) {
+    std::fprintf(stderr, "pipemare-workbench: --run-id: no run %s in the store %s\n%s", args.runId.c_str(), db.c_str(), kUsage);
+    return 2;
+  }
+  // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline); checked above.
+  if (!args.tab.empty()) w.selectTab(QString::fromStdString(args.tab));
   // SIGINT / SIGTERM: close as the window's close button would, leaving runs in progress running
   // (they are processes of their own and record into the store), so that settings are saved and
   // temporary files removed. The terminal's Ctrl-C reaches those runs too and stops them itself.

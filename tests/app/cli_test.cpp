@@ -44,6 +44,9 @@ TEST_F(Cli, DbOptionWorksAfterTheSubcommand) {
   EXPECT_NE(show.out.find("train/loss"), std::string::npos) << show.out;
   auto bad = runCmd(bin() + " runs list --db " + db_ + " --bogus");
   EXPECT_EQ(bad.code, 2) << bad.out;
+  auto status = runCmd(bin() + " runs list --db " + db_ + " --status bogus");
+  EXPECT_EQ(status.code, 2) << status.out;
+  EXPECT_NE(status.out.find("finished"), std::string::npos) << status.out;  // names the statuses there are
 }
 
 // A run with --set keeps the file's notes and adds what the command line changed; one without keeps
@@ -187,7 +190,14 @@ TEST_F(Cli, WorkbenchRejectsBadOptions) {
   r = runCmd(headless + " stray");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("unexpected argument 'stray'"), std::string::npos) << r.out;
+  r = runCmd(headless + " --tab nope");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--tab: no tab named 'nope' (design, live, runs"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(db_)) << "a usage error must not start a run";
+  // With a display: a run id the store does not have is a usage error before the window shows.
+  r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --run-id 99");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--run-id: no run 99 in the store"), std::string::npos) << r.out;
   r = runCmd(wb + " --help");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("--run-id ID"), std::string::npos) << r.out;
