@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTest>
 #include <filesystem>
 #include <map>
@@ -84,6 +85,21 @@ TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
   pm::ui::DesignerView d2(kPresets);
   ASSERT_TRUE(d2.loadFile(saved));
   EXPECT_EQ(d2.currentJson(), d.currentJson());
+}
+
+// A field's widget follows the format's type, not how the file wrote the value: quickstart writes
+// "epochs": 1, a number that takes fractions, so it is a text field that keeps 0.5; stages stays
+// an integer spin box.
+TEST(Designer, NumberFieldsWrittenAsIntegersTakeFractions) {
+  pm::test::app();
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(kPresets + "/quickstart.json"));
+  ASSERT_TRUE(d.currentJson()["training"]["epochs"].is_number_integer());  // as the file writes it
+  EXPECT_NE(qobject_cast<QLineEdit*>(d.fieldWidget("training.epochs")), nullptr);
+  EXPECT_NE(qobject_cast<QSpinBox*>(d.fieldWidget("pipeline.stages")), nullptr);
+  ASSERT_TRUE(d.setFieldText("training.epochs", "0.5"));
+  EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
+  EXPECT_DOUBLE_EQ(d.currentJson()["training"]["epochs"].get<double>(), 0.5);
 }
 
 // A tiny experiment launched from the GUI end to end: points reach the live plot, the run row

@@ -159,6 +159,14 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
     }
     QWidget* w = nullptr;
     const Json& v = *it;
+    Json def;
+    try {
+      def = defaults.at(Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString()));
+    } catch (...) {
+    }
+    // The field's type is the format's, not how the file happened to write the value: "epochs": 1
+    // is a number that takes fractions, so it gets a text field, not an integer spin box.
+    const bool integerField = (v.is_number_integer() || v.is_number_unsigned()) && !def.is_number_float();
     auto en = enumerations().find(path);
     if (en != enumerations().end()) {
       auto* c = new QComboBox(box);
@@ -171,7 +179,7 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
       c->setChecked(v.get<bool>());
       connect(c, &QCheckBox::toggled, this, [this] { validate(); });
       w = c;
-    } else if (v.is_number_integer() || v.is_number_unsigned()) {
+    } else if (integerField) {
       auto* s = new QSpinBox(box);
       s->setRange(-1, 1000000000);
       s->setValue(static_cast<int>(std::min<int64_t>(v.get<int64_t>(), 1000000000)));
@@ -182,11 +190,6 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
       e->setText(QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()));
       connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
       w = e;
-    }
-    Json def;
-    try {
-      def = defaults.at(Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString()));
-    } catch (...) {
     }
     w->setToolTip(tr("%1\ndefault: %2").arg(QString::fromStdString(path), QString::fromStdString(def.dump())));
     w->setObjectName(QString::fromStdString(path));
