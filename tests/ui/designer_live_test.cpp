@@ -304,6 +304,27 @@ TEST(PlannerPanel, AFailedPlanClearsThePreviousOneAndSaysWhy) {
 
 // Every menu shortcut of the workbench is its own (Refresh is F5, not the platform's Ctrl+R,
 // which is Run on GNOME).
+// A design that stops validating takes its plan off the screen (it described the design before)
+// and says why; the plan comes back once the design validates again.
+TEST(PlannerPanel, AnInvalidDesignClearsThePlan) {
+  pm::test::app();
+  TempDir tmp;
+  pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
+  QSignalSpy planned(w.plannerPanel(), &pm::ui::PlannerPanel::planned);
+  ASSERT_TRUE(w.designer()->loadFile(kPresets + "/quickstart.json"));
+  ASSERT_TRUE(planned.wait(60000)) << w.plannerPanel()->statusText().toStdString();
+  ASSERT_GT(w.plannerPanel()->rowCount(), 0);
+  ASSERT_TRUE(w.designer()->setFieldText("pipeline.stages", "7"));  // mlp has 3 units
+  ASSERT_FALSE(w.designer()->valid());
+  EXPECT_EQ(w.plannerPanel()->rowCount(), 0);
+  EXPECT_EQ(w.plannerPanel()->ganttBoxes(), 0u);
+  EXPECT_TRUE(w.plannerPanel()->statusText().contains("not valid")) << w.plannerPanel()->statusText().toStdString();
+  EXPECT_TRUE(w.plannerPanel()->statusText().contains("pipeline.stages")) << w.plannerPanel()->statusText().toStdString();
+  ASSERT_TRUE(w.designer()->setFieldText("pipeline.stages", "2"));
+  ASSERT_TRUE(planned.wait(60000)) << w.plannerPanel()->statusText().toStdString();
+  EXPECT_GT(w.plannerPanel()->rowCount(), 0);
+}
+
 TEST(MainWindowShortcuts, EveryShortcutIsUnique) {
   pm::test::app();
   TempDir tmp;

@@ -47,7 +47,10 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   tabs->addTab(live_, tr("Live"));
   tabs->addTab(runs_, tr("Runs"));
   connect(designer_, &DesignerView::validityChanged, this, [this](bool valid) {
-    if (valid) planner_->setExperiment(designer_->currentJson());
+    if (valid)
+      planner_->setExperiment(designer_->currentJson());
+    else
+      planner_->setInvalid(designer_->validationMessage());
   });
   connect(designer_, &DesignerView::runRequested, this, [this, tabs](const QString& json, const QString& name) {
     if (startRun(json, name)) tabs->setCurrentWidget(live_);

@@ -61,6 +61,7 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   });
   connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus exitStatus) {
     const QByteArray out = proc_->readAllStandardOutput();
+    if (!experiment_.is_object()) return;  // the design became invalid while it planned
     if (exitStatus != QProcess::NormalExit) {
       showFailure(tr("the planner process crashed"));
       return;
@@ -87,15 +88,26 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
 
 // A failed plan leaves nothing of the previous one on screen: its table, bars and timeline
 // described another design.
-void PlannerPanel::showFailure(const QString& message) {
+void PlannerPanel::clearPlan(const QString& statusHtml) {
   plan_ = Json();
   table_->setRowCount(0);
   memory_->setTitle(tr("Predicted memory per stage (MiB)"));
   memory_->setData({}, {}, tr("stage"), tr("MiB"));
   gantt_->setTitle(tr("Predicted timeline"));
   gantt_->setBoxes({}, 1);
-  status_->setText(tr("<span style='color:#d62728'>planner: %1</span>").arg(message.toHtmlEscaped()));
+  status_->setText(statusHtml);
+}
+
+void PlannerPanel::showFailure(const QString& message) {
+  clearPlan(tr("<span style='color:#d62728'>planner: %1</span>").arg(message.toHtmlEscaped()));
   Q_EMIT failed();
+}
+
+void PlannerPanel::setInvalid(const QString& reason) {
+  experiment_ = Json();
+  debounce_->stop();
+  clearPlan(tr("<span style='color:#7f7f7f'>No plan: the design is not valid (%1). The plan follows once it "
+               "is.</span>").arg(reason.toHtmlEscaped()));
 }
 
 PlannerPanel::~PlannerPanel() {

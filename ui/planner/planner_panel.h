@@ -27,6 +27,8 @@ class PlannerPanel : public QWidget {
 
   // Re-plan for this experiment (normalised experiment JSON); debounced.
   void setExperiment(const nlohmann::json& experiment);
+  // The design does not validate: clear the plan (it described another design) and say why.
+  void setInvalid(const QString& reason);
   const nlohmann::json& plan() const { return plan_; }
   int rowCount() const;
   size_t ganttBoxes() const;
@@ -44,6 +46,7 @@ class PlannerPanel : public QWidget {
  private:
   void runPlanner();
   void showFailure(const QString& message);
+  void clearPlan(const QString& statusHtml);
   void showPlan();
   void showSchedule(const QString& schedule);
   QString binary_;
