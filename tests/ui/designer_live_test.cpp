@@ -58,6 +58,8 @@ TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
   EXPECT_NE(d.validationMessage().toStdString().find("mlp has 3 partitionable units"), std::string::npos)
       << d.validationMessage().toStdString();
   EXPECT_FALSE(d.fieldWidget("pipeline.stages")->styleSheet().isEmpty());
+  EXPECT_TRUE(d.validationMessage().startsWith("quickstart.json (as edited): pipeline.stages"))
+      << d.validationMessage().toStdString();
   EXPECT_FALSE(run->isEnabled());
 
   // A cross-field rule: T1 with a synchronous schedule.

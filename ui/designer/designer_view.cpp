@@ -230,7 +230,9 @@ void DesignerView::validate() {
   for (auto& [path, w] : widgets_) w->setStyleSheet(QString());
   invalidField_.clear();
   try {
-    experimentFromJson(currentJson(), "designer");
+    // The place names the file being edited (its lines no longer apply: the field is flagged in place).
+    experimentFromJson(currentJson(), file_.isEmpty() ? std::string("design")
+                                                      : QFileInfo(file_).fileName().toStdString() + " (as edited)");
     valid_ = true;
     message_.clear();
     status_->setText(tr("<span style='color:#2ca02c'>valid</span>"));
