@@ -139,8 +139,11 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     runStarted = true;
     LocalRunResult r = runLocally(store, req, stop);
     const auto& s = r.outcome.summary;
+    std::string message = r.outcome.message;  // the engine does not know the run's id
+    if (const auto at = message.find("pipemare run --resume)"); at != std::string::npos)
+      message.insert(at + std::string("pipemare run --resume").size(), " " + std::to_string(r.runId));
     std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
-                 r.outcome.message.empty() ? "" : ": ", r.outcome.message.c_str());
+                 message.empty() ? "" : ": ", message.c_str());
     if (s.is_object() && s.contains("samples_per_s")) {
       std::fprintf(stderr, "  final loss %s, accuracy %s, %.0f samples/s, %s\n",
                    fmtNum(s.value("final_loss", NAN)).c_str(),

@@ -273,7 +273,9 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   for (auto& w : workers) stages.push_back(w->summary());
   out.summary = combineStageSummaries(stages);
   out.summary["wall_s"] = wall;
-  const double samples = static_cast<double>(out.summary.value("samples", int64_t{0}));
+  // A resumed run's rate counts this session's samples over this session's time.
+  const double samples =
+      static_cast<double>(out.summary.value("samples", int64_t{0}) - out.summary.value("resumed_samples", int64_t{0}));
   out.summary["samples_per_s"] = wall > 0 ? samples / wall : 0.0;
   out.summary["peak_rss"] = processPeakRssBytes();
   return out;
@@ -310,7 +312,9 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
   }
   const double wall = monotonicSeconds() - t0;
   out.summary["wall_s"] = wall;
-  out.summary["samples_per_s"] = wall > 0 ? static_cast<double>(out.summary.value("samples", int64_t{0})) / wall : 0.0;
+  out.summary["samples_per_s"] =
+      wall > 0 ? static_cast<double>(out.summary.value("samples", int64_t{0}) - out.summary.value("resumed_samples", int64_t{0})) / wall
+               : 0.0;
   out.summary["peak_rss"] = processPeakRssBytes();
   return out;
 }

@@ -218,6 +218,7 @@ class StageWorker {
   double compute_ = 0, wait_ = 0;            // totals
   double winCompute_ = 0, winWait_ = 0, winStart_ = 0;
   int64_t winSamples_ = 0, samples_ = 0;
+  int64_t resumedSamples_ = 0;  // samples_ as restored from a checkpoint (this session's start)
   StageMemory mem_;
   int64_t maxInflight_ = 0;
   int64_t winPeakActivations_ = 0, winPeakStash_ = 0;

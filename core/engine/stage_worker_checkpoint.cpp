@@ -239,6 +239,7 @@ void StageWorker::restore(const std::string& file) {
   }
   pc_ = pc;
   samples_ = m.value("samples", int64_t{0});
+  resumedSamples_ = samples_;
   compute_ = jsonNum(m, "compute_s");
   wait_ = jsonNum(m, "wait_s");
   tauMax_ = m.value("tau_max", int64_t{0});

@@ -212,6 +212,7 @@ void StageWorker::noteActionPeak(int64_t activationsAtPeak) {
 Json StageWorker::summary() const {
   Json s{{"stage", stage_}, {"compute_s", compute_}, {"wait_s", wait_}, {"samples", samples_},
          {"peak_memory", mem_.peak}, {"inflight_max", maxInflight_}};
+  if (resumedSamples_ > 0) s["resumed_samples"] = resumedSamples_;
   if (asyncSchedule_) {
     s["tau_max"] = tauMax_;
     s["tau_expected"] = stageDelay_;

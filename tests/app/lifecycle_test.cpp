@@ -85,6 +85,8 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
     ASSERT_TRUE(run);
     EXPECT_EQ(run->status, "stopped");
     EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+    EXPECT_NE(readFile((dir_ / "run.log").string()).find("pipemare run --resume 1)"), std::string::npos)
+        << readFile((dir_ / "run.log").string());
     EXPECT_GE(store.loadMetric(1, "train/loss").size(), 3u);
     EXPECT_LT(store.loadMetric(1, "train/loss").size(), 80u) << "the run ended before it was interrupted";
   }
@@ -96,6 +98,16 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   pm::RunStore store(db_);
   auto run = store.getRun(1);
   EXPECT_EQ(run->status, "finished");
+  // The resumed session's rate counts its own samples over its own time: the summary's samples_per_s
+  // times wall_s is samples - resumed_samples.
+  nlohmann::json summary;
+  for (const auto& l : store.loadLog(1))
+    if (l.message.rfind("summary ", 0) == 0) summary = nlohmann::json::parse(l.message.substr(8));
+  ASSERT_TRUE(summary.contains("resumed_samples")) << summary.dump();
+  const double sessionSamples = summary["samples"].get<double>() - summary["resumed_samples"].get<double>();
+  EXPECT_GT(sessionSamples, 0);
+  EXPECT_LT(sessionSamples, summary["samples"].get<double>());
+  EXPECT_NEAR(summary["samples_per_s"].get<double>() * summary["wall_s"].get<double>(), sessionSamples, 1e-6 * sessionSamples);
   // The curve joins without a gap or a duplicate step.
   auto loss = store.loadMetric(1, "train/loss");
   ASSERT_EQ(loss.size(), 80u);
