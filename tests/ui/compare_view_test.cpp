@@ -122,6 +122,8 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
   view.resize(1200, 800);
   ASSERT_TRUE(view.lastError().empty()) << view.lastError();
   EXPECT_EQ(view.runList()->topLevelItemCount(), 3);
+  EXPECT_EQ(view.accuracyTarget(), 0.0);  // auto by default, as pipemare compare
+  view.setAccuracyTarget(0.8);
   view.setSelectedRuns({fx.gamma, fx.alpha, fx.beta, 999});
   EXPECT_EQ(view.selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta, fx.gamma}));
   ASSERT_TRUE(view.setMetric("train/loss"));
@@ -190,6 +192,13 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
   EXPECT_DOUBLE_EQ(view.summaryRow(fx.alpha)->ratio(SummaryField::TimeToTarget), 0.5);
   EXPECT_DOUBLE_EQ(view.summaryRow(fx.alpha)->ratio(SummaryField::Throughput), 2.0);
   EXPECT_TRUE(view.summaryRow(fx.beta)->isBaseline);
+
+  // auto (0, the default): the baseline's best accuracy - 0.01, as pipemare compare: beta's best
+  // is 0.9, so the target is 0.89, which alpha reaches at step 180 (89.5 s).
+  view.setAccuracyTarget(0);
+  EXPECT_DOUBLE_EQ(view.effectiveAccuracyTarget(), 0.89);
+  EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.alpha), SummaryField::TimeToTarget), 89.5);
+  EXPECT_TRUE(view.summaryTable()->horizontalHeaderItem(1 + static_cast<int>(SummaryField::TimeToTarget))->text().contains("0.89"));
 
   // A different accuracy target: alpha reaches 0.5 at step 100 (49.5 s), beta at step 100 (99 s),
   // gamma (max 0.35) never.
@@ -261,6 +270,7 @@ TEST(CompareView, ExportsPlotAndCsv) {
   Fixture fx;
   CompareView view(fx.db);
   view.resize(1000, 700);
+  view.setAccuracyTarget(0.8);
   view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});
   ASSERT_TRUE(view.setMetric("train/loss"));
   view.setSmoothing(0.5);

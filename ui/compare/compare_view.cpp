@@ -101,8 +101,10 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
   targetSpin_->setRange(0, 1);
   targetSpin_->setSingleStep(0.05);
   targetSpin_->setDecimals(3);
+  targetSpin_->setSpecialValueText(tr("auto"));  // shown at 0
   targetSpin_->setValue(target_);
-  targetSpin_->setToolTip(tr("Time to target: wall time at which eval/accuracy first reaches this value"));
+  targetSpin_->setToolTip(tr("Time to target: wall time at which eval/accuracy first reaches this value. "
+                             "auto (0): the baseline run's best accuracy - 0.01, as `pipemare compare` takes it"));
   auto* exportPlotButton = new QPushButton(tr("Export plot..."), this);
   auto* exportCsvButton = new QPushButton(tr("Export CSV..."), this);
 
@@ -485,11 +487,20 @@ void CompareView::rebuildPlot() {
   }
 }
 
+double CompareView::effectiveAccuracyTarget() const {
+  if (target_ > 0) return target_;
+  auto it = data_.find(baseline_);
+  if (it == data_.end()) return NAN;
+  const double best = summarizeRun(it->second, NAN).value(SummaryField::BestAccuracy);
+  return std::isfinite(best) ? best - 0.01 : NAN;
+}
+
 void CompareView::rebuildSummary() {
   summaries_.clear();
+  const double target = effectiveAccuracyTarget();
   for (int64_t id : selected_) {
     auto it = data_.find(id);
-    if (it != data_.end()) summaries_.push_back(summarizeRun(it->second, target_));
+    if (it != data_.end()) summaries_.push_back(summarizeRun(it->second, target));
   }
   auto base = std::find_if(summaries_.begin(), summaries_.end(), [&](const RunSummary& s) { return s.runId == baseline_; });
   if (base != summaries_.end()) {
@@ -501,7 +512,7 @@ void CompareView::rebuildSummary() {
   for (const auto& row : summaries_)
     colors.push_back(colorFor(
         static_cast<size_t>(std::lower_bound(selected_.begin(), selected_.end(), row.runId) - selected_.begin())));
-  fillSummaryTable(table_, summaries_, colors, target_);
+  fillSummaryTable(table_, summaries_, colors, target);
 }
 
 std::optional<RunSummary> CompareView::summaryRow(int64_t runId) const {
@@ -530,7 +541,7 @@ bool CompareView::exportCsv(const QString& path) {
                  .toUtf8();
   }
   if (!writeFileAtomically(path, out)) return false;
-  return writeFileAtomically(summaryCsvPath(path), summaryCsv(summaries_, data_, target_));
+  return writeFileAtomically(summaryCsvPath(path), summaryCsv(summaries_, data_, effectiveAccuracyTarget()));
 }
 
 void CompareView::exportPlotDialog() {

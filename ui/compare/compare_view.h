@@ -67,8 +67,11 @@ class CompareView : public QWidget {
   // Default: the first selected run.
   bool setBaseline(int64_t runId);
   int64_t baseline() const { return baseline_; }
-  void setAccuracyTarget(double target);  // for "time to target"; default 0.8
-  double accuracyTarget() const { return target_; }
+  void setAccuracyTarget(double target);  // for "time to target"; default 0 = auto
+  double accuracyTarget() const { return target_; }  // 0 = auto
+  // The target the summary uses: the set one, or with auto the baseline run's best eval accuracy
+  // - 0.01 (pipemare compare's default); NaN when the baseline has no accuracy.
+  double effectiveAccuracyTarget() const;
 
   // Saves the plot; PNG or PDF by the suffix. Returns false on failure.
   bool exportPlot(const QString& path);
@@ -121,7 +124,7 @@ class CompareView : public QWidget {
   XAxis xAxis_ = XAxis::Step;
   double smoothing_ = 0;
   int64_t baseline_ = 0;
-  double target_ = 0.8;
+  double target_ = 0;  // 0 = auto
   bool updating_ = false;  // guards control signals while the view updates them itself
 
   QTreeWidget* runList_;

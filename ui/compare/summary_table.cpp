@@ -64,7 +64,7 @@ void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, 
   QStringList headers{tr("Run")};
   for (int f = 0; f < kSummaryFieldCount; ++f) {
     if (summaryField(f) == SummaryField::TimeToTarget)
-      headers << tr("Time to acc. %1").arg(target, 0, 'g', 3);
+      headers << (std::isfinite(target) ? tr("Time to acc. %1").arg(target, 0, 'g', 3) : tr("Time to acc. -"));
     else if (summaryField(f) == SummaryField::Throughput)
       headers << tr("Samples/s");
     else
