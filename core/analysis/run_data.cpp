@@ -43,6 +43,17 @@ RunData loadRunData(const RunStore& store, int64_t runId) {
   }
   d.utilization = store.loadStageMetric(runId, "utilization");
   d.memPeak = store.loadStageMetric(runId, "mem/peak");
+  // Every per-stage metric as "stage<s>/<key>" (tau, weight_gap, lr, mem/activations, ...), its
+  // wall time that of the run-level point logged at the same step (NaN when there is none).
+  std::map<int64_t, double> wallAt;
+  for (const auto& [key, pts] : d.metrics)
+    for (const auto& p : pts) wallAt.emplace(p.step, p.wall_time);
+  for (const std::string& key : store.stageMetricKeys(runId)) {
+    for (const auto& p : key == "utilization" ? d.utilization : key == "mem/peak" ? d.memPeak : store.loadStageMetric(runId, key)) {
+      const auto w = wallAt.find(p.step);
+      d.metrics["stage" + std::to_string(p.stage) + "/" + key].push_back({p.step, w == wallAt.end() ? kNaN : w->second, p.value});
+    }
+  }
   return d;
 }
 

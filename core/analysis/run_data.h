@@ -22,7 +22,9 @@ const char* xAxisName(XAxis axis);  // "step", "samples", "optimizer updates", "
 
 struct RunData {
   RunRecord record;
-  std::map<std::string, std::vector<MetricPoint>> metrics;  // every metric key, in step order
+  // Every metric key, in step order; each stage metric too, as "stage<s>/<key>" (stage0/tau,
+  // stage1/weight_gap_t2, stage0/mem/activations, ...).
+  std::map<std::string, std::vector<MetricPoint>> metrics;
   std::vector<StageMetricPoint> utilization;                // stage metric "utilization" (stage, step order)
   std::vector<StageMetricPoint> memPeak;                    // stage metric "mem/peak"
   double t0 = 0;  // smallest wall_time over all the run's metric points (0 when it has none)

@@ -130,6 +130,16 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
   EXPECT_FALSE(view.setMetric("no/such/metric"));
   EXPECT_TRUE(view.availableMetrics().contains("eval/accuracy"));
   EXPECT_TRUE(view.availableMetrics().contains("train/samples"));
+  // Per-stage metrics are metrics of their own: alpha's stage 1 utilization at steps 50..200.
+  ASSERT_TRUE(view.availableMetrics().contains("stage1/utilization"));
+  ASSERT_TRUE(view.availableMetrics().contains("stage0/mem/peak"));
+  ASSERT_TRUE(view.setMetric("stage1/utilization"));
+  ASSERT_GE(view.plot()->seriesCount(), 2);
+  EXPECT_EQ(view.plot()->pointCount(0), 4u);
+  view.setXAxis(pm::XAxis::WallTime);  // at the wall time of the run-level points of the same step
+  EXPECT_EQ(view.plot()->pointCount(0), 4u);
+  view.setXAxis(pm::XAxis::Step);
+  ASSERT_TRUE(view.setMetric("train/loss"));
 
   // One series per run, every stored point plotted.
   auto* plot = view.plot();
