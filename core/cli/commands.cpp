@@ -145,7 +145,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
                  message.empty() ? "" : ": ", message.c_str());
     if (s.is_object() && s.contains("samples_per_s")) {
-      std::fprintf(stderr, "  final loss %s, accuracy %s, %.0f samples/s, %s\n",
+      std::fprintf(stderr, "  final loss %s, accuracy %s, %.0f samples/s over %s (start-up and evaluation included)\n",
                    fmtNum(s.value("final_loss", NAN)).c_str(),
                    fmtNum(s["final_accuracy"].is_number() ? s["final_accuracy"].get<double>() : NAN).c_str(),
                    s.value("samples_per_s", 0.0), formatDuration(s.value("wall_s", 0.0)).c_str());

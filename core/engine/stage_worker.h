@@ -154,6 +154,8 @@ class StageWorker {
   EventSink* sink_;
   TrainingPlan plan_;
   double runStart_;
+  int64_t etaStep_ = -1;  // the ETA's reference point: this session's first logged step, and its time
+  double etaTime_ = 0;
   std::string mode_;
   bool recompute_;
   int64_t stageSteps_ = 0;  // optimizer steps this stage will take (for cosine schedules)

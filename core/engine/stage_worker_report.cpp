@@ -37,7 +37,19 @@ void StageWorker::minibatchDone(int64_t k) {
       p["epoch"] = plan_.epochAt(done);
       const double elapsed = now - runStart_;
       p["elapsed_s"] = elapsed;
-      p["eta_s"] = elapsed / static_cast<double>(done) * static_cast<double>(plan_.totalSteps() - done);
+      // The rate since this session's first logged step: start-up (data, partition profile) is
+      // not a cost the remaining steps pay again.
+      const int64_t remaining = plan_.totalSteps() - done;
+      if (etaStep_ < 0) {
+        etaStep_ = done;
+        etaTime_ = now;
+      }
+      // Until a second point: the window's throughput (as the step event shows it).
+      const double windowRate = s["samples_per_s"].get<double>();
+      const double samplesPerStep = static_cast<double>(samples_) / static_cast<double>(done);
+      p["eta_s"] = done > etaStep_ ? (now - etaTime_) / static_cast<double>(done - etaStep_) * static_cast<double>(remaining)
+                   : windowRate > 0 ? static_cast<double>(remaining) * samplesPerStep / windowRate
+                                    : elapsed / static_cast<double>(done) * static_cast<double>(remaining);
       sink_->emit(p);
     }
     if (hit) {
