@@ -31,9 +31,13 @@ int reportError(const std::exception& ex) {
   return 1;
 }
 
+// The file's notes describe it as written: with overrides they end with what the command line
+// changed (the same on every node of a multi-node run, whose configurations must agree).
 Experiment loadWithOverrides(const std::string& file, const std::vector<std::string>& overrides) {
   if (overrides.empty()) return loadExperimentFile(file);
-  return experimentFromJson(applyOverrides(loadExperimentJson(file), overrides), file + " (with --set)");
+  Experiment e = experimentFromJson(applyOverrides(loadExperimentJson(file), overrides), file + " (with --set)");
+  e.notes += std::string(e.notes.empty() ? "" : " ") + "[run with --set " + join(overrides, ", ") + "]";
+  return e;
 }
 
 std::string fmtTime(double t) {
@@ -117,9 +121,6 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
       e = storedExperiment(*rec);
     } else {
       e = loadWithOverrides(o.file, o.overrides);
-      // The file's notes describe it as written; say what the command line changed.
-      if (!o.overrides.empty())
-        e.notes += std::string(e.notes.empty() ? "" : " ") + "[run with --set " + join(o.overrides, ", ") + "]";
     }
     LocalRunRequest req;
     req.resumeRun = o.resume;

@@ -1,6 +1,4 @@
 #include "core/engine/stage_worker.h"
-
-#include "core/engine/tensor_memory_meter.h"
 // Its reports are in stage_worker_report.cpp, its checkpoints in stage_worker_checkpoint.cpp.
 
 #include <cmath>
@@ -9,6 +7,7 @@
 
 #include "core/engine/lr_schedule.h"
 #include "core/engine/optimizer_factory.h"
+#include "core/engine/tensor_memory_meter.h"
 #include "core/util/errors.h"
 #include "core/util/system_info.h"
 

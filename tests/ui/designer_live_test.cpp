@@ -104,6 +104,28 @@ TEST(Designer, NumberFieldsWrittenAsIntegersTakeFractions) {
   EXPECT_DOUBLE_EQ(d.currentJson()["training"]["epochs"].get<double>(), 0.5);
 }
 
+// A run of an edited design carries the edits in its notes (the file's notes describe the file);
+// an unedited one keeps the file's notes; saving makes the saved file the reference.
+TEST(Designer, ARunOfAnEditedDesignSaysWhatWasEdited) {
+  pm::test::app();
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(kPresets + "/tiny-synthetic.json"));
+  QSignalSpy spy(&d, &pm::ui::DesignerView::runRequested);
+  const std::string fileNotes = d.currentJson()["notes"].get<std::string>();
+  d.requestRun();
+  ASSERT_EQ(spy.count(), 1);
+  EXPECT_EQ(nlohmann::json::parse(spy.at(0).at(0).toString().toStdString())["notes"], fileNotes);
+  ASSERT_TRUE(d.setFieldText("data.batch_size", "16"));
+  ASSERT_TRUE(d.setFieldText("optimizer.lr", "0.1"));
+  d.requestRun();
+  ASSERT_EQ(spy.count(), 2);
+  EXPECT_EQ(nlohmann::json::parse(spy.at(1).at(0).toString().toStdString())["notes"],
+            fileNotes + " [edited in the workbench: data.batch_size=16, optimizer.lr=0.1]");
+  TempDir tmp;
+  ASSERT_TRUE(d.saveTo(QString::fromStdString((tmp.dir / "mine.json").string())));
+  EXPECT_TRUE(d.editsSinceLoaded().empty());
+}
+
 // A tiny experiment launched from the GUI end to end: points reach the live plot, the run row
 // appears in the store, the status is finished.
 TEST(LiveRun, TinyExperimentEndToEnd) {

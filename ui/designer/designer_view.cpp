@@ -16,6 +16,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "core/config/experiment.h"
 #include "core/util/errors.h"
 
@@ -74,8 +76,10 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   layout->addWidget(status_);
 
   connect(presets_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    if (i == 0) setExperiment(experimentToJson(Experiment{}));
-    else if (presets_->itemData(i).isValid()) loadFile(presets_->itemData(i).toString());
+    if (i == 0) {
+      asLoaded_ = nlohmann::json();  // a new design: no file whose notes could mislead
+      setExperiment(experimentToJson(Experiment{}));
+    } else if (presets_->itemData(i).isValid()) loadFile(presets_->itemData(i).toString());
     else loadFile(QDir(presetDir_).filePath(presets_->itemText(i)));
   });
   connect(open, &QPushButton::clicked, this, &DesignerView::openDialog);
@@ -101,6 +105,7 @@ bool DesignerView::loadFile(const QString& path) {
     }
     presets_->blockSignals(false);
     setExperiment(raw);
+    asLoaded_ = currentJson();
     return true;
   } catch (const std::exception& ex) {
     valid_ = false;
@@ -279,13 +284,46 @@ bool DesignerView::saveTo(const QString& path) {
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
   f.write(QByteArray::fromStdString(currentJson().dump(2) + "\n"));
   file_ = path;
+  asLoaded_ = currentJson();
   return true;
+}
+
+namespace {
+
+// "key=value" for every leaf of `now` that differs from `before` (arrays compared whole).
+void changedFields(const Json& before, const Json& now, const std::string& prefix, std::vector<std::string>& out) {
+  for (auto it = now.begin(); it != now.end(); ++it) {
+    const std::string path = prefix + it.key();
+    const Json* old = before.is_object() && before.contains(it.key()) ? &before[it.key()] : nullptr;
+    if (it->is_object() && old && old->is_object())
+      changedFields(*old, *it, path + ".", out);
+    else if (!old || *old != *it)
+      out.push_back(path + "=" + it->dump());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> DesignerView::editsSinceLoaded() const {
+  std::vector<std::string> out;
+  if (!asLoaded_.is_object()) return out;
+  changedFields(asLoaded_, currentJson(), "", out);
+  out.erase(std::remove_if(out.begin(), out.end(), [](const std::string& f) { return f.rfind("notes=", 0) == 0; }), out.end());
+  return out;
 }
 
 void DesignerView::requestRun() {
   validate();
   if (!valid_) return;
   Json j = currentJson();
+  // The file's notes describe the file; a run of an edited design says what was changed (as a
+  // run with --set does).
+  if (const auto edits = editsSinceLoaded(); !edits.empty()) {
+    std::string joined;
+    for (const auto& e : edits) joined += (joined.empty() ? "" : ", ") + e;
+    const std::string notes = j.value("notes", std::string());
+    j["notes"] = notes + (notes.empty() ? "" : " ") + "[edited in the workbench: " + joined + "]";
+  }
   Q_EMIT runRequested(QString::fromStdString(j.dump(2)), QString::fromStdString(j.value("name", std::string("experiment"))));
 }
 

@@ -8,6 +8,8 @@
 #include <QWidget>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 class QComboBox;
 class QLabel;
@@ -31,6 +33,8 @@ class DesignerView : public QWidget {
   bool setFieldText(const QString& path, const QString& text);
   bool saveTo(const QString& path);
   QString currentFile() const { return file_; }
+  // The fields changed since the file was opened or saved, as "path=value" (notes excluded).
+  std::vector<std::string> editsSinceLoaded() const;
 
  Q_SIGNALS:
   void runRequested(const QString& experimentJson, const QString& name);
@@ -47,6 +51,7 @@ class DesignerView : public QWidget {
   void validate();
   nlohmann::json readWidget(const std::string& path, const nlohmann::json& like, bool* ok) const;
   QString presetDir_, file_;
+  nlohmann::json asLoaded_;  // the design as opened or last saved (for editsSinceLoaded)
   QComboBox* presets_;
   QWidget* form_;
   QVBoxLayout* formLayout_;
