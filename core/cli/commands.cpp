@@ -282,9 +282,13 @@ int runsDeleteCommand(const std::string& db, int64_t run) {
 int runsImportCommand(const std::string& db, const std::string& other) {
   try {
     RunStore store(dbPath(db));
-    const auto ids = store.importRuns(other);
+    std::vector<std::pair<int64_t, int64_t>> skipped;
+    const auto ids = store.importRuns(other, &skipped);
     std::printf("imported %zu run(s) from %s into %s\n", ids.size(), other.c_str(), store.path().c_str());
     for (const auto& [from, to] : ids) std::printf("  run %lld -> %lld\n", static_cast<long long>(from), static_cast<long long>(to));
+    if (!skipped.empty()) std::printf("skipped %zu run(s) this store already has:\n", skipped.size());
+    for (const auto& [from, here] : skipped)
+      std::printf("  run %lld is run %lld here\n", static_cast<long long>(from), static_cast<long long>(here));
     return 0;
   } catch (const std::exception& ex) {
     return reportError(ex);

@@ -345,7 +345,8 @@ void RunStore::deleteRun(int64_t run) {
   q.bindInt(1, run).run();
 }
 
-std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string& other) {
+std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string& other,
+                                                            std::vector<std::pair<int64_t, int64_t>>* alreadyHere) {
   requireWritable(readOnly_, path_);
   {
     RunStore src(other, /*readOnly=*/true);  // missing, damaged or foreign files fail here, naming `other`
@@ -389,6 +390,16 @@ std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string&
     while (q.step()) old.push_back(q.i64(0));
   }
   for (const int64_t id : old) {
+    // A run this store already has (imported before: same name, creation time, host and
+    // configuration) is not copied again.
+    Stmt same(db_, path_,
+              "SELECT m.id FROM main.runs m JOIN src.runs s ON s.id = ? WHERE m.name = s.name AND m.created_at = s.created_at "
+              "AND m.host = s.host AND m.config_json = s.config_json ORDER BY m.id LIMIT 1");
+    same.bindInt(1, id);
+    if (same.step()) {
+      if (alreadyHere) alreadyHere->emplace_back(id, same.i64(0));
+      continue;
+    }
     Stmt ins(db_, path_, ("INSERT INTO main.runs (" + runCols + ") SELECT " + runCols + " FROM src.runs WHERE id = ?").c_str());
     ins.bindInt(1, id).run();
     const int64_t fresh = sqlite3_last_insert_rowid(db_);

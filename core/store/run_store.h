@@ -107,8 +107,10 @@ class RunStore {
   // transaction: all or nothing. Runs still "running" or "created" there arrive as "interrupted"
   // (their launcher is not ours). `other` is only read. Returns (old id, new id) pairs in old id
   // order. StoreError names the file: missing, damaged, foreign, another schema version, or
-  // this store itself.
-  std::vector<std::pair<int64_t, int64_t>> importRuns(const std::string& other);
+  // this store itself. A run this store already has (same name, creation time, host and
+  // configuration: imported before) is skipped; `alreadyHere` receives (old id, id here) for those.
+  std::vector<std::pair<int64_t, int64_t>> importRuns(const std::string& other,
+                                                      std::vector<std::pair<int64_t, int64_t>>* alreadyHere = nullptr);
   std::optional<RunRecord> getRun(int64_t run) const;
   std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
   // Runs in status "running" whose launcher process no longer exists (same host) become

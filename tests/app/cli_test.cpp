@@ -358,6 +358,12 @@ TEST_F(Cli, RunsImportCopiesRunsFromAnotherStore) {
   EXPECT_EQ(imported->name, "made-elsewhere");
   EXPECT_EQ(imported->status, "finished");
   EXPECT_FALSE(store.loadMetric(2, "train/loss").empty());
+  // Importing the same store again copies nothing twice.
+  r = runCmd(bin() + " --db " + db_ + " runs import " + other);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("imported 0 run(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run 1 is run 2 here"), std::string::npos) << r.out;
+  EXPECT_EQ(pm::RunStore(db_).listRuns().size(), 2u);
   r = runCmd(bin() + " --db " + db_ + " runs import " + other + ".missing");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find(other + ".missing"), std::string::npos) << r.out;
