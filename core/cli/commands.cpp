@@ -192,11 +192,15 @@ int runsListCommand(const ListOptions& o) {
       printSweepTable(runs, o.sweep);
       return 0;
     }
-    std::printf("%-5s %-24s %-11s %-9s %-13s %3s %3s %9s %9s %-19s %s\n", "id", "name", "status", "model", "schedule",
+    // The name column as wide as the longest name, up to 48 (longer ones keep their head and tail).
+    size_t nameWidth = 4;
+    for (const auto& r : runs) nameWidth = std::max(nameWidth, std::min<size_t>(48, r.name.size()));
+    const int nw = static_cast<int>(nameWidth);
+    std::printf("%-5s %-*s %-11s %-9s %-13s %3s %3s %9s %9s %-19s %s\n", "id", nw, "name", "status", "model", "schedule",
                 "P", "N", "loss", "accuracy", "created", "tags");
     for (const auto& r : runs) {
-      std::string name = r.name.size() > 24 ? r.name.substr(0, 23) + "~" : r.name;
-      std::printf("%-5lld %-24s %-11s %-9s %-13s %3d %3d %9s %9s %-19s %s\n", static_cast<long long>(r.id), name.c_str(),
+      const std::string name = fitText(r.name, nameWidth);
+      std::printf("%-5lld %-*s %-11s %-9s %-13s %3d %3d %9s %9s %-19s %s\n", static_cast<long long>(r.id), nw, name.c_str(),
                   r.status.c_str(), r.model.c_str(), r.schedule.c_str(), r.stages, r.microbatches,
                   fmtNum(r.final_loss).c_str(), fmtNum(r.final_accuracy).c_str(), fmtTime(r.created_at).c_str(),
                   join(r.tags, ",").c_str());

@@ -92,13 +92,16 @@ int compareCommand(const CompareOptions& o) {
     }
     std::printf("compare %zu run(s), baseline run %lld; time to target = wall seconds until eval accuracy >= %s\n\n", rows.size(),
                 static_cast<long long>(baseId), fmt(target, "%.4f").c_str());
-    std::printf("%-5s %-22s %-13s %3s %3s %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", "run", "name", "schedule", "P", "N",
+    size_t nameWidth = 4;  // as wide as the longest name, up to 40
+    for (const auto& d : data) nameWidth = std::max(nameWidth, std::min<size_t>(40, d.record.name.size()));
+    const int nw = static_cast<int>(nameWidth);
+    std::printf("%-5s %-*s %-13s %3s %3s %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", "run", nw, "name", "schedule", "P", "N",
                 "status", "loss", "best", "acc", "best acc", "to target", "samples/s", "util", "peak MiB");
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       const auto& rec = data[i].record;
-      std::string name = rec.name.size() > 22 ? rec.name.substr(0, 21) + "~" : rec.name;
-      std::printf("%-5lld %-22s %-13s %3d %3d %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", static_cast<long long>(rec.id),
+      const std::string name = fitText(rec.name, nameWidth);
+      std::printf("%-5lld %-*s %-13s %3d %3d %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", static_cast<long long>(rec.id), nw,
                   name.c_str(), rec.schedule.c_str(), rec.stages, rec.microbatches, rec.status.c_str(),
                   fmt(r.value(SummaryField::FinalLoss), "%.4f").c_str(), fmt(r.value(SummaryField::BestLoss), "%.4f").c_str(),
                   fmt(r.value(SummaryField::FinalAccuracy), "%.4f").c_str(),

@@ -76,6 +76,18 @@ std::string formatBytes(double bytes) {
   return buf;
 }
 
+std::string fitText(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  if (width == 0) return "";
+  const auto continuation = [&](size_t i) { return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80; };
+  size_t tail = (width - 1) / 2;
+  size_t head = width - 1 - tail;
+  while (head > 0 && continuation(head)) --head;  // do not split a character
+  size_t from = s.size() - tail;
+  while (from < s.size() && continuation(from)) ++from;
+  return s.substr(0, head) + "~" + s.substr(from);
+}
+
 std::string formatDuration(double seconds) {
   char buf[32];
   if (!std::isfinite(seconds) || seconds < 0) return "--";

@@ -12,6 +12,10 @@ std::string didYouMean(const std::string& word, const std::vector<std::string>& 
 std::vector<std::string> split(const std::string& s, char sep);
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
 std::string trim(const std::string& s);
+// `s` in at most `width` bytes: unchanged when it fits, else its head and its tail joined by "~"
+// (the tail keeps what tells sweep points apart: "study-resnet20-t1t2 [optimizer.lr=0.3]" ->
+// "study-resnet~zer.lr=0.3]" in 24), cut at UTF-8 character boundaries.
+std::string fitText(const std::string& s, size_t width);
 // Human-readable byte count: 1.5 MiB.
 std::string formatBytes(double bytes);
 // 1h02m03s / 4m05s / 12.3s

@@ -28,3 +28,21 @@ TEST(Strings, Formatting) {
   EXPECT_EQ(formatBytes(1536), "1.5 KiB");
   EXPECT_EQ(formatDuration(75), "1m15s");
 }
+
+TEST(Strings, FitTextKeepsHeadAndTail) {
+  EXPECT_EQ(fitText("short", 10), "short");
+  const std::string sweepPoint = "study-resnet20-t1t2 [optimizer.lr=0.3]";
+  const std::string fitted = fitText(sweepPoint, 24);
+  EXPECT_EQ(fitted.size(), 24u);
+  EXPECT_EQ(fitted, "study-resnet~zer.lr=0.3]");
+  EXPECT_NE(fitText("study-resnet20-t1t2 [optimizer.lr=0.1]", 24), fitted);  // sweep points stay apart
+  // Multi-byte characters are never split: "✓" is 3 bytes.
+  const std::string tick = "aaaa✓✓✓✓bbbb";
+  const std::string cut = fitText(tick, 9);
+  EXPECT_LE(cut.size(), 9u);
+  for (size_t i = 0; i < cut.size(); ++i)
+    if ((static_cast<unsigned char>(cut[i]) & 0xC0) == 0x80) {
+      ASSERT_GT(i, 0u);
+      EXPECT_TRUE((static_cast<unsigned char>(cut[i - 1]) & 0x80) != 0) << "a continuation byte after an ASCII one at " << i;
+    }
+}
