@@ -223,7 +223,7 @@ class StageWorker {
   int64_t resumedSamples_ = 0;  // samples_ as restored from a checkpoint (this session's start)
   StageMemory mem_;
   int64_t maxInflight_ = 0;
-  int64_t winPeakActivations_ = 0, winPeakStash_ = 0;
+  int64_t winPeakActivations_ = 0, winPeakStash_ = 0, winPeakTotal_ = 0;
   bool meter_ = false;  // TensorMemoryMeter measures this stage's tensors (CPU)
   // An action's activations at its transient peak: those before it plus the meter's peak above its start.
   void noteActionPeak(int64_t activationsAtPeak);

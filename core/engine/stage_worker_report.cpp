@@ -77,6 +77,9 @@ void StageWorker::minibatchDone(int64_t k) {
     reported.activations = std::max(winPeakActivations_, mem_.activations);
     reported.stash = std::max(winPeakStash_, mem_.stash);
     st["memory"] = reported.toJson();
+    // The total is the window's highest sum at one moment: the categories' own window peaks need
+    // not coincide (the first forward's activations came before any gradient existed).
+    st["memory"]["total"] = std::max(winPeakTotal_, mem_.total());
     st["rss"] = processRssBytes();
 #ifdef PIPEMARE_WITH_CUDA
     if (device_.is_cuda()) {
@@ -108,6 +111,7 @@ void StageWorker::minibatchDone(int64_t k) {
     sink_->emit(st);
     winCompute_ = winWait_ = 0;
     winPeakActivations_ = 0;
+    winPeakTotal_ = 0;
     winPeakStash_ = 0;
     winStart_ = now;
     winSamples_ = 0;
@@ -214,11 +218,14 @@ void StageWorker::updateMemory() {
   mem_.peak = std::max(mem_.peak, mem_.total());
   winPeakActivations_ = std::max(winPeakActivations_, mem_.activations);
   winPeakStash_ = std::max(winPeakStash_, mem_.stash);
+  winPeakTotal_ = std::max(winPeakTotal_, mem_.total());
 }
 
 void StageWorker::noteActionPeak(int64_t activationsAtPeak) {
+  const int64_t atPeak = mem_.total() - mem_.activations + activationsAtPeak;
   winPeakActivations_ = std::max(winPeakActivations_, activationsAtPeak);
-  mem_.peak = std::max(mem_.peak, mem_.total() - mem_.activations + activationsAtPeak);
+  winPeakTotal_ = std::max(winPeakTotal_, atPeak);
+  mem_.peak = std::max(mem_.peak, atPeak);
 }
 
 Json StageWorker::summary() const {

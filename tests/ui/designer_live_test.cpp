@@ -216,6 +216,12 @@ TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
   EXPECT_EQ(view.memoryPlot()->seriesCount(), 4);  // each stage's total and its peak so far
   EXPECT_EQ(view.memoryPlot()->pointCount(1), 3u);
   ASSERT_NE(view.memoryNowPlot(), nullptr);
+  EXPECT_FALSE(view.gapPlot()->title().contains("none"));
+
+  // A synchronous run says why its delay and weight-gap plots stay empty.
+  pm::ui::LiveRunView sync(kPipemare, "");
+  sync.onEvent({{"type", "run_started"}, {"config", {{"pipeline", {{"schedule", "gpipe"}}}}}});
+  EXPECT_TRUE(sync.gapPlot()->title().contains("gpipe is synchronous")) << sync.gapPlot()->title().toStdString();
 }
 
 // Closing the workbench during a run and choosing "Leave running": the run goes on after the

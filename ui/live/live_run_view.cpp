@@ -189,6 +189,15 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
                                .arg(QString::fromStdString(formatDuration(num(e, "eta_s")))));
     }
   } else if (type == "run_started") {
+    // A synchronous schedule has no delay, learning-rate rescheduling or weight gap: say so on
+    // those plots instead of leaving them blank.
+    const std::string schedule =
+        e.contains("config") && e["config"].contains("pipeline") ? e["config"]["pipeline"].value("schedule", std::string()) : "";
+    if (schedule == "gpipe" || schedule == "1f1b") {
+      const QString name = QString::fromStdString(schedule);
+      asyncPlot_->setTitle(tr("Delay per stage: none (%1 is synchronous)").arg(name));
+      gap_->setTitle(tr("Weight gap: none (%1 is synchronous)").arg(name));
+    }
     log_->appendPlainText(tr("started: partition %1, BLAS %2, %3 thread(s) per stage, %4 steps")
                               .arg(QString::fromStdString(e.value("partition_text", std::string("?"))))
                               .arg(QString::fromStdString(e.contains("blas") ? e["blas"].value("kind", std::string("?")) : "?"))

@@ -323,8 +323,11 @@ TEST(PipelineEngine, ActivationsIncludeWhatAutogradKeeps) {
     e.training.steps = 3;
     e.training.log_interval = 3;
     ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished") << schedule;
-    for (const auto& ev : sink.ofType(ev::kStage))
+    for (const auto& ev : sink.ofType(ev::kStage)) {
       if (ev["stage"] == 0) stage0[schedule] = ev["memory"]["activations"].get<int64_t>();
+      // The window's total is a sum at one moment, never above the peak so far.
+      EXPECT_LE(ev["memory"]["total"].get<int64_t>(), ev["memory"]["peak"].get<int64_t>()) << schedule << " " << ev.dump();
+    }
   }
   const int64_t perMicrobatch = 256 * (784 + 2 * 512) * 4;  // 256 samples' input and ReLU outputs
   EXPECT_GE(stage0["gpipe"], 8 * perMicrobatch);
