@@ -29,7 +29,8 @@ void StageWorker::minibatchDone(int64_t k) {
       s["samples"] = samples_;
       s["loss"] = loss;
       s["lr"] = lastLr_;
-      s["samples_per_s"] = static_cast<double>(winSamples_) / std::max(1e-9, now - winStart_);
+      const double windowRate = static_cast<double>(winSamples_) / std::max(1e-9, now - winStart_);
+      s["samples_per_s"] = windowRate;
       sink_->emit(s);
       Json p = makeEvent(ev::kProgress);
       p["step"] = done;
@@ -45,7 +46,6 @@ void StageWorker::minibatchDone(int64_t k) {
         etaTime_ = now;
       }
       // Until a second point: the window's throughput (as the step event shows it).
-      const double windowRate = s["samples_per_s"].get<double>();
       const double samplesPerStep = static_cast<double>(samples_) / static_cast<double>(done);
       p["eta_s"] = done > etaStep_ ? (now - etaTime_) / static_cast<double>(done - etaStep_) * static_cast<double>(remaining)
                    : windowRate > 0 ? static_cast<double>(remaining) * samplesPerStep / windowRate
