@@ -81,3 +81,39 @@ TEST(CurvePlot, LegendCornerCanMove) {
   plot.setLegendCorner(Qt::AlignBottom | Qt::AlignRight);
   EXPECT_EQ(plot.legendCorner(), Qt::AlignBottom | Qt::AlignRight);
 }
+
+// The legend leaves the corner where the curves are: a rising curve (accuracy) ends in the top
+// right and starts in the bottom left, so the legend goes to one of the two free corners; a falling
+// curve (loss) leaves the preferred top right free, and the legend stays there. On screen and in a
+// saved image of another size alike.
+TEST(CurvePlot, LegendMovesOffTheCurves) {
+  pm::test::app();
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString png = dir.filePath("legend.png");
+  const Qt::Alignment topRight = Qt::AlignTop | Qt::AlignRight, bottomLeft = Qt::AlignBottom | Qt::AlignLeft;
+  for (const bool rising : {true, false}) {
+    SCOPED_TRACE(rising ? "rising" : "falling");
+    pm::ui::CurvePlot plot;
+    plot.resize(500, 350);
+    const int a = plot.addSeries("train/loss with a long name", Qt::blue);
+    const int b = plot.addSeries("eval/loss", Qt::red);
+    for (int i = 0; i <= 200; ++i) {
+      const double y = rising ? i : 200 - i;
+      plot.appendPoint(a, i, y);
+      if (i % 20 == 0) plot.appendPoint(b, i, y + 3);
+    }
+    plot.replot();
+    ASSERT_TRUE(plot.save(png, 900, 500));
+    if (rising) {
+      EXPECT_NE(plot.legendCorner(), topRight);
+      EXPECT_NE(plot.legendCorner(), bottomLeft);
+    } else {
+      EXPECT_EQ(plot.legendCorner(), topRight);
+    }
+    ASSERT_TRUE(plot.save(png, 300, 200));
+    if (rising) {
+      EXPECT_NE(plot.legendCorner(), topRight);
+    }
+  }
+}

@@ -7,15 +7,87 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace pm::ui {
+
+namespace {
+
+// A QCustomPlot whose legend moves, at every layout (on screen and when saved at another size), to
+// the corner of the axes where it hides the fewest data points, starting from the preferred one:
+// a fixed corner covered the newest points of rising curves (accuracy) or of loss curves that
+// start high on the left.
+class LegendPlacingPlot : public QCustomPlot {
+ public:
+  using QCustomPlot::QCustomPlot;
+  Qt::Alignment preferred = Qt::AlignTop | Qt::AlignRight;
+
+ protected:
+  void updateLayout() override {
+    QCustomPlot::updateLayout();
+    if (!legend || !legend->visible() || graphCount() == 0) return;
+    QCPLayoutInset* inset = axisRect()->insetLayout();
+    const int index = inset->elements(false).indexOf(legend);
+    if (index < 0) return;
+    const Qt::Alignment best = emptiestCorner(inset->rect(), legend->outerRect().size());
+    if (best != inset->insetAlignment(index)) {
+      inset->setInsetAlignment(index, best);
+      QCustomPlot::updateLayout();
+    }
+  }
+
+ private:
+  // Counts, per corner of `area` (the inset layout's rect: the axes less a margin), the data points (and points every few pixels along the lines between
+  // them) that a legend of `size` there would cover; the preferred corner wins ties.
+  Qt::Alignment emptiestCorner(QRect area, QSize size) const {
+    std::vector<Qt::Alignment> corners = {preferred};
+    for (Qt::Alignment c : {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft, Qt::AlignBottom | Qt::AlignRight,
+                            Qt::AlignBottom | Qt::AlignLeft})
+      if (c != preferred) corners.push_back(c);
+    std::vector<QRectF> boxes;
+    for (Qt::Alignment c : corners) {
+      const double x = (c & Qt::AlignLeft) ? area.left() : area.right() - size.width();
+      const double y = (c & Qt::AlignTop) ? area.top() : area.bottom() - size.height();
+      boxes.emplace_back(x, y, size.width(), size.height());
+    }
+    std::vector<long> covered(boxes.size(), 0);
+    auto count = [&](QPointF p) {
+      for (size_t i = 0; i < boxes.size(); ++i)
+        if (boxes[i].contains(p)) ++covered[i];
+    };
+    for (int g = 0; g < graphCount(); ++g) {
+      const QCPGraph* graph = this->graph(g);
+      if (!graph->visible()) continue;
+      bool havePrevious = false;
+      QPointF previous;
+      for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+        if (!std::isfinite(it->value)) continue;
+        const QPointF p(xAxis->coordToPixel(it->key), yAxis->coordToPixel(it->value));
+        if (havePrevious) {
+          const double length = std::hypot(p.x() - previous.x(), p.y() - previous.y());
+          const int steps = std::min(200, static_cast<int>(length / 4.0));
+          for (int k = 1; k < steps; ++k) count(previous + (p - previous) * (static_cast<double>(k) / steps));
+        }
+        count(p);
+        previous = p;
+        havePrevious = true;
+      }
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < boxes.size(); ++i)
+      if (covered[i] < covered[best]) best = i;
+    return corners[best];
+  }
+};
+
+}  // namespace
 
 struct CurvePlot::Series {
   QCPGraph* graph = nullptr;
   std::vector<double> x, y;
 };
 
-CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), plot_(new LegendPlacingPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
@@ -66,7 +138,10 @@ void CurvePlot::clear() {
   series_.clear();
 }
 
-void CurvePlot::setLegendCorner(Qt::Alignment corner) { plot_->axisRect()->insetLayout()->setInsetAlignment(0, corner); }
+void CurvePlot::setLegendCorner(Qt::Alignment corner) {
+  static_cast<LegendPlacingPlot*>(plot_)->preferred = corner;
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, corner);
+}
 
 Qt::Alignment CurvePlot::legendCorner() const { return plot_->axisRect()->insetLayout()->insetAlignment(0); }
 

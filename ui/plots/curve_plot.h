@@ -28,8 +28,9 @@ class CurvePlot : public QWidget {
   void appendPoint(int series, double x, double y);
   void clear();  // removes all series
   void setLogY(bool on);
-  // Where the legend sits inside the axes (default top right); e.g. Qt::AlignBottom | Qt::AlignRight
-  // for rising curves such as accuracy.
+  // The corner of the axes the legend prefers (default top right). At each layout the legend moves
+  // to the corner where it covers the fewest data points, the preferred one on a tie;
+  // legendCorner() is where it sits after the last layout (replot or save).
   void setLegendCorner(Qt::Alignment corner);
   Qt::Alignment legendCorner() const;
   // Redraws (decimated) and rescales axes. Call from a timer, not per point.
