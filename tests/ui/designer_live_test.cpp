@@ -217,11 +217,19 @@ TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
   EXPECT_EQ(view.memoryPlot()->pointCount(1), 3u);
   ASSERT_NE(view.memoryNowPlot(), nullptr);
   EXPECT_FALSE(view.gapPlot()->title().contains("none"));
+  view.gapPlot()->replot();
+  EXPECT_FALSE(view.gapPlot()->showsEmptyText());
+  view.lossPlot()->replot();  // no step event yet: the loss plot says it waits for one
+  EXPECT_TRUE(view.lossPlot()->showsEmptyText());
+  EXPECT_EQ(view.lossPlot()->emptyText(), "waiting for the first step");
 
   // A synchronous run says why its delay and weight-gap plots stay empty.
   pm::ui::LiveRunView sync(kPipemare, "");
   sync.onEvent({{"type", "run_started"}, {"config", {{"pipeline", {{"schedule", "gpipe"}}}}}});
   EXPECT_TRUE(sync.gapPlot()->title().contains("gpipe is synchronous")) << sync.gapPlot()->title().toStdString();
+  sync.gapPlot()->replot();
+  EXPECT_TRUE(sync.gapPlot()->showsEmptyText());
+  EXPECT_TRUE(sync.gapPlot()->emptyText().contains("gpipe is synchronous")) << sync.gapPlot()->emptyText().toStdString();
 }
 
 // Closing the workbench during a run and choosing "Leave running": the run goes on after the

@@ -61,6 +61,44 @@ TEST(RunsBrowser, MainWindowListsRunsFromTheStoreAndPlotsTheSelectedOne) {
   EXPECT_EQ(browser->runCount(), 3);
 }
 
+// The second plot shows what the run evaluated: accuracy for classifiers, perplexity for language
+// models; a run that recorded no evaluation says so instead of showing empty axes.
+TEST(RunsBrowser, EvaluationPlotShowsPerplexityOrSaysWhyItIsEmpty) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  int64_t classifier = 0, lm = 0, none = 0;
+  {
+    pm::RunStore store(db);
+    classifier = store.createRun("cnn", "{}");
+    lm = store.createRun("charlm", "{}");
+    none = store.createRun("no eval", "{}");
+    for (int64_t r : {classifier, lm, none}) {
+      for (int s = 1; s <= 5; ++s) store.appendMetric(r, "train/loss", s, 0, 2.0 / s);
+      store.setStatus(r, "finished");
+    }
+    store.appendMetric(classifier, "eval/accuracy", 5, 0, 0.8);
+    store.appendMetric(lm, "eval/perplexity", 3, 0, 40.0);
+    store.appendMetric(lm, "eval/perplexity", 5, 0, 20.0);
+    store.flush();
+  }
+  pm::ui::RunsBrowser browser(db);
+  ASSERT_TRUE(browser.selectRun(lm));
+  EXPECT_EQ(browser.evalPlot()->title(), "Held-out perplexity");
+  ASSERT_EQ(browser.evalPlot()->seriesCount(), 1);
+  EXPECT_EQ(browser.evalPlot()->pointCount(0), 2u);
+  EXPECT_FALSE(browser.evalPlot()->showsEmptyText());
+  ASSERT_TRUE(browser.selectRun(none));
+  EXPECT_EQ(browser.evalPlot()->seriesCount(), 0);
+  EXPECT_TRUE(browser.evalPlot()->showsEmptyText());
+  EXPECT_NE(browser.evalPlot()->emptyText().indexOf("no evaluation"), -1);
+  EXPECT_FALSE(browser.lossPlot()->showsEmptyText());
+  ASSERT_TRUE(browser.selectRun(classifier));
+  EXPECT_EQ(browser.evalPlot()->title(), "Held-out accuracy");
+  EXPECT_EQ(browser.evalPlot()->seriesCount(), 1);
+  EXPECT_FALSE(browser.evalPlot()->showsEmptyText());
+}
+
 TEST(RunsBrowser, UnreadableStoreShowsAnErrorInsteadOfCrashing) {
   pm::test::app();
   TempDir tmp;

@@ -73,9 +73,16 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
     return t;
   };
   memoryNow_->setTitle(tr("Memory per stage now (MiB)"));
+  // Why a plot is still empty: nothing has arrived yet, or (set later) the run has nothing to show.
+  for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("waiting for the first step"));
+  accuracy_->setEmptyText(tr("no evaluation yet (the first comes after\ntraining.eval_interval steps or an epoch)"));
+  for (CurvePlot* p : {utilization_, wait_, memory_, asyncPlot_, lr_, gap_})
+    p->setEmptyText(tr("waiting for the first stage report"));
   grid->addWidget(tabbed({{utilization_, tr("utilization")}, {wait_, tr("waiting / idle")}}), 1, 0);
   grid->addWidget(tabbed({{memory_, tr("over time")}, {memoryNow_, tr("now, by category")}}), 1, 1);
   grid->addWidget(tabbed({{asyncPlot_, tr("delay")}, {lr_, tr("learning rate")}, {gap_, tr("weight gap")}}), 1, 2);
+  grid->setRowStretch(0, 1);  // the two rows share the height (the tabbed row took most of it)
+  grid->setRowStretch(1, 1);
   auto* plots = new QWidget(this);
   plots->setLayout(grid);
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -102,6 +109,10 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
       if (!rest.isEmpty()) log_->appendPlainText(tr("engine: %1").arg(rest.join('\n').trimmed()));
     }
     log_->appendPlainText(tr("run %1: %2").arg(runId_).arg(status_));
+    accuracy_->setEmptyText(tr("this run recorded no evaluation"));
+    for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("no step was recorded"));
+    for (CurvePlot* p : {utilization_, wait_, memory_, lr_, asyncPlot_, gap_})
+      if (p->emptyText() == tr("waiting for the first stage report")) p->setEmptyText(tr("no stage report was recorded"));
     progress_->setFormat(status_);
     redraw();
     Q_EMIT runFinished(status_);
@@ -197,6 +208,9 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
       const QString name = QString::fromStdString(schedule);
       asyncPlot_->setTitle(tr("Delay per stage: none (%1 is synchronous)").arg(name));
       gap_->setTitle(tr("Weight gap: none (%1 is synchronous)").arg(name));
+      const QString why = tr("%1 is synchronous: forward and backward\nuse the same weights, with no delay").arg(name);
+      asyncPlot_->setEmptyText(why);
+      gap_->setEmptyText(why);
     }
     log_->appendPlainText(tr("started: partition %1, BLAS %2, %3 thread(s) per stage, %4 steps")
                               .arg(QString::fromStdString(e.value("partition_text", std::string("?"))))

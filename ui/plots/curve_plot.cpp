@@ -145,6 +145,24 @@ void CurvePlot::setLegendCorner(Qt::Alignment corner) {
 
 Qt::Alignment CurvePlot::legendCorner() const { return plot_->axisRect()->insetLayout()->insetAlignment(0); }
 
+void CurvePlot::setEmptyText(const QString& text) {
+  if (!emptyNote_) {
+    emptyNote_ = new QCPItemText(plot_);
+    emptyNote_->setClipToAxisRect(true);
+    emptyNote_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    emptyNote_->position->setCoords(0.5, 0.5);
+    emptyNote_->setPositionAlignment(Qt::AlignCenter);
+    emptyNote_->setTextAlignment(Qt::AlignCenter);
+    emptyNote_->setColor(palette().color(QPalette::Disabled, QPalette::Text));
+    emptyNote_->setVisible(false);
+  }
+  emptyNote_->setText(text);
+}
+
+QString CurvePlot::emptyText() const { return emptyNote_ ? emptyNote_->text() : QString(); }
+
+bool CurvePlot::showsEmptyText() const { return emptyNote_ && emptyNote_->visible(); }
+
 void CurvePlot::setLogY(bool on) {
   plot_->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
 }
@@ -228,6 +246,7 @@ void CurvePlot::replot() {
     }
   }
   plot_->legend->setVisible(!series_.empty());
+  if (emptyNote_) emptyNote_->setVisible(!any && !emptyNote_->text().isEmpty());
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

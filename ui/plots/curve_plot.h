@@ -10,6 +10,7 @@
 #include <vector>
 
 class QCustomPlot;
+class QCPItemText;
 
 namespace pm::ui {
 
@@ -28,6 +29,11 @@ class CurvePlot : public QWidget {
   void appendPoint(int series, double x, double y);
   void clear();  // removes all series
   void setLogY(bool on);
+  // A note drawn in the middle of the axes while no series has a point to show (why the plot is
+  // empty: "no evaluation recorded", "waiting for the first step"); "" draws none.
+  void setEmptyText(const QString& text);
+  QString emptyText() const;
+  bool showsEmptyText() const;  // after the last replot
   // The corner of the axes the legend prefers (default top right). At each layout the legend moves
   // to the corner where it covers the fewest data points, the preferred one on a tie;
   // legendCorner() is where it sits after the last layout (replot or save).
@@ -46,6 +52,7 @@ class CurvePlot : public QWidget {
  private:
   struct Series;
   QCustomPlot* plot_;
+  QCPItemText* emptyNote_ = nullptr;
   std::vector<std::unique_ptr<Series>> series_;
 };
 

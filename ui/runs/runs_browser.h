@@ -33,6 +33,7 @@ class RunsBrowser : public QWidget {
   int runCount() const;
   QTableView* table() const { return table_; }
   CurvePlot* lossPlot() const { return lossPlot_; }
+  CurvePlot* evalPlot() const { return accPlot_; }  // accuracy, or perplexity for language models
   const std::string& lastError() const { return lastError_; }
   // Ids of the runs selected in the table, in the table's order.
   std::vector<int64_t> selectedRunIds() const;
