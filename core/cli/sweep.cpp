@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <set>
@@ -24,6 +25,15 @@
 
 namespace pm::cli {
 
+namespace {
+// The whole text as a finite number ("0.1", "1e-1"); false for anything else ("adam", "2x").
+bool parseDouble(const std::string& text, double& out) {
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end && end != text.c_str() && *end == '\0' && std::isfinite(out);
+}
+}  // namespace
+
 GridAxis parseGridAxis(const std::string& spec) {
   const auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 >= spec.size())
@@ -35,6 +45,14 @@ GridAxis parseGridAxis(const std::string& spec) {
     if (t.empty()) throw ConfigError("--grid " + spec, "has an empty value");
     if (std::find(a.values.begin(), a.values.end(), t) != a.values.end())
       throw ConfigError("--grid " + spec, "lists the value \"" + t + "\" twice");
+    // 0.1, 1e-1 and 0.10 are one number: three identical runs under different tags.
+    double x = 0;
+    if (parseDouble(t, x))
+      for (const auto& earlier : a.values) {
+        double y = 0;
+        if (parseDouble(earlier, y) && x == y)
+          throw ConfigError("--grid " + spec, "lists the same number twice (\"" + earlier + "\" and \"" + t + "\")");
+      }
     a.values.push_back(t);
   }
   return a;
@@ -57,10 +75,12 @@ std::vector<std::vector<std::string>> gridPoints(const std::vector<GridAxis>& ax
 
 namespace {
 
-std::string num(double v, const char* f = "%.4f") {
+// Four decimals, or three significant digits for a value that would not fit the column (a
+// diverged run's loss).
+std::string num(double v) {
   if (std::isnan(v)) return "-";
   char b[32];
-  std::snprintf(b, sizeof b, f, v);
+  std::snprintf(b, sizeof b, std::abs(v) >= 1e4 ? "%.3g" : "%.4f", v);
   return b;
 }
 
@@ -76,10 +96,16 @@ std::string newSweepId() {
 void printSweepTable(const std::vector<RunRecord>& runs, const std::string& sweepId) {
   const auto keys = sweepKeys(runs);
   std::printf("sweep %s: %zu run(s), swept %s\n", sweepId.c_str(), runs.size(), keys.empty() ? "-" : join(keys, ", ").c_str());
-  for (const auto& k : keys) std::printf("%-16s ", k.c_str());
+  std::vector<int> width;  // each key's column: as wide as its name and its longest value
+  for (const auto& k : keys) {
+    size_t w = k.size();
+    for (const auto& r : runs) w = std::max(w, sweepTagValue(r, k).size());
+    width.push_back(static_cast<int>(w));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) std::printf("%-*s ", width[i], keys[i].c_str());
   std::printf("%5s %-11s %9s %9s  %s\n", "run", "status", "loss", "accuracy", "message");
   for (const auto& r : runs) {
-    for (const auto& k : keys) std::printf("%-16s ", sweepTagValue(r, k).c_str());
+    for (size_t i = 0; i < keys.size(); ++i) std::printf("%-*s ", width[i], sweepTagValue(r, keys[i]).c_str());
     std::string msg = r.status_message.size() > 60 ? r.status_message.substr(0, 59) + "~" : r.status_message;
     std::printf("%5lld %-11s %9s %9s  %s\n", static_cast<long long>(r.id), r.status.c_str(), num(r.final_loss).c_str(),
                 num(r.final_accuracy).c_str(), msg.c_str());
@@ -97,11 +123,14 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
   }
   std::printf("\nfinal %s (rows %s, columns %s; D = diverged, F = failed, S = stopped):\n", acc ? "accuracy" : "loss",
               keys[0].c_str(), keys[1].c_str());
-  std::printf("%-12s", "");
-  for (const auto& c : cols) std::printf(" %10s", c.c_str());
+  int rowWidth = 12, colWidth = 10;
+  for (const auto& rv : rows) rowWidth = std::max(rowWidth, static_cast<int>(rv.size()));
+  for (const auto& c : cols) colWidth = std::max(colWidth, static_cast<int>(c.size()));
+  std::printf("%-*s", rowWidth, "");
+  for (const auto& c : cols) std::printf(" %*s", colWidth, c.c_str());
   std::printf("\n");
   for (const auto& rv : rows) {
-    std::printf("%-12s", rv.c_str());
+    std::printf("%-*s", rowWidth, rv.c_str());
     for (const auto& c : cols) {
       auto it = cell.find({rv, c});
       std::string s = "";
@@ -113,7 +142,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
         else if (r.status == "running" || r.status == "created") s = "...";
         else s = num(acc ? r.final_accuracy : r.final_loss);
       }
-      std::printf(" %10s", s.c_str());
+      std::printf(" %*s", colWidth, s.c_str());
     }
     std::printf("\n");
   }
@@ -159,9 +188,10 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     };
     std::vector<Child> running;
     size_t next = 0, done = 0;
-    int failed = 0;
+    int failed = 0, diverged = 0;
     bool stopping = false;
-    while (next < points.size() || !running.empty()) {
+    // After a stop the points not started stay so: wait only for the running ones.
+    while ((!stopping && next < points.size()) || !running.empty()) {
       if (stop && stop->load() && !stopping) {
         stopping = true;
         std::fprintf(stderr, "sweep %s: stopping %zu run(s); %zu not started\n", id.c_str(), running.size(), points.size() - next);
@@ -212,7 +242,7 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
         if (c.errFd >= 0) {
           for (const auto& l : drainLines(c.errFd, c.errBuf, eof))
             if (l.size() > 4 && l.rfind("run ", 0) == 0 && std::isdigit(static_cast<unsigned char>(l[4]))) c.statusLine = l;
-            else if (!l.empty() && l.rfind("stored as", 0) != 0) c.lastErr = trim(l);
+            else if (!l.empty() && l.rfind("stored as", 0) != 0 && l.rfind("run \"", 0) != 0) c.lastErr = trim(l);  // not the banner
           if (eof) {
             ::close(c.errFd);
             c.errFd = -1;
@@ -222,9 +252,15 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
         if (c.outFd < 0 && c.errFd < 0 && waitpid(c.pid, &st, 0) == c.pid) {
           ++done;
           const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-          if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130)) ++failed;
-          std::fprintf(stderr, "[%zu/%zu] %s: %s; %s (%s)\n", done, points.size(), join(points[c.point], " ").c_str(),
-                       c.statusLine.empty() ? "no run recorded" : c.statusLine.c_str(), c.lastErr.c_str(), formatDuration(monotonicSeconds() - c.start).c_str());
+          // A diverged run is a result of the sweep (the stability map's D cells), not a failure.
+          const size_t word = c.statusLine.find(' ', 4);  // "run 12 diverged: ..."
+          const bool isDiverged = word != std::string::npos && c.statusLine.compare(word + 1, 8, "diverged") == 0;
+          if (isDiverged) ++diverged;
+          else if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130)) ++failed;
+          // [k/N] numbers the grid point, as on its "started" line.
+          std::fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%s; %zu of %zu done)\n", c.point + 1, points.size(), join(points[c.point], " ").c_str(),
+                       c.statusLine.empty() ? "no run recorded" : c.statusLine.c_str(), c.lastErr.empty() ? "" : "; ",
+                       c.lastErr.c_str(), formatDuration(monotonicSeconds() - c.start).c_str(), done, points.size());
           it = running.erase(it);
         } else {
           ++it;
@@ -237,7 +273,16 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
     printSweepTable(runs, id);
     std::printf("(see again: pipemare runs list --sweep %s)\n", id.c_str());
-    if (stopping) return 130;
+    if (stopping) {
+      if (next < points.size()) {
+        std::fprintf(stderr, "sweep %s: stopped; not started:", id.c_str());
+        for (size_t i = next; i < points.size(); ++i) std::fprintf(stderr, "%s %s", i == next ? "" : ";", join(points[i], " ").c_str());
+        std::fprintf(stderr, "\n");
+      }
+      return 130;
+    }
+    if (diverged > 0) std::fprintf(stderr, "sweep %s: %d run(s) diverged (recorded as results)\n", id.c_str(), diverged);
+    if (failed > 0) std::fprintf(stderr, "sweep %s: %d run(s) failed\n", id.c_str(), failed);
     return failed > 0 ? 1 : 0;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "error: %s\n", ex.what());

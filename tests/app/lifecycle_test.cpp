@@ -63,11 +63,45 @@ TEST_F(Lifecycle, SweepRunsEveryGridPointTaggedWithTheSweep) {
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("pipeline.stages=many"), std::string::npos) << bad.out;
   EXPECT_EQ(runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --grid optimizer.lr").code, 2);
+  // One number written two ways would run the same point twice.
+  auto same = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --grid optimizer.lr=0.1,1e-1");
+  EXPECT_EQ(same.code, 2) << same.out;
+  EXPECT_NE(same.out.find("the same number twice (\"0.1\" and \"1e-1\")"), std::string::npos) << same.out;
   EXPECT_EQ(store.listRuns().size(), 4u);
 }
 
 // SIGINT stops a run (status stopped, data kept, a checkpoint at the next minibatch boundary);
 // --resume continues it into the same record; the final weights equal an uninterrupted run's.
+// Ctrl-C while some grid points have not started: the running point stops, the sweep exits 130
+// and names the points it never started (it waited for them forever).
+TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
+  const std::string log = (dir_ / "sweep.log").string();
+  const pid_t pid = spawnBackground({bin(), "sweep", exp("tiny-synthetic.json"), "--db", db_, "--set", "training.steps=100000",
+                                     "--set", "training.log_interval=1", "--grid", "optimizer.lr=0.01,0.02,0.03", "--parallel", "1"},
+                                    log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 2; }, 60)) << readFile(log);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(waitExit(pid, 60), 130) << readFile(log);
+  EXPECT_NE(readFile(log).find("not started: optimizer.lr=0.02; optimizer.lr=0.03"), std::string::npos) << readFile(log);
+  pm::RunStore store(db_);
+  const auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "stopped");
+}
+
+// A diverged point is a result of the sweep (the stability map's D cells): the sweep exits 0.
+TEST_F(Lifecycle, SweepWithADivergedPointSucceeds) {
+  auto r = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --set training.steps=50 --set training.log_interval=1 --grid optimizer.lr=0.01,10");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 run(s) diverged"), std::string::npos) << r.out;
+  pm::RunStore store(db_);
+  std::multiset<std::string> statuses;
+  for (const auto& run : store.listRuns()) statuses.insert(run.status);
+  EXPECT_EQ(statuses, (std::multiset<std::string>{"diverged", "finished"}));
+}
+
 TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   const std::string full = (dir_ / "full").string(), resumed = (dir_ / "resumed").string();
   const std::string dbFull = (dir_ / "full.db").string();
