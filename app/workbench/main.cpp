@@ -115,7 +115,13 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("PipeMare Workbench");
   pm::ui::MainWindow w(db, QString::fromStdString(std::string(PIPEMARE_SOURCE_DIR) + "/experiments"));
   // --experiment FILE: open it in the designer.
-  if (!args.experiment.empty()) w.designer()->loadFile(QString::fromStdString(args.experiment));
+  // A file that cannot be read (or is not JSON) is a usage error: nothing opens or runs (with --run
+  // the designer's default experiment ran instead). One that reads but does not validate opens,
+  // its errors shown, for editing; --run then refuses it as the Run button does.
+  if (!args.experiment.empty() && !w.designer()->loadFile(QString::fromStdString(args.experiment))) {
+    std::fprintf(stderr, "pipemare-workbench: --experiment: %s\n", w.designer()->validationMessage().toStdString().c_str());
+    return 2;
+  }
   // --run: start the designed experiment at once (opens the Live tab).
   if (args.run) QTimer::singleShot(0, w.designer(), [&w] { w.designer()->requestRun(); });
   // --run-id ID: select that run in the Runs tab and show its trace in the Timeline tab.

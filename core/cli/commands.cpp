@@ -9,6 +9,7 @@
 
 #include "core/cli/sweep.h"
 #include "core/config/experiment.h"
+#include "core/engine/batch_source.h"
 #include "core/config/model_catalog.h"
 #include "core/models/model_zoo.h"
 #include "core/planner/chrome_trace.h"
@@ -122,6 +123,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     } else {
       e = loadWithOverrides(o.file, o.overrides);
     }
+    checkDataAvailable(e);  // a missing dataset: exit 2 before a run is recorded
     LocalRunRequest req;
     req.resumeRun = o.resume;
     req.nnodes = o.nnodes;

@@ -17,6 +17,7 @@
 #include "core/analysis/sweep_tags.h"
 #include "core/cli/commands.h"
 #include "core/config/experiment.h"
+#include "core/engine/batch_source.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 #include "core/util/process.h"
@@ -168,8 +169,11 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
       try {
         Experiment e = experimentFromJson(applyOverrides(base, sets), o.file + " (grid point " + join(p, " ") + ")");
         expName = e.name;
+        checkDataAvailable(e);  // a missing dataset stops the sweep here, not as failed runs
       } catch (const ConfigError& err) {
         throw ConfigError(err.place(), err.problem() + " [grid point " + join(p, " ") + "]");
+      } catch (const DataError& err) {
+        throw DataError(err.place(), err.problem() + " [grid point " + join(p, " ") + "]");
       }
     }
     const std::string db = o.db.empty() ? defaultDatabasePath() : o.db;

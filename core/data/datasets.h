@@ -30,6 +30,9 @@ struct ImageDataset {
 // split: "train" or "test". Looks for <dir>/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
 // Checks image/label counts agree and labels are < 10. dir "" = defaultFashionMnistDir().
 ImageDataset loadFashionMnist(const std::string& dir, const std::string& split);
+// The split's image and label files, found as loadFashionMnist finds them, without reading them:
+// a check before a run is recorded. Throws the same DataError when one is missing.
+std::vector<std::string> locateFashionMnist(const std::string& dir, const std::string& split);
 
 struct TextCorpus {
   std::vector<uint8_t> train;

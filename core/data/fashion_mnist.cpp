@@ -45,7 +45,7 @@ std::string locate(const std::string& dir, const std::string& base) {
 
 }  // namespace
 
-ImageDataset loadFashionMnist(const std::string& dirIn, const std::string& split) {
+std::vector<std::string> locateFashionMnist(const std::string& dirIn, const std::string& split) {
   const std::string dir = dirIn.empty() ? defaultFashionMnistDir() : dirIn;
   std::string prefix;
   if (split == "train")
@@ -54,9 +54,13 @@ ImageDataset loadFashionMnist(const std::string& dirIn, const std::string& split
     prefix = "t10k";
   else
     throw DataError(dir, "unknown Fashion-MNIST split '" + split + "'; expected \"train\" or \"test\"");
+  return {locate(dir, prefix + "-images-idx3-ubyte"), locate(dir, prefix + "-labels-idx1-ubyte")};
+}
 
-  const std::string imagesPath = locate(dir, prefix + "-images-idx3-ubyte");
-  const std::string labelsPath = locate(dir, prefix + "-labels-idx1-ubyte");
+ImageDataset loadFashionMnist(const std::string& dir, const std::string& split) {
+  const auto files = locateFashionMnist(dir, split);
+  const std::string& imagesPath = files[0];
+  const std::string& labelsPath = files[1];
 
   IdxArray images = readIdxFile(imagesPath);
   if (images.dims.size() != 3)

@@ -91,6 +91,16 @@ int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit
 
 }  // namespace
 
+void checkDataAvailable(const Experiment& e) {
+  const auto& d = e.data;
+  if (d.dataset == "fashion-mnist") {
+    locateFashionMnist(d.path, "train");
+    locateFashionMnist(d.path, d.eval_split);
+  } else if (d.dataset == "text") {
+    loadTextCorpus(d.path, d.eval_fraction, d.context);  // a few MB at most: read it once
+  }
+}
+
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
   const auto& d = e.data;
   const int64_t limit = train ? d.train_limit : d.eval_limit;

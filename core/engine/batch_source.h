@@ -29,6 +29,10 @@ class BatchSource {
 
 // Builds the train / held-out source of an experiment (reads files; throws DataError).
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train);
+// Checks that the experiment's data can be found (Fashion-MNIST: the train and evaluation files
+// exist; text: the corpus reads and is long enough), so that a missing dataset is a DataError
+// (exit 2) before a run is recorded, not a failed run. Synthetic data needs nothing.
+void checkDataAvailable(const Experiment& e);
 
 // Splits a minibatch into n microbatches along dimension 0 (sizes differ by at most one;
 // fewer than n when the batch has fewer than n samples).

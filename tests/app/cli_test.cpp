@@ -94,6 +94,21 @@ TEST_F(Cli, InvalidExperimentExitsTwoAndCreatesNoRun) {
   EXPECT_TRUE(store.listRuns().empty());
 }
 
+// A dataset that is not there is bad input too: exit 2 naming the file, before a run is recorded
+// (it recorded a failed run), for a run and for every point of a sweep.
+TEST_F(Cli, MissingDatasetExitsTwoAndCreatesNoRun) {
+  const std::string nowhere = (dir_ / "no-such-dir").string();
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --set data.dataset=fashion-mnist --set data.path=" + nowhere);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(nowhere + "/train-images-idx3-ubyte.gz"), std::string::npos) << r.out;
+  r = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --set data.dataset=fashion-mnist --grid data.path=" +
+             nowhere + "," + nowhere + "2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("[grid point data.path=" + nowhere + "]"), std::string::npos) << r.out;
+  EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty());
+}
+
 // With --events stdout an error before the run exists is an event on stdout too (place, message,
 // exit code), and stdout holds nothing else.
 TEST_F(Cli, InvalidExperimentIsAnErrorEventOnTheStream) {
@@ -198,6 +213,13 @@ TEST_F(Cli, WorkbenchRejectsBadOptions) {
   r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --run-id 99");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--run-id: no run 99 in the store"), std::string::npos) << r.out;
+  // With a display: an experiment file that cannot be read, with or without --run (it ran the
+  // default experiment instead).
+  r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --experiment " + (dir_ / "missing.json").string() + " --run");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--experiment: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("missing.json"), std::string::npos) << r.out;
+  EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty()) << "nothing may run";
   r = runCmd(wb + " --help");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("--run-id ID"), std::string::npos) << r.out;
