@@ -177,6 +177,10 @@ int validateCommand(const std::string& file, const std::vector<std::string>& ove
 
 int runsListCommand(const ListOptions& o) {
   try {
+    if (o.db.empty() && !fileExists(dbPath(o.db))) {  // nothing recorded yet on this machine
+      std::printf("0 run(s): no run store yet at %s (pipemare run records there)\n", dbPath(o.db).c_str());
+      return 0;
+    }
     auto opened = RunStore::openForReading(dbPath(o.db));
     RunStore& store = *opened;
     store.markDeadRunsInterrupted();
@@ -254,7 +258,8 @@ int runsShowCommand(const std::string& db, int64_t run, bool json) {
 
 int runsTagCommand(const std::string& db, int64_t run, const std::vector<std::string>& tags) {
   try {
-    RunStore store(dbPath(db));
+    auto opened = RunStore::openForReading(dbPath(db));  // an existing store only
+    RunStore& store = *opened;
     if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
     store.setTags(run, tags);
     return 0;
@@ -265,7 +270,8 @@ int runsTagCommand(const std::string& db, int64_t run, const std::vector<std::st
 
 int runsNoteCommand(const std::string& db, int64_t run, const std::string& note) {
   try {
-    RunStore store(dbPath(db));
+    auto opened = RunStore::openForReading(dbPath(db));  // an existing store only
+    RunStore& store = *opened;
     if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
     store.setNotes(run, note);
     return 0;
@@ -276,7 +282,8 @@ int runsNoteCommand(const std::string& db, int64_t run, const std::string& note)
 
 int runsDeleteCommand(const std::string& db, int64_t run) {
   try {
-    RunStore store(dbPath(db));
+    auto opened = RunStore::openForReading(dbPath(db));  // an existing store only
+    RunStore& store = *opened;
     if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
     store.deleteRun(run);
     return 0;

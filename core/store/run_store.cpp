@@ -215,6 +215,9 @@ RunStore::RunStore(const std::string& path, bool readOnly)
 }
 
 std::unique_ptr<RunStore> RunStore::openForReading(const std::string& path) {
+  // Reading a store that is not there would create an empty one (a mistyped --db then looks like
+  // a store whose runs are gone).
+  if (!fileExists(path)) throw StoreError(path, "no run store here (the file does not exist)", true);
   try {
     return std::make_unique<RunStore>(path);
   } catch (const StoreError& e) {

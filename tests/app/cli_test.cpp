@@ -47,6 +47,15 @@ TEST_F(Cli, DbOptionWorksAfterTheSubcommand) {
   auto status = runCmd(bin() + " runs list --db " + db_ + " --status bogus");
   EXPECT_EQ(status.code, 2) << status.out;
   EXPECT_NE(status.out.find("finished"), std::string::npos) << status.out;  // names the statuses there are
+  // A mistyped --db is refused by the commands that read or edit runs; none creates the file
+  // (an empty store there looked like a store whose runs were gone).
+  const std::string typo = (dir_ / "typo.db").string();
+  for (const char* cmd : {"runs list", "runs show 1", "runs tag 1 x", "runs note 1 x", "runs delete 1"}) {
+    auto missing = runCmd(bin() + " --db " + typo + " " + std::string(cmd));
+    EXPECT_EQ(missing.code, 2) << cmd << ": " << missing.out;
+    EXPECT_NE(missing.out.find("no run store here"), std::string::npos) << cmd << ": " << missing.out;
+    EXPECT_FALSE(fs::exists(typo)) << cmd;
+  }
 }
 
 // A run with --set keeps the file's notes and adds what the command line changed; one without keeps
