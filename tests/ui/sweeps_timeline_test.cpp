@@ -279,7 +279,12 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   view.show();
   ASSERT_EQ(view.runCount(), 1) << view.lastError();  // only the run with a trace
   EXPECT_EQ(view.currentRun(), traced);
+  // A run without a trace shows nothing and says why (it left the traced run on screen).
   EXPECT_FALSE(view.setRun(untraced));
+  EXPECT_EQ(view.currentRun(), 0);
+  EXPECT_EQ(view.measuredPlot()->boxCount(), 0u);
+  EXPECT_NE(view.measuredSummary().indexOf(QString("Run %1 recorded no schedule trace").arg(untraced)), -1)
+      << view.measuredSummary().toStdString();
   ASSERT_TRUE(view.setRun(traced));
   EXPECT_EQ(view.measuredPlot()->boxCount(), 22u);
   EXPECT_NEAR(view.measuredPlot()->makespanMs(), 21.0, 1e-6);

@@ -227,7 +227,23 @@ bool TimelineView::setRun(int64_t runId) {
     refresh();
     i = runBox_->findData(QVariant::fromValue<qlonglong>(runId));
   }
-  if (i < 0) return false;
+  if (i < 0) {
+    // Show nothing rather than leave another run on screen as if it were this one.
+    updating_ = true;
+    runBox_->setCurrentIndex(-1);
+    updating_ = false;
+    showRun(0);
+    std::optional<RunRecord> rec;
+    try {
+      if (store_) rec = store_->getRun(runId);
+    } catch (const std::exception&) {
+    }
+    measuredLabel_->setText(rec ? tr("Run %1 recorded no schedule trace (its training.trace_steps was 0, or it ended before "
+                                     "its first minibatch); choose a run with a trace above.")
+                                      .arg(runId)
+                                : tr("No run %1 in this store.").arg(runId));
+    return false;
+  }
   if (i == runBox_->currentIndex()) {
     if (shownRun_ != runId) showRun(runId);
   } else {
