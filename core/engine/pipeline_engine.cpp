@@ -295,6 +295,7 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
   StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, "real", opts);
   StageWorker w(std::move(setup));
   restoreIfResuming(w, opts, sink);
+  w.agreeTraceClock();
   w.resendPending();
   w.runToEnd(stop, opts.halt);
   saveStates({&w}, opts);

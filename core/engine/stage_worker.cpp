@@ -68,6 +68,7 @@ StageWorker::StageWorker(StageSetup s)
       sink_(s.sink),
       plan_(e_, train_ ? train_->size() : 0),
       runStart_(s.runStart),
+      traceOrigin_(s.runStart),
       mode_(s.mode),
       recompute_(e_.pipeline.recompute),
       checkpointDir_(s.checkpointDir) {

@@ -87,6 +87,12 @@ class StageWorker {
   // naming the file when it does not fit); then resendPending() sends the crossing messages.
   void restore(const std::string& file);
   void resendPending();
+  // Real mode: agrees with the other stages on the clock the schedule trace uses (rank 0's start),
+  // so that the stages' actions line up in one timeline: on one machine exactly (one monotonic
+  // clock, told apart by the kernel's boot id), across machines through the wall clock (as close
+  // as the machines' clocks are synchronized). Without it each process timed from its own start,
+  // and messages appeared to arrive before they were sent. Single mode shares runStart already.
+  void agreeTraceClock();
 
  private:
   void meetAndLeave(const std::string& phase, const std::string& what);
@@ -154,6 +160,7 @@ class StageWorker {
   EventSink* sink_;
   TrainingPlan plan_;
   double runStart_;
+  double traceOrigin_;  // monotonic seconds of trace time 0 (runStart_ until agreeTraceClock)
   int64_t etaStep_ = -1;  // the ETA's reference point: this session's first logged step, and its time
   double etaTime_ = 0;
   std::string mode_;

@@ -1,6 +1,10 @@
 // A stage's reports: the per-minibatch step, progress and stage events, evaluation through the
 // pipeline, the schedule trace, memory accounting, the summary and the saved state.
+#include <chrono>
 #include <cmath>
+#include <fstream>
+#include <functional>
+#include <thread>
 
 #ifdef PIPEMARE_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -191,9 +195,49 @@ void StageWorker::emitTrace(const char* action, int64_t mb, double start, double
   t["stage"] = stage_;
   t["action"] = action;
   t["mb"] = mb;
-  t["start"] = start - runStart_;
-  t["end"] = end - runStart_;
+  t["start"] = start - traceOrigin_;
+  t["end"] = end - traceOrigin_;
   sink_->emit(t);
+}
+
+namespace {
+// This boot of this machine (Linux: /proc/sys/kernel/random/boot_id), hashed; 0 when unknown.
+// Two processes with the same id read the same monotonic clock.
+int64_t bootIdentity() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!(in >> id) || id.empty()) return 0;
+  const auto h = static_cast<int64_t>(std::hash<std::string>{}(id) & 0x3fffffffffffffffULL);
+  return h == 0 ? 1 : h;
+}
+}  // namespace
+
+void StageWorker::agreeTraceClock() {
+  if (!comm_->sharedControl()) return;
+  const int64_t boot = bootIdentity();
+  // Rank 0's start on both clocks, in nanoseconds (the store keeps integers).
+  const double monoNow = monotonicSeconds(), wallNow = wallClockSeconds();
+  if (stage_ == 0) {
+    comm_->putControl("trace-clock/boot", boot);
+    comm_->putControl("trace-clock/monotonic_ns", std::llround(runStart_ * 1e9));
+    comm_->putControl("trace-clock/wall_ns", std::llround((wallNow - (monoNow - runStart_)) * 1e9));
+    return;
+  }
+  const double until = monoNow + e_.execution.timeout_s;
+  int64_t boot0 = 0, mono0 = 0, wall0 = 0;
+  while (!(comm_->getControl("trace-clock/wall_ns", wall0) && comm_->getControl("trace-clock/monotonic_ns", mono0) &&
+           comm_->getControl("trace-clock/boot", boot0))) {
+    if (monotonicSeconds() > until)
+      throw EngineError("stage " + std::to_string(stage_), "stage 0 did not publish its clock within " +
+                                                                std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (boot != 0 && boot == boot0) {
+    traceOrigin_ = static_cast<double>(mono0) * 1e-9;
+  } else {
+    const double m = monotonicSeconds(), w = wallClockSeconds();
+    traceOrigin_ = m - (w - static_cast<double>(wall0) * 1e-9);
+  }
 }
 
 int64_t StageWorker::activationBytes() const {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 
 #include <array>
@@ -80,7 +81,22 @@ TEST_P(RealMode, SameWeightsAsSingleProcess) {
   for (const auto& p : store.loadStageMetric(real, "utilization")) stages.insert(p.stage);
   EXPECT_EQ(static_cast<int>(stages.size()), P);
   EXPECT_FALSE(store.loadMetric(real, "train/loss").empty());
-  EXPECT_FALSE(store.loadTrace(real).empty());
+  const auto trace = store.loadTrace(real);
+  EXPECT_FALSE(trace.empty());
+  // The stages' traces share one clock: a microbatch's forward at stage s starts after it ended at
+  // stage s-1 (each process timed from its own start, ~3 ms apart, so many started "before").
+  std::map<std::pair<int, int>, std::pair<double, double>> forward;  // (stage, microbatch) -> first F
+  for (const auto& t : trace)
+    if (t.action == "F") forward.emplace(std::make_pair(t.stage, t.microbatch), std::make_pair(t.start, t.end));
+  int checked = 0;
+  for (const auto& [key, times] : forward) {
+    const auto before = forward.find({key.first - 1, key.second});
+    if (key.first == 0 || before == forward.end()) continue;
+    EXPECT_GE(times.first, before->second.second) << "microbatch " << key.second << ": forward at stage " << key.first
+                                                  << " starts before it ended at stage " << key.first - 1;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
