@@ -309,6 +309,29 @@ TEST(PlannerPanel, ShowsTheUtilizationOfAWarmUp) {
   EXPECT_TRUE(panel.statusText().contains("With its warm-up (33 % of the run as gpipe) pipemare's utilization is 0.375"))
       << panel.statusText().toStdString();
   EXPECT_NEAR(panel.plan().value("utilization_pipemare_with_warmup", 0.0), 0.375, 1e-9);
+  // The design has T2: its row (memory bars, timeline) is pipemare+T2's, with the delta.
+  EXPECT_EQ(panel.selectedSchedule(), "pipemare+T2");
+  e["pipeline"] = {{"schedule", "gpipe"}, {"stages", 11}, {"microbatches", 2}, {"recompute", true}};
+  e.erase("pipemare");
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  EXPECT_EQ(panel.selectedSchedule(), "gpipe+recompute");
+}
+
+// The warm-up's share of the run, from epochs or, when training.steps is set, from the steps.
+TEST(PlannerPanel, WarmUpFractionFollowsEpochsOrSteps) {
+  nlohmann::json e = {{"pipemare", {{"warmup_epochs", 1}}}, {"training", {{"epochs", 4}}}};
+  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 0.25);
+  // 1 epoch of 6,000 images in minibatches of 100 = 60 of 240 steps.
+  e["training"] = {{"steps", 240}};
+  e["data"] = {{"dataset", "fashion-mnist"}, {"train_limit", 6000}, {"batch_size", 100}};
+  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 0.25);
+  e["data"] = {{"dataset", "synthetic"}, {"synthetic_samples", 1000}, {"batch_size", 100}};
+  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 10.0 / 240);
+  e["data"]["dataset"] = "text";  // the corpus decides: unknown here
+  EXPECT_EQ(pm::ui::warmupFraction(e), 0.0);
+  e["pipemare"]["warmup_epochs"] = 0;
+  EXPECT_EQ(pm::ui::warmupFraction(e), 0.0);
 }
 
 // A design the planner rejects clears what the previous design's plan showed, and says why; a

@@ -137,6 +137,30 @@ void PlannerPanel::setTimingModel(const QString& timing) {
   if (i >= 0) timing_->setCurrentIndex(i);
 }
 
+double warmupFraction(const Json& experiment) {
+  auto section = [&](const char* key) {
+    const auto it = experiment.find(key);
+    return it != experiment.end() && it->is_object() ? *it : Json::object();
+  };
+  const double warmup = section("pipemare").value("warmup_epochs", 0.0);
+  const Json training = section("training"), data = section("data");
+  const double epochs = training.value("epochs", 1.0);
+  const double steps = training.value("steps", 0.0);
+  if (warmup <= 0) return 0;
+  if (steps <= 0) return epochs > 0 ? std::min(1.0, warmup / epochs) : 0;
+  // training.steps wins over epochs: the warm-up's minibatches over the run's, where the size of
+  // an epoch is known without reading the data.
+  const std::string dataset = data.value("dataset", std::string("fashion-mnist"));
+  double samples = 0;
+  if (dataset == "fashion-mnist") samples = 60000;
+  else if (dataset == "synthetic") samples = data.value("synthetic_samples", 2048.0);
+  else return 0;  // text: the corpus decides
+  const double limit = data.value("train_limit", 0.0);
+  if (limit > 0) samples = std::min(samples, limit);
+  const double batch = std::max(1.0, data.value("batch_size", 64.0));
+  return std::min(1.0, std::ceil(warmup * samples / batch) / steps);
+}
+
 void PlannerPanel::runPlanner() {
   if (!experiment_.is_object()) return;
   if (proc_->state() != QProcess::NotRunning) {
@@ -152,7 +176,11 @@ void PlannerPanel::runPlanner() {
   const std::string optName = opt.value("name", std::string("sgd"));
   const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";
   const Json pipe = section("pipeline");
-  const QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
+  QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
+  // The plan's row for this design: T2 keeps a delta per stage, recompute trades activations for
+  // compute; each is a row of its own.
+  if (schedule == "pipemare" && section("pipemare").value("t2", false)) schedule = "pipemare+T2";
+  if (schedule == "gpipe" && pipe.value("recompute", false)) schedule = "gpipe+recompute";
   QStringList args{"plan",
                    "--model", QString::fromStdString(section("model").value("name", std::string("mlp"))),
                    "--stages", QString::number(pipe.value("stages", 1)),
@@ -167,11 +195,12 @@ void PlannerPanel::runPlanner() {
   const int m = pipe.value("update_interval", 1);
   if (pipe.value("schedule", std::string()) == "pipedream-2bw") args << "--m" << QString::number(m);
   if (pipe.value("schedule", std::string()) == "pipedream") args << "--update-interval" << QString::number(m);
-  // pipemare with a synchronous warm-up: the share of the run's epochs it takes.
+  // pipemare with a synchronous warm-up: the share of the run it takes.
   const double warmup = section("pipemare").value("warmup_epochs", 0.0);
-  const double epochs = section("training").value("epochs", 0.0);
-  if (pipe.value("schedule", std::string()) == "pipemare" && warmup > 0 && epochs > 0)
-    args << "--warmup-fraction" << QString::number(std::min(1.0, warmup / epochs), 'g', 17);
+  if (pipe.value("schedule", std::string()) == "pipemare" && warmup > 0) {
+    const double fraction = warmupFraction(experiment_);
+    if (fraction > 0) args << "--warmup-fraction" << QString::number(fraction, 'g', 17);
+  }
   shownSchedule_ = schedule;
   status_->setText(tr("planning..."));
   proc_->start(binary_, args);
@@ -180,6 +209,11 @@ void PlannerPanel::runPlanner() {
 int PlannerPanel::rowCount() const { return table_->rowCount(); }
 size_t PlannerPanel::ganttBoxes() const { return gantt_->boxCount(); }
 QString PlannerPanel::statusText() const { return status_->text(); }
+QString PlannerPanel::selectedSchedule() const {
+  const auto rows = table_->selectionModel() ? table_->selectionModel()->selectedRows() : QModelIndexList();
+  if (rows.isEmpty() || !table_->item(rows.front().row(), 0)) return QString();
+  return table_->item(rows.front().row(), 0)->text();
+}
 
 void PlannerPanel::showPlan() {
   const auto& schedules = plan_["schedules"];

@@ -33,6 +33,9 @@ class PlannerPanel : public QWidget {
   int rowCount() const;
   size_t ganttBoxes() const;
   QString statusText() const;
+  // The plan row of the design being shown: its schedule, "pipemare+T2" with T2 on,
+  // "gpipe+recompute" with recompute ("" before the first plan).
+  QString selectedSchedule() const;
   // The timing model the planner uses: "1f1b" | "paper". It follows the experiment's
   // pipeline.timing whenever that changes; in between the user may pick the other.
   QString timingModel() const;
@@ -62,5 +65,10 @@ class PlannerPanel : public QWidget {
   QTemporaryDir* tmp_;
   QString shownSchedule_;
 };
+
+// The share of a pipemare run's minibatches that its synchronous warm-up takes
+// (pipemare.warmup_epochs over training.epochs, or over training.steps when that is set and the
+// size of an epoch is known without the data); 0 when there is no warm-up or it cannot be told.
+double warmupFraction(const nlohmann::json& experiment);
 
 }  // namespace pm::ui
