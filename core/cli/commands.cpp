@@ -373,6 +373,13 @@ int exportCommand(const ExportOptions& o) {
     const auto stageKeys = store.stageMetricKeys(o.run);
     const auto trace = store.loadTrace(o.run);
     const auto log = store.loadLog(o.run);
+    // Refusals before anything is written.
+    if (!o.chromeTrace.empty() && trace.empty())
+      throw ConfigError("--chrome-trace", "run " + std::to_string(o.run) +
+                                              " recorded no schedule trace (its training.trace_steps was 0, or it ended before "
+                                              "its first minibatch); nothing written");
+    if (!o.csvDir.empty() && std::filesystem::exists(o.csvDir) && !std::filesystem::is_directory(o.csvDir))
+      throw ConfigError("--csv " + o.csvDir, "exists and is not a directory (--csv names a directory to write CSV files into)");
     if (!o.csvDir.empty()) {
       std::filesystem::create_directories(o.csvDir);
       std::string m = "key,step,wall_time,value\n";
@@ -425,7 +432,7 @@ int exportCommand(const ExportOptions& o) {
     if (!o.chromeTrace.empty()) {
       std::vector<SimTraceRecord> recs;
       for (const auto& x : trace) recs.push_back({x.stage, x.action, x.microbatch, x.start, x.end});
-      writeChromeTrace(o.chromeTrace, recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)");
+      writeChromeTrace(o.chromeTrace, recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)", kMeasuredTraceSource);
     }
     std::fprintf(stderr, "exported run %lld (%zu metric keys, %zu trace records)\n", static_cast<long long>(o.run), keys.size(),
                  trace.size());

@@ -10,7 +10,7 @@
 
 namespace pm {
 
-Json chromeTrace(const std::vector<SimTraceRecord>& records, const std::string& label) {
+Json chromeTrace(const std::vector<SimTraceRecord>& records, const std::string& label, const std::string& source) {
   Json events = Json::array();
   std::set<int> stages;
   for (const auto& r : records) stages.insert(r.stage);
@@ -34,14 +34,15 @@ Json chromeTrace(const std::vector<SimTraceRecord>& records, const std::string& 
   Json out;
   out["traceEvents"] = std::move(events);
   out["displayTimeUnit"] = "ms";
-  out["otherData"] = {{"source", "pipemare plan (simulated timeline)"}, {"label", label}};
+  out["otherData"] = {{"source", source}, {"label", label}};
   return out;
 }
 
-void writeChromeTrace(const std::string& path, const std::vector<SimTraceRecord>& records, const std::string& label) {
+void writeChromeTrace(const std::string& path, const std::vector<SimTraceRecord>& records, const std::string& label,
+                      const std::string& source) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw EngineError(path, std::string("cannot write the trace: ") + std::strerror(errno));
-  f << chromeTrace(records, label).dump() << '\n';
+  f << chromeTrace(records, label, source).dump() << '\n';
   f.close();
   if (!f) throw EngineError(path, "cannot write the trace (write failed)");
   dropWorldWritable(path);

@@ -10,12 +10,17 @@
 
 namespace pm {
 
-// `label` names the trace (e.g. "pipemare, P=4, N=8"); it goes into "otherData".
-Json chromeTrace(const std::vector<SimTraceRecord>& records, const std::string& label = "");
+inline constexpr const char* kSimulatedTraceSource = "pipemare plan (simulated timeline)";
+inline constexpr const char* kMeasuredTraceSource = "pipemare export (measured schedule trace of a run)";
+
+// `label` names the trace (e.g. "pipemare, P=4, N=8") and `source` says where its times come from
+// (simulated or measured); both go into "otherData".
+Json chromeTrace(const std::vector<SimTraceRecord>& records, const std::string& label = "",
+                 const std::string& source = kSimulatedTraceSource);
 
 // Writes chromeTrace(...) to `path`. Throws pm::Error (kind Engine) naming the path when the file
 // cannot be written.
 void writeChromeTrace(const std::string& path, const std::vector<SimTraceRecord>& records,
-                      const std::string& label = "");
+                      const std::string& label = "", const std::string& source = kSimulatedTraceSource);
 
 }  // namespace pm

@@ -272,6 +272,20 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   EXPECT_EQ(j["metrics"]["train/loss"].size(), store.loadMetric(1, "train/loss").size());
   // A missing run is a usage error.
   EXPECT_EQ(runCmd(bin() + " --db " + db_ + " export 42 --csv " + csv).code, 2);
+  // The trace says it was measured (it said "simulated").
+  EXPECT_EQ(t["otherData"]["source"], "pipemare export (measured schedule trace of a run)") << t["otherData"].dump();
+  // A run without a trace: refused, nothing written (it wrote an empty trace and exited 0).
+  r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set training.trace_steps=0");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string none = (dir_ / "none.json").string();
+  e = runCmd(bin() + " --db " + db_ + " export 2 --chrome-trace " + none);
+  EXPECT_EQ(e.code, 2) << e.out;
+  EXPECT_NE(e.out.find("run 2 recorded no schedule trace"), std::string::npos) << e.out;
+  EXPECT_FALSE(fs::exists(none));
+  // --csv onto a file: a clear refusal, not a filesystem exception.
+  e = runCmd(bin() + " --db " + db_ + " export 1 --csv " + json);
+  EXPECT_EQ(e.code, 2) << e.out;
+  EXPECT_NE(e.out.find("exists and is not a directory"), std::string::npos) << e.out;
 }
 
 // plan --against RUN: the stored run beside its prediction; the accounted weights and optimizer
