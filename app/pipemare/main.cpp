@@ -136,7 +136,14 @@ int main(int argc, char** argv) {
   planCmd->add_option("--link-latency", plan.linkLatency, "seconds per message");
   planCmd->add_option("--link-bandwidth", plan.linkBandwidth, "bytes per second (0 = infinite)");
   int64_t againstRun = 0;
-  planCmd->add_option("--against", againstRun, "compare a stored run with its prediction (utilization, time per minibatch, memory)");
+  auto* against = planCmd->add_option(
+      "--against", againstRun,
+      "compare a stored run with its prediction (utilization, time per minibatch, memory); the run's own experiment is the design");
+  // The run fixes the design: a design option beside --against would be silently ignored.
+  for (const char* name : {"--model", "--stages", "--microbatches", "--optimizer", "--timing", "--granularity", "--schedule",
+                           "--batch", "--update-interval", "--warmup-fraction", "--m", "--flops", "--link-latency",
+                           "--link-bandwidth"})
+    against->excludes(planCmd->get_option(name));
 
   try {
     app.parse(argc, argv);

@@ -176,11 +176,12 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
            {"model", e.model.name},
            {"stages", P},
            {"microbatches", N},
+           {"mode", e.execution.mode},
            {"partition", part.describe()}, {"link_latency_s", latency},
            {"seconds_per_minibatch",
-            {{"measured", measuredPerMinibatch},
+            {{"measured", std::isnan(measuredPerMinibatch) ? Json(nullptr) : Json(measuredPerMinibatch)},
              {"predicted", predictedPerMinibatch},
-             {"error_pct", pct(predictedPerMinibatch, measuredPerMinibatch)}}}};
+             {"error_pct", std::isnan(measuredPerMinibatch) ? Json(nullptr) : Json(pct(predictedPerMinibatch, measuredPerMinibatch))}}}};
   Json per = Json::array();
   for (int s = 0; s < P; ++s) {
     const auto& m = plan.perStage[static_cast<size_t>(s)].memory;
@@ -237,8 +238,21 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
         "model (software 1F1B timing)\n",
         out["link_latency_s"].get<double>() * 1e3);
     const Json& spm = out["seconds_per_minibatch"];
-    std::printf("seconds per minibatch: measured %.4f, predicted %.4f (%+.1f%%)\n", spm["measured"].get<double>(),
-                spm["predicted"].get<double>(), spm["error_pct"].get<double>());
+    const double measured = spm["measured"].is_number() ? spm["measured"].get<double>() : NAN;
+    if (std::isnan(measured))
+      std::printf("seconds per minibatch: predicted %.4f; measured: none (the run logged fewer than 2 steps: lower "
+                  "training.log_interval)\n",
+                  spm["predicted"].get<double>());
+    else
+      std::printf("seconds per minibatch: measured %.4f, predicted %.4f (%+.1f%%)\n", measured, spm["predicted"].get<double>(),
+                  spm["error_pct"].get<double>());
+    if (out.value("mode", std::string()) == "single" && P > 1)
+      std::printf("note: a single-process run: its stages took turns on one thread, so its time per minibatch is the sum "
+                  "of the stages' work and its utilization at most 1/P; the prediction is for one process per stage.\n");
+    std::printf("activations: measured = the most allocated at once: what forwards kept for their backwards plus a "
+                "forward's or backward's transient peak, which includes the backward's fresh weight-gradient buffers (up "
+                "to the stage's weight size); pred = the analytic model's A (every operation's output) times the "
+                "microbatches in flight, without transients. Different quantities: compare orders of magnitude.\n");
     std::printf(
         "%5s %8s %8s %8s | %6s %6s | %9s %9s | %9s %9s | %9s %9s | %9s %9s | %11s %9s\n", "stage", "F ms", "B ms",
         "S ms", "util", "pred", "weights", "pred", "optimizer", "pred", "stash", "pred", "delta", "pred",

@@ -311,6 +311,21 @@ TEST_F(Cli, PlanAgainstARecordedRun) {
   EXPECT_GT(j["seconds_per_minibatch"]["predicted"].get<double>(), 0.0);
   EXPECT_GT(j["seconds_per_minibatch"]["measured"].get<double>(), 0.0);
   EXPECT_EQ(runCmd(bin() + " --db " + db_ + " plan --against 99").code, 2);
+  // The text says what it compares: a single-process run's caveat, and no "nan" for a run that
+  // logged one step.
+  auto text = runCmd(bin() + " --db " + db_ + " plan --against 1");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("note: a single-process run"), std::string::npos) << text.out;
+  r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set training.steps=1 --set pipeline.stages=2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  text = runCmd(bin() + " --db " + db_ + " plan --against 2");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_EQ(text.out.find("nan"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("measured: none (the run logged fewer than 2 steps"), std::string::npos) << text.out;
+  // The run is the design: a design option beside --against is refused, not ignored.
+  auto both = runCmd(bin() + " --db " + db_ + " plan --against 1 --model cnn");
+  EXPECT_EQ(both.code, 2) << both.out;
+  EXPECT_NE(both.out.find("--model excludes --against"), std::string::npos) << both.out;
 }
 
 // compare: the figures of each run and ratios against the baseline, from the store.
