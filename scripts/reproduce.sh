@@ -235,5 +235,8 @@ done
 fi
 
 log "report"
-"$BIN/pipemare-report" --db "$DB" --out "$OUT" --plans "$OUT"
+# Without a store (only parts that record no runs, e.g. --only planner) the report says so.
+DBARG=()
+[ -f "$DB" ] && DBARG=(--db "$DB")
+"$BIN/pipemare-report" ${DBARG[@]+"${DBARG[@]}"} --out "$OUT" --plans "$OUT"
 echo "study finished in $(( ($(date +%s) - START) / 60 )) min: $OUT/study.md" >&2

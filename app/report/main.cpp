@@ -1,6 +1,7 @@
 // pipemare-report: writes the reproduction study's report (Markdown + PNG figures drawn by the
 // workbench's plot widgets) from a study store. Runs offscreen; used by scripts/reproduce.sh.
 #include <QApplication>
+#include <QFileInfo>
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,18 +13,35 @@
 int main(int argc, char** argv) {
   if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
   pm::ui::StudyReportOptions o;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  const char* usage =
+      "usage: pipemare-report --out DIR [--db STORE] [--plans DIR]\n"
+      "  --db: the study's run store (without it, the sections that need runs say none were recorded)\n";
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--db") o.db = argv[i + 1];
-    else if (a == "--out") o.outDir = argv[i + 1];
-    else if (a == "--plans") o.planDir = argv[i + 1];
-    else {
-      std::fprintf(stderr, "usage: pipemare-report --db STORE --out DIR [--plans DIR]\nunknown option %s\n", a.c_str());
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (a != "--db" && a != "--out" && a != "--plans") {
+      std::fprintf(stderr, "pipemare-report: unknown option '%s'\n%s", a.c_str(), usage);
       return 2;
     }
+    if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+      std::fprintf(stderr, "pipemare-report: option %s needs a value\n%s", a.c_str(), usage);
+      return 2;
+    }
+    const QString value = QString::fromLocal8Bit(argv[++i]);
+    if (a == "--db") o.db = value;
+    else if (a == "--out") o.outDir = value;
+    else o.planDir = value;
   }
-  if (o.db.isEmpty() || o.outDir.isEmpty()) {
-    std::fprintf(stderr, "usage: pipemare-report --db STORE --out DIR [--plans DIR]\n");
+  if (o.outDir.isEmpty()) {
+    std::fprintf(stderr, "pipemare-report: --out is required\n%s", usage);
+    return 2;
+  }
+  if (!o.planDir.isEmpty() && !QFileInfo(o.planDir).isDir()) {
+    std::fprintf(stderr, "pipemare-report: --plans %s: no such directory (it holds plan-resnet50-N*.json from pipemare plan)\n",
+                 o.planDir.toLocal8Bit().constData());
     return 2;
   }
   if (o.planDir.isEmpty()) o.planDir = o.outDir;

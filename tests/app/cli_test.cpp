@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "core/store/run_store.h"
@@ -235,6 +236,29 @@ TEST_F(Cli, WorkbenchRejectsBadOptions) {
   // A Qt option with its value passes the check (the headless run then goes ahead).
   r = runCmd(headless + " -style fusion --experiment " + exp("tiny-synthetic.json"));
   EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// pipemare-report: unknown options and a missing --plans folder are usage errors (a trailing
+// unknown option was ignored); without --db it writes the parts that need no runs.
+TEST_F(Cli, ReportRejectsBadOptionsAndRunsWithoutAStore) {
+  const std::string report = std::string(PIPEMARE_BIN_DIR) + "/pipemare-report";
+  if (!fs::exists(report)) GTEST_SKIP() << "pipemare-report not built (PIPEMARE_BUILD_UI=OFF)";
+  const std::string out = (dir_ / "report").string();
+  auto r = runCmd(report + " --out " + out + " --bogus");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown option '--bogus'"), std::string::npos) << r.out;
+  r = runCmd(report + " --out " + out + " --plans " + (dir_ / "no-plans").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no such directory"), std::string::npos) << r.out;
+  r = runCmd(report + " --out " + out + " --db " + db_);
+  EXPECT_EQ(r.code, 2) << r.out;  // a store named but not there
+  EXPECT_FALSE(fs::exists(db_));
+  r = runCmd(report + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream md(out + "/study.md");
+  std::stringstream text;
+  text << md.rdbuf();
+  EXPECT_NE(text.str().find("without a run store"), std::string::npos) << text.str().substr(0, 400);
 }
 
 // export: CSV files, one JSON file and a Chrome trace whose complete events match the stored trace.

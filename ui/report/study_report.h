@@ -9,7 +9,7 @@
 namespace pm::ui {
 
 struct StudyReportOptions {
-  QString db;       // the study's run store
+  QString db;       // the study's run store; "" = none (the sections that need runs say so)
   QString outDir;   // study.md and figures/ are written here
   QString planDir;  // plan-resnet50-N8.json, plan-resnet50-N32.json (from pipemare plan --json)
 };
