@@ -119,6 +119,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     if (o.resume > 0) {
       auto rec = store.getRun(o.resume);
       if (!rec) throw StoreError(store.path(), "no run with id " + std::to_string(o.resume), true);
+      checkResumable(*rec);  // before the banner
       e = storedExperiment(*rec);
     } else {
       e = loadWithOverrides(o.file, o.overrides);
@@ -142,9 +143,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     runStarted = true;
     LocalRunResult r = runLocally(store, req, stop);
     const auto& s = r.outcome.summary;
-    std::string message = r.outcome.message;  // the engine does not know the run's id
-    if (const auto at = message.find("pipemare run --resume)"); at != std::string::npos)
-      message.insert(at + std::string("pipemare run --resume").size(), " " + std::to_string(r.runId));
+    const std::string& message = r.outcome.message;
     std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
                  message.empty() ? "" : ": ", message.c_str());
     if (s.is_object() && s.contains("samples_per_s")) {

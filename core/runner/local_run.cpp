@@ -63,6 +63,12 @@ int64_t latestCompleteCheckpoint(const std::string& root, int stages) {
   return c.empty() ? 0 : c.rbegin()->first;
 }
 
+void checkResumable(const RunRecord& r) {
+  if (r.status != "stopped" && r.status != "failed" && r.status != "interrupted")
+    throw ConfigError("--resume " + std::to_string(r.id),
+                      "the run is " + r.status + "; only stopped, failed or interrupted runs can be resumed");
+}
+
 Experiment storedExperiment(const RunRecord& r) {
   const std::string where = "run " + std::to_string(r.id) + " (stored configuration)";
   Json j = Json::parse(r.config_json, nullptr, false);
@@ -121,8 +127,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     const std::string where = "--resume " + std::to_string(req.resumeRun);
     auto rec = store.getRun(req.resumeRun);
     if (!rec) throw StoreError(store.path(), "no run with id " + std::to_string(req.resumeRun), true);
-    if (rec->status != "stopped" && rec->status != "failed" && rec->status != "interrupted")
-      throw ConfigError(where, "the run is " + rec->status + "; only stopped, failed or interrupted runs can be resumed");
+    checkResumable(*rec);
     e = storedExperiment(*rec);
     root = checkpointRoot(store.path(), rec->id);
     resumeStep = latestCompleteCheckpoint(root, e.pipeline.stages);
@@ -188,6 +193,9 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     result.outcome = RunOutcome{"failed", ex.what(), Json::object()};
     sink.emit(makeErrorEvent(ex));
   }
+  // The engine does not know the run's id: its stop message says "pipemare run --resume)".
+  if (const auto at = result.outcome.message.find("pipemare run --resume)"); at != std::string::npos)
+    result.outcome.message.insert(at + std::string("pipemare run --resume").size(), " " + std::to_string(result.runId));
   Json fin = makeEvent(ev::kRunFinished);
   fin["run"] = result.runId;
   fin["status"] = result.outcome.status;

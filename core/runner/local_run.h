@@ -43,6 +43,9 @@ std::string checkpointRoot(const std::string& storePath, int64_t run);
 int64_t latestCompleteCheckpoint(const std::string& root, int stages);
 // The experiment a stored run ran (its normalised configuration), for --resume.
 Experiment storedExperiment(const RunRecord& r);
+// Throws ConfigError ("--resume RUN: the run is finished; ...") unless the run is stopped, failed
+// or interrupted: the check runLocally makes, for a caller to make before it prints anything.
+void checkResumable(const RunRecord& r);
 
 struct LocalRunResult {
   int64_t runId = 0;

@@ -119,6 +119,8 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
     ASSERT_TRUE(run);
     EXPECT_EQ(run->status, "stopped");
     EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+    // The stored message names the run too (runs show, the Runs tab), not only the terminal's.
+    EXPECT_NE(run->status_message.find("pipemare run --resume 1)"), std::string::npos) << run->status_message;
     EXPECT_NE(readFile((dir_ / "run.log").string()).find("pipemare run --resume 1)"), std::string::npos)
         << readFile((dir_ / "run.log").string());
     EXPECT_GE(store.loadMetric(1, "train/loss").size(), 3u);
@@ -127,7 +129,10 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   // A finished run cannot be resumed; neither can one that does not exist.
   auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet --save-state " + resumed);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(runCmd(bin() + " run --resume 1 --db " + db_).code, 2);
+  const auto again = runCmd(bin() + " run --resume 1 --db " + db_);
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find("--resume 1: the run is finished"), std::string::npos) << again.out;
+  EXPECT_EQ(again.out.find("resume \""), std::string::npos) << "no banner before the refusal: " << again.out;
   EXPECT_EQ(runCmd(bin() + " run --resume 7 --db " + db_).code, 2);
   pm::RunStore store(db_);
   auto run = store.getRun(1);
@@ -299,6 +304,8 @@ TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
     auto run = store.getRun(1);
     EXPECT_EQ(run->status, "stopped");
     EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+    // The stored message names the run too (runs show, the Runs tab), not only the terminal's.
+    EXPECT_NE(run->status_message.find("pipemare run --resume 1)"), std::string::npos) << run->status_message;
   }
   auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet --save-state " + resumed);
   ASSERT_EQ(r.code, 0) << r.out;
