@@ -132,12 +132,13 @@ Experiment loadExperimentFile(const std::string& path);
 Json loadExperimentJson(const std::string& path);
 
 // Parse experiment JSON text (not validated). `name` is the file name used in messages: syntax
-// errors throw ConfigError("<name>:<line>:<col>", ...), duplicate keys ConfigError("<name>: <path>", ...).
+// errors throw ConfigError("<name>:<line>:<col>", ...), duplicate keys ConfigError("<name>:<line>: <path>", ...) (the line of the second one).
 Json parseExperimentText(const std::string& text, const std::string& name);
 
 // The line (1-based) on which each field of valid JSON text is written, by field path as errors
 // name them: "pipeline.stages", "execution.devices[1]" (an array element: where it starts).
-std::map<std::string, int> fieldLines(const std::string& text);
+// `repeated`, when given, receives the line of each field written a second time in one object.
+std::map<std::string, int> fieldLines(const std::string& text, std::map<std::string, int>* repeated = nullptr);
 
 // Apply `key=value` overrides (dotted paths, e.g. "pipeline.stages=4"; values parsed as JSON
 // when they are valid JSON, else taken as strings) to the raw JSON, then validate it all again.

@@ -48,7 +48,12 @@ Json parseExperimentText(const std::string& text, const std::string& name) {
         std::string k = parsed.get<std::string>();
         if (std::find(keys.begin(), keys.end(), k) != keys.end()) {
           keys.push_back(k);
-          throw ConfigError(name + ": " + pathOf(), "duplicate key " + inQuotes(k));
+          // The line of the second occurrence.
+          std::map<std::string, int> repeated;
+          fieldLines(text, &repeated);
+          const auto at = repeated.find(pathOf());
+          throw ConfigError(name + (at != repeated.end() ? ":" + std::to_string(at->second) : std::string()) + ": " + pathOf(),
+                            "duplicate key " + inQuotes(k));
         }
         keys.push_back(k);
         break;
@@ -117,7 +122,7 @@ bool pathCovers(const std::string& override, const std::string& field) {
 
 }  // namespace
 
-std::map<std::string, int> fieldLines(const std::string& text) {
+std::map<std::string, int> fieldLines(const std::string& text, std::map<std::string, int>* repeated) {
   struct Frame {
     bool object;
     std::string key;  // object: the key whose value comes next (or came last)
@@ -159,7 +164,7 @@ std::map<std::string, int> fieldLines(const std::string& text) {
       if (!frames.empty() && frames.back().object && frames.back().expectKey) {
         frames.back().key = str;  // escapes other than \" and \\ are rare in keys; kept simple
         frames.back().expectKey = false;
-        lines.emplace(pathHere(), startLine);
+        if (!lines.emplace(pathHere(), startLine).second && repeated) repeated->emplace(pathHere(), startLine);
       } else {
         valueStarts();
       }

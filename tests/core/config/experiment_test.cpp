@@ -655,8 +655,12 @@ TEST(ExperimentOverrides, NumberOutOfRangeIsAConfigError) {
 
 TEST(ExperimentFile, DuplicateKey) {
   TempFile f(R"({"optimizer": {"lr": 0.1, "momentum": 0.9, "lr": 0.2}})");
-  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ": optimizer.lr",
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path()); }, f.path() + ":1: optimizer.lr",
                                 "duplicate key \"lr\""));
+  // The line of the second occurrence, not of a same-named key elsewhere.
+  TempFile lines("{\n  \"name\": \"a\",\n  \"model\": {\n    \"name\": \"mlp\",\n    \"name\": \"cnn\"\n  }\n}\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(lines.path()); }, lines.path() + ":5: model.name",
+                                "duplicate key \"name\""));
   TempFile ok(R"({"tags": ["a", "b"], "execution": {"devices": ["cpu"]}, "notes": "x"})");
   EXPECT_NO_THROW(loadExperimentFile(ok.path()));
 }
