@@ -93,9 +93,21 @@ void emitStartError(const std::exception& ex) {
   sink.flush();
 }
 
+// A tag given with --tag follows the experiment format's rule for tags. (A sweep passes each run
+// its grid point as key=value tags, which may be longer: they are checked as the grid was.)
+void checkTags(const std::vector<std::string>& tags) {
+  for (const auto& t : tags) {
+    if (t.empty()) throw ConfigError("--tag", "a tag must not be empty");
+    if (t.size() > 64)
+      throw ConfigError("--tag " + fitText(t, 40), "a tag has at most 64 characters (as the experiment's tags), found " +
+                                                       std::to_string(t.size()));
+  }
+}
+
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
   bool runStarted = false;
   try {
+    if (o.sweepId.empty()) checkTags(o.tags);
     if (o.resume > 0 && (!o.file.empty() || !o.overrides.empty()))
       throw ConfigError("--resume", "continues a stored run with its stored configuration: give no experiment file or --set");
     if (o.resume <= 0 && o.file.empty()) throw ConfigError("run", "give an experiment file (or --resume RUN)");

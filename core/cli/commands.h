@@ -26,6 +26,8 @@ struct RunOptions {
   int masterPort = 0;
 };
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop);
+// Throws ConfigError for a --tag the experiment format would refuse (empty, over 64 characters).
+void checkTags(const std::vector<std::string>& tags);
 
 // pipemare sweep FILE --grid key=v1,v2 [--grid ...] [--parallel J]: every point of the grid as
 // its own `pipemare run` child process (J at a time), tagged with the sweep id and key=value.

@@ -152,6 +152,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
 int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
   try {
     if (o.grids.empty()) throw ConfigError("sweep", "no --grid given (for example --grid optimizer.lr=0.01,0.1)");
+    checkTags(o.tags);
     if (o.parallel < 1) throw ConfigError("--parallel", "must be at least 1");
     std::vector<GridAxis> axes;
     std::set<std::string> seen;

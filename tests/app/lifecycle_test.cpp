@@ -63,6 +63,12 @@ TEST_F(Lifecycle, SweepRunsEveryGridPointTaggedWithTheSweep) {
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.out.find("pipeline.stages=many"), std::string::npos) << bad.out;
   EXPECT_EQ(runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --grid optimizer.lr").code, 2);
+  // A --tag the format would refuse in the file is refused on the command line too.
+  auto longTag = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --grid optimizer.lr=0.1 --tag " +
+                        std::string(65, 't'));
+  EXPECT_EQ(longTag.code, 2) << longTag.out;
+  EXPECT_NE(longTag.out.find("a tag has at most 64 characters"), std::string::npos) << longTag.out;
+  EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --tag " + std::string(65, 't')).code, 2);
   // One number written two ways would run the same point twice.
   auto same = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ + " --grid optimizer.lr=0.1,1e-1");
   EXPECT_EQ(same.code, 2) << same.out;
