@@ -212,8 +212,9 @@ TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
   ASSERT_NE(stagesBox, nullptr);
   stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("2")));
   EXPECT_EQ(view.grid().runAt(0, 1), fx.ids[1][1]);
-  // Only a diverged run shown (no axes, both keys fixed): no colour scale; it comes back with values.
-  EXPECT_TRUE(map->scaleShown());
+  // One value shown beside a diverged run: no colour scale (a single value padded into a range
+  // read as accuracy up to 1.04); nor with only a diverged run; it comes back when values differ.
+  EXPECT_FALSE(map->scaleShown());
   ASSERT_TRUE(view.setAxes("", ""));
   auto* lrBox = view.findChild<QComboBox*>("optimizer.lr");
   stagesBox = view.findChild<QComboBox*>("pipeline.stages");
@@ -227,6 +228,8 @@ TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
   EXPECT_FALSE(map->scaleShown());
   stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("1")));
   EXPECT_EQ(map->cellAt(0, 0)->text.toStdString(), "1.5");
+  EXPECT_FALSE(map->scaleShown());
+  ASSERT_TRUE(view.setAxes("optimizer.lr", "pipeline.stages"));
   EXPECT_TRUE(map->scaleShown());
 
   // A new run of the sweep shows after Refresh.
@@ -240,6 +243,16 @@ TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
   EXPECT_EQ(view.grid().rows(), 3);
   EXPECT_EQ(view.grid().rowValues[1], "1");
   EXPECT_EQ(map->cellAt(1, 0)->text.toStdString(), "F");
+  EXPECT_EQ(view.refreshIfChanged(), false);  // nothing new
+  // A run of the sweep started elsewhere (a terminal) appears without Refresh, and a running run
+  // is counted as running, not as "not finished normally".
+  {
+    pm::RunStore store(fx.db);
+    store.createRun("running", "{}", {"optimizer.lr=1", "pipeline.stages=2"}, "", "sweep-1");
+  }
+  EXPECT_TRUE(view.refreshIfChanged());
+  EXPECT_NE(view.statusText().indexOf(", 1 running"), -1) << view.statusText().toStdString();
+  EXPECT_NE(view.statusText().indexOf(", 2 not finished normally"), -1) << view.statusText().toStdString();
 }
 
 TEST(SweepsView, MainWindowOpensTheClickedRunInTheRunsTab) {

@@ -87,6 +87,8 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   auto* refresh = file->addAction(tr("&Refresh runs"));
   refresh->setShortcut(QKeySequence(Qt::Key_F5));  // not QKeySequence::Refresh: Ctrl+R on GNOME, which is Run
   connect(refresh, &QAction::triggered, runs_, &RunsBrowser::refresh);
+  connect(refresh, &QAction::triggered, sweeps_, &SweepsView::refresh);
+  connect(refresh, &QAction::triggered, timeline_, &TimelineView::refresh);
   // Ctrl+K: lay the runs selected in the runs browser side by side in the Compare tab.
   auto* compareSelected = file->addAction(tr("&Compare selected runs"));
   compareSelected->setObjectName(QStringLiteral("compareSelectedAction"));

@@ -150,8 +150,9 @@ void HeatMap::redraw() {
   plot_->xAxis->setLabel(colTitle_);
   plot_->yAxis->setLabel(rowTitle_);
 
-  // The colour scale only when some cell is coloured by its value.
-  const bool showScale = !scaleLabel_.isEmpty();
+  // The colour scale only when cells are coloured by values that differ (one value padded into
+  // a range read as, say, accuracy up to 1.04).
+  const bool showScale = !scaleLabel_.isEmpty() && hi_ > lo_;
   if (showScale && !scale_->layout()) {
     plot_->plotLayout()->addElement(1, 1, scale_);
   } else if (!showScale && scale_->layout()) {

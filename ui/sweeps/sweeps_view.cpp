@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QTimer>
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -93,7 +94,34 @@ SweepsView::SweepsView(const std::string& dbPath, QWidget* parent)
       rebuildGrid();
     });
   connect(map_, &HeatMap::cellClicked, this, &SweepsView::activateCell);
+  // A sweep started from a terminal fills in while the tab is open: re-read the store every few
+  // seconds while the view is visible, and rebuild only when a run came, went or changed.
+  auto* poll = new QTimer(this);
+  poll->setInterval(3000);
+  connect(poll, &QTimer::timeout, this, &SweepsView::refreshIfChanged);
+  poll->start();
   refresh();
+}
+
+namespace {
+// What the grid shows of the runs: ids, statuses and final figures.
+std::string runsSignature(const std::vector<RunRecord>& runs) {
+  std::string s;
+  for (const auto& r : runs)
+    s += std::to_string(r.id) + r.status + r.sweep_id + std::to_string(r.final_loss) + std::to_string(r.final_accuracy) + ';';
+  return s;
+}
+}  // namespace
+
+bool SweepsView::refreshIfChanged() {
+  if (!isVisible() || !store_) return false;
+  try {
+    if (runsSignature(store_->listRuns()) == runsSignature(runs_)) return false;
+  } catch (const std::exception&) {
+    return false;  // refresh() reports store errors when asked
+  }
+  refresh();
+  return true;
 }
 
 SweepsView::~SweepsView() = default;
@@ -264,7 +292,7 @@ void SweepsView::rebuildGrid() {
                           at.isEmpty() ? QString() : tr(" at ") + at.join(", ")));
   map_->setGrid(rowLabels, colLabels, q(rowKey), q(colKey));
   std::vector<HeatCell> cells;
-  int marked = 0, shared = 0;
+  int marked = 0, shared = 0, running = 0;
   for (const auto& c : grid_.cells) {
     if (c.runId == 0) continue;
     HeatCell h;
@@ -273,7 +301,8 @@ void SweepsView::rebuildGrid() {
     h.value = c.mark.empty() ? c.value : NAN;
     h.text = q(c.text);
     h.color = markColor(c.mark);
-    if (!c.mark.empty()) ++marked;
+    if (c.mark == "\xE2\x80\xA6") ++running;
+    else if (!c.mark.empty()) ++marked;
     if (c.runs > 1) ++shared;
     QString tip = tr("run %1: %2\nstatus: %3").arg(c.runId).arg(q(c.runName)).arg(q(c.status));
     if (!c.message.empty()) tip += tr(" (%1)").arg(q(c.message));
@@ -288,6 +317,7 @@ void SweepsView::rebuildGrid() {
   QString text = tr("%1 in the sweep, %2 shown")
                      .arg(count(static_cast<int>(runs.size()), tr("run"), tr("runs")),
                           count(grid_.filledCells(), tr("grid point"), tr("grid points")));
+  if (running > 0) text += tr(", %1 running").arg(running);
   if (marked > 0) text += tr(", %1 not finished normally").arg(marked);
   if (shared > 0) text += tr(", %1 with several runs (the newest shown)").arg(count(shared, tr("point"), tr("points")));
   text += tr(". <b style='color:#d62728'>D</b> diverged, <b style='color:#505050'>F</b> failed, "

@@ -46,6 +46,9 @@ class SweepsView : public QWidget {
   const std::string& lastError() const { return lastError_; }
 
  public Q_SLOTS:
+  // Re-reads the store when the view is visible and its runs changed (a timer calls it every 3 s).
+  // True when it refreshed.
+  bool refreshIfChanged();
   // Re-reads the runs from the store (keeps the chosen sweep, metric and axes where they still exist).
   void refresh();
   // As a click on the cell: emits openRun when a run is there.
