@@ -263,6 +263,11 @@ int main(int argc, char** argv) {
   if (!schedules.empty()) only = "," + schedules + ",";
   torch::set_num_threads(1);
   setBlasThreads(1);
+  // The plain loop runs in this process: it gets the allocator setting the engine's processes
+  // use (PIPEMARE_MALLOC=default turns it off in both, to compare).
+  const bool keptAllocations = keepLargeAllocations();
+  std::printf("malloc: %s\n", keptAllocations ? "large blocks kept for reuse (the engine's setting)"
+                                               : "glibc's default (PIPEMARE_MALLOC=default or not glibc)");
   std::printf("engine_bench: cnn, batch 128, %lld steps per run, median of %d runs, 1 thread per stage, BLAS %s\n",
               static_cast<long long>(steps), runs, loadedBlas().kind.c_str());
   std::vector<Row> rows;

@@ -7,6 +7,7 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/plan_against.h"
+#include "core/util/system_info.h"
 #include "core/planner/plan_command.h"
 
 namespace {
@@ -15,6 +16,7 @@ extern "C" void onSignal(int) { gStop.store(true); }
 }  // namespace
 
 int main(int argc, char** argv) {
+  pm::keepLargeAllocations();  // before any tensor: activations must not page-fault every step
   CLI::App app{"PipeMare Workbench engine: pipeline-parallel training experiments"};
   app.require_subcommand(1);
   std::string db;

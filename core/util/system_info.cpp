@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__GLIBC__)  // defined by the C library headers above
+#include <malloc.h>
+#endif
+
 #include "pipemare_revision.h"  // generated at build time: PIPEMARE_GIT_REV
 
 namespace pm {
@@ -89,6 +93,19 @@ bool setBlasThreads(int threads) {
   if (!sym) return false;
   reinterpret_cast<SetFn>(sym)(threads);
   return true;
+}
+
+bool keepLargeAllocations() {
+#if defined(__GLIBC__)
+  const char* mode = std::getenv("PIPEMARE_MALLOC");
+  if (mode && std::string(mode) == "default") return false;
+  // Fixed thresholds also turn off glibc's adaptive ones. 1 GiB: blocks up to that come from the
+  // heap and stay with the process for reuse; larger ones are still mapped.
+  const int big = 1 << 30;
+  return mallopt(M_MMAP_THRESHOLD, big) == 1 && mallopt(M_TRIM_THRESHOLD, big) == 1;
+#else
+  return false;
+#endif
 }
 
 }  // namespace pm
