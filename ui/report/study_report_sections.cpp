@@ -82,7 +82,7 @@ void StudyReportWriter::hardware() {
   }
   const std::vector<double> side = progress.size() == 2 ? sideBySideRates(progress) : std::vector<double>{};
   const double ceiling = side.size() == 2 && base > 0 ? (side[0] + side[1]) / base : NAN;
-  md_ << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8, the faster P = 1 configuration on this machine). "
+  md_ << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8: 16-sample microbatches, so that the speedup is the pipeline's, not a change of batch shape). "
          "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage. "
          "The breakdown splits each speedup into its bounds: the balance bound (the stages' summed compute per minibatch over the slowest stage's), "
          "the fill N / (N + P - 1) of flushing schedules, the compute inflation (summed stage compute against P = 1's: cores slowing each other, recompute), "
