@@ -234,6 +234,7 @@ void PlannerPanel::showPlan() {
     if (name == shownSchedule_) selectRow = r;
   }
   table_->selectRow(selectRow);
+  if (auto* item = table_->item(selectRow, 0)) table_->scrollToItem(item);  // the design's row in view
   showSchedule(table_->item(selectRow, 0) ? table_->item(selectRow, 0)->text() : shownSchedule_);
   const auto& ratios = plan_["ratios"];
   status_->setText(tr("%1, P=%2, N=%3, %4 timing. Utilization pipemare/gpipe %5x; weight+optimizer memory pipedream/pipemare+T2 %6x.")
