@@ -58,6 +58,7 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
   progress_->setFormat(tr("waiting for the engine..."));
+  progress_->setValue(0);  // a bar without a value hides its text
   auto* top = new QHBoxLayout;
   top->addWidget(header_, 1);
   top->addWidget(progress_, 1);
