@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/cli/commands.h"
+#include "core/util/system_info.h"
 #include "core/util/paths.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
     pm::cli::RunOptions o;
     o.file = experiment;
     o.db = db;
+    pm::keepLargeAllocations();  // trains in this process, as the engine's own do
     return pm::cli::runCommand(o, &gStop);
   }
   QApplication app(argc, argv);
