@@ -99,6 +99,37 @@ TEST_P(RealMode, SameWeightsAsSingleProcess) {
   EXPECT_GT(checked, 0);
 }
 
+// The stages of a multi-machine run align their traces through the wall clock: forced here on one
+// machine, the forwards still come in pipeline order.
+TEST(RealModeTraceClock, WallClockPathKeepsThePipelineOrder) {
+  const fs::path dir = fs::temp_directory_path() / ("pm_real_wall_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "runs.db").string();
+  std::string out;
+  ASSERT_EQ(runCmd("PIPEMARE_TRACE_CLOCK=wall " + std::string(PIPEMARE_BIN_DIR) + "/pipemare run " + std::string(PIPEMARE_SOURCE_DIR) +
+                       "/experiments/tiny-synthetic.json --db " + db +
+                       " --quiet --set model.name=cnn --set pipeline.stages=2 --set pipeline.microbatches=4"
+                       " --set training.steps=4 --set execution.mode=real --set execution.timeout_s=30",
+                   &out),
+            0)
+      << out;
+  const auto trace = pm::RunStore(db).loadTrace(1);
+  std::map<std::pair<int, int>, std::pair<double, double>> forward;
+  for (const auto& t : trace)
+    if (t.action == "F") forward.emplace(std::make_pair(t.stage, t.microbatch), std::make_pair(t.start, t.end));
+  int checked = 0;
+  for (const auto& [key, times] : forward) {
+    const auto before = forward.find({key.first - 1, key.second});
+    if (key.first == 0 || before == forward.end()) continue;
+    // The wall clock and the monotonic clock are read at slightly different instants: allow 0.2 ms.
+    EXPECT_GE(times.first, before->second.second - 2e-4) << "microbatch " << key.second;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  fs::remove_all(dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     EverySchedule, RealMode,
     ::testing::Values(std::make_tuple(std::string("gpipe"), 2, std::string()),
