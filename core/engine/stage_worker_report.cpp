@@ -27,7 +27,9 @@ void StageWorker::minibatchDone(int64_t k) {
     lastLoss_ = loss;
     const auto& guard = e_.training.divergence_guard;
     const bool hit = guard.enabled && (!std::isfinite(loss) || loss > guard.max_loss);
-    if (plan_.logDue(done) || hit) {
+    // The step a stop halts at is logged too: the stored curve then ends where the run stopped, and
+    // its last loss is the summary's final loss (runs list and the run's own report agree).
+    if (plan_.logDue(done) || hit || k == haltAfter_) {
       Json s = makeEvent(ev::kStep);
       s["step"] = done;
       s["epoch"] = plan_.epochAt(done);

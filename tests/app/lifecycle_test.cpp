@@ -83,7 +83,7 @@ TEST_F(Lifecycle, SweepRunsEveryGridPointTaggedWithTheSweep) {
 TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
   const std::string log = (dir_ / "sweep.log").string();
   const pid_t pid = spawnBackground({bin(), "sweep", exp("tiny-synthetic.json"), "--db", db_, "--set", "training.steps=100000",
-                                     "--set", "training.log_interval=1", "--grid", "optimizer.lr=0.01,0.02,0.03", "--parallel", "1"},
+                                     "--set", "training.log_interval=7", "--grid", "optimizer.lr=0.01,0.02,0.03", "--parallel", "1"},
                                     log);
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 2; }, 60)) << readFile(log);
@@ -94,6 +94,20 @@ TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
   const auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "stopped");
+  // The curve ends at the step the stop halted at (logged although not a multiple of the log
+  // interval), so the stored final loss is the summary's.
+  const std::string& message = runs[0].status_message;
+  const size_t at = message.find("after step ");
+  ASSERT_NE(at, std::string::npos) << message;
+  const int64_t haltStep = std::stoll(message.substr(at + 11));
+  const auto loss = store.loadMetric(runs[0].id, "train/loss");
+  ASSERT_FALSE(loss.empty());
+  EXPECT_EQ(loss.back().step, haltStep) << message;
+  nlohmann::json summary;
+  for (const auto& l : store.loadLog(runs[0].id))
+    if (l.message.rfind("summary ", 0) == 0) summary = nlohmann::json::parse(l.message.substr(8));
+  ASSERT_TRUE(summary.contains("final_loss")) << summary.dump();
+  EXPECT_DOUBLE_EQ(summary["final_loss"].get<double>(), runs[0].final_loss);
 }
 
 // A diverged point is a result of the sweep (the stability map's D cells): the sweep exits 0.
