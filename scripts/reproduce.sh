@@ -80,7 +80,11 @@ sweep_variants() {
 }
 # A sweep exits 1 when a point failed (a diverged point is a result, exit 0): the study goes on and
 # the report shows what was recorded, rather than losing hours of runs to one failure.
-sweep_failed() { printf 'reproduce.sh: the sweep of %s exited %s; going on (its recorded runs stay in the report)\n' "$1" "$2" >&2; }
+# Only exit 1 (a failed point) goes on: Ctrl-C (130) and usage or config errors (2) end the study.
+sweep_failed() {
+  [ "$2" -eq 1 ] || exit "$2"
+  printf 'reproduce.sh: the sweep of %s exited %s; going on (its recorded runs stay in the report)\n' "$1" "$2" >&2
+}
 log() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)" >&2; }
 START=$(date +%s)
 

@@ -188,8 +188,11 @@ int validateCommand(const std::string& file, const std::vector<std::string>& ove
 
 int runsListCommand(const ListOptions& o) {
   try {
-    if (o.db.empty() && !fileExists(dbPath(o.db))) {  // nothing recorded yet on this machine
-      std::printf("0 run(s): no run store yet at %s (pipemare run records there)\n", dbPath(o.db).c_str());
+    if (o.db.empty() && !fileExists(dbPath(o.db)) && o.sweep.empty()) {  // nothing recorded yet on this machine
+      if (o.json)
+        std::printf("[]\n");
+      else
+        std::printf("0 run(s): no run store yet at %s (pipemare run records there)\n", dbPath(o.db).c_str());
       return 0;
     }
     auto opened = RunStore::openForReading(dbPath(o.db));

@@ -254,6 +254,7 @@ void StageWorker::restore(const std::string& file) {
   stepsDone_ = m.value("steps_done", int64_t{0});
   lastBackwardMb_ = m.value("last_backward_mb", int64_t{-1});
   runStart_ = monotonicSeconds() - jsonNum(m, "elapsed_s");
+  traceOrigin_ = runStart_;  // the resumed session's trace continues the first one's times
   winStart_ = monotonicSeconds();
   updateMemory();
 }

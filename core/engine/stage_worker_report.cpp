@@ -223,6 +223,7 @@ void StageWorker::agreeTraceClock() {
   // Rank 0's start on both clocks, in nanoseconds (the store keeps integers).
   const double monoNow = monotonicSeconds(), wallNow = wallClockSeconds();
   if (stage_ == 0) {
+    traceOrigin_ = runStart_;  // what it publishes (moved back by restore() on a resume)
     comm_->putControl("trace-clock/boot", boot);
     comm_->putControl("trace-clock/monotonic_ns", std::llround(runStart_ * 1e9));
     comm_->putControl("trace-clock/wall_ns", std::llround((wallNow - (monoNow - runStart_)) * 1e9));

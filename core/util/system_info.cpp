@@ -101,8 +101,11 @@ bool keepLargeAllocations() {
   if (mode && std::string(mode) == "default") return false;
   // Fixed thresholds also turn off glibc's adaptive ones. 1 GiB: blocks up to that come from the
   // heap and stay with the process for reuse; larger ones are still mapped.
+  // glibc before 2.35 refuses an mmap threshold above 32 MiB: then no block is mapped at all.
   const int big = 1 << 30;
-  return mallopt(M_MMAP_THRESHOLD, big) == 1 && mallopt(M_TRIM_THRESHOLD, big) == 1;
+  const bool mmapOff = mallopt(M_MMAP_THRESHOLD, big) == 1 || mallopt(M_MMAP_MAX, 0) == 1;
+  const bool trimOff = mallopt(M_TRIM_THRESHOLD, big) == 1;
+  return mmapOff && trimOff;
 #else
   return false;
 #endif

@@ -24,7 +24,7 @@ BlasInfo loadedBlas();
 // Keeps glibc's malloc from handing large blocks back to the kernel after every use. By default
 // a block above the (adaptive) mmap threshold is mapped and unmapped on each allocation, and the
 // heap's top is trimmed, so a training step's activations page-fault afresh every time:
-// measured on cnn with a 128-sample minibatch, 230-250 samples/s instead of 740-750. Called at the
+// measured on cnn with a 128-sample minibatch, 200-250 samples/s instead of 830-850. Called at the
 // start of the engine's processes. PIPEMARE_MALLOC=default leaves glibc's behaviour as it is.
 // Returns whether it changed anything (false on other C libraries or when disabled).
 bool keepLargeAllocations();

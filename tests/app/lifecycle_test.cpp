@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "core/store/run_store.h"
@@ -76,8 +77,6 @@ TEST_F(Lifecycle, SweepRunsEveryGridPointTaggedWithTheSweep) {
   EXPECT_EQ(store.listRuns().size(), 4u);
 }
 
-// SIGINT stops a run (status stopped, data kept, a checkpoint at the next minibatch boundary);
-// --resume continues it into the same record; the final weights equal an uninterrupted run's.
 // Ctrl-C while some grid points have not started: the running point stops, the sweep exits 130
 // and names the points it never started (it waited for them forever).
 TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
@@ -110,6 +109,30 @@ TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
   EXPECT_DOUBLE_EQ(summary["final_loss"].get<double>(), runs[0].final_loss);
 }
 
+// A run stopped within its traced minibatches and resumed: the second session's trace continues
+// the first one's times (it restarted at 0 and overlapped it).
+TEST_F(Lifecycle, ResumedTraceContinuesTheFirstSessionsTimes) {
+  const std::string log = (dir_ / "run.log").string();
+  std::vector<std::string> args = longRunArgs(db_);
+  args.back() = "training.trace_steps=-1";  // every minibatch traced
+  const pid_t pid = spawnBackground(args, log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 3; }, 60)) << readFile(log);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(waitExit(pid, 30), 130) << readFile(log);
+  auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::map<int, double> forwardStart;  // stage 0: microbatch -> start of its forward
+  for (const auto& t : pm::RunStore(db_).loadTrace(1))
+    if (t.stage == 0 && t.action == "F") forwardStart.emplace(t.microbatch, t.start);
+  ASSERT_GT(forwardStart.size(), 8u);
+  double previous = -1;
+  for (const auto& [mb, start] : forwardStart) {
+    EXPECT_GT(start, previous) << "microbatch " << mb << " starts before the one before it";
+    previous = start;
+  }
+}
+
 // A diverged point is a result of the sweep (the stability map's D cells): the sweep exits 0.
 TEST_F(Lifecycle, SweepWithADivergedPointSucceeds) {
   auto r = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ +
@@ -122,6 +145,8 @@ TEST_F(Lifecycle, SweepWithADivergedPointSucceeds) {
   EXPECT_EQ(statuses, (std::multiset<std::string>{"diverged", "finished"}));
 }
 
+// SIGINT stops a run (status stopped, data kept, a checkpoint at the next minibatch boundary);
+// --resume continues it into the same record; the final weights equal an uninterrupted run's.
 TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   const std::string full = (dir_ / "full").string(), resumed = (dir_ / "resumed").string();
   const std::string dbFull = (dir_ / "full.db").string();

@@ -122,8 +122,9 @@ TEST(RealModeTraceClock, WallClockPathKeepsThePipelineOrder) {
   for (const auto& [key, times] : forward) {
     const auto before = forward.find({key.first - 1, key.second});
     if (key.first == 0 || before == forward.end()) continue;
-    // The wall clock and the monotonic clock are read at slightly different instants: allow 0.2 ms.
-    EXPECT_GE(times.first, before->second.second - 2e-4) << "microbatch " << key.second;
+    // The wall and monotonic clocks are read at slightly different instants (a busy machine may
+    // preempt in between): allow 2 ms; a wrong offset is off by the run's whole start-up.
+    EXPECT_GE(times.first, before->second.second - 2e-3) << "microbatch " << key.second;
     ++checked;
   }
   EXPECT_GT(checked, 0);

@@ -328,6 +328,12 @@ TEST(PlannerPanel, WarmUpFractionFollowsEpochsOrSteps) {
   EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 0.25);
   e["data"] = {{"dataset", "synthetic"}, {"synthetic_samples", 1000}, {"batch_size", 100}};
   EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 10.0 / 240);
+  // Rounded as the engine rounds: 0.3 x (20 whole minibatches + a partial one of 48 >= N = 4
+  // samples) = 6.3 -> 6 of 240 steps.
+  e["pipemare"]["warmup_epochs"] = 0.3;
+  e["data"] = {{"dataset", "synthetic"}, {"synthetic_samples", 2048}, {"batch_size", 100}};
+  e["pipeline"] = {{"microbatches", 4}};
+  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 6.0 / 240);
   e["data"]["dataset"] = "text";  // the corpus decides: unknown here
   EXPECT_EQ(pm::ui::warmupFraction(e), 0.0);
   e["pipemare"]["warmup_epochs"] = 0;

@@ -78,6 +78,7 @@ TEST(RunsBrowser, EvaluationPlotShowsPerplexityOrSaysWhyItIsEmpty) {
       store.setStatus(r, "finished");
     }
     store.appendMetric(classifier, "eval/accuracy", 5, 0, 0.8);
+    store.appendMetric(lm, "eval/accuracy", 3, 0, 0.3);  // next-byte accuracy, beside perplexity
     store.appendMetric(lm, "eval/perplexity", 3, 0, 40.0);
     store.appendMetric(lm, "eval/perplexity", 5, 0, 20.0);
     store.flush();

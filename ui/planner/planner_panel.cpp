@@ -157,8 +157,15 @@ double warmupFraction(const Json& experiment) {
   else return 0;  // text: the corpus decides
   const double limit = data.value("train_limit", 0.0);
   if (limit > 0) samples = std::min(samples, limit);
-  const double batch = std::max(1.0, data.value("batch_size", 64.0));
-  return std::min(1.0, std::ceil(warmup * samples / batch) / steps);
+  // As the engine counts (TrainingPlan, StageWorker): whole minibatches per epoch, a partial last
+  // one when it holds at least N samples; the warm-up rounded to whole minibatches.
+  const auto batch = static_cast<int64_t>(std::max(1.0, data.value("batch_size", 64.0)));
+  const auto n = static_cast<int64_t>(std::max(1.0, section("pipeline").value("microbatches", 1.0)));
+  const auto count = static_cast<int64_t>(samples);
+  int64_t stepsPerEpoch = count / batch + (count % batch >= n ? 1 : 0);
+  stepsPerEpoch = std::max<int64_t>(1, stepsPerEpoch);
+  const double warmupSteps = std::min(steps, static_cast<double>(std::llround(warmup * static_cast<double>(stepsPerEpoch))));
+  return std::min(1.0, warmupSteps / steps);
 }
 
 void PlannerPanel::runPlanner() {

@@ -312,12 +312,12 @@ void RunsBrowser::showRun(int64_t runId) {
     }
     plot->replot();
   };
-  const bool active = shownStatus_ == "running" || shownStatus_ == "queued";
+  const bool active = shownStatus_ == "running" || shownStatus_ == "created";
   lossPlot_->setEmptyText(active ? tr("no step recorded yet") : tr("this run recorded no training loss"));
   fill(lossPlot_, {{"train/loss", QColor(31, 119, 180)}, {"eval/loss", QColor(255, 127, 14)}});
-  // Classifiers report held-out accuracy, language models perplexity.
-  const bool perplexity = store_->loadMetric(runId, "eval/accuracy").empty() &&
-                          !store_->loadMetric(runId, "eval/perplexity").empty();
+  // Classifiers report held-out accuracy, language models perplexity (and next-byte accuracy:
+  // perplexity is their figure).
+  const bool perplexity = !store_->loadMetric(runId, "eval/perplexity").empty();
   accPlot_->setTitle(perplexity ? tr("Held-out perplexity") : tr("Held-out accuracy"));
   accPlot_->setAxisLabels(tr("step"), perplexity ? tr("perplexity") : tr("accuracy"));
   accPlot_->setEmptyText(active ? tr("no evaluation yet (the first comes after\ntraining.eval_interval steps or an epoch)")
