@@ -49,6 +49,22 @@ std::vector<torch::Tensor> load(const fs::path& file) {
   return t;
 }
 
+// A microbatch's forward at stage s starts after it ended at stage s-1, within `tolerance` seconds.
+void expectForwardsInPipelineOrder(const std::vector<pm::TraceRecord>& trace, double tolerance) {
+  std::map<std::pair<int, int>, std::pair<double, double>> forward;  // (stage, microbatch) -> first F
+  for (const auto& t : trace)
+    if (t.action == "F") forward.emplace(std::make_pair(t.stage, t.microbatch), std::make_pair(t.start, t.end));
+  int checked = 0;
+  for (const auto& [key, times] : forward) {
+    const auto before = forward.find({key.first - 1, key.second});
+    if (key.first == 0 || before == forward.end()) continue;
+    EXPECT_GE(times.first, before->second.second - tolerance) << "microbatch " << key.second << ": forward at stage "
+                                                              << key.first << " starts before it ended at stage " << key.first - 1;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
 }  // namespace
 
 TEST_P(RealMode, SameWeightsAsSingleProcess) {
@@ -83,20 +99,9 @@ TEST_P(RealMode, SameWeightsAsSingleProcess) {
   EXPECT_FALSE(store.loadMetric(real, "train/loss").empty());
   const auto trace = store.loadTrace(real);
   EXPECT_FALSE(trace.empty());
-  // The stages' traces share one clock: a microbatch's forward at stage s starts after it ended at
-  // stage s-1 (each process timed from its own start, ~3 ms apart, so many started "before").
-  std::map<std::pair<int, int>, std::pair<double, double>> forward;  // (stage, microbatch) -> first F
-  for (const auto& t : trace)
-    if (t.action == "F") forward.emplace(std::make_pair(t.stage, t.microbatch), std::make_pair(t.start, t.end));
-  int checked = 0;
-  for (const auto& [key, times] : forward) {
-    const auto before = forward.find({key.first - 1, key.second});
-    if (key.first == 0 || before == forward.end()) continue;
-    EXPECT_GE(times.first, before->second.second) << "microbatch " << key.second << ": forward at stage " << key.first
-                                                  << " starts before it ended at stage " << key.first - 1;
-    ++checked;
-  }
-  EXPECT_GT(checked, 0);
+  // The stages' traces share one clock (each process timed from its own start, ~3 ms apart, so
+  // many forwards started "before" the previous stage ended them).
+  expectForwardsInPipelineOrder(trace, 0.0);
 }
 
 // The stages of a multi-machine run align their traces through the wall clock: forced here on one
@@ -114,20 +119,9 @@ TEST(RealModeTraceClock, WallClockPathKeepsThePipelineOrder) {
                    &out),
             0)
       << out;
-  const auto trace = pm::RunStore(db).loadTrace(1);
-  std::map<std::pair<int, int>, std::pair<double, double>> forward;
-  for (const auto& t : trace)
-    if (t.action == "F") forward.emplace(std::make_pair(t.stage, t.microbatch), std::make_pair(t.start, t.end));
-  int checked = 0;
-  for (const auto& [key, times] : forward) {
-    const auto before = forward.find({key.first - 1, key.second});
-    if (key.first == 0 || before == forward.end()) continue;
-    // The wall and monotonic clocks are read at slightly different instants (a busy machine may
-    // preempt in between): allow 2 ms; a wrong offset is off by the run's whole start-up.
-    EXPECT_GE(times.first, before->second.second - 2e-3) << "microbatch " << key.second;
-    ++checked;
-  }
-  EXPECT_GT(checked, 0);
+  // The wall and monotonic clocks are read at slightly different instants (a busy machine may
+  // preempt in between): allow 2 ms; a wrong offset is off by the run's whole start-up.
+  expectForwardsInPipelineOrder(pm::RunStore(db).loadTrace(1), 2e-3);
   fs::remove_all(dir);
 }
 
