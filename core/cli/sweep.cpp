@@ -193,7 +193,7 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     };
     std::vector<Child> running;
     size_t next = 0, done = 0;
-    int failed = 0, diverged = 0;
+    int noRun = 0;  // points whose process failed before it recorded a run
     bool stopping = false;
     // After a stop the points not started stay so: wait only for the running ones.
     while ((!stopping && next < points.size()) || !running.empty()) {
@@ -257,11 +257,7 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
         if (c.outFd < 0 && c.errFd < 0 && waitpid(c.pid, &st, 0) == c.pid) {
           ++done;
           const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-          // A diverged run is a result of the sweep (the stability map's D cells), not a failure.
-          const size_t word = c.statusLine.find(' ', 4);  // "run 12 diverged: ..."
-          const bool isDiverged = word != std::string::npos && c.statusLine.compare(word + 1, 8, "diverged") == 0;
-          if (isDiverged) ++diverged;
-          else if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130)) ++failed;
+          if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130) && c.statusLine.empty()) ++noRun;
           // [k/N] numbers the grid point, as on its "started" line.
           std::fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%s; %zu of %zu done)\n", c.point + 1, points.size(), join(points[c.point], " ").c_str(),
                        c.statusLine.empty() ? "no run recorded" : c.statusLine.c_str(), c.lastErr.empty() ? "" : "; ",
@@ -272,6 +268,7 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
         }
       }
     }
+    store.markDeadRunsInterrupted();  // a point killed mid-run reads as interrupted, not running
     RunFilter f;
     f.sweep_id = id;
     auto runs = store.listRuns(f);
@@ -286,6 +283,12 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
       }
       return 130;
     }
+    // From the store: a diverged run is a result of the sweep (the stability map's D cells), a
+    // failed one (or a point that recorded none) is not.
+    const auto count = [&runs](const char* status) {
+      return static_cast<int>(std::count_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.status == status; }));
+    };
+    const int diverged = count("diverged"), failed = count("failed") + count("interrupted") + noRun;
     if (diverged > 0) std::fprintf(stderr, "sweep %s: %d run(s) diverged (recorded as results)\n", id.c_str(), diverged);
     if (failed > 0) std::fprintf(stderr, "sweep %s: %d run(s) failed\n", id.c_str(), failed);
     return failed > 0 ? 1 : 0;

@@ -244,7 +244,7 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
       if (opts.checkpointDir.empty() || k < 0) break;
       halting = true;
       for (auto& w : workers) w->haltAfterMinibatch(k);
-      out.message = "stopped by request after step " + std::to_string(k + 1) + " (checkpoint written: resume with pipemare run --resume)";
+      out.message = "stopped by request after step " + std::to_string(k + 1) + " " + kResumeHint;
     }
     bool progress = false, allDone = true;
     for (auto& w : workers) {
@@ -305,8 +305,7 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
     out.message = w.divergedMessage();
   } else if (w.halted()) {
     out.status = "stopped";
-    out.message = "stopped by request after step " + std::to_string(w.haltStep()) +
-                  " (checkpoint written: resume with pipemare run --resume)";
+    out.message = "stopped by request after step " + std::to_string(w.haltStep()) + " " + kResumeHint;
   } else if (stop && stop->load() && !w.done()) {
     out.status = "stopped";
     out.message = "stopped by request";

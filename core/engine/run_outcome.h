@@ -1,10 +1,20 @@
 #pragma once
 // How a run (or one stage of it) ended, and the thread/BLAS set-up every engine entry point does.
+#include <cstdint>
 #include <string>
 
 #include "core/events/event_sink.h"
 
 namespace pm {
+
+// A run stopped at a checkpoint ends its message with this hint. The engine does not know the
+// run's id; withRunId, called where the id is known (runLocally), completes the hint with it.
+inline constexpr const char* kResumeHint = "(checkpoint written: resume with pipemare run --resume)";
+inline std::string withRunId(std::string message, int64_t run) {
+  const std::string hint = kResumeHint;
+  if (const auto at = message.find(hint); at != std::string::npos) message.insert(at + hint.size() - 1, " " + std::to_string(run));
+  return message;
+}
 
 struct RunOutcome {
   std::string status;   // finished | stopped | diverged | failed

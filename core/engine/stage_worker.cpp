@@ -210,20 +210,24 @@ void StageWorker::runToEnd(const std::atomic<bool>* stop, const std::atomic<bool
 void StageWorker::meetAndLeave(const std::string& phase, const std::string& what) {
   const double until = monotonicSeconds() + e_.execution.timeout_s;
   auto awaitAll = [&](const std::string& key, int from) {
-    for (int r = from; r < stages_; ++r) {
-      int64_t v = 0;
-      while (!comm_->getControl(key + "/" + std::to_string(r), v)) {
-        if (monotonicSeconds() > until)
-          throw EngineError("stage " + std::to_string(stage_), "stage " + std::to_string(r) + " did not reach " + what +
-                                                                   " within " + std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    }
+    for (int r = from; r < stages_; ++r)
+      awaitControl(key + "/" + std::to_string(r), until, "stage " + std::to_string(r) + " did not reach " + what);
   };
   comm_->putControl(phase + "/" + std::to_string(stage_), 1);
   awaitAll(phase, 0);
   if (stage_ != 0) comm_->putControl(phase + "-left/" + std::to_string(stage_), 1);
   else awaitAll(phase + "-left", 1);
+}
+
+int64_t StageWorker::awaitControl(const std::string& key, double until, const std::string& failure) {
+  int64_t v = 0;
+  while (!comm_->getControl(key, v)) {
+    if (monotonicSeconds() > until)
+      throw EngineError("stage " + std::to_string(stage_),
+                        failure + " within " + std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return v;
 }
 
 void StageWorker::runNext() {

@@ -96,6 +96,9 @@ class StageWorker {
 
  private:
   void meetAndLeave(const std::string& phase, const std::string& what);
+  // Waits for `key` in the shared control store until monotonic time `until`; then throws
+  // EngineError "<failure> within <timeout_s> s".
+  int64_t awaitControl(const std::string& key, double until, const std::string& failure);
   enum class OpKind { Act, MinibatchDone, EvalBatch };
   struct Op {
     OpKind kind;

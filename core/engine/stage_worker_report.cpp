@@ -1,11 +1,9 @@
 // A stage's reports: the per-minibatch step, progress and stage events, evaluation through the
 // pipeline, the schedule trace, memory accounting, the summary and the saved state.
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <thread>
 
 #ifdef PIPEMARE_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -229,15 +227,11 @@ void StageWorker::agreeTraceClock() {
     comm_->putControl("trace-clock/wall_ns", std::llround((wallNow - (monoNow - runStart_)) * 1e9));
     return;
   }
-  const double until = monoNow + e_.execution.timeout_s;
-  int64_t boot0 = 0, mono0 = 0, wall0 = 0;
-  while (!(comm_->getControl("trace-clock/wall_ns", wall0) && comm_->getControl("trace-clock/monotonic_ns", mono0) &&
-           comm_->getControl("trace-clock/boot", boot0))) {
-    if (monotonicSeconds() > until)
-      throw EngineError("stage " + std::to_string(stage_), "stage 0 did not publish its clock within " +
-                                                                std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  // Stage 0 writes wall_ns last: once it is there, the other two are.
+  const int64_t wall0 = awaitControl("trace-clock/wall_ns", monoNow + e_.execution.timeout_s, "stage 0 did not publish its clock");
+  int64_t boot0 = 0, mono0 = 0;
+  comm_->getControl("trace-clock/boot", boot0);
+  comm_->getControl("trace-clock/monotonic_ns", mono0);
   if (boot != 0 && boot == boot0) {
     traceOrigin_ = static_cast<double>(mono0) * 1e-9;
   } else {

@@ -193,9 +193,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     result.outcome = RunOutcome{"failed", ex.what(), Json::object()};
     sink.emit(makeErrorEvent(ex));
   }
-  // The engine does not know the run's id: its stop message says "pipemare run --resume)".
-  if (const auto at = result.outcome.message.find("pipemare run --resume)"); at != std::string::npos)
-    result.outcome.message.insert(at + std::string("pipemare run --resume").size(), " " + std::to_string(result.runId));
+  result.outcome.message = withRunId(result.outcome.message, result.runId);
   Json fin = makeEvent(ev::kRunFinished);
   fin["run"] = result.runId;
   fin["status"] = result.outcome.status;

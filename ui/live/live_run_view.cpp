@@ -112,8 +112,9 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
     log_->appendPlainText(tr("run %1: %2").arg(runId_).arg(status_));
     accuracy_->setEmptyText(tr("this run recorded no evaluation"));
     for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("no step was recorded"));
-    for (CurvePlot* p : {utilization_, wait_, memory_, lr_, asyncPlot_, gap_})
-      if (p->emptyText() == tr("waiting for the first stage report")) p->setEmptyText(tr("no stage report was recorded"));
+    for (CurvePlot* p : {utilization_, wait_, memory_, lr_}) p->setEmptyText(tr("no stage report was recorded"));
+    if (!synchronous_)  // a synchronous run's delay and gap plots keep saying why they are empty
+      for (CurvePlot* p : {asyncPlot_, gap_}) p->setEmptyText(tr("no stage report was recorded"));
     progress_->setFormat(status_);
     redraw();
     Q_EMIT runFinished(status_);
@@ -205,7 +206,8 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     // those plots instead of leaving them blank.
     const std::string schedule =
         e.contains("config") && e["config"].contains("pipeline") ? e["config"]["pipeline"].value("schedule", std::string()) : "";
-    if (schedule == "gpipe" || schedule == "1f1b") {
+    synchronous_ = schedule == "gpipe" || schedule == "1f1b";
+    if (synchronous_) {
       const QString name = QString::fromStdString(schedule);
       asyncPlot_->setTitle(tr("Delay per stage: none (%1 is synchronous)").arg(name));
       gap_->setTitle(tr("Weight gap: none (%1 is synchronous)").arg(name));

@@ -61,6 +61,7 @@ class LiveRunView : public QWidget {
   QPushButton* stopButton_;
   QTimer* timer_;
   bool dirty_ = false;
+  bool synchronous_ = false;  // the run's schedule is gpipe or 1f1b (from run_started)
   QString status_;
   int64_t runId_ = 0;
   QStringList errorsShown_;  // messages of the error events in the log (not repeated from stderr)

@@ -137,11 +137,17 @@ void PlannerPanel::setTimingModel(const QString& timing) {
   if (i >= 0) timing_->setCurrentIndex(i);
 }
 
+namespace {
+// A section of the experiment; a missing one reads as empty (the planner's defaults), not as an
+// exception.
+Json sectionOf(const Json& experiment, const char* key) {
+  const auto it = experiment.find(key);
+  return it != experiment.end() && it->is_object() ? *it : Json::object();
+}
+}  // namespace
+
 double warmupFraction(const Json& experiment) {
-  auto section = [&](const char* key) {
-    const auto it = experiment.find(key);
-    return it != experiment.end() && it->is_object() ? *it : Json::object();
-  };
+  auto section = [&](const char* key) { return sectionOf(experiment, key); };
   const double warmup = section("pipemare").value("warmup_epochs", 0.0);
   const Json training = section("training"), data = section("data");
   const double epochs = training.value("epochs", 1.0);
@@ -174,11 +180,7 @@ void PlannerPanel::runPlanner() {
     debounce_->start();  // try again when the running one is done
     return;
   }
-  // Missing sections read as empty (the planner's defaults), not as an exception.
-  auto section = [this](const char* key) {
-    const auto it = experiment_.find(key);
-    return it != experiment_.end() && it->is_object() ? *it : Json::object();
-  };
+  auto section = [this](const char* key) { return sectionOf(experiment_, key); };
   const Json opt = section("optimizer");
   const std::string optName = opt.value("name", std::string("sgd"));
   const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";

@@ -37,8 +37,9 @@ class LegendPlacingPlot : public QCustomPlot {
   }
 
  private:
-  // Counts, per corner of `area` (the inset layout's rect: the axes less a margin), the data points (and points every few pixels along the lines between
-  // them) that a legend of `size` there would cover; the preferred corner wins ties.
+  // Counts, per corner of `area` (the inset layout's rect: the axes less a margin), the data
+  // points (and points every few pixels along the lines between them) that a legend of `size`
+  // there would cover; the preferred corner wins ties.
   Qt::Alignment emptiestCorner(QRect area, QSize size) const {
     std::vector<Qt::Alignment> corners = {preferred};
     for (Qt::Alignment c : {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft, Qt::AlignBottom | Qt::AlignRight,

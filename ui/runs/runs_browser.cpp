@@ -317,7 +317,8 @@ void RunsBrowser::showRun(int64_t runId) {
   fill(lossPlot_, {{"train/loss", QColor(31, 119, 180)}, {"eval/loss", QColor(255, 127, 14)}});
   // Classifiers report held-out accuracy, language models perplexity (and next-byte accuracy:
   // perplexity is their figure).
-  const bool perplexity = !store_->loadMetric(runId, "eval/perplexity").empty();
+  const auto keys = store_->metricKeys(runId);
+  const bool perplexity = std::find(keys.begin(), keys.end(), "eval/perplexity") != keys.end();
   accPlot_->setTitle(perplexity ? tr("Held-out perplexity") : tr("Held-out accuracy"));
   accPlot_->setAxisLabels(tr("step"), perplexity ? tr("perplexity") : tr("accuracy"));
   accPlot_->setEmptyText(active ? tr("no evaluation yet (the first comes after\ntraining.eval_interval steps or an epoch)")
