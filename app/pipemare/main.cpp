@@ -44,8 +44,11 @@ int main(int argc, char** argv) {
 
   pm::cli::SweepOptions sweep;
   auto* sweepCmd = app.add_subcommand("sweep", "run a grid of variants of an experiment, J at a time");
-  sweepCmd->add_option("file", sweep.file, "experiment file (JSON)")->required();
-  sweepCmd->add_option("--grid", sweep.grids, "swept field and its values: --grid optimizer.lr=0.01,0.05,0.1 (repeatable)")->required();
+  sweepCmd->add_option("file", sweep.file, "experiment file (JSON)");
+  sweepCmd->add_option("--grid", sweep.grids, "swept field and its values: --grid optimizer.lr=0.01,0.05,0.1 (repeatable)");
+  sweepCmd->add_option("--resume", sweep.resume,
+                       "continue this sweep: run its points that never started, resume stopped ones from their checkpoints, "
+                       "run failed ones again");
   sweepCmd->add_option("--set", sweep.overrides, "override a field in every run (repeatable)");
   sweepCmd->add_option("--parallel", sweep.parallel, "runs at a time (default 1)");
   sweepCmd->add_option("--tag", sweep.tags, "add a tag to every run (repeatable)");

@@ -209,6 +209,9 @@ int runsListCommand(const ListOptions& o) {
     if (!o.sweep.empty()) {
       if (runs.empty()) throw StoreError(store.path(), "no runs of sweep \"" + o.sweep + "\"", true);
       std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
+      if (const auto def = store.sweepDefinition(o.sweep))  // the grid as recorded: its points not started too
+        for (auto& r : notStartedPoints(runs, sweepDefinitionFromJson(*def, store.path() + " (sweep " + o.sweep + ")").grid))
+          runs.push_back(std::move(r));
       printSweepTable(runs, o.sweep);
       return 0;
     }

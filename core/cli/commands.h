@@ -38,6 +38,7 @@ struct SweepOptions {
   std::vector<std::string> tags;       // --tag, added to every run
   int parallel = 1;
   std::string runner;                  // executable that runs one point ("" = this one)
+  std::string resume;                  // a sweep id: run its points that have not run to their end
 };
 int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop);
 

@@ -12,12 +12,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "core/analysis/sweep_tags.h"
 #include "core/cli/commands.h"
 #include "core/config/experiment.h"
 #include "core/engine/batch_source.h"
+#include "core/runner/local_run.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 #include "core/util/process.h"
@@ -59,21 +61,6 @@ GridAxis parseGridAxis(const std::string& spec) {
   return a;
 }
 
-std::vector<std::vector<std::string>> gridPoints(const std::vector<GridAxis>& axes) {
-  std::vector<std::vector<std::string>> points{{}};
-  for (const auto& axis : axes) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& p : points)
-      for (const auto& v : axis.values) {
-        auto q = p;
-        q.push_back(axis.key + "=" + v);
-        next.push_back(std::move(q));
-      }
-    points = std::move(next);
-  }
-  return points;
-}
-
 namespace {
 
 // Four decimals, or three significant digits for a value that would not fit the column (a
@@ -96,7 +83,10 @@ std::string newSweepId() {
 
 void printSweepTable(const std::vector<RunRecord>& runs, const std::string& sweepId) {
   const auto keys = sweepKeys(runs);
-  std::printf("sweep %s: %zu run(s), swept %s\n", sweepId.c_str(), runs.size(), keys.empty() ? "-" : join(keys, ", ").c_str());
+  const auto notStarted = std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.id == 0; });
+  std::printf("sweep %s: %zu run(s)%s, swept %s\n", sweepId.c_str(), runs.size() - static_cast<size_t>(notStarted),
+              notStarted ? (", " + std::to_string(notStarted) + " point(s) not started").c_str() : "",
+              keys.empty() ? "-" : join(keys, ", ").c_str());
   std::vector<int> width;  // each key's column: as wide as its name and its longest value
   for (const auto& k : keys) {
     size_t w = k.size();
@@ -108,8 +98,8 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
   for (const auto& r : runs) {
     for (size_t i = 0; i < keys.size(); ++i) std::printf("%-*s ", width[i], sweepTagValue(r, keys[i]).c_str());
     std::string msg = r.status_message.size() > 60 ? r.status_message.substr(0, 59) + "~" : r.status_message;
-    std::printf("%5lld %-11s %9s %9s  %s\n", static_cast<long long>(r.id), r.status.c_str(), num(r.final_loss).c_str(),
-                num(r.final_accuracy).c_str(), msg.c_str());
+    std::printf("%5s %-11s %9s %9s  %s\n", r.id > 0 ? std::to_string(r.id).c_str() : "-", r.status.c_str(),
+                num(r.final_loss).c_str(), num(r.final_accuracy).c_str(), msg.c_str());
   }
   if (keys.size() != 2) return;
   // The grid as a matrix: rows = first key, columns = second key.
@@ -122,7 +112,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
     if (std::find(cols.begin(), cols.end(), b) == cols.end()) cols.push_back(b);
     cell[{a, b}] = &r;
   }
-  std::printf("\nfinal %s (rows %s, columns %s; D = diverged, F = failed, S = stopped):\n", acc ? "accuracy" : "loss",
+  std::printf("\nfinal %s (rows %s, columns %s; D = diverged, F = failed, S = stopped, . = not started):\n", acc ? "accuracy" : "loss",
               keys[0].c_str(), keys[1].c_str());
   int rowWidth = 12, colWidth = 10;
   for (const auto& rv : rows) rowWidth = std::max(rowWidth, static_cast<int>(rv.size()));
@@ -141,6 +131,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
         else if (r.status == "failed") s = "F";
         else if (r.status == "stopped" || r.status == "interrupted") s = "S";
         else if (r.status == "running" || r.status == "created") s = "...";
+        else if (r.status == "not started") s = ".";
         else s = num(acc ? r.final_accuracy : r.final_loss);
       }
       std::printf(" %*s", colWidth, s.c_str());
@@ -149,40 +140,150 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
   }
 }
 
+namespace {
+
+// One grid point to run: fresh, or by resuming the point's stopped run from its checkpoint.
+struct Work {
+  size_t point;            // index into the grid's points
+  int64_t resumeRun = 0;   // > 0: `run --resume` this run
+};
+
+// The newest run of `runs` on each point of `grid` (nullptr where none is).
+std::vector<const RunRecord*> newestOnPoints(const std::vector<RunRecord>& runs, const std::vector<std::vector<std::string>>& points) {
+  std::vector<const RunRecord*> out(points.size(), nullptr);
+  for (size_t i = 0; i < points.size(); ++i)
+    for (const auto& r : runs)
+      if (runOnPoint(r, points[i]) && (!out[i] || r.id > out[i]->id)) out[i] = &r;
+  return out;
+}
+
+// A temporary copy of a resumed sweep's experiment, removed when the sweep ends.
+struct TempExperiment {
+  std::string dir, path;
+  ~TempExperiment() {
+    if (!path.empty()) ::unlink(path.c_str());
+    if (!dir.empty()) ::rmdir(dir.c_str());
+  }
+};
+
+}  // namespace
+
 int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
   try {
-    if (o.grids.empty()) throw ConfigError("sweep", "no --grid given (for example --grid optimizer.lr=0.01,0.1)");
-    checkTags(o.tags);
     if (o.parallel < 1) throw ConfigError("--parallel", "must be at least 1");
-    std::vector<GridAxis> axes;
-    std::set<std::string> seen;
-    for (const auto& g : o.grids) {
-      axes.push_back(parseGridAxis(g));
-      if (!seen.insert(axes.back().key).second) throw ConfigError("--grid " + g, "sweeps " + axes.back().key + " twice");
+    const bool resuming = !o.resume.empty();
+    const std::string db = o.db.empty() ? defaultDatabasePath() : o.db;
+    SweepDefinition def;
+    std::string id, file;  // file: what each point's `pipemare run` reads
+    std::unique_ptr<RunStore> storeHolder;
+    std::vector<Work> work;
+    TempExperiment temp;
+    if (resuming) {
+      if (!o.file.empty() || !o.grids.empty() || !o.overrides.empty() || !o.tags.empty() || !o.name.empty())
+        throw ConfigError("--resume " + o.resume, "a resumed sweep keeps its own file, grid, --set, --tag and --name; give only "
+                                                  "--resume ID (with --parallel and --db if needed)");
+      if (!fileExists(db)) throw StoreError(db, "no run store here (nothing to resume)", true);
+      storeHolder = std::make_unique<RunStore>(db);
+      storeHolder->markDeadRunsInterrupted();
+      id = o.resume;
+      RunFilter f;
+      f.sweep_id = id;
+      const auto runs = storeHolder->listRuns(f);
+      const auto text = storeHolder->sweepDefinition(id);
+      if (!text)
+        throw StoreError(db, runs.empty() ? "no sweep \"" + id + "\" (see: pipemare runs list)"
+                                          : "sweep \"" + id + "\" was made by an older PipeMare, which did not record its grid; "
+                                            "it cannot be resumed (run the missing points with a new sweep)",
+                         true);
+      def = sweepDefinitionFromJson(*text, db + " (sweep " + id + ")");
+      const auto points = gridPoints(def.grid);
+      const auto newest = newestOnPoints(runs, points);
+      for (size_t i = 0; i < points.size(); ++i) {
+        const RunRecord* r = newest[i];
+        if (!r) {
+          work.push_back({i, 0});
+        } else if (r->status == "running" || r->status == "created") {
+          throw ConfigError("--resume " + id, "run " + std::to_string(r->id) + " (" + join(points[i], " ") +
+                                                  ") is still running; resume the sweep after it has ended");
+        } else if (r->status == "stopped" || r->status == "failed" || r->status == "interrupted") {
+          // From its checkpoint when it has one (as `run --resume`), else from the start.
+          const auto e = Json::parse(r->config_json, nullptr, false);
+          const int stages = e.is_object() ? e.value("/pipeline/stages"_json_pointer, 1) : 1;
+          const bool resumable = latestCompleteCheckpoint(checkpointRoot(storeHolder->path(), r->id), stages) > 0;
+          work.push_back({i, resumable ? r->id : 0});
+        }
+      }
+      // The experiment as it was when the sweep started: the file itself when unchanged.
+      bool same = false;
+      if (fileExists(def.file)) try {
+          same = loadExperimentJson(def.file) == def.experiment;
+        } catch (const Error&) {
+        }
+      if (same) {
+        file = def.file;
+      } else {
+        std::string tmpl = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/pipemare-sweep-XXXXXX";
+        if (!::mkdtemp(tmpl.data())) throw StoreError(tmpl, "cannot create a temporary directory for the sweep's experiment");
+        temp.dir = tmpl;
+        temp.path = temp.dir + "/experiment.json";
+        std::FILE* f = std::fopen(temp.path.c_str(), "w");
+        if (!f) throw StoreError(temp.path, "cannot write the sweep's experiment");
+        const std::string body = def.experiment.dump(2) + "\n";
+        std::fwrite(body.data(), 1, body.size(), f);
+        std::fclose(f);
+        file = temp.path;
+        if (!work.empty())
+          std::fprintf(stderr, "sweep %s: %s has changed or is gone since the sweep started; its points run the experiment as "
+                               "recorded then\n", id.c_str(), def.file.c_str());
+      }
+    } else {
+      if (o.file.empty()) throw ConfigError("sweep", "no experiment file given (or --resume ID to continue a sweep)");
+      if (o.grids.empty()) throw ConfigError("sweep", "no --grid given (for example --grid optimizer.lr=0.01,0.1)");
+      checkTags(o.tags);
+      std::set<std::string> seen;
+      for (const auto& g : o.grids) {
+        def.grid.push_back(parseGridAxis(g));
+        if (!seen.insert(def.grid.back().key).second) throw ConfigError("--grid " + g, "sweeps " + def.grid.back().key + " twice");
+      }
+      def.file = file = o.file;
+      def.experiment = loadExperimentJson(o.file);
+      def.overrides = o.overrides;
+      def.tags = o.tags;
+      def.name = o.name;
+      for (size_t i = 0; i < gridPoints(def.grid).size(); ++i) work.push_back({i, 0});
     }
-    const auto points = gridPoints(axes);
-    // Every point is validated before anything runs (exit 2, nothing recorded).
-    const Json base = loadExperimentJson(o.file);
+    const auto points = gridPoints(def.grid);
+    // Every point that starts afresh is validated before anything runs (exit 2, nothing recorded).
     std::string expName;
-    for (const auto& p : points) {
-      std::vector<std::string> sets = o.overrides;
+    for (const auto& w : work) {
+      const auto& p = points[w.point];
+      std::vector<std::string> sets = def.overrides;
       sets.insert(sets.end(), p.begin(), p.end());
       try {
-        Experiment e = experimentFromJson(applyOverrides(base, sets), o.file + " (grid point " + join(p, " ") + ")");
+        Experiment e = experimentFromJson(applyOverrides(def.experiment, sets), def.file + " (grid point " + join(p, " ") + ")");
         expName = e.name;
-        checkDataAvailable(e);  // a missing dataset stops the sweep here, not as failed runs
+        if (w.resumeRun == 0) checkDataAvailable(e);  // a missing dataset stops the sweep here, not as failed runs
       } catch (const ConfigError& err) {
         throw ConfigError(err.place(), err.problem() + " [grid point " + join(p, " ") + "]");
       } catch (const DataError& err) {
         throw DataError(err.place(), err.problem() + " [grid point " + join(p, " ") + "]");
       }
     }
-    const std::string db = o.db.empty() ? defaultDatabasePath() : o.db;
-    RunStore store(db);  // fails here (exit 2) for a bad database, before any run starts
-    const std::string id = newSweepId();
+    if (!storeHolder) storeHolder = std::make_unique<RunStore>(db);  // fails here (exit 2) for a bad database, before any run starts
+    RunStore& store = *storeHolder;
+    if (!resuming) {
+      id = newSweepId();
+      store.recordSweep(id, sweepDefinitionToJson(def));
+    }
     const std::string exe = o.runner.empty() ? selfExecutable() : o.runner;
-    std::fprintf(stderr, "sweep %s: %zu run(s) of %s, %d at a time, recording into %s\n", id.c_str(), points.size(),
-                 o.file.c_str(), o.parallel, store.path().c_str());
+    if (resuming) {
+      const auto resumed = std::count_if(work.begin(), work.end(), [](const Work& w) { return w.resumeRun > 0; });
+      std::fprintf(stderr, "sweep %s: resuming: %zu of %zu point(s) to run (%zd from a checkpoint), %d at a time, recording into %s\n",
+                   id.c_str(), work.size(), points.size(), static_cast<ssize_t>(resumed), o.parallel, store.path().c_str());
+    } else {
+      std::fprintf(stderr, "sweep %s: %zu run(s) of %s, %d at a time, recording into %s\n", id.c_str(), points.size(),
+                   o.file.c_str(), o.parallel, store.path().c_str());
+    }
 
     struct Child {
       size_t point;
@@ -195,34 +296,42 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     size_t next = 0, done = 0;
     int noRun = 0;  // points whose process failed before it recorded a run
     bool stopping = false;
+    const auto label = [&](size_t point) { return "[" + std::to_string(point + 1) + "/" + std::to_string(points.size()) + "]"; };
     // After a stop the points not started stay so: wait only for the running ones.
-    while ((!stopping && next < points.size()) || !running.empty()) {
+    while ((!stopping && next < work.size()) || !running.empty()) {
       if (stop && stop->load() && !stopping) {
         stopping = true;
-        std::fprintf(stderr, "sweep %s: stopping %zu run(s); %zu not started\n", id.c_str(), running.size(), points.size() - next);
+        std::fprintf(stderr, "sweep %s: stopping %zu run(s); %zu not started\n", id.c_str(), running.size(), work.size() - next);
         for (auto& c : running) ::kill(c.pid, SIGTERM);
       }
-      while (!stopping && next < points.size() && static_cast<int>(running.size()) < o.parallel) {
-        const auto& p = points[next];
-        std::vector<std::string> args{exe, "run", o.file, "--db", db, "--quiet", "--sweep-id", id, "--name",
-                                      (o.name.empty() ? expName : o.name) + " [" + join(p, " ") + "]"};
-        for (const auto& s : o.overrides) {
-          args.push_back("--set");
-          args.push_back(s);
+      while (!stopping && next < work.size() && static_cast<int>(running.size()) < o.parallel) {
+        const Work& w = work[next];
+        const auto& p = points[w.point];
+        std::vector<std::string> args;
+        if (w.resumeRun > 0) {
+          args = {exe, "run", "--resume", std::to_string(w.resumeRun), "--db", db, "--quiet"};
+        } else {
+          args = {exe, "run", file, "--db", db, "--quiet", "--sweep-id", id, "--name",
+                  (def.name.empty() ? expName : def.name) + " [" + join(p, " ") + "]"};
+          for (const auto& s : def.overrides) {
+            args.push_back("--set");
+            args.push_back(s);
+          }
+          for (const auto& t : def.tags) {
+            args.push_back("--tag");
+            args.push_back(t);
+          }
+          for (const auto& s : p) {
+            args.push_back("--set");
+            args.push_back(s);
+            args.push_back("--tag");
+            args.push_back(s);
+          }
         }
-        for (const auto& t : o.tags) {
-          args.push_back("--tag");
-          args.push_back(t);
-        }
-        for (const auto& s : p) {
-          args.push_back("--set");
-          args.push_back(s);
-          args.push_back("--tag");
-          args.push_back(s);
-        }
-        Child c{next, -1, -1, -1, {}, {}, {}, {}, monotonicSeconds()};
+        Child c{w.point, -1, -1, -1, {}, {}, {}, {}, monotonicSeconds()};
         c.pid = spawnProcess(args, c.outFd, c.errFd, "sweep");
-        std::fprintf(stderr, "[%zu/%zu] started %s\n", next + 1, points.size(), join(p, " ").c_str());
+        std::fprintf(stderr, "%s %s %s\n", label(w.point).c_str(),
+                     w.resumeRun > 0 ? ("resumed run " + std::to_string(w.resumeRun) + ":").c_str() : "started", join(p, " ").c_str());
         running.push_back(std::move(c));
         ++next;
       }
@@ -259,9 +368,9 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
           const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
           if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130) && c.statusLine.empty()) ++noRun;
           // [k/N] numbers the grid point, as on its "started" line.
-          std::fprintf(stderr, "[%zu/%zu] %s: %s%s%s (%s; %zu of %zu done)\n", c.point + 1, points.size(), join(points[c.point], " ").c_str(),
+          std::fprintf(stderr, "%s %s: %s%s%s (%s; %zu of %zu done)\n", label(c.point).c_str(), join(points[c.point], " ").c_str(),
                        c.statusLine.empty() ? "no run recorded" : c.statusLine.c_str(), c.lastErr.empty() ? "" : "; ",
-                       c.lastErr.c_str(), formatDuration(monotonicSeconds() - c.start).c_str(), done, points.size());
+                       c.lastErr.c_str(), formatDuration(monotonicSeconds() - c.start).c_str(), done, work.size());
           it = running.erase(it);
         } else {
           ++it;
@@ -273,24 +382,33 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     f.sweep_id = id;
     auto runs = store.listRuns(f);
     std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
-    printSweepTable(runs, id);
+    auto shown = runs;
+    for (auto& r : notStartedPoints(runs, def.grid)) shown.push_back(std::move(r));
+    printSweepTable(shown, id);
     std::printf("(see again: pipemare runs list --sweep %s)\n", id.c_str());
     if (stopping) {
-      if (next < points.size()) {
+      if (next < work.size()) {
         std::fprintf(stderr, "sweep %s: stopped; not started:", id.c_str());
-        for (size_t i = next; i < points.size(); ++i) std::fprintf(stderr, "%s %s", i == next ? "" : ";", join(points[i], " ").c_str());
+        for (size_t i = next; i < work.size(); ++i) std::fprintf(stderr, "%s %s", i == next ? "" : ";", join(points[work[i].point], " ").c_str());
         std::fprintf(stderr, "\n");
       }
+      std::fprintf(stderr, "sweep %s: continue it with: pipemare sweep --resume %s%s\n", id.c_str(), id.c_str(),
+                   o.db.empty() ? "" : (" --db " + o.db).c_str());
       return 130;
     }
-    // From the store: a diverged run is a result of the sweep (the stability map's D cells), a
-    // failed one (or a point that recorded none) is not.
-    const auto count = [&runs](const char* status) {
-      return static_cast<int>(std::count_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.status == status; }));
-    };
-    const int diverged = count("diverged"), failed = count("failed") + count("interrupted") + noRun;
+    if (work.empty()) std::fprintf(stderr, "sweep %s: every grid point has already run; nothing to resume\n", id.c_str());
+    // From the store, the newest run of each point (the one the map shows): a diverged run is a
+    // result of the sweep (the stability map's D cells), a failed one (or a point that recorded
+    // none) is not.
+    int diverged = 0, failed = noRun;
+    for (const RunRecord* r : newestOnPoints(runs, points)) {
+      if (!r) continue;
+      if (r->status == "diverged") ++diverged;
+      if (r->status == "failed" || r->status == "interrupted" || r->status == "stopped") ++failed;
+    }
     if (diverged > 0) std::fprintf(stderr, "sweep %s: %d run(s) diverged (recorded as results)\n", id.c_str(), diverged);
-    if (failed > 0) std::fprintf(stderr, "sweep %s: %d run(s) failed\n", id.c_str(), failed);
+    if (failed > 0)
+      std::fprintf(stderr, "sweep %s: %d run(s) failed (run them again: pipemare sweep --resume %s)\n", id.c_str(), failed, id.c_str());
     return failed > 0 ? 1 : 0;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "error: %s\n", ex.what());

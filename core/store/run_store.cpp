@@ -420,8 +420,26 @@ std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string&
     fix.bindInt(1, fresh).run();
     ids.emplace_back(id, fresh);
   }
+  // The imported runs' sweep definitions (a sweep id this store already knows keeps its own).
+  Stmt sweeps(db_, path_,
+              "INSERT OR IGNORE INTO main.sweeps (id, created_at, definition) SELECT id, created_at, definition FROM src.sweeps "
+              "WHERE id IN (SELECT sweep_id FROM src.runs WHERE sweep_id <> '')");
+  sweeps.run();
   tx.commit();
   return ids;
+}
+
+void RunStore::recordSweep(const std::string& id, const std::string& definitionJson) {
+  requireWritable(readOnly_, path_);
+  Stmt q(db_, path_, "INSERT OR IGNORE INTO sweeps (id, created_at, definition) VALUES (?, ?, ?)");
+  q.bindText(1, id).bindDouble(2, wallClockSeconds()).bindText(3, definitionJson).run();
+}
+
+std::optional<std::string> RunStore::sweepDefinition(const std::string& id) const {
+  Stmt q(db_, path_, "SELECT definition FROM sweeps WHERE id = ?");
+  q.bindText(1, id);
+  if (!q.step()) return std::nullopt;
+  return q.text(0);
 }
 
 std::optional<RunRecord> RunStore::getRun(int64_t run) const {

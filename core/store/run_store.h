@@ -14,7 +14,7 @@ struct sqlite3;
 
 namespace pm {
 
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 struct RunRecord {
   int64_t id = 0;
@@ -112,6 +112,13 @@ class RunStore {
   std::vector<std::pair<int64_t, int64_t>> importRuns(const std::string& other,
                                                       std::vector<std::pair<int64_t, int64_t>>* alreadyHere = nullptr);
   std::optional<RunRecord> getRun(int64_t run) const;
+
+  // ---- sweeps: the definition (JSON) a `pipemare sweep` was started with, by sweep id. Recording
+  // an id twice keeps the first definition (a resumed sweep does not change its grid).
+  void recordSweep(const std::string& id, const std::string& definitionJson);
+  // The recorded definition; nullopt for an unknown id (and for sweeps of older builds, which
+  // recorded only the runs' sweep_id).
+  std::optional<std::string> sweepDefinition(const std::string& id) const;
   std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
   // Runs in status "running" whose launcher process no longer exists (same host) become
   // "interrupted". Returns how many were changed. Called on open by front ends.

@@ -88,6 +88,17 @@ CREATE INDEX trace_by_run_stage_start ON trace(run_id, stage, start);
 CREATE INDEX logs_by_run_time ON logs(run_id, time);
 )SQL";
 
+// Version 2 -> 3: the sweeps table, the grid and base experiment each `pipemare sweep` was
+// started with (a JSON document: core/analysis/sweep_tags.h), so a sweep's points that never
+// started can be shown and run later (`pipemare sweep --resume ID`).
+const char* kMigrationV3 = R"SQL(
+CREATE TABLE sweeps (
+  id         TEXT PRIMARY KEY,
+  created_at REAL NOT NULL DEFAULT 0,
+  definition TEXT NOT NULL DEFAULT '{}'
+);
+)SQL";
+
 }  // namespace
 
 void RunStore::migrate() {
@@ -132,6 +143,10 @@ void RunStore::migrate() {
       }
     }
     version = 2;
+  }
+  if (version < 3) {
+    exec(kMigrationV3);
+    version = 3;
   }
 
   Stmt del(db_, path_, "DELETE FROM schema_version");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -107,6 +108,62 @@ TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
     if (l.message.rfind("summary ", 0) == 0) summary = nlohmann::json::parse(l.message.substr(8));
   ASSERT_TRUE(summary.contains("final_loss")) << summary.dump();
   EXPECT_DOUBLE_EQ(summary["final_loss"].get<double>(), runs[0].final_loss);
+}
+
+// A sweep stopped during its first point is continued by `sweep --resume ID`: the stopped point
+// resumes from its checkpoint into the same record, the point never started runs; a second
+// resume finds nothing to do. `runs list --sweep` shows the points not started meanwhile.
+TEST_F(Lifecycle, StoppedSweepResumesWhereItStopped) {
+  const std::string log = (dir_ / "sweep.log").string();
+  const pid_t pid = spawnBackground({bin(), "sweep", exp("tiny-synthetic.json"), "--db", db_, "--set", "training.steps=1500",
+                                     "--set", "training.log_interval=7", "--grid", "optimizer.lr=0.01,0.02"},
+                                    log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 2; }, 60)) << readFile(log);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(waitExit(pid, 60), 130) << readFile(log);
+  std::string sweepId;
+  {
+    pm::RunStore store(db_);
+    const auto runs = store.listRuns();
+    ASSERT_EQ(runs.size(), 1u);
+    ASSERT_EQ(runs[0].status, "stopped") << "the point ended before the stop; make it longer";
+    sweepId = runs[0].sweep_id;
+  }
+  EXPECT_NE(readFile(log).find("pipemare sweep --resume " + sweepId), std::string::npos) << readFile(log);
+  auto list = runCmd(bin() + " --db " + db_ + " runs list --sweep " + sweepId);
+  ASSERT_EQ(list.code, 0) << list.out;
+  EXPECT_NE(list.out.find("1 run(s), 1 point(s) not started"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("not started"), std::string::npos) << list.out;
+
+  // Usage errors: the grid is the sweep's own; an unknown sweep.
+  EXPECT_EQ(runCmd(bin() + " sweep --resume " + sweepId + " --db " + db_ + " --grid optimizer.lr=1").code, 2);
+  auto unknown = runCmd(bin() + " sweep --resume sweep-nope --db " + db_);
+  EXPECT_EQ(unknown.code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("no sweep \"sweep-nope\""), std::string::npos) << unknown.out;
+
+  auto resumed = runCmd(bin() + " sweep --resume " + sweepId + " --db " + db_);
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("resumed run 1: optimizer.lr=0.01"), std::string::npos) << resumed.out;
+  {
+    pm::RunStore store(db_);
+    auto runs = store.listRuns();
+    ASSERT_EQ(runs.size(), 2u);
+    for (const auto& r : runs) {
+      EXPECT_EQ(r.status, "finished") << r.name;
+      EXPECT_EQ(r.sweep_id, sweepId);
+    }
+    // The resumed point's curve runs to the end, each step once.
+    const auto loss = store.loadMetric(1, "train/loss");
+    ASSERT_FALSE(loss.empty());
+    EXPECT_EQ(loss.back().step, 1500);
+    for (size_t i = 1; i < loss.size(); ++i) EXPECT_LT(loss[i - 1].step, loss[i].step);
+    EXPECT_NE(std::find(store.getRun(2)->tags.begin(), store.getRun(2)->tags.end(), "optimizer.lr=0.02"), store.getRun(2)->tags.end());
+  }
+  auto again = runCmd(bin() + " sweep --resume " + sweepId + " --db " + db_);
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("nothing to resume"), std::string::npos) << again.out;
+  EXPECT_EQ(pm::RunStore(db_).listRuns().size(), 2u);
 }
 
 // A run stopped within its traced minibatches and resumed: the second session's trace continues

@@ -165,6 +165,68 @@ TEST(SweepGrid, AxisOrderMarksAndSweepList) {
   EXPECT_EQ(sweeps[1].id, "old");
 }
 
+// Stand-ins for the points a stopped sweep never started: cells marked as not started, with no
+// run to open, and no part in the colour range or the run count.
+TEST(SweepGrid, PointsNotStartedAreMarked) {
+  std::vector<RunRecord> runs{rec(1, "0.1", "1", "finished", 0.5, 0.9), rec(2, "0.1", "2", "stopped", 0.6, 0.8)};
+  const std::vector<pm::GridAxis> axes{{"lr", {"0.1", "10"}}, {"stages", {"1", "2"}}};
+  for (auto& r : pm::notStartedPoints(runs, axes)) runs.push_back(r);
+  ASSERT_EQ(runs.size(), 4u);
+  const auto g = pm::ui::buildSweepGrid(runs, "lr", "stages", SweepMetric::FinalAccuracy);
+  ASSERT_EQ(g.rows(), 2);
+  EXPECT_EQ(g.filledCells(), 2);
+  EXPECT_EQ(g.notStartedCells(), 2);
+  EXPECT_EQ(g.runAt(1, 0), 0);
+  EXPECT_EQ(g.cell(1, 0)->mark, pm::ui::kNotStartedMark);
+  EXPECT_EQ(g.cell(1, 1)->text, pm::ui::kNotStartedMark);
+  EXPECT_EQ(g.cell(0, 1)->mark, "S");
+  EXPECT_EQ(g.cell(0, 0)->runs, 1);
+  EXPECT_EQ(g.cell(1, 0)->runs, 0);
+  ASSERT_TRUE(g.hasValues);
+  EXPECT_DOUBLE_EQ(g.minValue, 0.5);
+  EXPECT_DOUBLE_EQ(g.maxValue, 0.5);
+}
+
+// A sweep stopped after its first point: the view shows the recorded grid, the rest of it as
+// not started (before, only the one run's cell: a 1x1 map).
+TEST(SweepsView, ShowsTheRecordedGridsPointsNotStarted) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t first = 0;
+  {
+    pm::RunStore store(db);
+    pm::SweepDefinition def;
+    def.file = "x.json";
+    def.experiment = {{"name", "x"}};
+    def.grid = {{"optimizer.lr", {"0.1", "0.2", "0.3"}}};
+    store.recordSweep("sweep-2", pm::sweepDefinitionToJson(def));
+    first = store.createRun("x [optimizer.lr=0.1]", "{}", {"optimizer.lr=0.1"}, "", "sweep-2");
+    store.appendMetric(first, "eval/accuracy", 5, 1.0, 0.7);
+    store.flush();
+    store.setStatus(first, "stopped", "stopped by request after step 5");
+  }
+  pm::ui::SweepsView view(db);
+  view.resize(900, 600);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  ASSERT_EQ(view.sweepCount(), 1) << view.lastError();
+  pm::ui::HeatMap* map = view.heatMap();
+  ASSERT_EQ(map->rows(), 1);
+  ASSERT_EQ(map->cols(), 3);
+  EXPECT_EQ(map->cellCount(), 3);
+  ASSERT_NE(map->cellAt(0, 2), nullptr);
+  EXPECT_EQ(map->cellAt(0, 2)->text.toStdString(), pm::ui::kNotStartedMark);
+  EXPECT_NE(map->cellAt(0, 2)->toolTip.indexOf("pipemare sweep --resume sweep-2"), -1) << map->cellAt(0, 2)->toolTip.toStdString();
+  EXPECT_EQ(view.grid().runAt(0, 0), first);
+  EXPECT_EQ(view.grid().runAt(0, 1), 0);
+  EXPECT_NE(view.statusText().indexOf("1 run in the sweep"), -1) << view.statusText().toStdString();
+  EXPECT_NE(view.statusText().indexOf("2 not started"), -1) << view.statusText().toStdString();
+  QSignalSpy open(&view, &pm::ui::SweepsView::openRun);
+  view.activateCell(0, 2);
+  EXPECT_EQ(open.count(), 0);  // no run to open there
+}
+
 TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
   pm::test::app();
   SweepStore fx;

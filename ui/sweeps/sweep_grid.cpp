@@ -72,6 +72,7 @@ std::string statusMark(const std::string& status) {
   if (status == "failed") return "F";
   if (status == "stopped" || status == "interrupted") return "S";
   if (status == "running" || status == "created") return "\xE2\x80\xA6";  // …
+  if (status == "not started") return kNotStartedMark;
   return "";
 }
 
@@ -93,6 +94,10 @@ const SweepCell* SweepGrid::cell(int row, int col) const {
 int64_t SweepGrid::runAt(int row, int col) const {
   const SweepCell* c = cell(row, col);
   return c ? c->runId : 0;
+}
+
+int SweepGrid::notStartedCells() const {
+  return static_cast<int>(std::count_if(cells.begin(), cells.end(), [](const SweepCell& c) { return c.runId == 0 && c.mark == kNotStartedMark; }));
 }
 
 int SweepGrid::filledCells() const {
@@ -130,6 +135,14 @@ SweepGrid buildSweepGrid(const std::vector<RunRecord>& runs, const std::string& 
     const int r = rowKey.empty() ? 0 : indexOf(g.rowValues, sweepTagValue(*run, rowKey));
     const int c = colKey.empty() ? 0 : indexOf(g.colValues, sweepTagValue(*run, colKey));
     auto& cell = g.cells[static_cast<size_t>(r * g.cols() + c)];
+    if (run->id == 0) {  // a point never started: only where no run is
+      if (cell.runId == 0) {
+        cell.status = run->status;
+        cell.mark = statusMark(run->status);
+        cell.text = cell.mark;
+      }
+      continue;
+    }
     cell.runId = run->id;
     ++cell.runs;
     cell.runName = run->name;

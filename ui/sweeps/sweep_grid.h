@@ -30,8 +30,12 @@ bool isNumber(const std::string& s);
 // in the order they first appear (runs taken by ascending id).
 std::vector<std::string> axisValues(const std::vector<RunRecord>& runs, const std::string& key);
 
+// The mark of a grid point that never started (a stand-in from notStartedPoints): U+00B7, UTF-8.
+inline constexpr const char* kNotStartedMark = "\xC2\xB7";
+
 // The mark of a status drawn instead of a value: "D" diverged, "F" failed, "S" stopped or
-// interrupted, "…" (U+2026, UTF-8) running or not started yet; "" for finished runs.
+// interrupted, "…" (U+2026, UTF-8) running or created, kNotStartedMark for "not started"; ""
+// for finished runs.
 std::string statusMark(const std::string& status);
 
 // The metric value as written in a cell: accuracy with 3 decimals, loss with 4 significant digits,
@@ -40,7 +44,7 @@ std::string formatMetric(double value, SweepMetric metric);
 
 struct SweepCell {
   int row = 0, col = 0;
-  int64_t runId = 0;     // 0: no run at this grid point
+  int64_t runId = 0;     // 0: no run at this grid point (status "not started" where the sweep's grid has one)
   int runs = 0;          // how many runs fell on this point (the newest is shown)
   std::string runName, status, message;
   double value = 0;      // the metric (NaN when absent)
@@ -60,9 +64,11 @@ struct SweepGrid {
   const SweepCell* cell(int row, int col) const;
   int64_t runAt(int row, int col) const;  // 0 outside the grid or where no run is
   int filledCells() const;                // cells with a run
+  int notStartedCells() const;            // cells of the recorded grid that no run reached
 };
 
-// The grid of `runs` (one sweep's runs) over rowKey x colKey. Runs whose tags do not match the
+// The grid of `runs` (one sweep's runs, with notStartedPoints' stand-ins if known) over rowKey x
+// colKey. Runs whose tags do not match the
 // `fixed` values (key -> value, for swept keys on neither axis) are left out. Either key may be
 // "" (a single row or column).
 SweepGrid buildSweepGrid(const std::vector<RunRecord>& runs, const std::string& rowKey, const std::string& colKey,

@@ -21,6 +21,7 @@ QColor markColor(const std::string& mark) {
   if (mark == "D") return QColor(214, 39, 40);     // diverged: red
   if (mark == "F") return QColor(80, 80, 80);      // failed: dark grey
   if (mark == "S") return QColor(255, 152, 48);    // stopped / interrupted: orange
+  if (mark == kNotStartedMark) return QColor(225, 225, 225);  // not started: light grey
   if (!mark.empty()) return QColor(158, 202, 225);  // running: light blue
   return {};
 }
@@ -160,6 +161,12 @@ void SweepsView::refresh() {
   try {
     if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
     runs_ = store_->listRuns();
+    grids_.clear();
+    for (const auto& sw : listSweeps(runs_))
+      if (const auto def = store_->sweepDefinition(sw.id)) try {
+          grids_[sw.id] = sweepDefinitionFromJson(*def, dbPath_).grid;
+        } catch (const std::exception&) {  // a damaged definition: the runs alone, as for older sweeps
+        }
     lastError_.clear();
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -188,6 +195,9 @@ std::vector<RunRecord> SweepsView::sweepRuns() const {
   if (id.empty()) return out;
   for (const auto& r : runs_)
     if (r.sweep_id == id) out.push_back(r);
+  const auto grid = grids_.find(id);
+  if (grid != grids_.end())
+    for (auto& r : notStartedPoints(out, grid->second)) out.push_back(std::move(r));
   return out;
 }
 
@@ -292,15 +302,22 @@ void SweepsView::rebuildGrid() {
                           at.isEmpty() ? QString() : tr(" at ") + at.join(", ")));
   map_->setGrid(rowLabels, colLabels, q(rowKey), q(colKey));
   std::vector<HeatCell> cells;
-  int marked = 0, shared = 0, running = 0;
+  int marked = 0, shared = 0, running = 0, notStarted = 0;
   for (const auto& c : grid_.cells) {
-    if (c.runId == 0) continue;
+    if (c.runId == 0 && c.mark != kNotStartedMark) continue;
     HeatCell h;
     h.row = c.row;
     h.col = c.col;
     h.value = c.mark.empty() ? c.value : NAN;
     h.text = q(c.text);
     h.color = markColor(c.mark);
+    if (c.mark == kNotStartedMark) {
+      ++notStarted;
+      h.toolTip = tr("not started: the sweep stopped before this point\ncontinue the sweep with: pipemare sweep --resume %1")
+                      .arg(currentSweep());
+      cells.push_back(h);
+      continue;
+    }
     if (c.mark == "\xE2\x80\xA6") ++running;
     else if (!c.mark.empty()) ++marked;
     if (c.runs > 1) ++shared;
@@ -314,14 +331,16 @@ void SweepsView::rebuildGrid() {
   }
   map_->setCells(cells, grid_.minValue, grid_.maxValue, grid_.hasValues ? metricName : QString(),
                  /*invert=*/m == SweepMetric::FinalLoss);
+  const int realRuns = static_cast<int>(std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.id != 0; }));
   QString text = tr("%1 in the sweep, %2 shown")
-                     .arg(count(static_cast<int>(runs.size()), tr("run"), tr("runs")),
-                          count(grid_.filledCells(), tr("grid point"), tr("grid points")));
+                     .arg(count(realRuns, tr("run"), tr("runs")), count(grid_.filledCells(), tr("grid point"), tr("grid points")));
   if (running > 0) text += tr(", %1 running").arg(running);
+  if (notStarted > 0) text += tr(", %1 not started").arg(notStarted);
   if (marked > 0) text += tr(", %1 not finished normally").arg(marked);
   if (shared > 0) text += tr(", %1 with several runs (the newest shown)").arg(count(shared, tr("point"), tr("points")));
   text += tr(". <b style='color:#d62728'>D</b> diverged, <b style='color:#505050'>F</b> failed, "
-             "<b style='color:#e08a20'>S</b> stopped or interrupted, <b style='color:#4a90c0'>\u2026</b> running. "
+             "<b style='color:#e08a20'>S</b> stopped or interrupted, <b style='color:#4a90c0'>\u2026</b> running, "
+             "<b style='color:#909090'>\u00b7</b> not started. "
              "Click a cell to open its run in the Runs tab.");
   status_->setText(text);
 }

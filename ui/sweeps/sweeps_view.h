@@ -7,6 +7,7 @@
 #include <QString>
 #include <QWidget>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,11 +62,14 @@ class SweepsView : public QWidget {
   void sweepChosen();
   void rebuildAxes(bool keepChoices = true);
   void rebuildGrid();
+  // The chosen sweep's runs, with stand-ins (id 0, "not started") for the points of its recorded
+  // grid that no run lies on.
   std::vector<RunRecord> sweepRuns() const;
 
   std::string dbPath_;
   std::unique_ptr<RunStore> store_;
   std::vector<RunRecord> runs_;
+  std::map<std::string, std::vector<GridAxis>> grids_;  // sweep id -> its recorded grid (absent: none recorded)
   std::vector<std::string> keys_;
   SweepGrid grid_;
   bool updating_ = false;

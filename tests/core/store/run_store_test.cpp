@@ -306,7 +306,7 @@ TEST_F(RunStoreTest, MigratesVersion1Store) {
 
   {
     RunStore s(db);
-    EXPECT_EQ(s.schemaVersion(), 2);
+    EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
     auto r = s.getRun(1);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->name, "old run");
@@ -337,7 +337,7 @@ TEST_F(RunStoreTest, MigratesVersion1Store) {
   // Reopening is a no-op, and read-only now works.
   {
     RunStore s(db);
-    EXPECT_EQ(s.schemaVersion(), 2);
+    EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
     RunStore ro(db, true);
     EXPECT_EQ(ro.listRuns().size(), 3u);
   }
@@ -453,7 +453,7 @@ TEST_F(RunStoreTest, NewerSchemaVersionIsRefusedAndUntouched) {
       std::string what = e.what();
       EXPECT_NE(what.find(db), std::string::npos) << what;
       EXPECT_NE(what.find("version 7"), std::string::npos) << what;
-      EXPECT_NE(what.find("version 2"), std::string::npos) << what;
+      EXPECT_NE(what.find("version " + std::to_string(kStoreSchemaVersion)), std::string::npos) << what;
       EXPECT_EQ(e.kind(), ErrorKind::Usage);
     }
     EXPECT_EQ(readBytes(db), bytes);
@@ -492,7 +492,7 @@ TEST_F(RunStoreTest, ReadOnlyModeReadsAndNeverWrites) {
     s.appendMetric(run, "train/loss", 0, 0, 1);
   }
   RunStore ro(db, true);
-  EXPECT_EQ(ro.schemaVersion(), 2);
+  EXPECT_EQ(ro.schemaVersion(), kStoreSchemaVersion);
   EXPECT_EQ(ro.getRun(run)->name, "r");
   EXPECT_EQ(ro.loadMetric(run, "train/loss").size(), 1u);
   EXPECT_THROW(ro.createRun("x", "{}"), StoreError);
@@ -752,7 +752,7 @@ TEST_F(RunStoreTest, ConcurrentProcessesCreatingOneStore) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   RunStore s(db);
-  EXPECT_EQ(s.schemaVersion(), 2);
+  EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
   auto runs = s.listRuns({"", "p", "", ""});
   ASSERT_EQ(runs.size(), size_t(kProcs));
   for (const auto& r : runs) EXPECT_EQ(s.countRows("metrics", r.id), 100);
@@ -760,9 +760,23 @@ TEST_F(RunStoreTest, ConcurrentProcessesCreatingOneStore) {
   EXPECT_EQ(queryOne(s.handle(), "PRAGMA integrity_check"), "ok");
 }
 
+// A sweep's definition is recorded once: a second record of the id keeps the first.
+TEST_F(RunStoreTest, SweepDefinitionsAreRecordedOnce) {
+  RunStore s(file("runs.db"));
+  EXPECT_FALSE(s.sweepDefinition("sw").has_value());
+  s.recordSweep("sw", R"({"a":1})");
+  s.recordSweep("sw", R"({"a":2})");
+  s.recordSweep("other", "{}");
+  EXPECT_EQ(s.sweepDefinition("sw").value_or(""), R"({"a":1})");
+  EXPECT_EQ(s.sweepDefinition("other").value_or("x"), "{}");
+  RunStore ro(file("runs.db"), true);
+  EXPECT_EQ(ro.sweepDefinition("sw").value_or(""), R"({"a":1})");
+  EXPECT_THROW(ro.recordSweep("third", "{}"), StoreError);
+}
+
 TEST_F(RunStoreTest, InMemoryStoreWorks) {
   RunStore s(":memory:");
-  EXPECT_EQ(s.schemaVersion(), 2);
+  EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
   int64_t run = s.createRun("m", "{}", {"t"});
   s.appendMetric(run, "train/loss", 0, 0, 2);
   s.flush();
@@ -800,6 +814,8 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
     s.createRun("deleted before import", kConfig);
     s.deleteRun(1);  // ids in the source need not be dense
     finished = s.createRun("from another machine, \"quoted\"", kConfig, {"remote", "study:quality"}, "a note", "sweep-7");
+    s.recordSweep("sweep-7", R"({"grid":"there"})");
+    s.recordSweep("sweep-unused", R"({"grid":"no run of it is imported"})");
     for (int64_t k = 1; k <= 50; ++k) s.appendMetric(finished, "train/loss", k, 100.0 + k, 1.0 / static_cast<double>(k));
     s.appendStageMetric(finished, 1, 50, "utilization", 0.75);
     s.appendTrace(finished, {1, "B", 3, 0.5, 0.75});
@@ -825,6 +841,9 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
   EXPECT_EQ(r->notes, "a note");
   EXPECT_EQ(r->sweep_id, "sweep-7");
   EXPECT_EQ(r->launcher_pid, 0);
+  // The imported run's sweep definition comes along (only that one).
+  EXPECT_EQ(s.sweepDefinition("sweep-7").value_or(""), R"({"grid":"there"})");
+  EXPECT_FALSE(s.sweepDefinition("sweep-unused").has_value());
   EXPECT_EQ(r->tags, (std::vector<std::string>{"remote", "study:quality"}));
   EXPECT_EQ(r->config_json, std::string(kConfig));
   const auto loss = s.loadMetric(mapping[0].second, "train/loss");
