@@ -209,7 +209,7 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
           // From its checkpoint when it has one (as `run --resume`), else from the start.
           const auto e = Json::parse(r->config_json, nullptr, false);
           const int stages = e.is_object() ? e.value("/pipeline/stages"_json_pointer, 1) : 1;
-          const bool resumable = latestCompleteCheckpoint(checkpointRoot(storeHolder->path(), r->id), stages) > 0;
+          const bool resumable = resumableStep(storeHolder->path(), *r, stages) > 0;
           work.push_back({i, resumable ? r->id : 0});
         }
       }

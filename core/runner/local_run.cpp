@@ -17,11 +17,6 @@
 
 namespace pm {
 
-std::string checkpointRoot(const std::string& storePath, int64_t run) {
-  if (storePath.empty() || storePath == ":memory:") return "";
-  return (std::filesystem::absolute(storePath).parent_path() / "checkpoints" / ("run-" + std::to_string(run))).string();
-}
-
 namespace {
 
 // step -> directory, for every step directory holding all stages' files.
@@ -53,10 +48,16 @@ void pruneCheckpoints(const std::string& root, int stages, bool all) {
   const auto complete = completeCheckpoints(root, stages);
   const int64_t keep = complete.empty() ? 0 : complete.rbegin()->first;
   for (const auto& d : std::filesystem::directory_iterator(root, ec))
-    if (d.path().filename().string() != "step-" + std::to_string(keep)) std::filesystem::remove_all(d.path(), ec);
+    if (d.path().filename().string().rfind("step-", 0) == 0 && d.path().filename().string() != "step-" + std::to_string(keep))
+      std::filesystem::remove_all(d.path(), ec);  // owner.json stays
 }
 
 }  // namespace
+
+int64_t resumableStep(const std::string& storePath, const RunRecord& run, int stages) {
+  const std::string root = checkpointRoot(storePath, run.id);
+  return ownsCheckpointRoot(root, run) ? latestCompleteCheckpoint(root, stages) : 0;
+}
 
 int64_t latestCompleteCheckpoint(const std::string& root, int stages) {
   const auto c = completeCheckpoints(root, stages);
@@ -130,6 +131,9 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     checkResumable(*rec);
     e = storedExperiment(*rec);
     root = checkpointRoot(store.path(), rec->id);
+    if (!root.empty() && std::filesystem::exists(root) && !ownsCheckpointRoot(root, *rec))
+      throw ConfigError(where, "the checkpoints in " + root + " are not this run's (they belong to another store or to an "
+                                   "earlier run with this id); nothing to resume from");
     resumeStep = latestCompleteCheckpoint(root, e.pipeline.stages);
     if (resumeStep == 0)
       throw ConfigError(where, "the run has no complete checkpoint in " + (root.empty() ? std::string("(memory)") : root) +
@@ -151,6 +155,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
                                    req.sweepId);
     store.markRunning(result.runId, static_cast<int64_t>(getpid()));
     root = checkpointRoot(store.path(), result.runId);
+    claimCheckpointRoot(root, store.path(), *store.getRun(result.runId));
   }
 
   auto recorder = std::make_shared<StoreRecorder>(store, result.runId);

@@ -12,6 +12,7 @@
 #include "core/config/experiment.h"
 #include "core/engine/run_outcome.h"
 #include "core/events/event_sink.h"
+#include "core/store/run_checkpoints.h"
 #include "core/store/run_store.h"
 
 namespace pm {
@@ -36,11 +37,11 @@ struct LocalRunRequest {
 RunOutcome runRemoteShare(const Experiment& e, int nnodes, int nodeRank, const std::string& masterAddr, int masterPort,
                           EventSink& sink, const std::atomic<bool>* stop, const std::string& saveStateDir = "");
 
-// Where a run's checkpoints live: <directory of the store>/checkpoints/run-<id> ("" for an
-// in-memory store).
-std::string checkpointRoot(const std::string& storePath, int64_t run);
 // The latest step with a checkpoint of every one of `stages` stages under `root`; 0 = none.
 int64_t latestCompleteCheckpoint(const std::string& root, int stages);
+// The step `run --resume` would continue `run` from: its latest complete checkpoint, if its
+// checkpoint directory is its own (run_checkpoints.h); 0 = none.
+int64_t resumableStep(const std::string& storePath, const RunRecord& run, int stages);
 // The experiment a stored run ran (its normalised configuration), for --resume.
 Experiment storedExperiment(const RunRecord& r);
 // Throws ConfigError ("--resume RUN: the run is finished; ...") unless the run is stopped, failed

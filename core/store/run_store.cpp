@@ -1,4 +1,5 @@
 #include "core/store/run_store.h"
+#include "core/store/run_checkpoints.h"
 
 #include <signal.h>
 #include <sqlite3.h>
@@ -346,6 +347,7 @@ void RunStore::deleteRun(int64_t run) {
   pending_->dropRun(run);
   Stmt q(db_, path_, "DELETE FROM runs WHERE id = ?");  // ON DELETE CASCADE removes the rows
   q.bindInt(1, run).run();
+  removeCheckpoints(path_, run);  // and its checkpoints, which nothing can resume any more
 }
 
 std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string& other,

@@ -101,7 +101,7 @@ class RunStore {
   void setStatus(int64_t run, const std::string& status, const std::string& message = "");
   void setNotes(int64_t run, const std::string& notes);
   void setTags(int64_t run, const std::vector<std::string>& tags);
-  void deleteRun(int64_t run);  // with all its rows
+  void deleteRun(int64_t run);  // with all its rows and its checkpoints (run_checkpoints.h)
   // Copies every run of the store file `other` (a store of this schema version, e.g. one made on
   // another machine) into this store with new ids, with all its rows and tags, in one
   // transaction: all or nothing. Runs still "running" or "created" there arrive as "interrupted"

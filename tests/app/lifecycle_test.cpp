@@ -4,9 +4,11 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
+#include "core/store/run_checkpoints.h"
 #include "core/store/run_store.h"
 #include "tests/app/app_test_support.h"
 
@@ -164,6 +166,40 @@ TEST_F(Lifecycle, StoppedSweepResumesWhereItStopped) {
   EXPECT_EQ(again.code, 0) << again.out;
   EXPECT_NE(again.out.find("nothing to resume"), std::string::npos) << again.out;
   EXPECT_EQ(pm::RunStore(db_).listRuns().size(), 2u);
+}
+
+// Checkpoints belong to one run of one store: a store made anew in the same place, whose run 1 is
+// another run, cannot resume from the first store's run-1 checkpoint (it loaded those weights and
+// then deleted them); a second store beside it keeps its own checkpoint directory.
+TEST_F(Lifecycle, ResumeUsesOnlyItsOwnRunsCheckpoints) {
+  const std::string log = (dir_ / "run.log").string();
+  const pid_t pid = spawnBackground(longRunArgs(db_), log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 3; }, 60)) << readFile(log);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  ASSERT_EQ(waitExit(pid, 30), 130) << readFile(log);
+  const std::string root = pm::checkpointRoot(db_, 1);
+  ASSERT_TRUE(std::filesystem::is_directory(root)) << root;
+  const std::string other = (dir_ / "other.db").string();
+  EXPECT_NE(pm::checkpointRoot(other, 1), root);
+  std::string config;
+  {
+    pm::RunStore store(db_);
+    config = store.getRun(1)->config_json;
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_ + suffix);
+  {
+    pm::RunStore fresh(db_);
+    ASSERT_EQ(fresh.createRun("another run 1", config), 1);
+    fresh.setStatus(1, "stopped", "stopped");
+  }
+  auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("are not this run's"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::is_directory(root)) << "the other run's checkpoints are left alone";
+  // Deleting the run deletes its checkpoint directory.
+  EXPECT_EQ(runCmd(bin() + " --db " + db_ + " runs delete 1").code, 0);
+  EXPECT_FALSE(std::filesystem::exists(root));
 }
 
 // A run stopped within its traced minibatches and resumed: the second session's trace continues
