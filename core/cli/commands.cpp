@@ -301,7 +301,12 @@ int runsDeleteCommand(const std::string& db, int64_t run) {
   try {
     auto opened = RunStore::openForReading(dbPath(db));  // an existing store only
     RunStore& store = *opened;
-    if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
+    store.markDeadRunsInterrupted();
+    const auto rec = store.getRun(run);
+    if (!rec) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
+    if (rec->status == "running")  // its launcher (alive: dead ones were just marked) still records into it
+      throw ConfigError("runs delete " + std::to_string(run), "the run is " + rec->status + " (launcher pid " +
+                                                                  std::to_string(rec->launcher_pid) + "); stop it first");
     store.deleteRun(run);
     return 0;
   } catch (const std::exception& ex) {

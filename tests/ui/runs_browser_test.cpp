@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <QComboBox>
+#include <QItemSelectionModel>
 #include <QTableView>
 #include <QTest>
 #include <filesystem>
@@ -10,6 +14,7 @@
 #include "ui/main/main_window.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/runs/runs_browser.h"
+#include "ui/runs/runs_table_model.h"
 
 namespace fs = std::filesystem;
 
@@ -137,11 +142,21 @@ TEST(RunsBrowser, EditTagsNotesAndDelete) {
     EXPECT_EQ(r->tags, (std::vector<std::string>{"baseline", "it's \"quoted\"", "✓"}));
     EXPECT_EQ(r->notes, "notes'); DROP TABLE runs;--");
   }
-  EXPECT_EQ(browser.deleteRuns({b}, /*confirm=*/false), 1);
-  EXPECT_EQ(browser.runCount(), 1);
+  // A running run (its launcher, this process, alive) is not deleted: its process records into it.
+  int64_t live = 0;
+  {
+    pm::RunStore store(db);
+    live = store.createRun("live", "{}");
+    store.markRunning(live, static_cast<int64_t>(getpid()));
+  }
+  browser.refresh();
+  EXPECT_EQ(browser.deleteRuns({b, live}, /*confirm=*/false), 1);
+  EXPECT_NE(browser.lastError().find("run " + std::to_string(live) + " is still running"), std::string::npos) << browser.lastError();
+  EXPECT_EQ(browser.runCount(), 2);
   pm::RunStore store(db);
   EXPECT_FALSE(store.getRun(b).has_value());
   EXPECT_EQ(store.countRows("metrics", b), 0);
+  EXPECT_EQ(store.getRun(live)->status, "running");
 }
 
 // Filters by status, schedule and tag (besides the text filter).
@@ -202,4 +217,43 @@ TEST(RunsBrowser, RefreshRereadsCurvesOnlyWhileTheShownRunIsGoing) {
   browser.refresh();
   browser.refresh();
   EXPECT_EQ(browser.curveLoads(), first + 3) << "a finished run's curves are not read again";
+}
+
+// The 2-second refresh resets the model: the keyboard's current row stays on the shown run (Down
+// jumped back to the top row), and a run whose launcher died reads as interrupted there too (it
+// stayed "running" until the store was opened again).
+TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  std::vector<int64_t> ids;
+  {
+    pm::RunStore store(db);
+    for (int i = 0; i < 4; ++i) {
+      ids.push_back(store.createRun("run " + std::to_string(i), "{}"));
+      store.setStatus(ids.back(), "finished");
+    }
+  }
+  pm::ui::RunsBrowser browser(db);
+  browser.show();
+  ASSERT_TRUE(browser.selectRun(ids[2]));
+  browser.refresh();
+  const QModelIndex current = browser.table()->selectionModel()->currentIndex();
+  ASSERT_TRUE(current.isValid());
+  EXPECT_EQ(browser.table()->model()->index(current.row(), pm::ui::RunsTableModel::Id).data().toLongLong(), ids[2]);
+  EXPECT_EQ(browser.shownRun(), ids[2]);
+
+  // A launcher that is gone: a child process that has exited.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);
+  int64_t dead = 0;
+  {
+    pm::RunStore store(db);
+    dead = store.createRun("dead launcher", "{}");
+    store.markRunning(dead, child);
+  }
+  browser.refresh();
+  EXPECT_EQ(pm::RunStore(db).getRun(dead)->status, "interrupted");
 }

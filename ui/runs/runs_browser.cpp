@@ -15,11 +15,13 @@
 #include <QTimer>
 #include <QSignalBlocker>
 
+#include <optional>
 #include <set>
 #include <QVBoxLayout>
 #include <algorithm>
 
 #include "core/store/run_store.h"
+#include "core/util/strings.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/runs/runs_table_model.h"
 
@@ -89,13 +91,17 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split);
 
-  connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+  connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    proxy_->setFilterFixedString(text);
+    refresh();  // the count of runs shown
+  });
   connect(status_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   connect(schedule_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   connect(tag_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   table_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(table_, &QTableView::customContextMenuRequested, this, &RunsBrowser::contextMenu);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+    if (reloading_) return;  // refresh() shows the run it keeps itself
     const RunRecord* r = model_->runAt(proxy_->mapToSource(cur).row());
     if (r) showRun(r->id);
   });
@@ -119,10 +125,10 @@ std::vector<int64_t> RunsBrowser::selectedRunIds() const {
 
 void RunsBrowser::refresh() {
   try {
-    if (!store_) {
-      store_ = std::make_unique<RunStore>(dbPath_);
-      store_->markDeadRunsInterrupted();
-    }
+    if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
+    // On every refresh: a run whose process died (kill -9, a crash) reads as interrupted, not
+    // as running for ever.
+    store_->markDeadRunsInterrupted();
     RunFilter f;
     if (status_->currentIndex() > 0) f.status = status_->currentText().toStdString();
     if (tag_->currentIndex() > 0) f.tag = tag_->currentText().toStdString();
@@ -152,20 +158,23 @@ void RunsBrowser::refresh() {
       runs.erase(std::remove_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.schedule != s; }), runs.end());
     }
     const bool first = model_->rowCount() == 0;
+    reloading_ = true;
     model_->setRuns(runs);
     if (first && !runs.empty()) {
-      // Fit the columns to their contents once (later refreshes keep the user's widths).
+      // Fit the columns to their contents once (later refreshes keep the user's widths); the
+      // status column fits its longest word whatever the first runs' statuses were.
       table_->resizeColumnsToContents();
       const int nameColumn = RunsTableModel::Name;
       table_->setColumnWidth(nameColumn, std::min(table_->columnWidth(nameColumn), 320));
+      const int statusWidth = table_->fontMetrics().horizontalAdvance(QStringLiteral("interrupted")) + 24;
+      table_->setColumnWidth(RunsTableModel::Status, std::max(table_->columnWidth(RunsTableModel::Status), statusWidth));
     }
     int running = 0;
     for (int r = 0; r < model_->rowCount(); ++r)
       if (model_->runAt(r)->status == "running") ++running;
-    summary_->setText(tr("%1 run(s), %2 running  -  store: %3")
-                          .arg(model_->rowCount())
-                          .arg(running)
-                          .arg(QString::fromStdString(dbPath_)));
+    const QString shown = proxy_->rowCount() == model_->rowCount() ? tr("%1 run(s)").arg(model_->rowCount())
+                                                                   : tr("%1 of %2 run(s) shown").arg(proxy_->rowCount()).arg(model_->rowCount());
+    summary_->setText(tr("%1, %2 running  -  store: %3").arg(shown).arg(running).arg(QString::fromStdString(dbPath_)));
     // Keep the user's selection: after a reload, re-select the shown run only (never replace a
     // multi-row selection the user made).
     const auto previous = selectedBeforeReload;
@@ -176,14 +185,18 @@ void RunsBrowser::refresh() {
         table_->selectionModel()->select(proxy_->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
       if (rec->id == keep || (keep == 0 && r == 0)) {
         if (previous.empty()) table_->selectRow(r);
+        // The keyboard goes on from this row (the model's reset put it back on the first).
+        table_->selectionModel()->setCurrentIndex(proxy_->index(r, 0), QItemSelectionModel::NoUpdate);
         // The curves of a run that has ended do not change: read them again only for another
         // run, a run still going, or one whose status changed since they were read.
         if (rec->id != shownRun_ || !isTerminalStatus(rec->status) || rec->status != shownStatus_)
           showRun(rec->id);
       }
     }
+    reloading_ = false;
     lastError_.clear();
   } catch (const std::exception& ex) {
+    reloading_ = false;
     lastError_ = ex.what();
     summary_->setText(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
   }
@@ -246,26 +259,46 @@ int RunsBrowser::deleteRuns(const std::vector<int64_t>& runs, bool confirm) {
                                            .arg(runs.size())) != QMessageBox::Yes)
     return 0;
   int n = 0;
+  lastError_.clear();
   try {
     RunStore store(dbPath_);
+    store.markDeadRunsInterrupted();
+    std::vector<std::string> live;
     for (int64_t id : runs) {
+      const auto rec = store.getRun(id);
+      if (rec && rec->status == "running") {  // its process (alive: dead ones were just marked) records into it
+        live.push_back(std::to_string(id));
+        continue;
+      }
       store.deleteRun(id);
       ++n;
     }
+    if (!live.empty())
+      lastError_ = "not deleted: run " + join(live, ", ") + (live.size() == 1 ? " is" : " are") + " still running; stop " +
+                   (live.size() == 1 ? "it" : "them") + " first";
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
   }
   if (shownRun_ && std::find(runs.begin(), runs.end(), shownRun_) != runs.end()) shownRun_ = 0;
+  const std::string problem = lastError_;
   refresh();
+  if (!problem.empty()) lastError_ = problem;  // for the caller to show (refresh clears it)
   return n;
 }
 
 void RunsBrowser::contextMenu(const QPoint& pos) {
   const auto ids = selectedRunIds();
   if (ids.empty()) return;
-  const RunRecord* first = nullptr;
+  // A copy: the refresh replaces the model's records while the menu or a dialog is open.
+  std::optional<RunRecord> first;
   for (int r = 0; r < model_->rowCount(); ++r)
-    if (model_->runAt(r)->id == ids.front()) first = model_->runAt(r);
+    if (model_->runAt(r)->id == ids.front()) first = *model_->runAt(r);
+  // No refresh while the user is choosing or typing (it would also move the selection).
+  timer_->stop();
+  struct Restart {
+    QTimer* t;
+    ~Restart() { t->start(); }
+  } restart{timer_};
   QMenu menu(this);
   auto* tags = menu.addAction(tr("Edit tags..."));
   auto* notes = menu.addAction(tr("Edit notes..."));
@@ -273,19 +306,22 @@ void RunsBrowser::contextMenu(const QPoint& pos) {
   auto* del = menu.addAction(tr("Delete %1 run(s)...").arg(ids.size()));
   QAction* chosen = menu.exec(table_->viewport()->mapToGlobal(pos));
   bool ok = false;
+  bool done = true;
   if (chosen == tags && first) {
     QStringList current;
     for (const auto& t : first->tags) current << QString::fromStdString(t);
     const QString text = QInputDialog::getText(this, tr("Tags"), tr("Tags of run %1 (comma-separated):").arg(first->id),
                                                QLineEdit::Normal, current.join(", "), &ok);
-    if (ok) setTags(first->id, text);
+    if (ok) done = setTags(first->id, text);
   } else if (chosen == notes && first) {
     const QString text = QInputDialog::getMultiLineText(this, tr("Notes"), tr("Notes of run %1:").arg(first->id),
                                                         QString::fromStdString(first->notes), &ok);
-    if (ok) setNotes(first->id, text);
+    if (ok) done = setNotes(first->id, text);
   } else if (chosen == del) {
     deleteRuns(ids);
+    done = lastError_.empty();
   }
+  if (!done) QMessageBox::warning(this, tr("Run store"), QString::fromStdString(lastError_));
 }
 
 void RunsBrowser::showRun(int64_t runId) {

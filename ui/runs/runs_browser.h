@@ -71,6 +71,7 @@ class RunsBrowser : public QWidget {
   std::string shownStatus_;  // the shown run's status when its curves were read
   int curveLoads_ = 0;
   std::string lastError_;
+  bool reloading_ = false;  // refresh() is re-selecting rows: not a user's choice of run
 };
 
 }  // namespace pm::ui

@@ -39,6 +39,8 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
   const bool sortRole = role == Qt::UserRole;
   if (role == Qt::ForegroundRole && index.column() == Status) return QBrush(statusColor(r->status));
   if (role == Qt::ToolTipRole && index.column() == Status) return QString::fromStdString(r->status_message);
+  if (role == Qt::ToolTipRole && (index.column() == Tags || index.column() == Name))  // cut off in narrow columns
+    return QString::fromStdString(index.column() == Tags ? join(r->tags, ", ") : r->name);
   if (role == Qt::TextAlignmentRole && index.column() >= Stages && index.column() <= Duration)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole && !sortRole) return {};
