@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <signal.h>
 
 #include <QAction>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <map>
 
+#include "core/config/experiment.h"
 #include "core/store/run_store.h"
 #include "core/util/paths.h"
 #include "tests/ui/ui_test_main.h"
@@ -87,6 +90,35 @@ TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
   pm::ui::DesignerView d2(kPresets);
   ASSERT_TRUE(d2.loadFile(saved));
   EXPECT_EQ(d2.currentJson(), d.currentJson());
+}
+
+// A value the format does not allow in a choice field ("PipeMare") is shown and flagged, not
+// replaced by the list's first item and called valid (which ran gpipe); saving reports a file
+// that cannot be written and names the saved file afterwards.
+TEST(Designer, KeepsAndFlagsAChoiceOutsideTheListAndReportsSaveFailures) {
+  pm::test::app();
+  TempDir tmp;
+  pm::Json j = pm::loadExperimentJson((kPresets + "/tiny-synthetic.json").toStdString());
+  j["pipeline"]["schedule"] = "PipeMare";
+  const std::string bad = (tmp.dir / "bad-enum.json").string();
+  std::ofstream(bad) << j.dump(2);
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(QString::fromStdString(bad)));
+  auto* box = qobject_cast<QComboBox*>(d.fieldWidget("pipeline.schedule"));
+  ASSERT_NE(box, nullptr);
+  EXPECT_EQ(box->currentText().toStdString(), "PipeMare");
+  EXPECT_FALSE(d.valid());
+  EXPECT_EQ(d.invalidField().toStdString(), "pipeline.schedule");
+  EXPECT_NE(d.validationMessage().indexOf("pipemare"), -1) << d.validationMessage().toStdString();
+  ASSERT_TRUE(d.setFieldText("pipeline.schedule", "pipemare"));
+  EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
+
+  EXPECT_FALSE(d.saveTo(QString::fromStdString((tmp.dir / "no-such-dir" / "x.json").string())));
+  EXPECT_NE(d.validationMessage().indexOf("cannot be written"), -1) << d.validationMessage().toStdString();
+  const QString saved = QString::fromStdString((tmp.dir / "mine.json").string());
+  ASSERT_TRUE(d.saveTo(saved));
+  ASSERT_TRUE(d.setFieldText("pipeline.stages", "99"));
+  EXPECT_TRUE(d.validationMessage().startsWith("mine.json (as edited)")) << d.validationMessage().toStdString();
 }
 
 // A field's widget follows the format's type, not how the file wrote the value: quickstart writes

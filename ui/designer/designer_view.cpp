@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
+#include <QSignalBlocker>
+#include <QMessageBox>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -78,6 +80,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   connect(presets_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i == 0) {
       asLoaded_ = nlohmann::json();  // a new design: no file whose notes could mislead
+      file_.clear();                 // nor a file its messages name, or that is reopened next time
       setExperiment(experimentToJson(Experiment{}));
     } else if (presets_->itemData(i).isValid()) loadFile(presets_->itemData(i).toString());
     else loadFile(QDir(presetDir_).filePath(presets_->itemText(i)));
@@ -93,17 +96,7 @@ bool DesignerView::loadFile(const QString& path) {
   try {
     Json raw = loadExperimentJson(path.toStdString());
     file_ = path;
-    // Show which preset is open (without reloading it).
-    const QFileInfo info(path);
-    const int i = QFileInfo(presetDir_).canonicalFilePath() == info.absoluteDir().canonicalPath() ? presets_->findText(info.fileName()) : -1;
-    presets_->blockSignals(true);
-    if (i >= 0) {
-      presets_->setCurrentIndex(i);
-    } else {
-      if (presets_->findText(info.fileName()) < 0) presets_->addItem(info.fileName(), info.absoluteFilePath());
-      presets_->setCurrentText(info.fileName());
-    }
-    presets_->blockSignals(false);
+    showFileInPresets(path);  // which preset is open (without reloading it)
     setExperiment(raw);
     asLoaded_ = currentJson();
     return true;
@@ -176,7 +169,11 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
     if (en != enumerations().end()) {
       auto* c = new QComboBox(box);
       for (const auto& s : en->second) c->addItem(QString::fromStdString(s));
-      c->setCurrentText(QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()));
+      // A value the format does not allow ("PipeMare") is kept and shown as it is, so that the
+      // validator flags it: a combo box would otherwise silently show (and run) its first item.
+      const QString given = QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump());
+      if (c->findText(given) < 0) c->insertItem(0, given);
+      c->setCurrentText(given);
       connect(c, &QComboBox::currentTextChanged, this, [this] { validate(); });
       w = c;
     } else if (v.is_boolean()) {
@@ -281,11 +278,31 @@ bool DesignerView::setFieldText(const QString& path, const QString& text) {
 
 bool DesignerView::saveTo(const QString& path) {
   QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
-  f.write(QByteArray::fromStdString(currentJson().dump(2) + "\n"));
+  const QByteArray body = QByteArray::fromStdString(currentJson().dump(2) + "\n");
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(body) != body.size() || !f.flush()) {
+    message_ = tr("%1: cannot be written (%2)").arg(path, f.errorString());
+    status_->setText(tr("<span style='color:#d62728'>%1</span>").arg(message_.toHtmlEscaped()));
+    return false;
+  }
+  f.close();
   file_ = path;
   asLoaded_ = currentJson();
+  showFileInPresets(path);
+  validate();  // its messages now name the saved file
   return true;
+}
+
+void DesignerView::showFileInPresets(const QString& path) {
+  const QFileInfo info(path);
+  const int i = QFileInfo(presetDir_).canonicalFilePath() == info.absoluteDir().canonicalPath() ? presets_->findText(info.fileName()) : -1;
+  const QSignalBlocker block(presets_);
+  if (i >= 0) {
+    presets_->setCurrentIndex(i);
+  } else {
+    const int known = presets_->findData(info.absoluteFilePath());
+    if (known < 0) presets_->addItem(info.fileName(), info.absoluteFilePath());
+    presets_->setCurrentIndex(presets_->findData(info.absoluteFilePath()));
+  }
 }
 
 namespace {
@@ -335,7 +352,7 @@ void DesignerView::openDialog() {
 void DesignerView::saveAsDialog() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), file_.isEmpty() ? presetDir_ : file_,
                                                     tr("Experiments (*.json)"));
-  if (!path.isEmpty()) saveTo(path);
+  if (!path.isEmpty() && !saveTo(path)) QMessageBox::warning(this, tr("Save experiment"), message_);
 }
 
 }  // namespace pm::ui

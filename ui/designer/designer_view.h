@@ -31,6 +31,8 @@ class DesignerView : public QWidget {
   QWidget* fieldWidget(const QString& path) const;
   // Sets a field from text as a user would type it (tests).
   bool setFieldText(const QString& path, const QString& text);
+  // Writes the design to `path` and makes it the open file; false (the reason in the status line
+  // and validationMessage()) when it cannot be written.
   bool saveTo(const QString& path);
   QString currentFile() const { return file_; }
   // The fields changed since the file was opened or saved, as "path=value" (notes excluded).
@@ -46,6 +48,7 @@ class DesignerView : public QWidget {
   void saveAsDialog();
 
  private:
+  void showFileInPresets(const QString& path);
   void build(const nlohmann::json& normalised);
   void addFields(const nlohmann::json& obj, const std::string& prefix, QWidget* box, int depth);
   void validate();
