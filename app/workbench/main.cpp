@@ -132,7 +132,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline); checked above.
+  // --run-id without --tab opens the Runs tab, where the run is selected (not the last session's tab).
   if (!args.tab.empty()) w.selectTab(QString::fromStdString(args.tab));
+  else if (!args.runId.empty()) w.selectTab(QStringLiteral("runs"));
   // SIGINT / SIGTERM: close as the window's close button would, leaving runs in progress running
   // (they are processes of their own and record into the store), so that settings are saved and
   // temporary files removed. The terminal's Ctrl-C reaches those runs too and stops them itself.

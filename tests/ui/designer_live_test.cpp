@@ -207,6 +207,32 @@ TEST(LiveRun, StopFromTheGui) {
   EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());
 }
 
+// The run's process killed with -9: the log names the run and says the process was killed (it
+// said "run 0: failed"), and the record reads interrupted at once.
+TEST(LiveRun, KilledRunProcessIsExplained) {
+  pm::test::app();
+  TempDir tmp;
+  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
+  const QString exp = QString::fromStdString((tmp.dir / "long.json").string());
+  {
+    QFile f(exp);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "long", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
+               "training": {"steps": 1000000, "log_interval": 1}})");
+  }
+  pm::ui::LiveRunView view(kPipemare, db);
+  QSignalSpy done(&view, &pm::ui::LiveRunView::runFinished);
+  view.start(exp, "to-kill");
+  for (int i = 0; i < 600 && view.lossPoints() == 0; ++i) QTest::qWait(100);
+  ASSERT_GT(view.lossPoints(), 0u) << view.logText().toStdString();
+  ASSERT_EQ(::kill(static_cast<pid_t>(view.pid()), SIGKILL), 0);
+  ASSERT_TRUE(done.wait(30000));
+  const std::string log = view.logText().toStdString();
+  EXPECT_NE(log.find("was killed or crashed"), std::string::npos) << log;
+  EXPECT_NE(log.find("run 1: failed"), std::string::npos) << log;
+  EXPECT_EQ(pm::RunStore(db.toStdString()).getRun(1)->status, "interrupted");
+}
+
 // A run the engine refuses (a bad field): the log says why once, with the field's line; the
 // engine's stderr repeats the error event and is not shown again.
 TEST(LiveRun, BadExperimentShowsItsErrorOnce) {
@@ -227,6 +253,23 @@ TEST(LiveRun, BadExperimentShowsItsErrorOnce) {
   const QString log = view.logText();
   EXPECT_EQ(log.count("pipeline.stages"), 1) << log.toStdString();
   EXPECT_TRUE(log.contains("bad.json:2")) << log.toStdString();
+}
+
+// A language model's evaluations carry perplexity and next-byte accuracy: the plot shows
+// perplexity alone (the two shared one axis, the accuracy flat at the bottom); a classifier's
+// shows accuracy.
+TEST(LiveRun, LanguageModelsPlotPerplexityAlone) {
+  pm::test::app();
+  pm::ui::LiveRunView lm(kPipemare, "");
+  for (int step = 10; step <= 30; step += 10)
+    lm.onEvent({{"type", "eval"}, {"step", step}, {"loss", 3.0}, {"accuracy", 0.3}, {"perplexity", 40.0 - step}});
+  EXPECT_EQ(lm.evalPlot()->seriesCount(), 1);
+  EXPECT_EQ(lm.evalPlot()->pointCount(0), 3u);
+  EXPECT_EQ(lm.evalPlot()->title().toStdString(), "Held-out perplexity");
+  pm::ui::LiveRunView cls(kPipemare, "");
+  cls.onEvent({{"type", "eval"}, {"step", 10}, {"loss", 0.5}, {"accuracy", 0.8}});
+  EXPECT_EQ(cls.evalPlot()->seriesCount(), 1);
+  EXPECT_EQ(cls.evalPlot()->title().toStdString(), "Held-out accuracy");
 }
 
 // The asynchronous panels and the waiting / idle split are filled from stage events.

@@ -109,7 +109,8 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
       }
       if (!rest.isEmpty()) log_->appendPlainText(tr("engine: %1").arg(rest.join('\n').trimmed()));
     }
-    log_->appendPlainText(tr("run %1: %2").arg(runId_).arg(status_));
+    if (runId_ == 0) runId_ = proc_->runId();
+    log_->appendPlainText(runId_ > 0 ? tr("run %1: %2").arg(runId_).arg(status_) : tr("run: %1 (no run was recorded)").arg(status_));
     accuracy_->setEmptyText(tr("this run recorded no evaluation"));
     for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("no step was recorded"));
     for (CurvePlot* p : {utilization_, wait_, memory_, lr_}) p->setEmptyText(tr("no stage report was recorded"));
@@ -164,9 +165,23 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
   } else if (type == "eval") {
     const double step = num(e, "step");
     loss_->appendPoint(series(loss_, tr("eval"), 1), step, num(e, "loss"));
-    if (!std::isnan(num(e, "accuracy"))) accuracy_->appendPoint(series(accuracy_, tr("accuracy"), 2), step, num(e, "accuracy"));
-    if (!std::isnan(num(e, "perplexity")))
+    // A language model reports perplexity and next-byte accuracy: plot perplexity alone (as the
+    // Runs tab does); on one axis the 0-1 accuracy lay flat under a perplexity of tens.
+    if (!std::isnan(num(e, "perplexity"))) {
+      if (!perplexityShown_) {
+        perplexityShown_ = true;
+        accuracy_->setTitle(tr("Held-out perplexity"));
+        accuracy_->setAxisLabels(tr("step"), tr("perplexity"));
+      }
       accuracy_->appendPoint(series(accuracy_, tr("perplexity"), 3), step, num(e, "perplexity"));
+    } else if (!std::isnan(num(e, "accuracy"))) {
+      if (!accuracyShown_) {
+        accuracyShown_ = true;
+        accuracy_->setTitle(tr("Held-out accuracy"));
+        accuracy_->setAxisLabels(tr("step"), tr("accuracy"));
+      }
+      accuracy_->appendPoint(series(accuracy_, tr("accuracy"), 2), step, num(e, "accuracy"));
+    }
   } else if (type == "stage") {
     const int stage = e.value("stage", 0);
     const double step = num(e, "step");

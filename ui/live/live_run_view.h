@@ -36,6 +36,7 @@ class LiveRunView : public QWidget {
   int64_t runId() const { return runId_; }
   size_t lossPoints() const;
   CurvePlot* lossPlot() const { return loss_; }
+  CurvePlot* evalPlot() const { return accuracy_; }  // accuracy, or perplexity for language models
   CurvePlot* waitPlot() const { return wait_; }
   CurvePlot* lrPlot() const { return lr_; }
   CurvePlot* gapPlot() const { return gap_; }
@@ -50,6 +51,7 @@ class LiveRunView : public QWidget {
 
  private:
   void redraw();
+  bool perplexityShown_ = false, accuracyShown_ = false;  // which the evaluation plot shows
   int series(CurvePlot* plot, const QString& name, int index, Qt::PenStyle style = Qt::SolidLine);
   RunProcess* proc_;
   CurvePlot *loss_, *accuracy_, *utilization_, *wait_, *memory_, *throughput_, *asyncPlot_, *lr_, *gap_;

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "core/events/event.h"
+#include "core/store/run_store.h"
 
 namespace pm::ui {
 
@@ -13,8 +14,15 @@ RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
     stderr_ += QString::fromUtf8(proc_->readAllStandardError());
     if (stderr_.size() > 20000) stderr_ = stderr_.right(20000);
   });
-  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus) {
+  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus how) {
     readOutput();
+    if (how == QProcess::CrashExit) {  // kill -9, a crash: no run_finished event, nothing on stderr says why
+      stderr_ += tr("the pipemare run process (pid %1) was killed or crashed\n").arg(pid_);
+      try {  // its record says "running": mark it interrupted now, as any front end opening the store would
+        if (RunStore(db_.toStdString()).markDeadRunsInterrupted() > 0) stderr_ += tr("the run is recorded as interrupted\n");
+      } catch (const std::exception&) {
+      }
+    }
     Q_EMIT finished(code, status_);
   });
   connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError err) {
@@ -40,6 +48,7 @@ void RunProcess::start(const QString& experimentFile, const QString& runName, co
   if (!runName.isEmpty()) args << "--name" << runName;
   args << extraArgs;
   proc_->start(binary_, args);  // an argument vector, never a shell string
+  pid_ = proc_->processId();
 }
 
 void RunProcess::stop() {

@@ -39,6 +39,7 @@ class RunProcess : public QObject {
   QByteArray buffer_;
   QString stderr_, status_;
   int64_t runId_ = 0;
+  qint64 pid_ = 0;  // of the child, kept for messages after it is gone
   bool detached_ = false;
 };
 
