@@ -1,5 +1,7 @@
 #include "core/analysis/run_data.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -82,14 +84,28 @@ double samplesAtStep(const std::vector<MetricPoint>& samples, int64_t step) {
   return a.value + f * (b.value - a.value);
 }
 
+double updatesPerStep(const RunRecord& run) {
+  const auto j = nlohmann::json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object()) return 1;
+  const auto& p = j["pipeline"];
+  const std::string schedule = p.value("schedule", std::string());
+  if (schedule != "pipedream" && schedule != "pipedream-2bw") return 1;
+  const auto number = [&](const char* key) {
+    const auto it = p.find(key);
+    return it != p.end() && it->is_number() && it->get<double>() > 0 ? it->get<double>() : 1.0;
+  };
+  return number("microbatches") / number("update_interval");
+}
+
 std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& points, XAxis axis) {
   std::vector<double> x;
   x.reserve(points.size());
+  const double perStep = axis == XAxis::Updates ? updatesPerStep(run.record) : 1;
   const auto& samples = run.metric("train/samples");
   for (const auto& p : points) {
     switch (axis) {
-      case XAxis::Step:
-      case XAxis::Updates: x.push_back(static_cast<double>(p.step)); break;
+      case XAxis::Step: x.push_back(static_cast<double>(p.step)); break;
+      case XAxis::Updates: x.push_back(static_cast<double>(p.step) * perStep); break;
       case XAxis::Samples: x.push_back(samplesAtStep(samples, p.step)); break;
       case XAxis::WallTime: x.push_back(p.wall_time - run.t0); break;
     }

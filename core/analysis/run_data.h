@@ -14,7 +14,7 @@ namespace pm {
 enum class XAxis {
   Step,      // the metric's step
   Samples,   // cumulative training samples: train/samples looked up by step (interpolated between logged steps)
-  Updates,   // optimizer updates (= step: one update per minibatch)
+  Updates,   // optimizer updates per stage: step x updatesPerStep (N / update_interval for pipedream and 2bw)
   WallTime,  // seconds since the run's first recorded point (RunData::t0)
 };
 
@@ -32,6 +32,11 @@ struct RunData {
   // The points of `key`, or an empty vector.
   const std::vector<MetricPoint>& metric(const std::string& key) const;
 };
+
+// Optimizer updates a stage makes per minibatch (step): 1 for gpipe, 1f1b and pipemare; N /
+// update_interval for pipedream and pipedream-2bw (pipedream at update_interval 1 steps N times a
+// minibatch; 2bw with m = 2N once every two). 1 when the configuration does not say.
+double updatesPerStep(const RunRecord& run);
 
 // Loads everything the view needs about `runId` (throws StoreError from the store; returns a
 // RunData with record.id == 0 when the run does not exist).

@@ -192,6 +192,9 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
   EXPECT_TRUE(table->item(0, 0)->text().contains("(base)"));
   EXPECT_FALSE(table->item(1, 0)->text().contains("(base)"));
   EXPECT_TRUE(table->item(1, 1 + static_cast<int>(SummaryField::FinalLoss))->text().contains(QStringLiteral("×2.00")));
+  // Accuracy against the baseline in points, as pipemare compare prints it (beta 0.85, alpha 1.0).
+  EXPECT_TRUE(table->item(1, 1 + static_cast<int>(SummaryField::FinalAccuracy))->text().contains("-15.00 pts"))
+      << table->item(1, 1 + static_cast<int>(SummaryField::FinalAccuracy))->text().toStdString();
   EXPECT_EQ(table->item(2, 1 + static_cast<int>(SummaryField::TimeToTarget))->text(), "-");
 
   // Another baseline.
@@ -273,6 +276,63 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
   QTRY_COMPARE(view.plot()->seriesCount(), 2);
   EXPECT_EQ(view.selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta}));
   EXPECT_EQ(view.summaryTable()->rowCount(), 2);
+}
+
+// A run keeps its colour when others are ticked (colours followed the position in the selection);
+// the filter keeps filtering after the list is rebuilt (all runs came back); memory is in MiB and
+// stage10 comes after stage2 in the metric list.
+TEST(CompareView, StableColoursFilterAndMemoryUnits) {
+  pm::test::app();
+  Fixture fx;
+  CompareView view(fx.db);
+  view.setSelectedRuns({fx.beta});
+  const QColor betaColour = view.colorOf(fx.beta);
+  view.setSelectedRuns({fx.alpha, fx.beta});
+  EXPECT_EQ(view.colorOf(fx.beta), betaColour);
+  EXPECT_NE(view.colorOf(fx.alpha), betaColour);
+
+  view.setFilterText("gamma");
+  auto visible = [&] {
+    int n = 0;
+    for (int i = 0; i < view.runList()->topLevelItemCount(); ++i) n += view.runList()->topLevelItem(i)->isHidden() ? 0 : 1;
+    return n;
+  };
+  EXPECT_EQ(visible(), 1);
+  view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});  // rebuilds the list
+  EXPECT_EQ(visible(), 1);
+  view.refresh();
+  EXPECT_EQ(visible(), 1);
+  view.setFilterText("");
+  EXPECT_EQ(visible(), 3);
+
+  ASSERT_TRUE(view.setMetric("stage0/mem/peak"));
+  ASSERT_FALSE(view.plottedSeries().empty());
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].raw[1], 4e6 / (1024.0 * 1024.0));  // alpha at step 100
+  EXPECT_TRUE(view.plot()->title().startsWith("stage0/mem/peak")) << view.plot()->title().toStdString();
+
+  // Eleven stages: stage10 sorts after stage2.
+  {
+    pm::RunStore store(fx.db);
+    for (int stage = 0; stage <= 10; ++stage) store.appendStageMetric(fx.gamma, stage, 10, "tau", 1);
+    store.flush();
+  }
+  view.setSelectedRuns({});  // an ended run's data is cached while ticked: read it afresh
+  view.setSelectedRuns({fx.gamma});
+  const QStringList metrics = view.availableMetrics();
+  ASSERT_TRUE(metrics.contains("stage10/tau") && metrics.contains("stage2/tau")) << metrics.join(" ").toStdString();
+  EXPECT_LT(metrics.indexOf("stage2/tau"), metrics.indexOf("stage10/tau"));
+}
+
+TEST(RunData, UpdatesPerStepFollowTheSchedule) {
+  pm::RunRecord r;
+  r.config_json = R"({"pipeline":{"schedule":"gpipe","microbatches":8}})";
+  EXPECT_DOUBLE_EQ(pm::updatesPerStep(r), 1.0);
+  r.config_json = R"({"pipeline":{"schedule":"pipedream","microbatches":8,"update_interval":1}})";
+  EXPECT_DOUBLE_EQ(pm::updatesPerStep(r), 8.0);
+  r.config_json = R"({"pipeline":{"schedule":"pipedream-2bw","microbatches":4,"update_interval":8}})";
+  EXPECT_DOUBLE_EQ(pm::updatesPerStep(r), 0.5);
+  r.config_json = "not json";
+  EXPECT_DOUBLE_EQ(pm::updatesPerStep(r), 1.0);
 }
 
 TEST(CompareView, ExportsPlotAndCsv) {

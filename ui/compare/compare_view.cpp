@@ -1,6 +1,7 @@
 #include "ui/compare/compare_view.h"
 
 #include <QCheckBox>
+#include <QScrollBar>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -23,6 +24,7 @@
 #include <set>
 
 #include "core/store/run_store.h"
+#include "core/util/strings.h"
 #include "ui/compare/compare_csv.h"
 #include "ui/compare/smoothing.h"
 #include "ui/compare/summary_table.h"
@@ -31,6 +33,10 @@
 namespace pm::ui {
 
 namespace {
+
+// Per-stage memory (stage<s>/mem/<category>): stored in bytes, shown in MiB.
+bool isMemoryMetric(const QString& key) { return key.contains(QStringLiteral("/mem/")) || key.startsWith(QStringLiteral("mem/")); }
+
 
 // Distinct series colours (matplotlib's tab10).
 const QColor kPalette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},  {148, 103, 189},
@@ -66,6 +72,7 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
   runList_->setSelectionMode(QAbstractItemView::SingleSelection);
   runList_->header()->setStretchLastSection(false);
   auto* filter = new QLineEdit(this);
+  filter->setObjectName(QStringLiteral("runFilter"));
   filter->setPlaceholderText(tr("Filter runs..."));
   filter->setClearButtonEnabled(true);
   auto* refreshButton = new QPushButton(tr("Refresh"), this);
@@ -169,12 +176,8 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
 
   // ---- behaviour
   connect(filter, &QLineEdit::textChanged, this, [this](const QString& text) {
-    for (int i = 0; i < runList_->topLevelItemCount(); ++i) {
-      QTreeWidgetItem* it = runList_->topLevelItem(i);
-      bool match = text.isEmpty();
-      for (int c = 0; c < kRunColumns && !match; ++c) match = it->text(c).contains(text, Qt::CaseInsensitive);
-      it->setHidden(!match);
-    }
+    filterText_ = text;
+    applyFilter();
   });
   connect(runList_, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int) { onRunChecked(item); });
   connect(refreshButton, &QPushButton::clicked, this, &CompareView::refresh);
@@ -232,7 +235,34 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
 
 CompareView::~CompareView() = default;
 
-QColor CompareView::colorFor(size_t index) const { return kPalette[index % std::size(kPalette)]; }
+QColor CompareView::colorOf(int64_t runId) const {
+  const auto it = colorSlot_.find(runId);
+  return kPalette[(it == colorSlot_.end() ? 0 : it->second) % std::size(kPalette)];
+}
+
+void CompareView::assignColors() {
+  for (auto it = colorSlot_.begin(); it != colorSlot_.end();)
+    it = std::binary_search(selected_.begin(), selected_.end(), it->first) ? std::next(it) : colorSlot_.erase(it);
+  for (int64_t id : selected_) {
+    if (colorSlot_.count(id)) continue;
+    std::set<size_t> used;
+    for (const auto& [run, slot] : colorSlot_) used.insert(slot);
+    size_t slot = 0;
+    while (used.count(slot)) ++slot;
+    colorSlot_[id] = slot;
+  }
+}
+
+void CompareView::setFilterText(const QString& text) { findChild<QLineEdit*>(QStringLiteral("runFilter"))->setText(text); }
+
+void CompareView::applyFilter() {
+  for (int i = 0; i < runList_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* it = runList_->topLevelItem(i);
+    bool match = filterText_.isEmpty();
+    for (int c = 0; c < kRunColumns && !match; ++c) match = it->text(c).contains(filterText_, Qt::CaseInsensitive);
+    it->setHidden(!match);
+  }
+}
 
 void CompareView::showError(const QString& message) {
   status_->setText(QStringLiteral("<span style='color:#b00'>%1</span>").arg(message.toHtmlEscaped()));
@@ -246,6 +276,7 @@ void CompareView::refresh() {
     for (const auto& r : runs_) known.insert(r.id);
     selected_.erase(std::remove_if(selected_.begin(), selected_.end(), [&](int64_t id) { return !known.count(id); }),
                     selected_.end());
+    assignColors();
     loadSelected();
     lastError_.clear();
   } catch (const std::exception& ex) {
@@ -291,6 +322,7 @@ void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
   for (int64_t id : runIds)
     if (known.count(id)) ids.insert(id);
   selected_.assign(ids.begin(), ids.end());
+  assignColors();
   try {
     loadSelected();
     lastError_.clear();
@@ -309,6 +341,8 @@ QStringList CompareView::availableMetrics() const {
       if (!pts.empty()) keys.insert(key);
   QStringList out;
   for (const auto& k : keys) out << QString::fromStdString(k);
+  // Numbers in order: stage2 before stage10.
+  std::stable_sort(out.begin(), out.end(), [](const QString& a, const QString& b) { return naturalLess(a.toStdString(), b.toStdString()); });
   return out;
 }
 
@@ -357,6 +391,7 @@ void CompareView::reloadRunList() {
   updating_ = true;
   const int64_t current =
       runList_->currentItem() ? runList_->currentItem()->data(0, Qt::UserRole).toLongLong() : int64_t{0};
+  const int scroll = runList_->verticalScrollBar()->value();  // the rebuild must not move the list under the mouse
   runList_->clear();
   QList<QTreeWidgetItem*> items;
   for (const auto& r : runs_) {
@@ -375,7 +410,7 @@ void CompareView::reloadRunList() {
     const auto pos = std::lower_bound(selected_.begin(), selected_.end(), r.id);
     const bool on = pos != selected_.end() && *pos == r.id;
     it->setCheckState(0, on ? Qt::Checked : Qt::Unchecked);
-    it->setIcon(0, colorSwatch(on ? colorFor(static_cast<size_t>(pos - selected_.begin())) : QColor()));
+    it->setIcon(0, colorSwatch(on ? colorOf(r.id) : QColor()));
     items << it;
   }
   runList_->addTopLevelItems(items);
@@ -383,6 +418,8 @@ void CompareView::reloadRunList() {
   runList_->setColumnWidth(1, std::min(runList_->columnWidth(1), 140));
   for (auto* it : items)
     if (it->data(0, Qt::UserRole).toLongLong() == current) runList_->setCurrentItem(it);
+  applyFilter();  // the filter typed still applies to the rebuilt list
+  runList_->verticalScrollBar()->setValue(scroll);
   updating_ = false;
 }
 
@@ -426,6 +463,9 @@ void CompareView::rebuildPlot() {
   plot_->clear();
   plotted_.clear();
   const std::string key = metric_.toStdString();
+  // Memory (stage<s>/mem/<category>) is stored in bytes and shown in MiB, as everywhere else.
+  const bool memory = isMemoryMetric(metric_);
+  const double yScale = memory ? 1.0 / (1024.0 * 1024.0) : 1.0;
   QStringList missing;
   size_t points = 0;
   for (size_t i = 0; i < selected_.size(); ++i) {
@@ -438,7 +478,7 @@ void CompareView::rebuildPlot() {
       continue;
     }
     std::vector<double> raw(pts.size());
-    for (size_t k = 0; k < pts.size(); ++k) raw[k] = pts[k].value;
+    for (size_t k = 0; k < pts.size(); ++k) raw[k] = pts[k].value * yScale;
     const std::vector<double> smooth = emaSmooth(raw, smoothing_);  // on the full data, in step order
     const std::vector<double> x = xValues(d, pts, xAxis_);
     std::vector<size_t> order;
@@ -462,14 +502,14 @@ void CompareView::rebuildPlot() {
       s.y.push_back(smooth[k]);
     }
     points += s.x.size();
-    const int series = plot_->addSeries(runLabel(d.record), colorFor(i));
+    const int series = plot_->addSeries(runLabel(d.record), colorOf(d.record.id));
     plot_->setSeriesData(series, s.x, s.y);
     plotted_.push_back(std::move(s));
   }
   QString title = selected_.empty() ? tr("No runs ticked: tick runs on the left to overlay their curves") : metric_;
   if (smoothing_ > 0 && !selected_.empty()) title += tr("  (EMA %1)").arg(smoothing_, 0, 'f', 2);
   plot_->setTitle(title);
-  plot_->setAxisLabels(tr(xAxisName(xAxis_)), metric_);
+  plot_->setAxisLabels(tr(xAxisName(xAxis_)), memory ? tr("%1 (MiB)").arg(metric_) : metric_);
   plot_->setLogY(logY_->isChecked());
   plot_->replot();
 
@@ -510,8 +550,7 @@ void CompareView::rebuildSummary() {
 
   std::vector<QColor> colors;
   for (const auto& row : summaries_)
-    colors.push_back(colorFor(
-        static_cast<size_t>(std::lower_bound(selected_.begin(), selected_.end(), row.runId) - selected_.begin())));
+    colors.push_back(colorOf(row.runId));
   fillSummaryTable(table_, summaries_, colors, target);
 }
 
@@ -531,7 +570,8 @@ bool CompareView::exportPlot(const QString& path) { return plot_->save(path, 120
 
 bool CompareView::exportCsv(const QString& path) {
   QByteArray out = "run_id,run_name,metric,step,x,value,smoothed\n";
-  const QString metricField = csvField(metric_);
+  // Memory values are written as plotted, in MiB; the metric column says so.
+  const QString metricField = csvField(isMemoryMetric(metric_) ? metric_ + QStringLiteral(" (MiB)") : metric_);
   for (const auto& s : plotted_) {
     const QString prefix = QStringLiteral("%1,%2,%3,").arg(s.runId).arg(csvField(s.runName), metricField);
     for (size_t k = 0; k < s.x.size(); ++k)

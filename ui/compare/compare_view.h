@@ -92,6 +92,10 @@ class CompareView : public QWidget {
 
   CurvePlot* plot() const { return plot_; }
   QTreeWidget* runList() const { return runList_; }
+  // A ticked run's colour: kept while it stays ticked (ticking another run no longer recolours it).
+  QColor colorOf(int64_t runId) const;
+  // Types into the run list's filter box (as the user would).
+  void setFilterText(const QString& text);
   QTableWidget* summaryTable() const { return table_; }
   const std::string& lastError() const { return lastError_; }
 
@@ -109,7 +113,10 @@ class CompareView : public QWidget {
   void onRunChecked(QTreeWidgetItem* item);
   void exportPlotDialog();
   void exportCsvDialog();
-  QColor colorFor(size_t index) const;
+  void assignColors();  // after selected_ changed: free the slots of runs unticked, give new ones the lowest free
+  void applyFilter();   // hides the list's rows the filter text does not match
+  std::map<int64_t, size_t> colorSlot_;
+  QString filterText_;
   void showError(const QString& message);
 
   std::string dbPath_;

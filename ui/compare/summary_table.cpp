@@ -5,6 +5,7 @@
 #include <QPixmap>
 #include <QStringList>
 #include <QTableWidget>
+#include <algorithm>
 #include <cmath>
 
 namespace pm::ui {
@@ -47,7 +48,7 @@ QString formatSummaryValue(SummaryField f, double v) {
   if (!std::isfinite(v)) return QStringLiteral("-");
   switch (f) {
     case SummaryField::FinalLoss:
-    case SummaryField::BestLoss: return QString::number(v, 'g', 4);
+    case SummaryField::BestLoss: return QString::number(v, 'f', 4);  // as pipemare compare and the Runs tab
     case SummaryField::FinalAccuracy:
     case SummaryField::BestAccuracy: return QString::number(v, 'f', 4);
     case SummaryField::TimeToTarget: return formatSeconds(v);
@@ -80,6 +81,8 @@ void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, 
   for (int f = 0; f < kSummaryFieldCount; ++f)
     if (auto* h = table->horizontalHeaderItem(f + 1)) h->setToolTip(tips[f]);
   table->setRowCount(static_cast<int>(rows.size()));
+  const auto baseIt = std::find_if(rows.begin(), rows.end(), [](const RunSummary& s) { return s.isBaseline; });
+  const RunSummary* base = baseIt == rows.end() ? nullptr : &*baseIt;
   for (size_t r = 0; r < rows.size(); ++r) {
     const RunSummary& s = rows[r];
     const int row = static_cast<int>(r);
@@ -98,17 +101,24 @@ void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, 
       const SummaryField field = summaryField(f);
       const double v = s.value(field), ratio = s.ratio(field);
       QString text = formatSummaryValue(field, v);
-      if (!s.isBaseline && std::isfinite(ratio)) text += QStringLiteral("  ×%1").arg(QString::number(ratio, 'f', 2));
+      // Accuracy against the baseline in points (as pipemare compare), everything else as a ratio.
+      const bool accuracy = field == SummaryField::FinalAccuracy || field == SummaryField::BestAccuracy;
+      const double points = accuracy && base ? (v - base->value(field)) * 100.0 : NAN;
+      if (!s.isBaseline && accuracy && std::isfinite(points))
+        text += QStringLiteral("  %1%2 pts").arg(points >= 0 ? QStringLiteral("+") : QString(), QString::number(points, 'f', 2));
+      else if (!s.isBaseline && !accuracy && std::isfinite(ratio))
+        text += QStringLiteral("  ×%1").arg(QString::number(ratio, 'f', 2));
       auto* item = new QTableWidgetItem(text);
       item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-      item->setToolTip(std::isfinite(v) ? tr("%1 (ratio to baseline: %2)")
-                                              .arg(QString::number(v, 'g', 10),
-                                                   std::isfinite(ratio) ? QString::number(ratio, 'g', 6) : tr("n/a"))
-                                        : tr("not available"));
-      if (!s.isBaseline && std::isfinite(ratio)) {
+      item->setToolTip(!std::isfinite(v) ? tr("not available")
+                       : accuracy        ? tr("%1 (against the baseline: %2 points)")
+                                        .arg(QString::number(v, 'g', 10), std::isfinite(points) ? QString::number(points, 'g', 6) : tr("n/a"))
+                                         : tr("%1 (ratio to baseline: %2)")
+                                        .arg(QString::number(v, 'g', 10), std::isfinite(ratio) ? QString::number(ratio, 'g', 6) : tr("n/a")));
+      if (!s.isBaseline && (accuracy ? std::isfinite(points) : std::isfinite(ratio))) {
         const bool higher = summaryFieldInfo(field).higherIsBetter;
-        const bool better = higher ? ratio > 1.01 : ratio < 0.99;
-        const bool worse = higher ? ratio < 0.99 : ratio > 1.01;
+        const bool better = accuracy ? points > 0.5 : higher ? ratio > 1.01 : ratio < 0.99;
+        const bool worse = accuracy ? points < -0.5 : higher ? ratio < 0.99 : ratio > 1.01;
         if (better) item->setBackground(QColor(214, 240, 214));
         if (worse) item->setBackground(QColor(246, 218, 218));
       }

@@ -46,3 +46,13 @@ TEST(Strings, FitTextKeepsHeadAndTail) {
       EXPECT_TRUE((static_cast<unsigned char>(cut[i - 1]) & 0x80) != 0) << "a continuation byte after an ASCII one at " << i;
     }
 }
+
+TEST(Strings, NaturalLessComparesDigitRunsAsNumbers) {
+  EXPECT_TRUE(pm::naturalLess("stage2/tau", "stage10/tau"));
+  EXPECT_FALSE(pm::naturalLess("stage10/tau", "stage2/tau"));
+  EXPECT_TRUE(pm::naturalLess("stage1/mem/peak", "stage1/tau"));
+  EXPECT_TRUE(pm::naturalLess("a", "ab"));
+  EXPECT_FALSE(pm::naturalLess("ab", "ab"));
+  EXPECT_TRUE(pm::naturalLess("x07", "x8"));
+  EXPECT_TRUE(pm::naturalLess("eval/accuracy", "train/loss"));
+}
