@@ -21,6 +21,15 @@
 namespace pm {
 namespace {
 
+// LibTorch's exception text: its first line, without the C++ frames that follow ("Exception
+// raised from ... frame #0 ..."), at most 300 characters.
+std::string firstLine(const std::exception& ex) {
+  std::string m = ex.what();
+  if (const auto nl = m.find('\n'); nl != std::string::npos) m.resize(nl);
+  if (m.size() > 300) m = m.substr(0, 297) + "...";
+  return m;
+}
+
 // Message layout (Gloo on CPU). Gloo is a rendezvous transport: a send moves its bytes only once
 // the matching receive is posted, and a receive posted late costs a round of notifications that
 // waits for the sender's transport thread (on a busy machine, milliseconds). So each receiver keeps
@@ -242,13 +251,15 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
   if (o.backend == "nccl" && !ncclAvailable())
     throw CommError(place, "backend nccl requested, but this LibTorch was built without CUDA/NCCL; use gloo");
   if (o.backend != "gloo" && o.backend != "nccl") throw CommError(place, "unknown backend \"" + o.backend + "\"");
+  if (o.storeFile.empty() && (o.masterPort < 1 || o.masterPort > 65535))
+    throw ConfigError("MASTER_PORT", "must be a TCP port in 1..65535, found " + std::to_string(o.masterPort));
   c10::intrusive_ptr<c10d::Store> store;
   if (!o.storeFile.empty()) {
     try {
       store = c10::make_intrusive<c10d::FileStore>(o.storeFile, o.worldSize);
       store->setTimeout(timeout);
     } catch (const std::exception& ex) {
-      throw CommError(place, "cannot open the file store " + o.storeFile + ": " + std::string(ex.what()).substr(0, 300));
+      throw CommError(place, "cannot open the file store " + o.storeFile + ": " + firstLine(ex));
     }
   } else {
     try {
@@ -262,7 +273,7 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
     } catch (const std::exception& ex) {
       throw CommError(place, "cannot form the TCPStore at " + o.masterAddr + ":" + std::to_string(o.masterPort) +
                                  " within " + std::to_string(static_cast<int>(o.timeoutS)) +
-                                 " s: " + std::string(ex.what()).substr(0, 300));
+                                 " s: " + firstLine(ex));
     }
   }
   try {
@@ -291,7 +302,7 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
   } catch (const CommError&) {
     throw;
   } catch (const std::exception& ex) {
-    throw CommError(place, "cannot form the " + o.backend + " process group: " + std::string(ex.what()).substr(0, 300));
+    throw CommError(place, "cannot form the " + o.backend + " process group: " + firstLine(ex));
   }
 }
 

@@ -305,7 +305,8 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
     out.message = w.divergedMessage();
   } else if (w.halted()) {
     out.status = "stopped";
-    out.message = "stopped by request after step " + std::to_string(w.haltStep()) + " " + kResumeHint;
+    out.message = "stopped by request after step " + std::to_string(w.haltStep()) + " " +
+                  (opts.checkpointDir.empty() ? std::string("(no checkpoint written)") : std::string(kResumeHint));
   } else if (stop && stop->load() && !w.done()) {
     out.status = "stopped";
     out.message = "stopped by request";

@@ -176,7 +176,7 @@ void StageWorker::runToEnd(const std::atomic<bool>* stop, const std::atomic<bool
   bool published = false;
   while (!done()) {
     if (stop && stop->load()) return;
-    if (!checkpointDir_.empty() && haltAfter_ < 0) {
+    if (haltAfter_ < 0) {  // a stop: every stage halts after the same minibatch (with a checkpoint if it has a directory)
       if (last_ && !published && halt && halt->load()) {
         published = true;
         const int64_t k = nextMinibatchDone();

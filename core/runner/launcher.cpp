@@ -11,9 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 
 #include "core/comm/gloo_comm.h"
+#include "core/runner/worker_main.h"
 #include "core/util/errors.h"
 #include "core/util/net.h"
 #include "core/util/process.h"
@@ -53,8 +55,18 @@ struct RemoteNode {
   bool finished = false;
 };
 
+// What every node must agree on: the experiment without its name, notes and tags (notes list the
+// --set overrides in the order given; neither changes the training), as a 64-bit FNV-1a hash,
+// which is the same on every build (std::hash need not be).
 std::string configDigest(const Experiment& e) {
-  return std::to_string(std::hash<std::string>{}(experimentToJson(e).dump()));
+  Json j = experimentToJson(e);
+  for (const char* key : {"name", "notes", "tags"}) j.erase(key);
+  uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : j.dump()) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return std::to_string(h);
 }
 
 }  // namespace
@@ -69,14 +81,26 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   // The TCPStore port (multi-node runs only; one node meets through a file store, see below).
   const int port = req.masterPort;
   // Node 0 receives the other nodes' events; the others send theirs to it.
+  if (multi && (port < 1 || port > 65534))
+    throw ConfigError("--master-port", "must be in 1..65534 for a multi-node run (node 0 also listens on the port after it), found " +
+                                           std::to_string(port));
   int listenFd = -1, upFd = -1;
   std::vector<RemoteNode> remotes;
   if (multi && req.nodeRank == 0) listenFd = listenTcp(req.masterAddr, port + 1);
   if (multi && req.nodeRank > 0) {
     upFd = connectTcp(req.masterAddr, port + 1, e.execution.timeout_s);
-    Json hello{{"type", "node_hello"}, {"node", req.nodeRank}, {"config", configDigest(e)}, {"ranks", ranks}};
+    Json hello{{"type", "node_hello"}, {"node", req.nodeRank}, {"nnodes", req.nnodes}, {"config", configDigest(e)}, {"ranks", ranks}};
     sendAll(upFd, hello.dump() + "\n");
   }
+  // Node 0 -> the other nodes: "stop" (a stop asked on node 0) and "abort" (node 0 refuses the
+  // run or it failed there), so that every node ends the same way and says why.
+  std::string upBuf;
+  bool remoteStop = false;  // another node asked for the stop
+  auto tellRemotes = [&](const Json& msg) {
+    for (auto& r : remotes)
+      if (r.fd >= 0 && r.node >= 0) sendAll(r.fd, msg.dump() + "\n");
+  };
+  bool toldRemotes = false;
   bool upLost = false;
   auto forward = [&](const Json& ev) {
     sink.emit(ev);
@@ -110,6 +134,8 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     ::close(fd);
   }
 
+  // The workers leave resume hints to this launcher (workers started by hand say how to restart).
+  ::setenv(kLauncherEnv, std::to_string(getpid()).c_str(), 1);
   std::vector<Worker> workers;
   auto terminateAll = [&](int sig) {
     for (auto& w : workers)
@@ -173,6 +199,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       if (w.errFd >= 0) fds.push_back({w.errFd, POLLIN, 0});
     }
     if (listenFd >= 0) fds.push_back({listenFd, POLLIN, 0});
+    if (upFd >= 0 && !upLost) fds.push_back({upFd, POLLIN, 0});
     for (auto& r : remotes)
       if (r.fd >= 0) fds.push_back({r.fd, POLLIN, 0});
     // Node 0: the event streams of the other nodes.
@@ -186,17 +213,41 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
         if (ev.is_discarded() || !ev.is_object()) continue;
         const std::string type = ev.value("type", "");
         if (type == "node_hello") {
-          r.node = ev.value("node", -1);
-          if (ev.value("config", std::string()) != configDigest(e) && failure.empty())
-            failure = "node " + std::to_string(r.node) + " runs a different experiment (its configuration differs from node 0's)";
+          const int node = ev.value("node", -1);
+          const int theirNodes = ev.value("nnodes", -1);
+          const bool known = std::any_of(remotes.begin(), remotes.end(), [&](const RemoteNode& o) { return &o != &r && o.node == node; });
+          r.node = node;
+          std::string refused;
+          if (node < 1 || node >= req.nnodes)
+            refused = "node " + std::to_string(node) + " is not one of nodes 1.." + std::to_string(req.nnodes - 1) + " (--node-rank)";
+          else if (theirNodes != req.nnodes)
+            refused = "node " + std::to_string(node) + " was started with --nnodes " + std::to_string(theirNodes) + ", node 0 with " +
+                      std::to_string(req.nnodes);
+          else if (known)
+            refused = "node " + std::to_string(node) + " joined twice (two launchers with --node-rank " + std::to_string(node) + ")";
+          else if (ev.value("config", std::string()) != configDigest(e))
+            refused = "node " + std::to_string(node) + " runs a different experiment (its configuration differs from node 0's)";
+          if (!refused.empty()) {
+            if (failure.empty()) failure = refused;
+            sendAll(r.fd, Json{{"type", "abort"}, {"message", "node 0 refused this node: " + refused}}.dump() + "\n");
+          }
           Json log = makeEvent(ev::kLog);
           log["level"] = "info";
-          log["message"] = "node " + std::to_string(r.node) + " joined with ranks " + ev.value("ranks", Json::array()).dump();
+          log["message"] = "node " + std::to_string(node) + " joined with ranks " + ev.value("ranks", Json::array()).dump();
           sink.emit(log);
+        } else if (r.node < 0) {
+          continue;  // not a launcher of this run (it never said hello): ignored
+        } else if (type == "node_stopping") {
+          if (failure.empty() && !stopping && out.status == "finished") {
+            remoteStop = true;
+            stopping = true;
+            out.status = "stopped";
+            out.message = "stopped by request on node " + std::to_string(r.node);
+          }
         } else if (type == "node_finished") {
           r.finished = true;
           const std::string st = ev.value("status", std::string());
-          if (st == "failed" && failure.empty()) failure = "node " + std::to_string(r.node) + ": " + ev.value("message", std::string());
+          if (st == "failed" && failure.empty() && !stopping) failure = "node " + std::to_string(r.node) + ": " + ev.value("message", std::string());
           if (st == "diverged" && out.status == "finished") {
             out.status = "diverged";
             out.message = ev.value("message", std::string());
@@ -209,9 +260,29 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       if (eof) {
         ::close(r.fd);
         r.fd = -1;
-        if (!r.finished && failure.empty() && !stopping)
+        // A connection that never said hello (a port scan, a health probe) is not a node.
+        if (r.node >= 0 && !r.finished && failure.empty() && !stopping)
           failure = "node " + std::to_string(r.node) + "'s launcher disconnected before its ranks finished";
       }
+    }
+    remotes.erase(std::remove_if(remotes.begin(), remotes.end(), [](const RemoteNode& r) { return r.fd < 0 && r.node < 0; }),
+                  remotes.end());
+    // The other nodes: what node 0 says.
+    if (upFd >= 0 && !upLost) {
+      bool eof = false;
+      for (const auto& line : drainLines(upFd, upBuf, eof)) {
+        const Json msg = Json::parse(line, nullptr, false);
+        if (msg.is_discarded() || !msg.is_object()) continue;
+        const std::string type = msg.value("type", "");
+        if (type == "abort" && failure.empty()) failure = msg.value("message", std::string("node 0 ended the run"));
+        if (type == "stop" && failure.empty() && !stopping && out.status == "finished") {
+          remoteStop = true;
+          stopping = true;
+          out.status = "stopped";
+          out.message = "stopped by request on node 0";
+        }
+      }
+      if (eof && failure.empty() && !stopping) upLost = true;
     }
     if (upLost && failure.empty() && !stopping) failure = "lost the connection to the node-rank 0 launcher at " + req.masterAddr;
     if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
@@ -265,12 +336,21 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
         if (r == w.pid) {
           w.exited = true;
           w.status = st;
-          const bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+          // A stopped stage exits 130 (a worker's own stop; this launcher may not have asked).
+          const bool clean = WIFEXITED(st) && (WEXITSTATUS(st) == 0 || (WEXITSTATUS(st) == 130 && w.finishedStatus == "stopped"));
           if (w.finishedStatus == "diverged" && out.status == "finished") {
             out.status = "diverged";
             out.message = w.finishedMessage;
           }
-          if (!clean && failure.empty() && !stopping && out.status != "diverged") {
+          if (clean && w.finishedStatus == "stopped" && out.status == "finished" && failure.empty()) {
+            stopping = true;  // the stages halted together (a Ctrl-C that reached them directly)
+            out.status = "stopped";
+            out.message = w.finishedMessage;
+          }
+          // A worker ended by the user's Ctrl-C (it reached the whole process group, before the
+          // worker could stop in order) is part of the stop, not a failure.
+          const bool stopAsked = stop && stop->load();
+          if (!clean && failure.empty() && !stopping && !stopAsked && out.status != "diverged") {
             std::string how = WIFSIGNALED(st) ? "was killed by " + signalName(WTERMSIG(st))
                                               : "exited with code " + std::to_string(WEXITSTATUS(st));
             failure = "stage " + std::to_string(w.rank) + " (rank " + std::to_string(w.rank) + ", pid " +
@@ -298,16 +378,26 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       // Drain what is left without blocking.
       continue;
     }
-    const bool endOthers = !failure.empty() || out.status == "diverged" || (stop && stop->load());
+    const bool endOthers = !failure.empty() || out.status == "diverged" || (stop && stop->load()) || remoteStop;
+    if (endOthers && !toldRemotes) {  // every node ends the same way
+      toldRemotes = true;
+      const bool stopNow = (stop && stop->load() && failure.empty() && out.status == "finished") || remoteStop;
+      if (listenFd >= 0)
+        tellRemotes(stopNow ? Json{{"type", "stop"}} : Json{{"type", "abort"}, {"message", "node 0: " + (failure.empty() ? out.message : failure)}});
+      if (upFd >= 0 && !upLost && stopNow && !remoteStop)
+        sendAll(upFd, Json{{"type", "node_stopping"}, {"node", req.nodeRank}}.dump() + "\n");
+    }
     if (endOthers && killDeadline < 0) {
       const bool lastHere = std::any_of(workers.begin(), workers.end(), [&](const Worker& w) { return w.rank == P - 1; });
-      if (stop && stop->load() && failure.empty() && out.status == "finished") {
+      if (((stop && stop->load()) || remoteStop) && failure.empty() && out.status == "finished") {
         stopping = true;
         out.status = "stopped";
         out.message = "stopped by request";
       }
-      if (stopping && lastHere && !req.checkpointDir.empty()) {
-        // A graceful stop: the workers finish the minibatch in progress and checkpoint there.
+      // Every node signals its own workers: the last stage, wherever it runs, names the minibatch.
+      if (stopping && (lastHere || multi)) {
+        // A graceful stop: the stages finish the minibatch in progress together (and checkpoint
+        // there when they have a checkpoint directory).
         terminateAll(SIGUSR1);
         termDeadline = monotonicSeconds() + e.execution.timeout_s + 10;
         killDeadline = termDeadline + req.killGraceS;

@@ -84,6 +84,9 @@ void checkMultiNode(const Experiment& e, int nnodes) {
   if (e.execution.mode != "real") throw ConfigError("execution.mode", "a multi-node run (--nnodes " + std::to_string(nnodes) + ") needs \"real\"");
   if (nnodes > e.pipeline.stages)
     throw ConfigError("--nnodes", std::to_string(nnodes) + " nodes for " + std::to_string(e.pipeline.stages) + " stages: at most one node per stage");
+  if (e.training.checkpoint_every > 0)
+    throw ConfigError("training.checkpoint_every", "multi-node runs write no checkpoints (each node would hold only its own "
+                                                   "stages'); set it to 0, or run on one node");
   if (e.pipeline.partition.method == "time")
     throw ConfigError("pipeline.partition.method", "\"time\" is measured on each node and may differ between them; use \"parameters\" or \"explicit\" for a multi-node run");
 }
@@ -123,7 +126,8 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   int64_t resumeStep = 0;
   std::string root;
   checkMultiNode(e, req.nnodes);
-  if (req.resumeRun > 0 && req.nnodes > 1) throw ConfigError("--resume", "resuming a multi-node run is not supported; resume it on one node");
+  if (req.resumeRun > 0 && req.nnodes > 1)
+    throw ConfigError("--resume", "continues single-node runs only: multi-node runs write no checkpoints");
   if (req.resumeRun > 0) {
     const std::string where = "--resume " + std::to_string(req.resumeRun);
     auto rec = store.getRun(req.resumeRun);
@@ -154,7 +158,8 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     result.runId = store.createRun(req.runName.empty() ? e.name : req.runName, experimentToJson(e).dump(), tags, e.notes,
                                    req.sweepId);
     store.markRunning(result.runId, static_cast<int64_t>(getpid()));
-    root = checkpointRoot(store.path(), result.runId);
+    // Multi-node runs write no checkpoints: the other nodes' stages could not write them here.
+    root = req.nnodes > 1 ? std::string() : checkpointRoot(store.path(), result.runId);
     claimCheckpointRoot(root, store.path(), *store.getRun(result.runId));
   }
 

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/comm/gloo_comm.h"
 #include "core/config/experiment.h"
 #include "core/engine/pipeline_engine.h"
+#include "core/engine/stage_worker.h"
 #include "core/events/event_sink.h"
 #include "core/util/errors.h"
 
@@ -21,9 +24,23 @@ std::atomic<bool> gWorkerStop{false};
 std::atomic<bool> gWorkerHalt{false};
 extern "C" void onWorkerHalt(int) { gWorkerHalt.store(true); }
 
-int envInt(const char* name, int fallback) {
+// An integer environment variable: `fallback` when unset or empty; anything but a whole decimal
+// number in [lo, hi] is a usage error naming the variable ("RANK=abc" ran as rank 0).
+int envInt(const char* name, int fallback, long lo, long hi) {
   const char* v = std::getenv(name);
-  return (v && *v) ? std::atoi(v) : fallback;
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi)
+    throw ConfigError(name, "expected a whole number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", found \"" + v + "\"");
+  return static_cast<int>(x);
+}
+
+// The step in "stopped by request after step N ...".
+int64_t haltStepOf(const std::string& message) {
+  const auto at = message.find("after step ");
+  return at == std::string::npos ? 0 : std::strtoll(message.c_str() + at + 11, nullptr, 10);
 }
 
 }  // namespace
@@ -34,11 +51,15 @@ int workerMain(const WorkerOptions& o) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;
   // SIGTERM: default action (terminate) - a blocked receive cannot observe a flag anyway.
-  // SIGUSR1 / SIGINT: stop at the next common checkpoint (see StageWorker::runToEnd), once the
-  // group is formed (before that they end the worker: there is nothing to keep yet).
+  // SIGUSR1 / SIGINT: stop every stage after one common minibatch (see StageWorker::runToEnd),
+  // with a checkpoint there when the worker has a checkpoint directory. Set from the start: a
+  // terminal's Ctrl-C reaches the workers with their launcher, and one arriving while the group
+  // forms must not kill a worker (the launcher then recorded a failure, not a stop).
+  std::signal(SIGUSR1, onWorkerHalt);
+  std::signal(SIGINT, onWorkerHalt);
 
   JsonLinesSink sink(stdout);
-  int rank = o.rank >= 0 ? o.rank : envInt("RANK", -1);
+  int rank = o.rank;
   auto finish = [&](const std::string& status, const std::string& message, const Json& summary) {
     Json f = makeEvent("stage_finished");
     f["stage"] = rank;
@@ -49,7 +70,8 @@ int workerMain(const WorkerOptions& o) {
     sink.emit(f);
   };
   try {
-    const int world = o.worldSize > 0 ? o.worldSize : envInt("WORLD_SIZE", -1);
+    if (rank < 0) rank = envInt("RANK", -1, 0, 65535);
+    const int world = o.worldSize > 0 ? o.worldSize : envInt("WORLD_SIZE", -1, 1, 65536);
     if (rank < 0 || world < 1 || rank >= world)
       throw ConfigError("worker", "rank and world size are required (--rank/--world-size or RANK/WORLD_SIZE), found rank " +
                                       std::to_string(rank) + " of " + std::to_string(world));
@@ -61,23 +83,34 @@ int workerMain(const WorkerOptions& o) {
     d.rank = rank;
     d.worldSize = world;
     d.masterAddr = !o.masterAddr.empty() ? o.masterAddr : (std::getenv("MASTER_ADDR") ? std::getenv("MASTER_ADDR") : "127.0.0.1");
-    d.masterPort = o.masterPort > 0 ? o.masterPort : envInt("MASTER_PORT", 29500);
+    d.masterPort = o.masterPort > 0 ? o.masterPort : envInt("MASTER_PORT", 29500, 1, 65535);  // 29500: PyTorch's default
     d.backend = e.execution.backend == "local" ? "gloo" : e.execution.backend;
     d.timeoutS = e.execution.timeout_s;
     d.storeFile = o.storeFile;
+    if (o.resumeStep > 0) {  // a missing checkpoint is a usage error, before anything connects
+      const std::string file = StageWorker::checkpointFile(o.checkpointDir, o.resumeStep, rank);
+      if (o.checkpointDir.empty() || !std::filesystem::exists(file))
+        throw ConfigError("--resume-step " + std::to_string(o.resumeStep),
+                          "no checkpoint of stage " + std::to_string(rank) + " at " + (o.checkpointDir.empty() ? "(no --checkpoint-dir)" : file));
+    }
     auto comm = makeDistributedComm(d);
-    std::signal(SIGUSR1, onWorkerHalt);
-    std::signal(SIGINT, onWorkerHalt);
     EngineOptions opts;
     opts.saveStateDir = o.saveStateDir;
     opts.checkpointDir = o.checkpointDir;
     opts.resumeStep = o.resumeStep;
     opts.halt = &gWorkerHalt;
     RunOutcome out = runStageProcess(e, *comm, sink, &gWorkerStop, opts);
+    // Started by hand (srun, mpirun): the checkpoint is resumed by starting the workers again.
+    if (!std::getenv(kLauncherEnv))
+      if (const auto at = out.message.find(kResumeHint); at != std::string::npos)
+        out.message.replace(at, std::string(kResumeHint).size(),
+                            "(checkpoint written in " + o.checkpointDir + ": start the workers again with --resume-step " +
+                                std::to_string(out.message.empty() ? 0 : haltStepOf(out.message)) + ")");
     finish(out.status, out.message, out.summary);
     std::fflush(stdout);
-    // Skip static destructors of the process group (they may wait on peers that are gone).
-    std::_Exit(0);
+    // Skip static destructors of the process group (they may wait on peers that are gone). A
+    // stopped stage exits 130, as `pipemare run` does (a batch system sees it did not finish).
+    std::_Exit(out.status == "stopped" ? 130 : 0);
   } catch (const std::exception& ex) {
     Json ev = makeErrorEvent(ex);
     ev["stage"] = rank;

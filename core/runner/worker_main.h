@@ -2,8 +2,10 @@
 // `pipemare worker`: one stage process of a real run. Reads the experiment from --config, joins
 // the c10d group (flags, or the torchrun-style RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT
 // environment), runs its stage, and writes its events as JSON lines on stdout, ending with a
-// `stage_finished` event. Exits 0 when its stage finished or diverged, 1 on failure, 2 on bad
-// input. Ends itself when its parent (the launcher) dies.
+// `stage_finished` event. Exits 0 when its stage finished or diverged, 130 when stopped (SIGINT or
+// SIGUSR1: every stage stops after one common minibatch, checkpointing there with a checkpoint
+// directory), 1 on failure, 2 on bad input (a bad RANK, WORLD_SIZE or MASTER_PORT, a missing
+// --resume-step checkpoint). Ends itself when its parent (the launcher) dies.
 #include <cstdint>
 #include <string>
 
@@ -19,6 +21,10 @@ struct WorkerOptions {
   std::string checkpointDir;       // the run's checkpoint root ("" = none)
   int64_t resumeStep = 0;          // > 0: restore this stage from the checkpoint after that step
 };
+
+// Set in the environment of the workers `pipemare run` starts (its pid): they leave resume hints
+// to it. Workers started by hand (srun, mpirun) say how to restart them instead.
+inline constexpr const char* kLauncherEnv = "PIPEMARE_LAUNCHER_PID";
 
 int workerMain(const WorkerOptions& o);
 

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -57,9 +58,25 @@ int connectTcp(const std::string& addr, int port, double timeoutS) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutS);
   std::string err;
   for (;;) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // Non-blocking, each attempt bounded by the time left: a blocking connect() to an address
+    // that drops packets waits for the kernel's SYN retries (minutes), past the timeout.
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) throw EngineError(where, "cannot create a socket");
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return fd;
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    if (rc != 0 && errno == EINPROGRESS) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+      pollfd p{fd, POLLOUT, 0};
+      if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(left, 1000)))) == 1) {
+        int soErr = 0;
+        socklen_t len = sizeof soErr;
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soErr, &len);
+        rc = soErr == 0 ? 0 : -1;
+        errno = soErr;
+      } else {
+        errno = ETIMEDOUT;
+      }
+    }
+    if (rc == 0) return fd;  // non-blocking: sendAll waits for room, readers poll
     err = std::strerror(errno);
     ::close(fd);
     if (std::chrono::steady_clock::now() > until) break;
@@ -79,6 +96,11 @@ bool sendAll(int fd, const std::string& data) {
   while (off < data.size()) {
     ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // a non-blocking socket that is full: wait for room
+      pollfd p{fd, POLLOUT, 0};
+      if (::poll(&p, 1, 30000) != 1) return false;  // a peer that reads nothing for 30 s is gone
+      continue;
+    }
     if (n <= 0) return false;
     off += static_cast<size_t>(n);
   }

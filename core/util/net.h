@@ -8,10 +8,12 @@ namespace pm {
 // A listening socket bound to addr:port (addr "" = loopback). Throws EngineError naming it.
 int listenTcp(const std::string& addr, int port);
 // Connects to addr:port, retrying until timeoutS passes. Throws EngineError naming it.
+// Returns a non-blocking socket (each attempt bounded by the time left, retried until the timeout).
 int connectTcp(const std::string& addr, int port, double timeoutS);
 // Accepts a pending connection (non-blocking fd) or returns -1.
 int acceptTcp(int listenFd);
 // Writes all of `data`; false when the peer has gone.
+// Blocking or not: waits (up to 30 s at a time) for room in a full socket.
 bool sendAll(int fd, const std::string& data);
 
 }  // namespace pm

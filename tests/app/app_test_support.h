@@ -46,7 +46,9 @@ inline Result runCmd(const std::string& cmd) {
 }
 
 // Starts a process in the background (argument vector, no shell); its output goes to `logFile`.
-inline pid_t spawnBackground(const std::vector<std::string>& args, const std::string& logFile) {
+// With `ownGroup` it leads a process group of its own, as a terminal's foreground job: kill(-pid,
+// SIGINT) then reaches it and its children, as Ctrl-C does.
+inline pid_t spawnBackground(const std::vector<std::string>& args, const std::string& logFile, bool ownGroup = false) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -54,8 +56,15 @@ inline pid_t spawnBackground(const std::vector<std::string>& args, const std::st
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (ownGroup) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   return rc == 0 ? pid : -1;
 }

@@ -2,14 +2,21 @@
 // concurrent runs into one database, a launcher killed with -9.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "core/store/run_checkpoints.h"
 #include "core/store/run_store.h"
+#include "core/util/system_info.h"
 #include "tests/app/app_test_support.h"
 
 using namespace pmtest;
@@ -386,6 +393,11 @@ TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
                                std::to_string(node), "--master-addr", "127.0.0.1", "--master-port", std::to_string(port),
                                "--save-state", state};
     a.insert(a.end(), common.begin(), common.end());
+    if (node == 1)  // the same --set options in another order: the same experiment (the notes differ)
+      for (size_t i = 0, j = common.size() - 3; i < j; i += 2, j -= 2) {
+        std::swap(a[a.size() - common.size() + i], a[a.size() - common.size() + j]);
+        std::swap(a[a.size() - common.size() + i + 1], a[a.size() - common.size() + j + 1]);
+      }
     return spawnBackground(a, (dir_ / ("node" + std::to_string(node) + ".log")).string());
   };
   const std::string state = (dir_ / "multi").string(), remoteDb = (dir_ / "remote.db").string();
@@ -393,6 +405,19 @@ TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
   const pid_t n0 = launcher(0, db_, state);
   ASSERT_GT(n0, 0);
   ASSERT_GT(n1, 0);
+  // A connection to node 0's event port that never says hello (a port scan, a health probe) is not
+  // a node: it failed the run ("node -1's launcher disconnected").
+  for (int i = 0; i < 50; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(port + 1));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+    ::close(fd);
+    if (connected) break;
+    ::usleep(100 * 1000);
+  }
   EXPECT_EQ(waitExit(n0, 120), 0) << readFile((dir_ / "node0.log").string());
   EXPECT_EQ(waitExit(n1, 30), 0) << readFile((dir_ / "node1.log").string());
   pm::RunStore store(db_);
@@ -418,6 +443,123 @@ TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
   // Bad multi-node arguments are usage errors.
   EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --node-rank 2 --master-port 1").code, 2);
   EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --master-port 1").code, 2);
+}
+
+// Multi-node runs end the same way on every node: a node whose experiment differs is refused at
+// once on both nodes, and told why (node 1 waited out the timeout and reported a TCPStore error);
+// Ctrl-C on node 1 stops the run everywhere (node 0 recorded a failure).
+TEST_F(Lifecycle, MultiNodeRunsEndTheSameWayOnEveryNode) {
+  auto launcher = [&](int node, int port, const std::string& lr, const std::string& log) {
+    std::vector<std::string> a{bin(), "run", exp("tiny-synthetic.json"), "--db", node == 0 ? db_ : (dir_ / "remote.db").string(),
+                               "--nnodes", "2", "--node-rank", std::to_string(node), "--master-addr", "127.0.0.1",
+                               "--master-port", std::to_string(port), "--quiet", "--set", "pipeline.stages=2", "--set",
+                               "execution.mode=real", "--set", "execution.timeout_s=30", "--set", "training.steps=100000",
+                               "--set", "training.log_interval=1", "--set", "optimizer.lr=" + lr};
+    return spawnBackground(a, (dir_ / log).string());
+  };
+  {
+    const int port = freePortPair();
+    const pid_t n1 = launcher(1, port, "0.02", "mismatch1.log");
+    const pid_t n0 = launcher(0, port, "0.01", "mismatch0.log");
+    const double t0 = pm::monotonicSeconds();
+    EXPECT_EQ(waitExit(n0, 60), 1) << readFile((dir_ / "mismatch0.log").string());
+    EXPECT_EQ(waitExit(n1, 60), 1) << readFile((dir_ / "mismatch1.log").string());
+    EXPECT_LT(pm::monotonicSeconds() - t0, 25.0) << "the mismatch waited for a timeout";
+    EXPECT_NE(readFile((dir_ / "mismatch1.log").string()).find("node 0 refused this node: node 1 runs a different experiment"),
+              std::string::npos)
+        << readFile((dir_ / "mismatch1.log").string());
+    pm::RunStore store(db_);
+    ASSERT_EQ(store.listRuns().size(), 1u);
+    EXPECT_NE(store.listRuns()[0].status_message.find("runs a different experiment"), std::string::npos);
+  }
+  {
+    const int port = freePortPair();
+    const pid_t n1 = launcher(1, port, "0.01", "stop1.log");
+    const pid_t n0 = launcher(0, port, "0.01", "stop0.log");
+    ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 2) >= 3; }, 60)) << readFile((dir_ / "stop0.log").string());
+    ASSERT_EQ(::kill(n1, SIGINT), 0);
+    EXPECT_EQ(waitExit(n1, 60), 130) << readFile((dir_ / "stop1.log").string());
+    EXPECT_EQ(waitExit(n0, 60), 130) << readFile((dir_ / "stop0.log").string());
+    const auto run = pm::RunStore(db_).getRun(2);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->status, "stopped") << run->status_message;
+  }
+}
+
+// Ctrl-C (SIGINT to the whole process group, as a terminal sends it) at any moment of a real
+// run's start-up is a stop, never a failure: the workers forming their group died of it and the
+// launcher recorded "failed: stage 1 was killed by signal 2".
+TEST_F(Lifecycle, CtrlCDuringStartUpIsAStop) {
+  for (const double delay : {0.3, 0.8, 1.3, 1.8}) {
+    const std::string db = (dir_ / ("startup-" + std::to_string(delay) + ".db")).string();
+    const std::string log = (dir_ / "startup.log").string();
+    const pid_t pid = spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db, "--quiet", "--set",
+                                       "pipeline.stages=2", "--set", "execution.mode=real", "--set", "training.steps=3000"},
+                                      log, /*ownGroup=*/true);
+    ASSERT_GT(pid, 0);
+    ::usleep(static_cast<useconds_t>(delay * 1e6));
+    ASSERT_EQ(::kill(-pid, SIGINT), 0);
+    EXPECT_EQ(waitExit(pid, 60), 130) << "after " << delay << " s\n" << readFile(log);
+    if (fs::exists(db)) {
+      for (const auto& r : pm::RunStore(db).listRuns()) {
+        EXPECT_EQ(r.status, "stopped") << "after " << delay << " s: " << r.status_message;
+      }
+    }
+  }
+}
+
+// Workers started by hand (srun, mpirun): bad RANK / WORLD_SIZE / MASTER_PORT values are usage
+// errors at once ("RANK=abc" ran as rank 0 and timed out); SIGINT stops every stage after one
+// common minibatch with a checkpoint, each worker exits 130 (it exited 0; without a checkpoint
+// directory SIGINT was ignored) and says which --resume-step continues; the workers started
+// again with it finish.
+TEST_F(Lifecycle, WorkersStartedByHandStopAndResume) {
+  const std::string cfg = (dir_ / "p2.json").string();
+  {
+    auto e = nlohmann::json::parse(readFile(exp("tiny-synthetic.json")));
+    e["pipeline"]["stages"] = 2;
+    e["execution"]["mode"] = "real";
+    e["training"]["steps"] = 400;
+    e["training"]["log_interval"] = 1;
+    std::ofstream(cfg) << e.dump(2);
+  }
+  for (const char* env : {"RANK=abc WORLD_SIZE=2", "RANK=1x WORLD_SIZE=2", "RANK=0 WORLD_SIZE=2.5", "RANK=0 WORLD_SIZE=2 MASTER_PORT=70000"}) {
+    auto r = runCmd(std::string("env ") + env + " " + bin() + " worker --config " + cfg);
+    EXPECT_EQ(r.code, 2) << env << "\n" << r.out;
+    EXPECT_NE(r.out.find("expected a whole number"), std::string::npos) << env << "\n" << r.out;
+  }
+  const std::string ckpt = (dir_ / "ckpt").string();
+  const int port = freePortPair();
+  auto worker = [&](int rank, const std::string& log, const std::vector<std::string>& extra) {
+    std::vector<std::string> a{"/usr/bin/env", "RANK=" + std::to_string(rank), "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                               "MASTER_PORT=" + std::to_string(port), bin(), "worker", "--config", cfg, "--checkpoint-dir", ckpt};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return spawnBackground(a, (dir_ / log).string());
+  };
+  const pid_t w0 = worker(0, "w0.log", {}), w1 = worker(1, "w1.log", {});
+  auto steps = [&](const std::string& log) {
+    const std::string text = readFile((dir_ / log).string());
+    size_t n = 0;
+    for (size_t at = 0; (at = text.find("\"type\":\"step\"", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  ASSERT_TRUE(waitUntil([&] { return steps("w1.log") >= 3; }, 60)) << readFile((dir_ / "w1.log").string());
+  ASSERT_EQ(::kill(w0, SIGINT), 0);
+  ASSERT_EQ(::kill(w1, SIGINT), 0);
+  EXPECT_EQ(waitExit(w0, 60), 130) << readFile((dir_ / "w0.log").string());
+  EXPECT_EQ(waitExit(w1, 60), 130) << readFile((dir_ / "w1.log").string());
+  const std::string log1 = readFile((dir_ / "w1.log").string());
+  const size_t at = log1.find("--resume-step ");
+  ASSERT_NE(at, std::string::npos) << log1;
+  const std::string step = std::to_string(std::stoll(log1.substr(at + 14)));
+  ASSERT_GT(std::stoll(step), 0);
+  EXPECT_EQ(log1.find("pipemare run --resume"), std::string::npos) << "a hint for a launcher's run";
+  // A step with no checkpoint: a usage error before anything connects.
+  EXPECT_EQ(runCmd("env RANK=0 WORLD_SIZE=2 " + bin() + " worker --config " + cfg + " --checkpoint-dir " + ckpt + " --resume-step 99999").code, 2);
+  const pid_t r0 = worker(0, "r0.log", {"--resume-step", step}), r1 = worker(1, "r1.log", {"--resume-step", step});
+  EXPECT_EQ(waitExit(r0, 120), 0) << readFile((dir_ / "r0.log").string());
+  EXPECT_EQ(waitExit(r1, 120), 0) << readFile((dir_ / "r1.log").string());
+  EXPECT_NE(readFile((dir_ / "r1.log").string()).find("\"status\":\"finished\""), std::string::npos);
 }
 
 // A real run (one process per stage) stopped with SIGINT finishes the minibatch in progress on
