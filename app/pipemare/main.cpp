@@ -132,6 +132,9 @@ int main(int argc, char** argv) {
   planCmd->add_option("--trace", plan.traceFile, "write the simulated timeline of --schedule as a Chrome trace");
   planCmd->add_option("--schedule", plan.schedule, "schedule of the trace (default pipemare)");
   planCmd->add_option("--batch", plan.batch, "samples per minibatch (default N)");
+  planCmd->add_option("--context", plan.context, "sequence length of token models (charlm; default 128)");
+  planCmd->add_option("--partition", plan.partition, "units: parameters (default, as the engine) | flops (stand-in for time)");
+  planCmd->add_option("--boundaries", plan.boundaries, "units: explicit stage boundaries, e.g. --boundaries 2,4")->delimiter(',');
   planCmd->add_option("--update-interval", plan.updateInterval, "pipedream microbatches per step (default N)");
   planCmd->add_option("--warmup-fraction", plan.warmupFraction,
                       "pipemare: share of the minibatches run first as gpipe (warm-up), for the hybrid's utilization");

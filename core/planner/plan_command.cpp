@@ -1,5 +1,7 @@
 #include "core/planner/plan_command.h"
 
+#include "core/pipeline/partition.h"
+
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -48,6 +50,11 @@ int run(const PlanOptions& o, std::ostream& out) {
     throw Usage("--warmup-fraction", std::string("expected a share of the minibatches in [0, 1], found ") + found);
   }
   if (!(o.flopsPerSecond > 0)) throw Usage("--flops", "expected a FLOP rate > 0");
+  if (o.partition != "parameters" && o.partition != "flops")
+    throw Usage("--partition", "expected parameters or flops (or --boundaries), found \"" + o.partition + "\"");
+  if ((!o.boundaries.empty() || o.partition != "parameters") && gran != Granularity::Units)
+    throw Usage(o.boundaries.empty() ? "--partition" : "--boundaries", "applies to --granularity units only");
+  if (o.context < 1) throw Usage("--context", "expected a sequence length >= 1, found " + std::to_string(o.context));
   if (!(o.linkLatency >= 0) || !(o.linkBandwidth >= 0)) throw Usage("--link", "latency and bandwidth must be >= 0");
   spec.microbatches = o.microbatches;
   spec.updateInterval = o.updateInterval;
@@ -68,9 +75,25 @@ int run(const PlanOptions& o, std::ostream& out) {
   report.model = o.model;
   report.granularity = gran;
   report.samplesPerMicrobatch = o.batch == 0 ? 1 : (o.batch + o.microbatches - 1) / o.microbatches;
-  if (gran == Granularity::Units)
-    report.stages = unitStages(prof, parameterPartition(prof, P), report.samplesPerMicrobatch);
-  else if (P == available)
+  if (gran == Granularity::Units) {
+    Partition part;
+    if (!o.boundaries.empty()) {
+      try {
+        part = explicitPartition(o.boundaries, available, P);
+      } catch (const std::invalid_argument& ex) {
+        throw Usage("--boundaries", ex.what());
+      }
+      report.partition = "explicit";
+    } else if (o.partition == "flops") {
+      std::vector<double> costs;
+      for (const auto& u : prof.units) costs.push_back(u.flops);
+      part = balancedPartition(costs, P);
+      report.partition = "flops";
+    } else {
+      part = parameterPartition(prof, P);
+    }
+    report.stages = unitStages(prof, part, report.samplesPerMicrobatch);
+  } else if (P == available)
     report.stages = layerStages(prof, report.samplesPerMicrobatch);
   else
     report.stages = layerStages(prof, layerParameterPartition(prof, P), report.samplesPerMicrobatch);

@@ -3,6 +3,7 @@
 // (text or JSON), optionally simulate one schedule's timeline into a Chrome trace.
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace pm {
 
@@ -27,6 +28,12 @@ struct PlanOptions {
   double linkLatency = 0;         // seconds per message
   double linkBandwidth = 0;       // bytes per second; 0 = infinite
   double warmupFraction = 0;      // pipemare: share of the minibatches run first as gpipe (0..1)
+  // Units granularity: how the units are split into stages, as pipeline.partition does:
+  // "parameters" (the engine's default), "flops" (balanced by forward FLOPs: the planner's
+  // stand-in for "time", which the engine measures) or explicit `boundaries` (first unit of
+  // stages 1..P-1; given, they win).
+  std::string partition = "parameters";
+  std::vector<int> boundaries;
 };
 
 // Returns 0, 2 for bad input (unknown model / schedule / optimizer / timing / granularity,

@@ -32,6 +32,8 @@ std::string stagesText(const PlanReport& r) {
     for (const auto& s : r.stages) single = single && s.end - s.begin == 1;
     return std::to_string(P) + (single ? " stages (one per weight layer)" : " stages (weight layers partitioned by parameters)");
   }
+  if (r.partition == "explicit") return std::to_string(P) + " stages (units split at the given boundaries)";
+  if (r.partition == "flops") return std::to_string(P) + " stages (units balanced by forward FLOPs)";
   return std::to_string(P) + " stages (units partitioned by parameters, as the engine)";
 }
 
@@ -92,6 +94,7 @@ Json planReportJson(const PlanReport& r) {
   Json j;
   j["model"] = r.model;
   j["granularity"] = granularityName(r.granularity);
+  j["partition"] = r.partition;
   j["stages"] = r.stages.size();
   j["microbatches"] = c.spec.microbatches;
   j["samples_per_microbatch"] = r.samplesPerMicrobatch;

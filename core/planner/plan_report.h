@@ -23,6 +23,7 @@ struct PlanTraceInfo {
 struct PlanReport {
   std::string model;
   Granularity granularity = Granularity::Layers;
+  std::string partition = "parameters";  // units: parameters | flops | explicit
   int64_t samplesPerMicrobatch = 1;
   std::vector<StageProfile> stages;
   PlanComparison comparison;

@@ -393,6 +393,26 @@ TEST(PlannerPanel, ShowsTheUtilizationOfAWarmUp) {
   EXPECT_EQ(panel.selectedSchedule(), "gpipe+recompute");
 }
 
+// The panel plans the design's partition: explicit boundaries and "time" (FLOPs stand in) reach
+// the planner (it planned the parameter balance whatever the design said).
+TEST(PlannerPanel, PlansTheDesignsPartition) {
+  pm::test::app();
+  pm::ui::PlannerPanel panel(kPipemare);
+  QSignalSpy planned(&panel, &pm::ui::PlannerPanel::planned);
+  nlohmann::json e = {{"model", {{"name", "cnn"}}},
+                      {"data", {{"batch_size", 128}}},
+                      {"pipeline", {{"schedule", "gpipe"}, {"stages", 2}, {"microbatches", 8},
+                                    {"partition", {{"method", "explicit"}, {"boundaries", {1}}}}}}};
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  EXPECT_EQ(panel.plan().value("partition", std::string()), "explicit");
+  EXPECT_EQ(panel.plan()["stage_profiles"][0]["end"], 1);
+  e["pipeline"]["partition"] = {{"method", "time"}};
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  EXPECT_EQ(panel.plan().value("partition", std::string()), "flops");
+}
+
 // The warm-up's share of the run, from epochs or, when training.steps is set, from the steps.
 TEST(PlannerPanel, WarmUpFractionFollowsEpochsOrSteps) {
   nlohmann::json e = {{"pipemare", {{"warmup_epochs", 1}}}, {"training", {{"epochs", 4}}}};

@@ -201,6 +201,19 @@ void PlannerPanel::runPlanner() {
                    "--schedule", schedule,
                    "--json",
                    "--trace", tmp_->filePath("plan-trace.json")};
+  // The design's partition (the engine measures "time" as it runs: FLOPs stand in for it here) and
+  // a language model's context, which sets its activations.
+  const Json part = pipe.contains("partition") && pipe["partition"].is_object() ? pipe["partition"] : Json::object();
+  const std::string method = part.value("method", std::string("parameters"));
+  if (method == "explicit" && part.contains("boundaries") && part["boundaries"].is_array() && !part["boundaries"].empty()) {
+    QStringList b;
+    for (const auto& v : part["boundaries"]) b << QString::fromStdString(v.dump());
+    args << "--boundaries" << b.join(',');
+  } else if (method == "time") {
+    args << "--partition" << "flops";
+  }
+  const Json data = section("data");
+  if (data.contains("context") && data["context"].is_number_integer()) args << "--context" << QString::number(data["context"].get<int>());
   const int m = pipe.value("update_interval", 1);
   if (pipe.value("schedule", std::string()) == "pipedream-2bw") args << "--m" << QString::number(m);
   if (pipe.value("schedule", std::string()) == "pipedream") args << "--update-interval" << QString::number(m);

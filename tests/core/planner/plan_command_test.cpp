@@ -125,6 +125,48 @@ TEST(PlanCommand, UnitsGranularityAndTrace) {
   EXPECT_GT(t["traceEvents"].size(), 3u * 4 * 2);
 }
 
+// The design's partition reaches the plan: explicit boundaries, FLOP balance (the stand-in for
+// "time"), the parameter balance by default; a language model's context sets its activations.
+TEST(PlanCommand, FollowsThePartitionAndTheContext) {
+  PlanOptions o;
+  o.model = "cnn";
+  o.stages = 2;
+  o.microbatches = 8;
+  o.batch = 128;
+  o.granularity = "units";
+  o.json = true;
+  auto firstEnd = [&] {
+    const auto r = plan(o);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const Json j = Json::parse(r.out);
+    return std::make_pair(j["stage_profiles"][0]["end"].get<int>(), j["partition"].get<std::string>());
+  };
+  const auto byParameters = firstEnd();
+  EXPECT_EQ(byParameters.second, "parameters");
+  o.boundaries = {3};
+  EXPECT_EQ(firstEnd(), std::make_pair(3, std::string("explicit")));
+  o.boundaries = {1};
+  EXPECT_EQ(firstEnd(), std::make_pair(1, std::string("explicit")));
+  o.boundaries.clear();
+  o.partition = "flops";
+  const auto byFlops = firstEnd();
+  EXPECT_EQ(byFlops.second, "flops");
+  EXPECT_NE(byFlops.first, byParameters.first);  // cnn's parameters sit in fc1, its FLOPs in the convolutions
+
+  PlanOptions lm;
+  lm.model = "charlm";
+  lm.stages = 2;
+  lm.granularity = "units";
+  lm.json = true;
+  auto activations = [&](int context) {
+    lm.context = context;
+    const auto r = plan(lm);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return Json::parse(r.out)["stage_profiles"][0]["activation_bytes"].get<double>();
+  };
+  EXPECT_GT(activations(128), 1.5 * activations(64));  // linear in the context, attention scores quadratic
+}
+
 TEST(PlanCommand, BadInputReturns2WithAMessage) {
   auto bad = [](auto edit, const std::string& expect) {
     PlanOptions o;
@@ -147,6 +189,9 @@ TEST(PlanCommand, BadInputReturns2WithAMessage) {
   bad([](PlanOptions& o) { o.microbatches = 0; }, "--microbatches");
   bad([](PlanOptions& o) { o.m = 2; }, "m >= P");
   bad([](PlanOptions& o) { o.warmupFraction = 1.5; }, "--warmup-fraction: expected a share of the minibatches in [0, 1], found 1.5");
+  bad([](PlanOptions& o) { o.granularity = "units"; o.boundaries = {9}; }, "--boundaries");
+  bad([](PlanOptions& o) { o.granularity = "units"; o.partition = "time"; }, "--partition: expected parameters or flops");
+  bad([](PlanOptions& o) { o.boundaries = {1}; }, "--boundaries: applies to --granularity units only");
   PlanOptions ok;
   ok.model = "mlp";
   ok.stages = 0;  // one per weight layer
