@@ -41,7 +41,7 @@ bool isMemoryMetric(const QString& key) { return key.contains(QStringLiteral("/m
 // Distinct series colours (matplotlib's tab10).
 const QColor kPalette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},  {148, 103, 189},
                            {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
-constexpr int kRunColumns = 7;  // id (checkable), name, schedule, model, P, N, status
+constexpr int kRunColumns = 7;  // id (checkable), name, status, schedule, model, P, N
 const std::vector<MetricPoint> kNoPoints;
 
 QString runLabel(const RunRecord& r) { return QStringLiteral("#%1 %2").arg(r.id).arg(QString::fromStdString(r.name)); }
@@ -65,7 +65,7 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
       timer_(new QTimer(this)) {
   // ---- left: the runs
   runList_->setColumnCount(kRunColumns);
-  runList_->setHeaderLabels({tr("Run"), tr("Name"), tr("Schedule"), tr("Model"), tr("P"), tr("N"), tr("Status")});
+  runList_->setHeaderLabels({tr("Run"), tr("Name"), tr("Status"), tr("Schedule"), tr("Model"), tr("P"), tr("N")});
   runList_->setRootIsDecorated(false);
   runList_->setUniformRowHeights(true);
   runList_->setAlternatingRowColors(true);
@@ -146,8 +146,8 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
   auto* tableBox = new QWidget(this);
   auto* tableLayout = new QVBoxLayout(tableBox);
   tableLayout->setContentsMargins(0, 0, 0, 0);
-  tableLayout->addWidget(new QLabel(tr("<b>Summary</b> (unsmoothed data; ×ratio against the baseline run, "
-                                       "green = better, red = worse)"),
+  tableLayout->addWidget(new QLabel(tr("<b>Summary</b> (unsmoothed data; against the baseline run: ×ratio, accuracy "
+                                       "in points; green = better, red = worse)"),
                                     this));
   tableLayout->addWidget(table_, 1);
 
@@ -169,7 +169,7 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
   split->addWidget(right);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
-  split->setSizes({350, 930});
+  split->setSizes({430, 850});
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split, 1);
   layout->addWidget(status_);
@@ -399,13 +399,13 @@ void CompareView::reloadRunList() {
     it->setText(0, QStringLiteral("#%1").arg(r.id));
     it->setData(0, Qt::UserRole, QVariant::fromValue<qlonglong>(r.id));
     it->setText(1, QString::fromStdString(r.name));
-    it->setText(2, QString::fromStdString(r.schedule));
-    it->setText(3, QString::fromStdString(r.model));
-    it->setText(4, r.stages ? QString::number(r.stages) : QString());
-    it->setText(5, r.microbatches ? QString::number(r.microbatches) : QString());
-    it->setText(6, QString::fromStdString(r.status));
+    it->setText(2, QString::fromStdString(r.status));
+    it->setText(3, QString::fromStdString(r.schedule));
+    it->setText(4, QString::fromStdString(r.model));
+    it->setText(5, r.stages ? QString::number(r.stages) : QString());
+    it->setText(6, r.microbatches ? QString::number(r.microbatches) : QString());
     it->setToolTip(1, QString::fromStdString(r.name));
-    if (!r.status_message.empty()) it->setToolTip(6, QString::fromStdString(r.status_message));
+    if (!r.status_message.empty()) it->setToolTip(2, QString::fromStdString(r.status_message));
     it->setFlags(it->flags() | Qt::ItemIsUserCheckable);
     const auto pos = std::lower_bound(selected_.begin(), selected_.end(), r.id);
     const bool on = pos != selected_.end() && *pos == r.id;

@@ -11,6 +11,7 @@
 #include <QApplication>
 #include <QDateTime>
 #include <QDir>
+#include <QLabel>
 #include <QFile>
 #include <QMessageBox>
 #include <QPushButton>
@@ -112,7 +113,11 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   auto* quit = file->addAction(tr("&Quit"));
   quit->setShortcut(QKeySequence::Quit);
   connect(quit, &QAction::triggered, this, &QWidget::close);
-  statusBar()->showMessage(tr("Store: %1").arg(QString::fromStdString(dbPath)));
+  // A permanent widget: a timed message ("no schedule trace") no longer wipes it for good.
+  auto* storeLabel = new QLabel(tr("Store: %1").arg(QString::fromStdString(dbPath)), this);
+  storeLabel->setObjectName(QStringLiteral("storeLabel"));
+  storeLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  statusBar()->addPermanentWidget(storeLabel);
 
   QSettings settings;
   if (!restoreGeometry(settings.value("main/geometry").toByteArray())) resize(1400, 860);
@@ -129,7 +134,8 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
 }
 
 bool MainWindow::startRun(const QString& experimentJson, const QString& name) {
-  // The experiment the run used is kept as a file beside the store.
+  // The experiment the run used is kept as a file in PipeMare's data directory
+  // ($XDG_DATA_HOME/pipemare/experiments); the run's record holds the configuration too.
   const QString dir = QString::fromStdString(dataHomeDir()) + "/experiments";
   QDir().mkpath(dir);
   const QString file = dir + "/" + QString(name).replace(QRegularExpression("[^A-Za-z0-9_.-]"), "_") + "-" +

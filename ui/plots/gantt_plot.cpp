@@ -103,9 +103,16 @@ StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new Q
   // covered the tallest bars.
   plot_->axisRect()->insetLayout()->take(plot_->legend);
   plot_->axisRect()->insetLayout()->simplify();
+  // In a holder with margins: the legend draws its frame on its outer rectangle, which at the
+  // image's edge was cut off in saved figures.
   const int row = plot_->plotLayout()->rowCount();
-  plot_->plotLayout()->addElement(row, 0, plot_->legend);
+  auto* holder = new QCPLayoutGrid;
+  plot_->plotLayout()->addElement(row, 0, holder);
+  holder->setMargins(QMargins(8, 2, 8, 6));
+  holder->addElement(0, 0, plot_->legend);
   plot_->plotLayout()->setRowStretchFactor(row, 0.001);
+  // The x grid's zero line is solid: it drew a line above the first bar.
+  plot_->xAxis->grid()->setZeroLinePen(Qt::NoPen);
   plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   plot_->legend->setWrap(3);  // fits a narrow column (the planner's)
   plot_->legend->setIconSize(12, 8);
