@@ -19,6 +19,7 @@
 #include "core/util/errors.h"
 #include "core/util/net.h"
 #include "core/util/process.h"
+#include "core/util/strings.h"
 #include "core/util/system_info.h"
 
 namespace pm {
@@ -374,6 +375,10 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       break;
     }
     if (allExited && allClosed && remotesDone) break;
+    // A failed run does not wait for nodes that never joined: they have nothing to report.
+    if (allExited && allClosed && !failure.empty() &&
+        std::all_of(remotes.begin(), remotes.end(), [](const RemoteNode& r) { return r.fd < 0 || r.node < 0; }))
+      break;
     if (allExited) {
       // Drain what is left without blocking.
       continue;
@@ -424,6 +429,16 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   if (!failure.empty() && out.status == "finished") {
     out.status = "failed";
     out.message = failure;
+    // Node 0 knows which launchers never arrived: the workers' own message (a Gloo timeout)
+    // cannot say it.
+    if (multi && req.nodeRank == 0) {
+      std::vector<std::string> missing;
+      for (int n = 1; n < req.nnodes; ++n)
+        if (std::none_of(remotes.begin(), remotes.end(), [&](const RemoteNode& r) { return r.node == n; })) missing.push_back(std::to_string(n));
+      if (!missing.empty())
+        out.message += " (node" + std::string(missing.size() > 1 ? "s " : " ") + join(missing, ", ") +
+                       " never joined: is its launcher running, with the same --master-addr and --master-port?)";
+    }
   }
   if (stopping)
     for (const auto& w : workers)

@@ -484,6 +484,11 @@ TEST_F(Lifecycle, MultiNodeRunsEndTheSameWayOnEveryNode) {
     ASSERT_TRUE(run);
     EXPECT_EQ(run->status, "stopped") << run->status_message;
   }
+  // Node 1 never comes: node 0's failure says so (the workers' message was only a Gloo timeout).
+  auto alone = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --node-rank 0 --master-port " +
+                      std::to_string(freePortPair()) + " --set pipeline.stages=2 --set execution.mode=real --set execution.timeout_s=3 --quiet");
+  EXPECT_EQ(alone.code, 1) << alone.out;
+  EXPECT_NE(alone.out.find("node 1 never joined"), std::string::npos) << alone.out;
 }
 
 // Ctrl-C (SIGINT to the whole process group, as a terminal sends it) at any moment of a real
