@@ -14,6 +14,7 @@
 #include <QTest>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "core/config/experiment.h"
 #include "core/store/run_store.h"
@@ -180,27 +181,36 @@ TEST(LiveRun, TinyExperimentEndToEnd) {
   EXPECT_EQ(view.runId(), runs[0].id);
 }
 
-TEST(LiveRun, StopFromTheGui) {
-  pm::test::app();
+// A run of a million steps started from the Live view, waited for until its first loss point.
+struct LongLiveRun {
   TempDir tmp;
-  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
-  const QString exp = QString::fromStdString((tmp.dir / "long.json").string());
-  {
+  QString db, exp;
+  std::unique_ptr<pm::ui::LiveRunView> view;
+  std::unique_ptr<QSignalSpy> done;
+  explicit LongLiveRun(const QString& title) {
+    pm::test::app();
+    db = QString::fromStdString((tmp.dir / "runs.db").string());
+    exp = QString::fromStdString((tmp.dir / "long.json").string());
     QFile f(exp);
-    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-    f.write(R"({"name": "long", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
-               "training": {"steps": 1000000, "log_interval": 1}})");
+    if (f.open(QIODevice::WriteOnly))
+      f.write(R"({"name": "long", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
+                 "training": {"steps": 1000000, "log_interval": 1}})");
+    f.close();
+    view = std::make_unique<pm::ui::LiveRunView>(kPipemare, db);
+    done = std::make_unique<QSignalSpy>(view.get(), &pm::ui::LiveRunView::runFinished);
+    view->start(exp, title);
+    for (int i = 0; i < 600 && view->lossPoints() == 0; ++i) QTest::qWait(100);
   }
-  pm::ui::LiveRunView view(kPipemare, db);
-  QSignalSpy done(&view, &pm::ui::LiveRunView::runFinished);
-  view.start(exp, "to-stop");
-  // Wait for the first loss point, then press Stop.
-  for (int i = 0; i < 600 && view.lossPoints() == 0; ++i) QTest::qWait(100);
+};
+
+TEST(LiveRun, StopFromTheGui) {
+  LongLiveRun run("to-stop");  // waits for the first loss point
+  pm::ui::LiveRunView& view = *run.view;
   ASSERT_GT(view.lossPoints(), 0u) << view.logText().toStdString();
   view.stop();
-  ASSERT_TRUE(done.wait(30000));
+  ASSERT_TRUE(run.done->wait(30000));
   EXPECT_EQ(view.status().toStdString(), "stopped") << view.logText().toStdString();
-  pm::RunStore store(db.toStdString());
+  pm::RunStore store(run.db.toStdString());
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "stopped");
@@ -210,27 +220,15 @@ TEST(LiveRun, StopFromTheGui) {
 // The run's process killed with -9: the log names the run and says the process was killed (it
 // said "run 0: failed"), and the record reads interrupted at once.
 TEST(LiveRun, KilledRunProcessIsExplained) {
-  pm::test::app();
-  TempDir tmp;
-  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
-  const QString exp = QString::fromStdString((tmp.dir / "long.json").string());
-  {
-    QFile f(exp);
-    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-    f.write(R"({"name": "long", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
-               "training": {"steps": 1000000, "log_interval": 1}})");
-  }
-  pm::ui::LiveRunView view(kPipemare, db);
-  QSignalSpy done(&view, &pm::ui::LiveRunView::runFinished);
-  view.start(exp, "to-kill");
-  for (int i = 0; i < 600 && view.lossPoints() == 0; ++i) QTest::qWait(100);
+  LongLiveRun run("to-kill");
+  pm::ui::LiveRunView& view = *run.view;
   ASSERT_GT(view.lossPoints(), 0u) << view.logText().toStdString();
   ASSERT_EQ(::kill(static_cast<pid_t>(view.pid()), SIGKILL), 0);
-  ASSERT_TRUE(done.wait(30000));
+  ASSERT_TRUE(run.done->wait(30000));
   const std::string log = view.logText().toStdString();
   EXPECT_NE(log.find("was killed or crashed"), std::string::npos) << log;
   EXPECT_NE(log.find("run 1: failed"), std::string::npos) << log;
-  EXPECT_EQ(pm::RunStore(db.toStdString()).getRun(1)->status, "interrupted");
+  EXPECT_EQ(pm::RunStore(run.db.toStdString()).getRun(1)->status, "interrupted");
 }
 
 // A run the engine refuses (a bad field): the log says why once, with the field's line; the
