@@ -216,7 +216,7 @@ TEST(SweepsView, ShowsTheRecordedGridsPointsNotStarted) {
   ASSERT_EQ(map->cols(), 3);
   EXPECT_EQ(map->cellCount(), 3);
   ASSERT_NE(map->cellAt(0, 2), nullptr);
-  EXPECT_EQ(map->cellAt(0, 2)->text.toStdString(), pm::ui::kNotStartedMark);
+  EXPECT_EQ(map->cellAt(0, 2)->text.toStdString(), "not started");
   EXPECT_NE(map->cellAt(0, 2)->toolTip.indexOf("pipemare sweep --resume sweep-2"), -1) << map->cellAt(0, 2)->toolTip.toStdString();
   EXPECT_EQ(view.grid().runAt(0, 0), first);
   EXPECT_EQ(view.grid().runAt(0, 1), 0);
