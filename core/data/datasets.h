@@ -42,7 +42,8 @@ struct TextCorpus {
 
 // path: a file, or a directory whose regular files are read in sorted order (files named
 // *.dat / *.u8 and hidden files are skipped: for the 'fortunes' package these are indexes and
-// duplicates). The last `evalFraction` of the bytes is the validation split.
+// duplicates). The last `evalFraction` of each file's bytes makes the validation split (of the
+// whole corpus when that leaves a split shorter than one sequence).
 // Throws DataError when nothing is readable or the corpus is shorter than 2*(context+1) bytes.
 // The validation split is clamped so that each split holds at least context+1 bytes; evalFraction
 // must be in (0, 1). path "" = defaultTextCorpusPath().

@@ -67,6 +67,7 @@ TextCorpus loadTextCorpus(const std::string& pathIn, double evalFraction, int co
 
   TextCorpus corpus;
   std::vector<uint8_t> bytes;
+  std::vector<int64_t> fileEnds;  // where each file's bytes end in `bytes`
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
@@ -94,6 +95,7 @@ TextCorpus loadTextCorpus(const std::string& pathIn, double evalFraction, int co
       std::string error;
       if (!appendFile(entry.string(), bytes, error)) continue;
       corpus.files.push_back(entry.string());
+      fileEnds.push_back(static_cast<int64_t>(bytes.size()));
     }
     if (corpus.files.empty())
       throw DataError(path, "no readable text files in this directory (hidden files, *.dat, *.u8, "
@@ -106,6 +108,7 @@ TextCorpus loadTextCorpus(const std::string& pathIn, double evalFraction, int co
     std::string error;
     if (!appendFile(path, bytes, error)) throw DataError(path, error);
     corpus.files.push_back(path);
+    fileEnds.push_back(static_cast<int64_t>(bytes.size()));
   } else {
     throw DataError(path, "not a regular file or directory");
   }
@@ -118,14 +121,27 @@ TextCorpus loadTextCorpus(const std::string& pathIn, double evalFraction, int co
                               std::to_string(2 * minSplit) + " (context + 1 = " + std::to_string(minSplit) +
                               " bytes for each of the training and validation splits)");
 
-  // The last evalFraction of the bytes, kept within [context+1, total-(context+1)] so each split
-  // holds at least one full sequence.
-  int64_t validBytes = static_cast<int64_t>(std::llround(static_cast<double>(total) * evalFraction));
-  validBytes = std::clamp(validBytes, minSplit, total - minSplit);
-  const int64_t trainBytes = total - validBytes;
-  corpus.valid.assign(bytes.begin() + trainBytes, bytes.end());
-  bytes.resize(static_cast<size_t>(trainBytes));
-  corpus.train = std::move(bytes);
+  // The last evalFraction of every file is held out (of the corpus: the alphabetically last files,
+  // a narrow slice of the text, made the whole validation split). Then, if a split came out
+  // shorter than one sequence, the split point of the whole corpus, clamped to [context+1,
+  // total-(context+1)].
+  std::vector<uint8_t> train, valid;
+  int64_t begin = 0;
+  for (const int64_t end : fileEnds) {
+    const int64_t held = static_cast<int64_t>(std::llround(static_cast<double>(end - begin) * evalFraction));
+    train.insert(train.end(), bytes.begin() + begin, bytes.begin() + (end - held));
+    valid.insert(valid.end(), bytes.begin() + (end - held), bytes.begin() + end);
+    begin = end;
+  }
+  if (static_cast<int64_t>(valid.size()) < minSplit || static_cast<int64_t>(train.size()) < minSplit) {
+    int64_t validBytes = static_cast<int64_t>(std::llround(static_cast<double>(total) * evalFraction));
+    validBytes = std::clamp(validBytes, minSplit, total - minSplit);
+    const int64_t trainBytes = total - validBytes;
+    valid.assign(bytes.begin() + trainBytes, bytes.end());
+    train.assign(bytes.begin(), bytes.begin() + trainBytes);
+  }
+  corpus.train = std::move(train);
+  corpus.valid = std::move(valid);
   return corpus;
 }
 

@@ -31,13 +31,15 @@ class TensorSource : public BatchSource {
   std::string desc_;
 };
 
-// Non-overlapping windows of context+1 bytes; sample i is window i.
+// Windows of context+1 bytes, consecutive ones sharing one byte (window w: inputs bytes
+// [w*context, (w+1)*context), targets shifted by one). With a limit below the window count, the
+// samples are windows spread evenly over the text (the first K windows were one corner of it).
 class TextSource : public BatchSource {
  public:
   TextSource(std::vector<uint8_t> bytes, int context, int64_t limit, std::string desc)
       : bytes_(std::move(bytes)), context_(context), desc_(std::move(desc)) {
-    count_ = (static_cast<int64_t>(bytes_.size()) - 1) / context_;
-    if (limit > 0) count_ = std::min(count_, limit);
+    windows_ = (static_cast<int64_t>(bytes_.size()) - 1) / context_;
+    count_ = limit > 0 ? std::min(windows_, limit) : windows_;
   }
   int64_t size() const override { return count_; }
   Batch get(const std::vector<int64_t>& idx) const override {
@@ -46,7 +48,8 @@ class TextSource : public BatchSource {
     auto xa = x.accessor<int64_t, 2>();
     auto ya = y.accessor<int64_t, 2>();
     for (size_t b = 0; b < idx.size(); ++b) {
-      const size_t off = static_cast<size_t>(idx[b]) * static_cast<size_t>(context_);
+      const int64_t window = count_ == windows_ ? idx[b] : idx[b] * windows_ / count_;  // evenly strided
+      const size_t off = static_cast<size_t>(window) * static_cast<size_t>(context_);
       for (int t = 0; t < context_; ++t) {
         xa[static_cast<int64_t>(b)][t] = bytes_[off + static_cast<size_t>(t)];
         ya[static_cast<int64_t>(b)][t] = bytes_[off + static_cast<size_t>(t) + 1];
@@ -60,7 +63,7 @@ class TextSource : public BatchSource {
  private:
   std::vector<uint8_t> bytes_;
   int64_t context_;
-  int64_t count_ = 0;
+  int64_t windows_ = 0, count_ = 0;
   std::string desc_;
 };
 

@@ -16,8 +16,11 @@ double baseLearningRate(const OptimizerConfig& opt, int64_t step, int64_t totalS
   if (s.name == "cosine") {
     double warm = static_cast<double>(s.warmup_steps);
     if (warm > 0 && k < warm) return lr * (k + 1) / warm;
-    double span = std::max(1.0, static_cast<double>(totalSteps) - warm);
-    double frac = std::min(1.0, (k - warm) / span);
+    // The decay starts at the peak (the warm-up's last step, or step 0) and reaches min_lr at the
+    // run's last step, totalSteps - 1 (it ended above it, and repeated the peak after a warm-up).
+    const double start = warm > 0 ? warm - 1 : 0;
+    const double span = std::max(1.0, static_cast<double>(totalSteps) - 1 - start);
+    const double frac = std::min(1.0, (k - start) / span);
     return s.min_lr + (lr - s.min_lr) * 0.5 * (1.0 + std::cos(M_PI * frac));
   }
   if (s.name == "linear-warmup") {

@@ -123,8 +123,11 @@ void StageWorker::minibatchDone(int64_t k) {
   }
   const bool halt = haltAfter_ == k;
   const int64_t every = e_.training.checkpoint_every;
-  if (!checkpointDir_.empty() && !finished_ && done < plan_.totalSteps() && (halt || (every > 0 && done % every == 0)))
+  if (!checkpointDir_.empty() && !finished_ && done < plan_.totalSteps() && (halt || (every > 0 && done % every == 0))) {
+    const double c0 = monotonicSeconds();
     saveCheckpoint(done);
+    winStart_ += monotonicSeconds() - c0;  // the next training window leaves the checkpoint's writing out
+  }
   if (halt) halted_ = true;
 }
 
@@ -185,9 +188,11 @@ void StageWorker::evalBatch(int64_t b) {
   module_->train();
   const double t1 = monotonicSeconds();
   wait_ += waited;
-  winWait_ += waited;
   compute_ += (t1 - t0) - waited;
-  winCompute_ += (t1 - t0) - waited;
+  // The training window (samples/s, utilization, waits) leaves evaluation out: it ran between two
+  // minibatches, and counted there it made the window after each evaluation look many times
+  // slower (and busier).
+  winStart_ += t1 - t0;
 }
 
 void StageWorker::emitTrace(const char* action, int64_t mb, double start, double end, int64_t minibatch) {

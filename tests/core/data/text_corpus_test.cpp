@@ -53,9 +53,16 @@ TEST(TextCorpus, DirectoryReadsSortedFilesAndSkipsIndexesDuplicatesAndHidden) {
 
   TextCorpus c = loadTextCorpus(tmp.path(), 0.5, 4);
   EXPECT_THAT(c.files, ElementsAre(tmp.file("a"), tmp.file("b"), tmp.file("c")));
-  EXPECT_EQ(str(c.train) + str(c.valid), "AAAAAAAAAABBBBBBBBBBCCCCCCCCCC");
-  EXPECT_EQ(c.train.size(), 15u);
-  EXPECT_EQ(c.valid.size(), 15u);
+  // The last half of every file is held out (not the last files of the corpus).
+  EXPECT_EQ(str(c.train), "AAAAABBBBBCCCCC");
+  EXPECT_EQ(str(c.valid), "AAAAABBBBBCCCCC");
+  c = loadTextCorpus(tmp.path(), 0.2, 4);
+  EXPECT_EQ(str(c.train), "AAAAAAAABBBBBBBBCCCCCCCC");
+  EXPECT_EQ(str(c.valid), "AABBCC");
+  // A split shorter than one sequence: the corpus's own tail, clamped (5 bytes each side).
+  c = loadTextCorpus(tmp.path(), 0.05, 4);
+  EXPECT_EQ(c.valid.size(), 5u);
+  EXPECT_EQ(str(c.valid), "CCCCC");
 }
 
 TEST(TextCorpus, ValidationSplitIsClampedToOneContextEachSide) {

@@ -17,9 +17,18 @@ TEST(LrSchedule, ConstantStepCosineWarmup) {
   EXPECT_DOUBLE_EQ(baseLearningRate(o, 250, 1000), 0.025);
   o.schedule.name = "cosine";
   o.schedule.min_lr = 0.0;
-  EXPECT_NEAR(baseLearningRate(o, 0, 1000), 0.1, 1e-12);
-  EXPECT_NEAR(baseLearningRate(o, 500, 1000), 0.05, 1e-12);
-  EXPECT_NEAR(baseLearningRate(o, 1000, 1000), 0.0, 1e-12);
+  EXPECT_NEAR(baseLearningRate(o, 0, 1001), 0.1, 1e-12);
+  EXPECT_NEAR(baseLearningRate(o, 500, 1001), 0.05, 1e-12);
+  EXPECT_NEAR(baseLearningRate(o, 1000, 1001), 0.0, 1e-12);  // the last step of 1001 reaches the floor
+  // With a warm-up and a floor: the peak once (the warm-up's last step), then down to min_lr at the
+  // last step (it ended at 0.0145 and repeated the peak).
+  o.schedule.min_lr = 0.01;
+  o.schedule.warmup_steps = 3;
+  EXPECT_NEAR(baseLearningRate(o, 2, 10), 0.1, 1e-12);
+  EXPECT_LT(baseLearningRate(o, 3, 10), 0.1);
+  EXPECT_NEAR(baseLearningRate(o, 9, 10), 0.01, 1e-12);
+  o.schedule.warmup_steps = 0;
+  o.schedule.min_lr = 0.0;
   o.schedule.name = "linear-warmup";
   o.schedule.warmup_steps = 10;
   EXPECT_NEAR(baseLearningRate(o, 4, 1000), 0.05, 1e-12);

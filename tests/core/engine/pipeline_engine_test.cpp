@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "core/engine/batch_source.h"
 #include "core/engine/memory_accounting.h"
@@ -432,4 +434,57 @@ TEST(PipelineEngine, TimeBalancedPartitionIsValidAndTrains) {
   ASSERT_EQ(recorded.size(), 3u);
   EXPECT_EQ(recorded[0]["units"][0], 0);
   EXPECT_EQ(recorded[2]["units"][1], 6);
+}
+
+// The training windows (samples/s, utilization) leave evaluation out: an evaluation after every
+// third step made the window after it read many times slower (about 1/17 of the others here).
+TEST(PipelineEngine, TrainingWindowsLeaveEvaluationOut) {
+  Experiment e = tinyExperiment("cnn");
+  e.data.synthetic_samples = 8192;  // a held-out set of 2048: each evaluation costs many steps
+  e.training.steps = 12;
+  e.training.log_interval = 1;
+  e.training.eval_interval = 3;
+  MemorySink sink;
+  runSingleProcess(e, sink, nullptr);
+  std::vector<double> afterEval, others;
+  bool evalJustRan = false;
+  for (const auto& ev : sink.events()) {
+    const std::string type = ev.value("type", "");
+    if (type == "eval") evalJustRan = true;
+    if (type != "step" || ev.value("step", 0) <= 1) continue;
+    (evalJustRan ? afterEval : others).push_back(ev.value("samples_per_s", 0.0));
+    evalJustRan = false;
+  }
+  ASSERT_GE(afterEval.size(), 3u);
+  ASSERT_GE(others.size(), 5u);
+  std::sort(others.begin(), others.end());
+  const double median = others[others.size() / 2];
+  for (double rate : afterEval) EXPECT_GT(rate, 0.3 * median) << "a window after an evaluation: " << rate << " vs " << median;
+}
+
+// A limited text split takes windows spread over the whole text (the first K windows were one
+// corner of it: for the fortunes corpus, Star Trek quotes only).
+TEST(BatchSource, LimitedTextSamplesSpreadOverTheText) {
+  TempDir tmp;
+  const std::string file = (tmp.dir / "t.txt").string();
+  {
+    std::ofstream f(file);
+    for (int i = 0; i < 100; ++i) f << static_cast<char>('a' + i % 26) << std::string(9, '.');  // 1000 bytes
+  }
+  Experiment e;
+  e.data.dataset = "text";
+  e.data.path = file;
+  e.data.context = 10;
+  e.data.eval_fraction = 0.5;
+  e.data.eval_limit = 5;
+  const auto source = makeBatchSource(e, /*train=*/false);  // 500 bytes: 49 windows
+  ASSERT_EQ(source->size(), 5);
+  const Batch b = source->get({0, 1, 2, 3, 4});
+  // Window w starts at byte 10 w of the held-out half: its first letter is that of line 50 + w.
+  const int64_t windows = 49;
+  for (int64_t i = 0; i < 5; ++i) {
+    const int64_t w = i * windows / 5;
+    EXPECT_EQ(b.x[i][0].item<int64_t>(), 'a' + (50 + w) % 26) << "sample " << i;
+  }
+  EXPECT_NE(b.x[4][0].item<int64_t>(), 'a' + (50 + 4) % 26);  // not the fifth window
 }
