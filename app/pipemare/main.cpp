@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/cli/commands.h"
+#include "core/util/errors.h"
 #include "core/cli/plan_against.h"
 #include "core/util/system_info.h"
 #include "core/planner/plan_command.h"
@@ -157,6 +158,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    // `run ... --events stdout`: a client reading only the stream learns why nothing ran.
+    bool eventsOnStdout = false;
+    for (int i = 1; i < argc; ++i)
+      eventsOnStdout = eventsOnStdout || std::string(argv[i]) == "--events=stdout" ||
+                       (std::string(argv[i]) == "--events" && i + 1 < argc && std::string(argv[i + 1]) == "stdout");
+    if (rc != 0 && eventsOnStdout) pm::cli::emitStartError(pm::ConfigError("usage", e.what()));
     return rc == 0 ? 0 : 2;
   }
   if (run.db.empty()) run.db = db;

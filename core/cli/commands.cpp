@@ -36,7 +36,7 @@ int reportError(const std::exception& ex) {
 // changed (the same on every node of a multi-node run, whose configurations must agree).
 Experiment loadWithOverrides(const std::string& file, const std::vector<std::string>& overrides) {
   if (overrides.empty()) return loadExperimentFile(file);
-  Experiment e = experimentFromJson(applyOverrides(loadExperimentJson(file), overrides), file + " (with --set)");
+  Experiment e = loadExperimentFile(file, overrides);
   e.notes += std::string(e.notes.empty() ? "" : " ") + "[run with --set " + join(overrides, ", ") + "]";
   return e;
 }
@@ -97,7 +97,7 @@ void emitStartError(const std::exception& ex) {
 // its grid point as key=value tags, which may be longer: they are checked as the grid was.)
 void checkTags(const std::vector<std::string>& tags) {
   for (const auto& t : tags) {
-    if (t.empty()) throw ConfigError("--tag", "a tag must not be empty");
+    if (trim(t).empty()) throw ConfigError("--tag", "a tag must not be empty or blank");
     if (t.size() > 64)
       throw ConfigError("--tag " + fitText(t, 40), "a tag has at most 64 characters (as the experiment's tags), found " +
                                                        std::to_string(t.size()));
@@ -108,6 +108,9 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
   bool runStarted = false;
   try {
     if (o.sweepId.empty()) checkTags(o.tags);
+    if (!o.name.empty() && (trim(o.name).empty() || o.name.size() > 200))  // the format's rule for names
+      throw ConfigError("--name", trim(o.name).empty() ? "a run name must not be blank"
+                                                       : "a run name has at most 200 characters, found " + std::to_string(o.name.size()));
     if (o.resume > 0 && (!o.file.empty() || !o.overrides.empty()))
       throw ConfigError("--resume", "continues a stored run with its stored configuration: give no experiment file or --set");
     if (o.resume <= 0 && o.file.empty()) throw ConfigError("run", "give an experiment file (or --resume RUN)");
@@ -278,6 +281,7 @@ int runsTagCommand(const std::string& db, int64_t run, const std::vector<std::st
     auto opened = RunStore::openForReading(dbPath(db));  // an existing store only
     RunStore& store = *opened;
     if (!store.getRun(run)) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
+    checkTags(tags);  // the experiment format's rule for tags, as for --tag
     store.setTags(run, tags);
     return 0;
   } catch (const std::exception& ex) {

@@ -42,6 +42,10 @@ struct SweepOptions {
 };
 int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop);
 
+// With --events stdout, an error before the run exists (bad experiment, store, usage) is an
+// event on stdout too: the stream's only one, with before_run and exit_code.
+void emitStartError(const std::exception& ex);
+
 int validateCommand(const std::string& file, const std::vector<std::string>& overrides);
 
 struct ListOptions {

@@ -125,6 +125,9 @@ Experiment experimentFromJson(const Json& j, const std::string& source = "experi
 // A field's problem names the file, the line and the field: "<path>:<line>: pipeline.stages"
 // (a missing field: the line of its section).
 Experiment loadExperimentFile(const std::string& path);
+// The same with `key=value` overrides applied (see applyOverrides): a problem an override causes
+// names the override; any other names the file's line, "<path>:<line> (with --set): <field>".
+Experiment loadExperimentFile(const std::string& path, const std::vector<std::string>& overrides);
 
 // Read and parse a file without validating it (for applying --set overrides before validation).
 // Missing file: ConfigError(path, "cannot open: ..."); syntax error: ConfigError("<path>:<line>:<col>", ...);

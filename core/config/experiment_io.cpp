@@ -19,6 +19,9 @@ namespace pm {
 using namespace config_detail;
 
 // Parses JSON text; syntax errors and duplicate keys become ConfigError naming the place.
+// Deeper JSON than any experiment needs is refused (a parse and a print of 100,000 levels recurse).
+constexpr size_t kMaxJsonDepth = 64;
+
 Json parseExperimentText(const std::string& text, const std::string& name) {
   struct Frame {
     bool object;
@@ -41,6 +44,14 @@ Json parseExperimentText(const std::string& text, const std::string& name) {
     switch (ev) {
       case E::object_start:
       case E::array_start:
+        // No experiment nests deeply; a file that does (100,000 levels) crashed the error
+        // message's printing of the value, which recurses.
+        if (frames.size() >= kMaxJsonDepth) {
+          std::string at = pathOf();
+          if (at.size() > 40) at = at.substr(0, 40) + "...";
+          throw ConfigError(name + (at.empty() ? std::string() : ": " + at),
+                            "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+        }
         frames.push_back(Frame{ev == E::object_start, {}, 0});
         break;
       case E::key: {
@@ -206,22 +217,44 @@ std::string readExperimentText(const std::string& path) {
 
 Json loadExperimentJson(const std::string& path) { return parseExperimentText(readExperimentText(path), path); }
 
+namespace {
+
+// A field's problem as loadExperimentFile names it: with the line of the field (or of its nearest
+// enclosing field in the file; a missing field is placed at its section). `source` is how the
+// message names the file ("x.json", "x.json (with --set)").
+[[noreturn]] void throwWithLine(const FieldError& ex, const std::string& text, const std::string& path, const std::string& suffix) {
+  const auto lines = fieldLines(text);
+  std::string field = ex.field();
+  while (!field.empty() && !lines.count(field)) {
+    const size_t cut = field.find_last_of(".[");
+    field = cut == std::string::npos ? std::string() : field.substr(0, cut);
+  }
+  if (field.empty()) throw ex;
+  throw FieldError(path + ":" + std::to_string(lines.at(field)) + suffix, ex.field(), ex.problem());
+}
+
+}  // namespace
+
 Experiment loadExperimentFile(const std::string& path) {
   const std::string text = readExperimentText(path);
   const Json j = parseExperimentText(text, path);
   try {
     return experimentFromJson(j, path);
   } catch (const FieldError& ex) {
-    // Name the line too: the field's own, or that of its nearest enclosing field in the file
-    // (a missing field is placed at its section).
-    const auto lines = fieldLines(text);
-    std::string field = ex.field();
-    while (!field.empty() && !lines.count(field)) {
-      const size_t cut = field.find_last_of(".[");
-      field = cut == std::string::npos ? std::string() : field.substr(0, cut);
-    }
-    if (field.empty()) throw;
-    throw FieldError(path + ":" + std::to_string(lines.at(field)), ex.field(), ex.problem());
+    throwWithLine(ex, text, path, "");
+  }
+}
+
+Experiment loadExperimentFile(const std::string& path, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return loadExperimentFile(path);
+  const std::string text = readExperimentText(path);
+  // A problem an override causes is the override's (applyOverrides); any other is the file's,
+  // with its line.
+  const Json j = applyOverrides(parseExperimentText(text, path), overrides);
+  try {
+    return experimentFromJson(j, path + " (with --set)");
+  } catch (const FieldError& ex) {
+    throwWithLine(ex, text, path, " (with --set)");
   }
 }
 
@@ -240,7 +273,12 @@ Json applyOverrides(Json j, const std::vector<std::string>& overrides) {
       if (part.empty()) throw ConfigError(place, "expected key=value with a dotted key such as pipeline.stages");
     Json value;
     try {
-      value = Json::parse(raw);
+      value = Json::parse(raw, [&](int depth, Json::parse_event_t ev, Json&) {
+        if ((ev == Json::parse_event_t::object_start || ev == Json::parse_event_t::array_start) &&
+            depth >= static_cast<int>(kMaxJsonDepth))
+          throw ConfigError("--set " + trim(text.substr(0, eq)), "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+        return true;
+      });
     } catch (const Json::parse_error&) {
       value = raw;  // not JSON: a plain string (gpipe, cuda:0, ...)
     } catch (const Json::exception&) {

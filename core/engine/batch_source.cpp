@@ -96,12 +96,23 @@ int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit
 
 void checkDataAvailable(const Experiment& e) {
   const auto& d = e.data;
+  int64_t trainSamples = -1;  // -1: not known without reading the data (Fashion-MNIST: 60,000)
   if (d.dataset == "fashion-mnist") {
     locateFashionMnist(d.path, "train");
     locateFashionMnist(d.path, d.eval_split);
   } else if (d.dataset == "text") {
-    loadTextCorpus(d.path, d.eval_fraction, d.context);  // a few MB at most: read it once
+    const TextCorpus corpus = loadTextCorpus(d.path, d.eval_fraction, d.context);  // a few MB at most: read it once
+    trainSamples = limited((static_cast<int64_t>(corpus.train.size()) - 1) / std::max(1, d.context), d.train_limit);
+  } else if (d.dataset == "synthetic") {
+    trainSamples = limited(d.synthetic_samples, d.train_limit);
   }
+  // What the training plan would refuse at the start of the run (a failed run, exit 1).
+  if (trainSamples >= 0 && trainSamples < e.pipeline.microbatches)
+    throw ConfigError("data", "the training split has " + std::to_string(trainSamples) + " samples, fewer than pipeline.microbatches = " +
+                                  std::to_string(e.pipeline.microbatches) + " (data.train_limit, data.synthetic_samples)");
+  for (const auto& dev : e.execution.devices)
+    if (dev != "cpu" && !torch::cuda::is_available())
+      throw ConfigError("execution.devices", "device \"" + dev + "\" requested, but this LibTorch has no CUDA (or no GPU is visible)");
 }
 
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {

@@ -31,7 +31,9 @@ class BatchSource {
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train);
 // Checks that the experiment's data can be found (Fashion-MNIST: the train and evaluation files
 // exist; text: the corpus reads and is long enough), so that a missing dataset is a DataError
-// (exit 2) before a run is recorded, not a failed run. Synthetic data needs nothing.
+// (exit 2) before a run is recorded, not a failed run; and what the run would refuse at its
+// start: fewer training samples than microbatches (synthetic data, text, train_limit), a CUDA
+// device on a LibTorch without CUDA (ConfigError).
 void checkDataAvailable(const Experiment& e);
 
 // Splits a minibatch into n microbatches along dimension 0 (sizes differ by at most one;

@@ -117,6 +117,13 @@ TEST_F(Cli, MissingDatasetExitsTwoAndCreatesNoRun) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("[grid point data.path=" + nowhere + "]"), std::string::npos) << r.out;
   EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty());
+  // What the run would refuse at its start is refused before it is recorded too (a failed run, exit 1).
+  r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --set data.train_limit=5 --set pipeline.microbatches=8");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("5 samples, fewer than pipeline.microbatches = 8"), std::string::npos) << r.out;
+  r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --set 'execution.devices=[\"cuda:0\"]'");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty());
 }
 
 // With --events stdout an error before the run exists is an event on stdout too (place, message,
@@ -138,6 +145,27 @@ TEST_F(Cli, InvalidExperimentIsAnErrorEventOnTheStream) {
   EXPECT_EQ(events[0]["exit_code"], 2);
   EXPECT_EQ(events[0]["before_run"], true);
   EXPECT_TRUE(events[0].contains("v"));
+  // A usage error of the command line (stdout held nothing).
+  r = runCmd("(" + bin() + " run " + bad + " --db " + db_ + " --events stdout --bogus 2>/dev/null)");
+  EXPECT_EQ(r.code, 2) << r.out;
+  ASSERT_FALSE(r.out.empty());
+  const auto usage = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+  EXPECT_EQ(usage["type"], "error");
+  EXPECT_EQ(usage["exit_code"], 2);
+  EXPECT_NE(usage["message"].get<std::string>().find("--bogus"), std::string::npos) << r.out;
+}
+
+// Tags and run names follow the experiment format's rules on the command line too.
+TEST_F(Cli, TagsAndNamesFollowTheFormatsRules) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --set training.steps=2 --quiet");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(runCmd(bin() + " --db " + db_ + " runs tag 1 ok '  '").code, 2);
+  EXPECT_EQ(runCmd(bin() + " --db " + db_ + " runs tag 1 " + std::string(65, 'x')).code, 2);
+  EXPECT_EQ(runCmd(bin() + " --db " + db_ + " runs tag 1 fine").code, 0);
+  EXPECT_EQ(pm::RunStore(db_).getRun(1)->tags, (std::vector<std::string>{"fine"}));
+  EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --name '   '").code, 2);
+  EXPECT_EQ(runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --name " + std::string(201, 'n')).code, 2);
+  EXPECT_EQ(pm::RunStore(db_).listRuns().size(), 1u);
 }
 
 TEST_F(Cli, BadOverrideExitsTwoWithDidYouMean) {

@@ -588,6 +588,15 @@ TEST(ExperimentOverrides, ProblemsOfTheBaseAreLeftToTheCallersValidation) {
 
 // --- Files --------------------------------------------------------------------------------------------
 
+// A problem of the file itself keeps its line when --set options are given (it lost it); one an
+// override causes still names the override.
+TEST(ExperimentFile, ProblemsOfTheFileKeepTheirLineWithOverrides) {
+  TempFile f("{\n  \"name\": \"x\",\n  \"data\": {\n    \"batch_size\": \"big\"\n  }\n}\n");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path(), {"training.steps=5"}); }, f.path() + ":4 (with --set): data.batch_size",
+                                "found \"big\""));
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path(), {"data.batch_size=0"}); }, "--set data.batch_size=0", "found 0"));
+}
+
 TEST(ExperimentFile, LoadsAndValidates) {
   TempFile f(R"({"name": "from file", "model": {"name": "cnn"}, "pipeline": {"stages": 2}})");
   Experiment e = loadExperimentFile(f.path());
@@ -697,4 +706,20 @@ TEST(ExperimentNames, SchedulesAndModels) {
   EXPECT_FALSE(isAsynchronousSchedule("gpipe"));
   EXPECT_FALSE(isAsynchronousSchedule("1f1b"));
   EXPECT_FALSE(isAsynchronousSchedule("bogus"));
+}
+
+// JSON nested deeper than any experiment needs is a usage error naming the place: 100,000 levels
+// crashed the error message (printing the value recursed); --set values likewise.
+TEST(ExperimentErrors, DeepNestingIsRefused) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    parseExperimentText("{\"notes\": " + deep + "}", "deep.json");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("deep.json: notes[0]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nested more than 64 levels deep"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(applyOverrides(Json::object(), {"notes=" + deep}), ConfigError);
+  // Shallow nesting is fine.
+  EXPECT_NO_THROW(parseExperimentText("{\"tags\": [[[[1]]]]}", "ok.json"));
 }
