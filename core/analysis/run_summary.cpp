@@ -31,15 +31,16 @@ double bestFinite(const std::vector<MetricPoint>& pts, Better better) {
   return best;
 }
 
-double meanFinite(const std::vector<MetricPoint>& pts) {
-  double sum = 0;
+// Samples over time across logged windows of equal sample counts: the harmonic mean of their rates.
+double windowThroughput(const std::vector<MetricPoint>& pts) {
+  double inverse = 0;
   size_t n = 0;
   for (const auto& p : pts)
-    if (std::isfinite(p.value)) {
-      sum += p.value;
+    if (std::isfinite(p.value) && p.value > 0) {
+      inverse += 1.0 / p.value;
       ++n;
     }
-  return n ? sum / static_cast<double>(n) : kNaN;
+  return n ? static_cast<double>(n) / inverse : kNaN;
 }
 }  // namespace
 
@@ -75,7 +76,10 @@ RunSummary summarizeRun(const RunData& run, double accuracyTarget) {
       set(SummaryField::TimeToTarget, p.wall_time - run.t0);
       break;
     }
-  set(SummaryField::Throughput, meanFinite(run.metric("train/samples_per_s")));
+  // Training throughput: samples over time across the logged windows (each a log_interval of
+  // minibatches, start-up and evaluation excluded); the plain mean of their rates overweighted
+  // fast windows.
+  set(SummaryField::Throughput, windowThroughput(run.metric("train/samples_per_s")));
 
   // Points come ordered by (stage, step): the last finite one per stage wins.
   std::map<int, double> lastUtil;

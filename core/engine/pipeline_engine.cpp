@@ -34,7 +34,7 @@ Json combineStageSummaries(Json stages) {
       }
     if (any) out[key] = sum;
   }
-  for (const char* key : {"peak_memory", "inflight_max", "tau_max", "tau_expected", "versions_max"}) {
+  for (const char* key : {"peak_memory", "peak_rss", "inflight_max", "tau_max", "tau_expected", "versions_max"}) {
     bool any = false;
     int64_t best = 0;
     for (const auto& s : stages)

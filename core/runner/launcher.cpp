@@ -73,6 +73,7 @@ std::string configDigest(const Experiment& e) {
 }  // namespace
 
 RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::atomic<bool>* stop) {
+  const double launchedAt = monotonicSeconds();
   const Experiment& e = req.experiment;
   const int P = e.pipeline.stages;
   const bool multi = req.nnodes > 1;
@@ -465,6 +466,13 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   if (!lastStageReported) {  // no final metrics to report: keep only what the stages measured
     for (const char* key : {"final_loss", "final_eval_loss", "final_accuracy", "best_accuracy", "samples"}) out.summary.erase(key);
   }
+  // The whole run's time, as single mode counts it (start-up and evaluation included): the last
+  // stage's own wall time left out the workers' start-up.
+  const double wall = monotonicSeconds() - launchedAt;
+  out.summary["wall_s"] = wall;
+  if (out.summary.contains("samples") && wall > 0)
+    out.summary["samples_per_s"] =
+        static_cast<double>(out.summary.value("samples", int64_t{0}) - out.summary.value("resumed_samples", int64_t{0})) / wall;
   return out;
 }
 
