@@ -54,7 +54,10 @@ int run(const PlanOptions& o, std::ostream& out) {
     throw Usage("--partition", "expected parameters or flops (or --boundaries), found \"" + o.partition + "\"");
   if ((!o.boundaries.empty() || o.partition != "parameters") && gran != Granularity::Units)
     throw Usage(o.boundaries.empty() ? "--partition" : "--boundaries", "applies to --granularity units only");
-  if (o.context < 1) throw Usage("--context", "expected a sequence length >= 1, found " + std::to_string(o.context));
+  const int maxContext = o.model == "charlm" ? 128 : 4096;  // as data.context (charlm's positions: 128)
+  if (o.context < 8 || o.context > maxContext)
+    throw Usage("--context", "expected a sequence length in 8.." + std::to_string(maxContext) + (o.model == "charlm" ? " for charlm" : "") +
+                                 ", found " + std::to_string(o.context));
   if (!(o.linkLatency >= 0) || !(o.linkBandwidth >= 0)) throw Usage("--link", "latency and bandwidth must be >= 0");
   spec.microbatches = o.microbatches;
   spec.updateInterval = o.updateInterval;

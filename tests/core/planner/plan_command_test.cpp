@@ -192,6 +192,8 @@ TEST(PlanCommand, BadInputReturns2WithAMessage) {
   bad([](PlanOptions& o) { o.granularity = "units"; o.boundaries = {9}; }, "--boundaries");
   bad([](PlanOptions& o) { o.granularity = "units"; o.partition = "time"; }, "--partition: expected parameters or flops");
   bad([](PlanOptions& o) { o.boundaries = {1}; }, "--boundaries: applies to --granularity units only");
+  bad([](PlanOptions& o) { o.model = "charlm"; o.stages = 2; o.context = 1000; }, "--context: expected a sequence length in 8..128");
+  bad([](PlanOptions& o) { o.context = 4; }, "--context");
   PlanOptions ok;
   ok.model = "mlp";
   ok.stages = 0;  // one per weight layer
