@@ -440,7 +440,7 @@ TEST(PipelineEngine, TimeBalancedPartitionIsValidAndTrains) {
 // third step made the window after it read many times slower (about 1/17 of the others here).
 TEST(PipelineEngine, TrainingWindowsLeaveEvaluationOut) {
   Experiment e = tinyExperiment("cnn");
-  e.data.synthetic_samples = 8192;  // a held-out set of 2048: each evaluation costs many steps
+  e.data.synthetic_samples = 4096;  // a held-out set of 1024: each evaluation costs many steps
   e.training.steps = 12;
   e.training.log_interval = 1;
   e.training.eval_interval = 3;
@@ -457,9 +457,12 @@ TEST(PipelineEngine, TrainingWindowsLeaveEvaluationOut) {
   }
   ASSERT_GE(afterEval.size(), 3u);
   ASSERT_GE(others.size(), 5u);
+  // Medians: one window slowed by a busy machine must not decide it (with evaluation counted, the
+  // windows after one ran at about 1/17 of the others).
   std::sort(others.begin(), others.end());
-  const double median = others[others.size() / 2];
-  for (double rate : afterEval) EXPECT_GT(rate, 0.3 * median) << "a window after an evaluation: " << rate << " vs " << median;
+  std::sort(afterEval.begin(), afterEval.end());
+  const double median = others[others.size() / 2], medianAfter = afterEval[afterEval.size() / 2];
+  EXPECT_GT(medianAfter, 0.3 * median) << "windows after an evaluation: " << medianAfter << " vs " << median;
 }
 
 // A limited text split takes windows spread over the whole text (the first K windows were one
