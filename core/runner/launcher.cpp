@@ -367,8 +367,10 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     bool allExited = true;
     for (const auto& w : workers) allExited = allExited && w.exited;
     const bool allClosed = std::all_of(workers.begin(), workers.end(), [](const Worker& w) { return w.outFd < 0 && w.errFd < 0; });
-    const bool remotesDone = listenFd < 0 || (static_cast<int>(remotes.size()) >= req.nnodes - 1 &&
-                                              std::all_of(remotes.begin(), remotes.end(), [](const RemoteNode& r) { return r.fd < 0; }));
+    // Only launchers that said hello count: a silent connection left open is not a node to wait for.
+    const bool remotesDone =
+        listenFd < 0 || (std::count_if(remotes.begin(), remotes.end(), [](const RemoteNode& r) { return r.node >= 0; }) >= req.nnodes - 1 &&
+                         std::all_of(remotes.begin(), remotes.end(), [](const RemoteNode& r) { return r.fd < 0 || r.node < 0; }));
     if (allExited && allClosed && localEndedAt < 0) localEndedAt = monotonicSeconds();
     if (allExited && allClosed && !remotesDone && monotonicSeconds() - localEndedAt > remoteGraceS) {
       if (failure.empty() && out.status == "finished" && !stopping)
