@@ -93,7 +93,7 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
 
   connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
     proxy_->setFilterFixedString(text);
-    refresh();  // the count of runs shown
+    updateSummary();  // the count of runs shown (the runs themselves are unchanged)
   });
   connect(status_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   connect(schedule_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
@@ -169,12 +169,7 @@ void RunsBrowser::refresh() {
       const int statusWidth = table_->fontMetrics().horizontalAdvance(QStringLiteral("interrupted")) + 24;
       table_->setColumnWidth(RunsTableModel::Status, std::max(table_->columnWidth(RunsTableModel::Status), statusWidth));
     }
-    int running = 0;
-    for (int r = 0; r < model_->rowCount(); ++r)
-      if (model_->runAt(r)->status == "running") ++running;
-    const QString shown = proxy_->rowCount() == model_->rowCount() ? tr("%1 run(s)").arg(model_->rowCount())
-                                                                   : tr("%1 of %2 run(s) shown").arg(proxy_->rowCount()).arg(model_->rowCount());
-    summary_->setText(tr("%1, %2 running  -  store: %3").arg(shown).arg(running).arg(QString::fromStdString(dbPath_)));
+    updateSummary();
     // Keep the user's selection: after a reload, re-select the shown run only (never replace a
     // multi-row selection the user made).
     const auto previous = selectedBeforeReload;
@@ -200,6 +195,15 @@ void RunsBrowser::refresh() {
     lastError_ = ex.what();
     summary_->setText(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
   }
+}
+
+void RunsBrowser::updateSummary() {
+  int running = 0;
+  for (int r = 0; r < model_->rowCount(); ++r)
+    if (model_->runAt(r)->status == "running") ++running;
+  const QString shown = proxy_->rowCount() == model_->rowCount() ? tr("%1 run(s)").arg(model_->rowCount())
+                                                                 : tr("%1 of %2 run(s) shown").arg(proxy_->rowCount()).arg(model_->rowCount());
+  summary_->setText(tr("%1, %2 running  -  store: %3").arg(shown).arg(running).arg(QString::fromStdString(dbPath_)));
 }
 
 bool RunsBrowser::selectRun(int64_t runId) {

@@ -53,6 +53,7 @@ class RunsBrowser : public QWidget {
 
  private:
   void showRun(int64_t runId);
+  void updateSummary();  // the footer: runs shown, running, store
   void contextMenu(const QPoint& pos);
   std::string dbPath_;
   std::unique_ptr<RunStore> store_;

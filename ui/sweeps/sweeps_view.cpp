@@ -161,12 +161,15 @@ void SweepsView::refresh() {
   try {
     if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
     runs_ = store_->listRuns();
-    grids_.clear();
-    for (const auto& sw : listSweeps(runs_))
+    // A sweep's recorded grid never changes: read each once, not on every 3-second refresh.
+    for (const auto& sw : listSweeps(runs_)) {
+      if (grids_.count(sw.id)) continue;
+      auto& grid = grids_[sw.id];  // stays empty for older sweeps and damaged definitions: the runs alone
       if (const auto def = store_->sweepDefinition(sw.id)) try {
-          grids_[sw.id] = sweepDefinitionFromJson(*def, dbPath_).grid;
-        } catch (const std::exception&) {  // a damaged definition: the runs alone, as for older sweeps
+          grid = sweepDefinitionFromJson(*def, dbPath_).grid;
+        } catch (const std::exception&) {
         }
+    }
     lastError_.clear();
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -196,7 +199,7 @@ std::vector<RunRecord> SweepsView::sweepRuns() const {
   for (const auto& r : runs_)
     if (r.sweep_id == id) out.push_back(r);
   const auto grid = grids_.find(id);
-  if (grid != grids_.end())
+  if (grid != grids_.end() && !grid->second.empty())
     for (auto& r : notStartedPoints(out, grid->second)) out.push_back(std::move(r));
   return out;
 }

@@ -69,7 +69,7 @@ class SweepsView : public QWidget {
   std::string dbPath_;
   std::unique_ptr<RunStore> store_;
   std::vector<RunRecord> runs_;
-  std::map<std::string, std::vector<GridAxis>> grids_;  // sweep id -> its recorded grid (absent: none recorded)
+  std::map<std::string, std::vector<GridAxis>> grids_;  // sweep id -> its recorded grid (empty: none recorded), read once
   std::vector<std::string> keys_;
   SweepGrid grid_;
   bool updating_ = false;
