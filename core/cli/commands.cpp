@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -18,6 +19,7 @@
 #include "core/runner/worker_main.h"
 #include "core/store/run_store.h"
 #include "core/util/errors.h"
+#include "core/util/net.h"
 #include "core/util/paths.h"
 #include "core/util/strings.h"
 
@@ -117,6 +119,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     if (o.nnodes < 1 || o.nodeRank < 0 || o.nodeRank >= o.nnodes)
       throw ConfigError("--node-rank", "must be in 0.." + std::to_string(o.nnodes - 1) + " for --nnodes " + std::to_string(o.nnodes));
     if (o.nnodes > 1 && o.masterPort <= 0) throw ConfigError("--master-port", "a multi-node run needs the same --master-port on every node");
+    if (o.nnodes > 1) checkHostResolves(o.masterAddr, "--master-addr");
     if (o.nodeRank > 0) {
       // A remote share: nothing is recorded here; node 0 records the whole run.
       Experiment e = loadWithOverrides(o.file, o.overrides);
@@ -377,13 +380,35 @@ std::string csvNum(double v) {
   return buf;
 }
 
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw StoreError(path, "cannot write the export file");
-  f << text;
-  if (!f) throw StoreError(path, "cannot write the export file");
-  f.close();
-  dropWorldWritable(path);
+// Writes every (path, text) pair or none: each text goes to "<path>.part" first, and only when all
+// of them are written are they renamed into place (an unwritable --json no longer leaves the CSV
+// files of a half-done export behind, and a failed write never truncates an earlier export).
+void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> parts;
+  auto removeParts = [&parts] {
+    std::error_code ec;
+    for (const auto& p : parts) std::filesystem::remove(p, ec);
+  };
+  try {
+    for (const auto& [path, text] : files) {
+      const std::string part = path + ".part";
+      std::ofstream f(part, std::ios::binary | std::ios::trunc);
+      if (!f) throw StoreError(path, std::string("cannot write the export file: ") + std::strerror(errno) + "; nothing exported");
+      parts.push_back(part);
+      f << text;
+      f.close();
+      if (!f) throw StoreError(path, "cannot write the export file (write failed); nothing exported");
+    }
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::error_code ec;
+      std::filesystem::rename(parts[i], files[i].first, ec);
+      if (ec) throw StoreError(files[i].first, "cannot put the export file in place: " + ec.message());
+      dropWorldWritable(files[i].first);
+    }
+  } catch (...) {
+    removeParts();
+    throw;
+  }
 }
 
 }  // namespace
@@ -406,29 +431,29 @@ int exportCommand(const ExportOptions& o) {
                                               "its first minibatch); nothing written");
     if (!o.csvDir.empty() && std::filesystem::exists(o.csvDir) && !std::filesystem::is_directory(o.csvDir))
       throw ConfigError("--csv " + o.csvDir, "exists and is not a directory (--csv names a directory to write CSV files into)");
+    std::vector<std::pair<std::string, std::string>> files;  // written together at the end, or not at all
     if (!o.csvDir.empty()) {
-      std::filesystem::create_directories(o.csvDir);
       std::string m = "key,step,wall_time,value\n";
       for (const auto& k : keys)
         for (const auto& p : store.loadMetric(o.run, k))
           m += csvField(k) + "," + std::to_string(p.step) + "," + csvNum(p.wall_time) + "," + csvNum(p.value) + "\n";
-      writeFile(o.csvDir + "/metrics.csv", m);
+      files.emplace_back(o.csvDir + "/metrics.csv", m);
       std::string sm = "stage,key,step,value\n";
       for (const auto& k : stageKeys)
         for (const auto& p : store.loadStageMetric(o.run, k))
           sm += std::to_string(p.stage) + "," + csvField(k) + "," + std::to_string(p.step) + "," + csvNum(p.value) + "\n";
-      writeFile(o.csvDir + "/stage_metrics.csv", sm);
+      files.emplace_back(o.csvDir + "/stage_metrics.csv", sm);
       std::string t = "stage,action,microbatch,start,end\n";
       for (const auto& x : trace)
         t += std::to_string(x.stage) + "," + csvField(x.action) + "," + std::to_string(x.microbatch) + "," + csvNum(x.start) +
              "," + csvNum(x.end) + "\n";
-      writeFile(o.csvDir + "/trace.csv", t);
+      files.emplace_back(o.csvDir + "/trace.csv", t);
       std::string l = "time,level,message\n";
       for (const auto& x : log) l += csvNum(x.time) + "," + csvField(x.level) + "," + csvField(x.message) + "\n";
-      writeFile(o.csvDir + "/log.csv", l);
+      files.emplace_back(o.csvDir + "/log.csv", l);
       Json run = runJson(*r);
       run["config"] = Json::parse(r->config_json, nullptr, false);
-      writeFile(o.csvDir + "/run.json", run.dump(2) + "\n");
+      files.emplace_back(o.csvDir + "/run.json", run.dump(2) + "\n");
     }
     if (!o.jsonFile.empty()) {
       Json j = runJson(*r);
@@ -453,12 +478,26 @@ int exportCommand(const ExportOptions& o) {
       j["stage_metrics_columns"] = {"stage", "step", "value"};
       j["trace"] = tr;
       j["log"] = lg;
-      writeFile(o.jsonFile, j.dump() + "\n");
+      files.emplace_back(o.jsonFile, j.dump() + "\n");
     }
     if (!o.chromeTrace.empty()) {
       std::vector<SimTraceRecord> recs;
       for (const auto& x : trace) recs.push_back({x.stage, x.action, x.microbatch, x.start, x.end});
-      writeChromeTrace(o.chromeTrace, recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)", kMeasuredTraceSource);
+      files.emplace_back(o.chromeTrace,
+                         chromeTrace(recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)", kMeasuredTraceSource).dump() + "\n");
+    }
+    bool madeCsvDir = false;
+    if (!o.csvDir.empty() && !std::filesystem::exists(o.csvDir)) {
+      std::error_code ec;
+      madeCsvDir = std::filesystem::create_directories(o.csvDir, ec);
+      if (ec) throw StoreError(o.csvDir, "cannot create the --csv directory: " + ec.message() + "; nothing exported");
+    }
+    try {
+      writeAllOrNothing(files);
+    } catch (...) {
+      std::error_code ec;
+      if (madeCsvDir) std::filesystem::remove(o.csvDir, ec);  // only if still empty
+      throw;
     }
     std::fprintf(stderr, "exported run %lld (%zu metric keys, %zu trace records)\n", static_cast<long long>(o.run), keys.size(),
                  trace.size());

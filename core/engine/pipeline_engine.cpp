@@ -136,6 +136,7 @@ struct PreparedRun {
   std::vector<Unit> units;
   Partition partition;
   Json started;
+  std::vector<Json> warnings;  // emitted after run_started, by the process that emits it
 };
 
 PreparedRun prepareRun(const Experiment& e, EventSink& sink) {
@@ -148,6 +149,13 @@ PreparedRun prepareRun(const Experiment& e, EventSink& sink) {
   const TrainingPlan plan(e, r.train->size());
   r.started = startedEvent(e, r.partition, r.units, plan, sink);
   r.started["data"] = {{"train", r.train->describe()}, {"eval", r.eval->describe()}};
+  if (e.data.batch_size > r.train->size()) {
+    Json w = makeEvent(ev::kWarning);
+    w["message"] = "data.batch_size = " + std::to_string(e.data.batch_size) + " is larger than the training split (" +
+                   std::to_string(r.train->size()) + " samples): every step uses the whole split, one step per epoch (" +
+                   std::to_string(plan.totalSteps()) + " steps in all)";
+    r.warnings.push_back(std::move(w));
+  }
   return r;
 }
 
@@ -217,6 +225,7 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   PreparedRun prepared = prepareRun(e, sink);
   if (opts.resumeStep > 0) prepared.started["resumed_from_step"] = opts.resumeStep;
   sink.emit(prepared.started);
+  for (const auto& w : prepared.warnings) sink.emit(w);
   const Partition& part = prepared.partition;
 
   auto hub = std::make_shared<InProcessHub>(part.stages());
@@ -291,6 +300,7 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
   if (comm.rank() == 0) {
     prepared.started["backend"] = comm.backend();
     sink.emit(prepared.started);
+    for (const auto& w : prepared.warnings) sink.emit(w);
   }
   StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, "real", opts);
   StageWorker w(std::move(setup));

@@ -16,6 +16,7 @@
 #include "core/engine/stage_worker.h"
 #include "core/events/event_sink.h"
 #include "core/util/errors.h"
+#include "core/util/net.h"
 
 namespace pm {
 namespace {
@@ -87,6 +88,7 @@ int workerMain(const WorkerOptions& o) {
     d.backend = e.execution.backend == "local" ? "gloo" : e.execution.backend;
     d.timeoutS = e.execution.timeout_s;
     d.storeFile = o.storeFile;
+    if (d.storeFile.empty()) checkHostResolves(d.masterAddr, o.masterAddr.empty() ? "MASTER_ADDR" : "--master-addr");
     if (o.resumeStep > 0) {  // a missing checkpoint is a usage error, before anything connects
       const std::string file = StageWorker::checkpointFile(o.checkpointDir, o.resumeStep, rank);
       if (o.checkpointDir.empty() || !std::filesystem::exists(file))

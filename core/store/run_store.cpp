@@ -412,7 +412,7 @@ std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string&
       const char* table = kRowTables[t];
       const std::string& cols = rowCols[t];
       Stmt rows(db_, path_, (std::string("INSERT INTO main.") + table + " (run_id, " + cols + ") SELECT ?, " + cols + " FROM src." +
-                             table + " WHERE run_id = ?").c_str());
+                             table + " WHERE run_id = ? ORDER BY rowid").c_str());  // the source's order (tags: as given, not alphabetical)
       rows.bindInt(1, fresh).bindInt(2, id).run();
     }
     Stmt fix(db_, path_,

@@ -36,6 +36,19 @@ sockaddr_in resolve(const std::string& addr, int port, const std::string& where)
 
 }  // namespace
 
+void checkHostResolves(const std::string& host, const std::string& place) {
+  in_addr a{};
+  if (host.empty() || inet_pton(AF_INET, host.c_str(), &a) == 1) return;
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (res) freeaddrinfo(res);
+  if (rc != 0)
+    throw ConfigError(place, "cannot resolve host \"" + host + "\" (" + gai_strerror(rc) +
+                                 "): give the IPv4 address or host name of the node that runs rank 0");
+}
+
 int listenTcp(const std::string& addr, int port) {
   const std::string where = "listen " + addr + ":" + std::to_string(port);
   sockaddr_in sa = resolve(addr, port, where);

@@ -5,6 +5,9 @@
 
 namespace pm {
 
+// Throws ConfigError (exit 2) at `place` when `host` is neither an IPv4 address nor a name that
+// resolves to one (a typo in MASTER_ADDR would otherwise read as a rendezvous timeout).
+void checkHostResolves(const std::string& host, const std::string& place);
 // A listening socket bound to addr:port (addr "" = loopback). Throws EngineError naming it.
 int listenTcp(const std::string& addr, int port);
 // Connects to addr:port, retrying until timeoutS passes. Throws EngineError naming it.

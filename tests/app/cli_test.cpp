@@ -126,6 +126,22 @@ TEST_F(Cli, MissingDatasetExitsTwoAndCreatesNoRun) {
   EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty());
 }
 
+// A minibatch larger than the training split trains on the whole split each step; the run says so
+// (on the terminal and in the stored log) instead of silently making one step per epoch.
+TEST_F(Cli, BatchLargerThanTheTrainingSplitIsWarned) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
+                  " --set data.train_limit=40 --set data.batch_size=64 --set training.steps=3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("data.batch_size = 64 is larger than the training split (40 samples)"), std::string::npos) << r.out;
+  bool logged = false;
+  for (const auto& l : pm::RunStore(db_).loadLog(1)) logged |= l.level == "warning" && l.message.find("batch_size = 64") != std::string::npos;
+  EXPECT_TRUE(logged);
+  // Equal sizes are not warned about.
+  r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --set data.train_limit=64 --set data.batch_size=64 --set training.steps=2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("larger than the training split"), std::string::npos) << r.out;
+}
+
 // With --events stdout an error before the run exists is an event on stdout too (place, message,
 // exit code), and stdout holds nothing else.
 TEST_F(Cli, InvalidExperimentIsAnErrorEventOnTheStream) {
@@ -338,6 +354,19 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   e = runCmd(bin() + " --db " + db_ + " export 1 --csv " + json);
   EXPECT_EQ(e.code, 2) << e.out;
   EXPECT_NE(e.out.find("exists and is not a directory"), std::string::npos) << e.out;
+  // An unwritable --json: nothing is written, the CSV directory is not created, and an earlier
+  // export's files keep their contents (it wrote the CSV files first, then failed on the JSON).
+  const std::string fresh = (dir_ / "fresh-csv").string();
+  const std::string badJson = (dir_ / "no-such-dir" / "run.json").string();
+  e = runCmd(bin() + " --db " + db_ + " export 1 --csv " + fresh + " --json " + badJson);
+  EXPECT_NE(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("nothing exported"), std::string::npos) << e.out;
+  EXPECT_FALSE(fs::exists(fresh));
+  const auto before = countLines(csv + "/metrics.csv");
+  e = runCmd(bin() + " --db " + db_ + " export 2 --csv " + csv + " --json " + badJson);
+  EXPECT_NE(e.code, 0) << e.out;
+  EXPECT_EQ(countLines(csv + "/metrics.csv"), before);
+  for (const auto& f : fs::directory_iterator(csv)) EXPECT_NE(f.path().extension(), ".part") << f.path();
 }
 
 // plan --against RUN: the stored run beside its prediction; the accounted weights and optimizer

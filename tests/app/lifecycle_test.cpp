@@ -533,6 +533,12 @@ TEST_F(Lifecycle, WorkersStartedByHandStopAndResume) {
     EXPECT_EQ(r.code, 2) << env << "\n" << r.out;
     EXPECT_NE(r.out.find("expected a whole number"), std::string::npos) << env << "\n" << r.out;
   }
+  {  // An unresolvable MASTER_ADDR names itself at once (it read as a rendezvous timeout).
+    auto r = runCmd("env RANK=1 WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid " + bin() + " worker --config " + cfg);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("MASTER_ADDR"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cannot resolve host \\\"no-such-host.invalid\\\""), std::string::npos) << r.out;
+  }
   const std::string ckpt = (dir_ / "ckpt").string();
   const int port = freePortPair();
   auto worker = [&](int rank, const std::string& log, const std::vector<std::string>& extra) {

@@ -813,7 +813,7 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
     RunStore s(b);
     s.createRun("deleted before import", kConfig);
     s.deleteRun(1);  // ids in the source need not be dense
-    finished = s.createRun("from another machine, \"quoted\"", kConfig, {"remote", "study:quality"}, "a note", "sweep-7");
+    finished = s.createRun("from another machine, \"quoted\"", kConfig, {"study:quality", "remote", "b-tag"}, "a note", "sweep-7");
     s.recordSweep("sweep-7", R"({"grid":"there"})");
     s.recordSweep("sweep-unused", R"({"grid":"no run of it is imported"})");
     for (int64_t k = 1; k <= 50; ++k) s.appendMetric(finished, "train/loss", k, 100.0 + k, 1.0 / static_cast<double>(k));
@@ -844,7 +844,8 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
   // The imported run's sweep definition comes along (only that one).
   EXPECT_EQ(s.sweepDefinition("sweep-7").value_or(""), R"({"grid":"there"})");
   EXPECT_FALSE(s.sweepDefinition("sweep-unused").has_value());
-  EXPECT_EQ(r->tags, (std::vector<std::string>{"remote", "study:quality"}));
+  // Tags keep their given order (they came back alphabetical).
+  EXPECT_EQ(r->tags, (std::vector<std::string>{"study:quality", "remote", "b-tag"}));
   EXPECT_EQ(r->config_json, std::string(kConfig));
   const auto loss = s.loadMetric(mapping[0].second, "train/loss");
   ASSERT_EQ(loss.size(), 50u);
