@@ -32,6 +32,7 @@
 #include "core/cli/plan_against.h"
 #include "core/config/experiment.h"
 #include "core/runner/launcher.h"
+#include "core/util/stats.h"
 #include "core/runner/local_run.h"
 #include "core/store/run_store.h"
 #include "core/util/process.h"
@@ -46,11 +47,6 @@
 using namespace pm;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 Experiment cnnExperiment(int stages, int N, const std::string& schedule, int64_t steps) {
   Experiment e;
@@ -250,7 +246,7 @@ int main(int argc, char** argv) {
   CLI::App app{"engine_bench: cnn, batch 128: the P = 1 engine against a plain LibTorch loop, the machine's 2-core "
                "ceiling, and real P = 2 runs of every schedule against P = 1 (throughput, utilization, planner error)"};
   app.add_option("--runs", runs, "runs per figure (the median is printed)")->check(CLI::Range(1, 100));
-  app.add_option("--steps", steps, "training steps per run")->check(CLI::Range(int64_t{3}, int64_t{1000000}));
+  app.add_option("--steps", steps, "training steps per run")->check(CLI::Range(int64_t{4}, int64_t{1000000}));  // throughput needs 4 logged steps
   app.add_option("--pipemare", pipemare, "the pipemare binary the real runs use")->check(CLI::ExistingFile);
   app.add_option("--python", python, "python3 with torch, for the PyTorch comparison");
   app.add_option("--schedules", schedules,

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "core/store/run_store.h"
+#include "core/util/stats.h"
 #include "core/util/errors.h"
 #include "core/util/system_info.h"
 
 namespace fs = std::filesystem;
+using pm::median;
 
 namespace {
 
@@ -26,12 +28,6 @@ constexpr int64_t kRows = 1000000;
 constexpr int64_t kFlushEvery = 10000;
 constexpr double kInsertTarget = 200000;  // rows/s
 constexpr double kLoadTarget = 1.0;       // seconds
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string makeTempDir() {
   std::string tmpl = (fs::temp_directory_path() / "pipemare-store-bench-XXXXXX").string();

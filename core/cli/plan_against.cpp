@@ -1,3 +1,4 @@
+#include "core/util/stats.h"
 #include "core/cli/plan_against.h"
 
 #include <algorithm>
@@ -24,12 +25,6 @@ double mean(const std::vector<double>& v) {
   double sum = 0;
   for (double x : v) sum += x;
   return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // "partition (parameters): [0,2) [2,6)" or "partition: [0,2) [2,6)" in the
@@ -106,6 +101,22 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
     if (t.action == "B" && t.microbatch >= N) bs[s].push_back(t.end - t.start);
     if (t.action == "S" && t.microbatch >= 1) ss[s].push_back(t.end - t.start);
   }
+  // A trace of the first minibatch only (training.trace_steps = 1, or a run of one step): its costs,
+  // warm-up included, rather than none (all-zero costs predicted "0 s per minibatch, -100 %").
+  bool firstMinibatchOnly = false;
+  for (size_t s = 0; s < fs.size(); ++s)
+    if (fs[s].empty() || bs[s].empty() || ss[s].empty()) {
+      firstMinibatchOnly = true;
+      for (const auto& t : trace) {
+        if (static_cast<size_t>(t.stage) != s) continue;
+        if (t.action == "F" && fs[s].empty()) fs[s].push_back(t.end - t.start);
+        if (t.action == "B" && bs[s].empty()) bs[s].push_back(t.end - t.start);
+        if (t.action == "S" && ss[s].empty()) ss[s].push_back(t.end - t.start);
+      }
+      if (fs[s].empty() || bs[s].empty())
+        throw ConfigError("run " + std::to_string(runId), "its schedule trace has no forward or backward of stage " +
+                                                              std::to_string(s) + ": no costs to predict from");
+    }
   std::vector<double> f, b, st;
   for (size_t s = 0; s < fs.size(); ++s) {
     f.push_back(mean(fs[s]));
@@ -151,7 +162,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   const ModelProfile profile = profileModel(e.model.name, e.data.context);
   const auto stages = unitStages(profile, part, std::max<int64_t>(1, e.data.batch_size / N));
   PlanSpec spec;
-  spec.timing = TimingModel::Software1F1B;
+  spec.timing = sp.paper_timing ? TimingModel::Paper : TimingModel::Software1F1B;  // as the engine ran it
   spec.optimizer = e.optimizer.name == "sgd"
                        ? (e.optimizer.momentum > 0 ? OptimizerKind::SgdMomentum : OptimizerKind::Sgd)
                        : OptimizerKind::Adam;
@@ -178,6 +189,8 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
            {"microbatches", N},
            {"mode", e.execution.mode},
            {"partition", part.describe()}, {"link_latency_s", latency},
+           {"costs_from_first_minibatch_only", firstMinibatchOnly},
+           {"timing", sp.paper_timing ? "paper" : "1f1b"},
            {"seconds_per_minibatch",
             {{"measured", std::isnan(measuredPerMinibatch) ? Json(nullptr) : Json(measuredPerMinibatch)},
              {"predicted", predictedPerMinibatch},
@@ -235,8 +248,11 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
     std::printf(
         "prediction: simulation of the schedule with this run's measured per-stage F/B/S costs (trace means after the "
         "first minibatch) and a rendezvous link of latency %.2f ms (mean over the run's messages); memory from the analytic "
-        "model (software 1F1B timing)\n",
-        out["link_latency_s"].get<double>() * 1e3);
+        "model (%s timing, as the run)\n",
+        out["link_latency_s"].get<double>() * 1e3, out["timing"].get<std::string>().c_str());
+    if (out.value("costs_from_first_minibatch_only", false))
+      std::printf("note: the trace has only the first minibatch of some stage, so those costs include its warm-up "
+                  "(slower): run with training.trace_steps of 2 or more for steady-state costs\n");
     const Json& spm = out["seconds_per_minibatch"];
     const double measured = spm["measured"].is_number() ? spm["measured"].get<double>() : NAN;
     if (std::isnan(measured))

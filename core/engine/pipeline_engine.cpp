@@ -184,6 +184,12 @@ void restoreIfResuming(StageWorker& w, const EngineOptions& opts, EventSink& sin
   log["level"] = "info";
   log["message"] = "stage " + std::to_string(w.stage()) + " resumed from " + file;
   sink.emit(log);
+  if (w.traceCut() >= 0) {  // the store drops what the first session traced after the cut
+    Json cut = makeEvent(ev::kTraceResumed);
+    cut["stage"] = w.stage();
+    cut["from"] = w.traceCut();
+    sink.emit(cut);
+  }
 }
 
 void saveStates(const std::vector<StageWorker*>& workers, const EngineOptions& opts) {

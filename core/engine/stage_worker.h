@@ -86,6 +86,9 @@ class StageWorker {
   // Restores a checkpoint written by this stage of the same experiment (throws EngineError
   // naming the file when it does not fit); then resendPending() sends the crossing messages.
   void restore(const std::string& file);
+  // After restore(): the trace time of the checkpoint's cut (rows the first session traced from
+  // then on are traced again); -1 when not restored.
+  double traceCut() const { return traceCutS_; }
   void resendPending();
   // Real mode: agrees with the other stages on the clock the schedule trace uses (rank 0's start),
   // so that the stages' actions line up in one timeline: on one machine exactly (one monotonic
@@ -163,6 +166,7 @@ class StageWorker {
   EventSink* sink_;
   TrainingPlan plan_;
   double runStart_;
+  double traceCutS_ = -1;  // restore(): the checkpoint's time on the trace clock (-1: not resumed)
   double traceOrigin_;  // monotonic seconds of trace time 0 (runStart_ until agreeTraceClock)
   int64_t etaStep_ = -1;  // the ETA's reference point: this session's first logged step, and its time
   double etaTime_ = 0;

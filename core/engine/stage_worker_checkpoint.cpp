@@ -76,7 +76,8 @@ void StageWorker::saveCheckpoint(int64_t step) {
             {"tau_max", tauMax_}, {"versions_max", versionsMax_}, {"inflight_max", maxInflight_}, {"peak", mem_.peak},
             {"last_loss", lastLoss_}, {"last_eval_loss", lastEvalLoss_}, {"last_accuracy", lastAccuracy_},
             {"best_accuracy", bestAccuracy_}, {"last_lr", lastLr_}, {"steps_done", stepsDone_},
-            {"last_backward_mb", lastBackwardMb_}, {"elapsed_s", monotonicSeconds() - runStart_}};
+            {"last_backward_mb", lastBackwardMb_}, {"elapsed_s", monotonicSeconds() - runStart_},
+            {"trace_cut_s", monotonicSeconds() - traceOrigin_}};
   int64_t i = 0;
   for (const auto& p : module_->parameters()) a.write("param_" + std::to_string(i++), p.detach().cpu().clone());
   i = 0;
@@ -254,6 +255,8 @@ void StageWorker::restore(const std::string& file) {
   stepsDone_ = m.value("steps_done", int64_t{0});
   lastBackwardMb_ = m.value("last_backward_mb", int64_t{-1});
   runStart_ = monotonicSeconds() - jsonNum(m, "elapsed_s");
+  // Trace rows the first session recorded after this cut are recorded again by this one.
+  traceCutS_ = m.contains("trace_cut_s") ? jsonNum(m, "trace_cut_s") : jsonNum(m, "elapsed_s");
   traceOrigin_ = runStart_;  // the resumed session's trace continues the first one's times
   winStart_ = monotonicSeconds();
   updateMemory();

@@ -18,6 +18,7 @@ inline constexpr const char* kStep = "step";                 // step, epoch, sam
 inline constexpr const char* kEval = "eval";                 // step, epoch, loss, accuracy | perplexity
 inline constexpr const char* kStage = "stage";               // per-stage utilization and memory at a step
 inline constexpr const char* kTrace = "trace";               // stage, action, mb, start, end
+inline constexpr const char* kTraceResumed = "trace_resumed";  // stage, from: a resumed stage's trace restarts at `from`
 inline constexpr const char* kProgress = "progress";         // step, total_steps, epoch, eta_s
 inline constexpr const char* kLog = "log";                   // level, message
 inline constexpr const char* kWarning = "warning";           // message

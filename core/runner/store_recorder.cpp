@@ -80,6 +80,8 @@ void StoreRecorder::record(const Json& e) {
   } else if (type == ev::kTrace) {
     store_.appendTrace(run_, TraceRecord{e.value("stage", 0), e.value("action", std::string("?")), e.value("mb", -1),
                                          e.value("start", 0.0), e.value("end", 0.0)});
+  } else if (type == ev::kTraceResumed) {
+    store_.deleteTraceFrom(run_, e.value("stage", 0), e.value("from", 0.0));
   } else if (type == ev::kLog) {
     store_.appendLog(run_, t, e.value("level", std::string("info")), e.value("message", std::string()));
   } else if (type == ev::kWarning) {

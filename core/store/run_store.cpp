@@ -304,6 +304,13 @@ void RunStore::truncateAfterStep(int64_t run, int64_t step) {
   }
 }
 
+void RunStore::deleteTraceFrom(int64_t run, int stage, double from) {
+  requireWritable(readOnly_, path_);
+  flush();
+  Stmt q(db_, path_, "DELETE FROM trace WHERE run_id = ? AND stage = ? AND start >= ?");
+  q.bindInt(1, run).bindInt(2, stage).bindDouble(3, from).run();
+}
+
 void RunStore::setStatus(int64_t run, const std::string& status, const std::string& message) {
   requireWritable(readOnly_, path_);
   if (!isKnownStatus(status))

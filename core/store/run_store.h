@@ -130,6 +130,9 @@ class RunStore {
   // ---- batched writes: appended rows are buffered and written in one transaction by flush()
   // (and automatically every 5000 rows).
   void appendMetric(int64_t run, const std::string& key, int64_t step, double wallTime, double value);
+  // Removes the trace rows of `stage` that start at `from` or later (a resumed stage traces the
+  // minibatches after its checkpoint again; the first session's rows of them would be duplicates).
+  void deleteTraceFrom(int64_t run, int stage, double from);
   void appendStageMetric(int64_t run, int stage, int64_t step, const std::string& key, double value);
   void appendTrace(int64_t run, const TraceRecord& rec);
   void appendLog(int64_t run, double time, const std::string& level, const std::string& message);

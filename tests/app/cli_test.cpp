@@ -403,6 +403,14 @@ TEST_F(Cli, PlanAgainstARecordedRun) {
   ASSERT_EQ(text.code, 0) << text.out;
   EXPECT_EQ(text.out.find("nan"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("measured: none (the run logged fewer than 2 steps"), std::string::npos) << text.out;
+  // Its trace has the first minibatch only: those costs, said so, not zeros ("predicted 0.0000").
+  EXPECT_NE(text.out.find("note: the trace has only the first minibatch"), std::string::npos) << text.out;
+  auto pj = runCmd(bin() + " --db " + db_ + " plan --against 2 --json 2>/dev/null");
+  ASSERT_EQ(pj.code, 0) << pj.out;
+  const auto one = nlohmann::json::parse(pj.out);
+  EXPECT_TRUE(one["costs_from_first_minibatch_only"].get<bool>());
+  EXPECT_GT(one["seconds_per_minibatch"]["predicted"].get<double>(), 0.0) << one.dump();
+  EXPECT_FALSE(j["costs_from_first_minibatch_only"].get<bool>());
   // The run is the design: a design option beside --against is refused, not ignored.
   auto both = runCmd(bin() + " --db " + db_ + " plan --against 1 --model cnn");
   EXPECT_EQ(both.code, 2) << both.out;

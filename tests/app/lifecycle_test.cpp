@@ -233,6 +233,36 @@ TEST_F(Lifecycle, ResumedTraceContinuesTheFirstSessionsTimes) {
   }
 }
 
+// A run killed some minibatches after a periodic checkpoint traces those minibatches again when it
+// resumes: the store keeps one row per (stage, action, microbatch), not the killed session's too
+// (they overlapped, inflating the Timeline's counts and the planner's fitted costs).
+TEST_F(Lifecycle, ResumeAfterACrashKeepsOneTraceRowPerAction) {
+  const std::string log = (dir_ / "run.log").string();
+  std::vector<std::string> args = longRunArgs(db_);
+  args.back() = "training.trace_steps=-1";
+  args.insert(args.end(), {"--set", "training.checkpoint_every=4"});
+  const pid_t pid = spawnBackground(args, log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 7; }, 60)) << readFile(log);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  waitExit(pid, 10);
+  const size_t killedRows = pm::RunStore(db_, true).loadTrace(1).size();
+  auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::map<std::tuple<int, std::string, int64_t>, int> seen;
+  const auto trace = pm::RunStore(db_, true).loadTrace(1);
+  ASSERT_GT(trace.size(), killedRows);
+  for (const auto& t : trace) ++seen[{t.stage, t.action, t.microbatch}];
+  for (const auto& [key, n] : seen)
+    EXPECT_EQ(n, 1) << "stage " << std::get<0>(key) << " " << std::get<1>(key) << " " << std::get<2>(key) << " recorded " << n << " times";
+  // Every microbatch's forward and backward are there once (80 minibatches of 4 microbatches).
+  for (int s = 0; s < 3; ++s)
+    for (int64_t mb = 0; mb < 320; ++mb) {
+      EXPECT_EQ(seen.count({s, "F", mb}), 1u) << "stage " << s << " F " << mb;
+      EXPECT_EQ(seen.count({s, "B", mb}), 1u) << "stage " << s << " B " << mb;
+    }
+}
+
 // A diverged point is a result of the sweep (the stability map's D cells): the sweep exits 0.
 TEST_F(Lifecycle, SweepWithADivergedPointSucceeds) {
   auto r = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --db " + db_ +

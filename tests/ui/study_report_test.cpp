@@ -169,6 +169,15 @@ TEST(StudyReport, QualityLongSectionShowsTheThirdEpoch) {
   EXPECT_TRUE(md.contains("| t1t2 | 0.1 | 0.8250 | 0.8450 | 0.9150 | -0.50 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("all 60,000 images, 10 epochs, lr 0.1: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-long-lr0.1.png"));
+  {  // stopped right after its epoch-3 evaluation: that evaluation is its "after epoch 3" (it showed "-")
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
+    const int64_t id = store.createRun("study-resnet20-naive [optimizer.lr=0.1]", cfg, {"study:quality-long", "optimizer.lr=0.1"});
+    for (int epoch = 1; epoch <= 3; ++epoch) store.appendMetric(id, "eval/accuracy", 469 * epoch, epoch, 0.80 + 0.01 * epoch);
+    store.setStatus(id, "stopped");
+  }
+  const QString md2 = writeReport(dir, db);
+  EXPECT_TRUE(md2.contains("| naive | 0.1 | 0.8100 | 0.8300 | 0.8300 | - | stopped |")) << md2.toStdString();
 }
 
 // Several seeds of a variant: the row shows their mean and each seed's figure; the comparison with
@@ -254,6 +263,17 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
   }
   md = writeReport(dir, db);
   EXPECT_TRUE(md.contains("at the highest learning rate (0.5): diverged (met).")) << md.toStdString();
+  {  // A T1+T2 run that diverged after evaluating close to gpipe: not a result (it read "-0.50 (met)").
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
+    const int64_t id = store.createRun("study-resnet20-t1t2 [optimizer.lr=0.5]", cfg, {"study:quality-n8", "optimizer.lr=0.5"});
+    store.appendMetric(id, "eval/accuracy", 938, 2.0, 0.895);
+    store.setStatus(id, "diverged");
+  }
+  md = writeReport(dir, db);
+  EXPECT_TRUE(md.contains("lr 0.5 diverged (not met)")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| t1t2 | 0.5 | 0.8950 | 0.8950 | - | diverged |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("N = 8, lr 0.5: T1+T2 not comparable (a run did not finish)")) << md.toStdString();
   {
     pm::RunStore store(db);
     const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
@@ -265,7 +285,7 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
     store.setStatus(k, "finished");
   }
   md = writeReport(dir, db);
-  EXPECT_TRUE(md.contains("lr 0.1 -1.50 (not met); T1+T2 with K = 3 epochs within 1.0 point of gpipe: lr 0.1 -1.20 (not met); "
+  EXPECT_TRUE(md.contains("lr 0.1 -1.50 (not met), lr 0.5 diverged (not met); T1+T2 with K = 3 epochs within 1.0 point of gpipe: lr 0.1 -1.20 (not met); "
                           "T1+T2 after a warm-up epoch within 1.0 point of gpipe: lr 0.1 -0.50 (met); naive"))
       << md.toStdString();
   EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.1: T1+T2 with K = 3 epochs -1.20 points vs gpipe")) << md.toStdString();

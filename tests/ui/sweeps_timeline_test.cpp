@@ -480,3 +480,46 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
   EXPECT_FALSE(view.planArguments().contains("--against"));
   EXPECT_GT(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
 }
+
+// The chooser's minibatch count comes from the traced microbatches, not from counting optimizer
+// steps (pipedream steps per microbatch: 2 minibatches of N = 2 read as 4); the model-based
+// fallback plans the run's own timing and partition (it always planned 1F1B timing and the
+// parameter partition); an answer for a run no longer shown is dropped.
+TEST(TimelineView, PipedreamTraceTimingAndStaleAnswers) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t dream = 0, untraced = 0;
+  {
+    pm::RunStore store(db);
+    dream = store.createRun("pipedream", R"({"model":{"name":"mlp"},"data":{"batch_size":8},)"
+                                         R"("pipeline":{"schedule":"pipedream","stages":2,"microbatches":2,"timing":"paper",)"
+                                         R"("update_interval":1,"partition":{"method":"explicit","boundaries":[0,2,3]}},)"
+                                         R"("optimizer":{"name":"sgd","lr":0.1}})");
+    untraced = store.createRun("no trace", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2}})");
+    for (int mb = 0; mb < 4; ++mb)  // 2 minibatches of 2 microbatches, a step after each microbatch
+      for (int stage = 0; stage < 2; ++stage) {
+        const double t = 0.004 * mb;
+        store.appendTrace(dream, {stage, "F", mb, t, t + 0.001});
+        store.appendTrace(dream, {stage, "B", mb, t + 0.001, t + 0.003});
+        store.appendTrace(dream, {stage, "S", mb, t + 0.003, t + 0.0035});
+      }
+    store.flush();
+    store.setStatus(dream, "finished");
+    store.setStatus(untraced, "finished");
+  }
+  pm::ui::TimelineView view(db, kPipemare);
+  ASSERT_TRUE(view.setRun(dream));
+  EXPECT_EQ(view.predictedMinibatches(), 2);
+  const QStringList args = view.planArguments();  // no partition in the log: the model-based plan
+  ASSERT_TRUE(args.contains("--timing")) << args.join(' ').toStdString();
+  EXPECT_EQ(args.at(args.indexOf("--timing") + 1).toStdString(), "paper");
+  ASSERT_TRUE(args.contains("--boundaries")) << args.join(' ').toStdString();
+  EXPECT_EQ(args.at(args.indexOf("--boundaries") + 1).toStdString(), "0,2,3");
+  EXPECT_EQ(args.at(args.indexOf("--update-interval") + 1).toStdString(), "1");
+  // Switch to a run without a trace while the planner works: its answer must not appear.
+  EXPECT_FALSE(view.setRun(untraced));
+  QTest::qWait(QFile::exists(kPipemare) ? 3000 : 100);
+  EXPECT_EQ(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
+  EXPECT_EQ(view.predictedSummary().indexOf("Predicted: makespan"), -1) << view.predictedSummary().toStdString();
+}

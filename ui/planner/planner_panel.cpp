@@ -181,26 +181,34 @@ void PlannerPanel::runPlanner() {
     return;
   }
   auto section = [this](const char* key) { return sectionOf(experiment_, key); };
-  const Json opt = section("optimizer");
-  const std::string optName = opt.value("name", std::string("sgd"));
-  const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";
   const Json pipe = section("pipeline");
   QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
   // The plan's row for this design: T2 keeps a delta per stage, recompute trades activations for
   // compute; each is a row of its own.
   if (schedule == "pipemare" && section("pipemare").value("t2", false)) schedule = "pipemare+T2";
   if (schedule == "gpipe" && pipe.value("recompute", false)) schedule = "gpipe+recompute";
-  QStringList args{"plan",
-                   "--model", QString::fromStdString(section("model").value("name", std::string("mlp"))),
+  QStringList args{"plan"};
+  args << plannerDesignArgs(experiment_, schedule) << "--timing" << timing_->currentData().toString() << "--json" << "--trace"
+       << tmp_->filePath("plan-trace.json");
+  shownSchedule_ = schedule;
+  status_->setText(tr("planning..."));
+  proc_->start(binary_, args);
+}
+
+QStringList plannerDesignArgs(const Json& experiment, const QString& scheduleRow) {
+  auto section = [&](const char* key) { return sectionOf(experiment, key); };
+  const Json opt = section("optimizer");
+  const std::string optName = opt.value("name", std::string("sgd"));
+  const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";
+  const Json pipe = section("pipeline");
+  QStringList args{"--model", QString::fromStdString(section("model").value("name", std::string("mlp"))),
                    "--stages", QString::number(pipe.value("stages", 1)),
                    "--microbatches", QString::number(pipe.value("microbatches", 1)),
-                   "--batch", QString::number(section("data").value("batch_size", 1)),
                    "--optimizer", optimizer,
-                   "--timing", timing_->currentData().toString(),
                    "--granularity", "units",
-                   "--schedule", schedule,
-                   "--json",
-                   "--trace", tmp_->filePath("plan-trace.json")};
+                   "--schedule", scheduleRow};
+  const Json batch = section("data").value("batch_size", Json());
+  if (batch.is_number_integer()) args << "--batch" << QString::number(batch.get<int64_t>());  // else the planner's default
   // The design's partition (the engine measures "time" as it runs: FLOPs stand in for it here) and
   // a language model's context, which sets its activations.
   const Json part = pipe.contains("partition") && pipe["partition"].is_object() ? pipe["partition"] : Json::object();
@@ -220,12 +228,10 @@ void PlannerPanel::runPlanner() {
   // pipemare with a synchronous warm-up: the share of the run it takes.
   const double warmup = section("pipemare").value("warmup_epochs", 0.0);
   if (pipe.value("schedule", std::string()) == "pipemare" && warmup > 0) {
-    const double fraction = warmupFraction(experiment_);
+    const double fraction = warmupFraction(experiment);
     if (fraction > 0) args << "--warmup-fraction" << QString::number(fraction, 'g', 17);
   }
-  shownSchedule_ = schedule;
-  status_->setText(tr("planning..."));
-  proc_->start(binary_, args);
+  return args;
 }
 
 int PlannerPanel::rowCount() const { return table_->rowCount(); }

@@ -71,4 +71,11 @@ class PlannerPanel : public QWidget {
 // size of an epoch is known without the data); 0 when there is no warm-up or it cannot be told.
 double warmupFraction(const nlohmann::json& experiment);
 
+// The `pipemare plan` options that describe an experiment's design: model, stages, microbatches,
+// batch, optimizer, `scheduleRow` (a plan row such as "pipemare+T2"), unit granularity, its
+// partition (explicit boundaries, or FLOPs standing in for a measured "time" partition), a
+// language model's context, update interval / m, and a pipemare warm-up's share. Not the timing
+// model, --json or --trace. Missing sections read as the planner's defaults.
+QStringList plannerDesignArgs(const nlohmann::json& experiment, const QString& scheduleRow);
+
 }  // namespace pm::ui

@@ -18,6 +18,7 @@
 #include "core/analysis/speedup_breakdown.h"
 #include "core/analysis/run_summary.h"
 #include "core/analysis/sweep_tags.h"
+#include "core/util/stats.h"
 #include "core/pipeline/utilization.h"
 #include "core/store/run_store.h"
 #include "ui/plots/curve_plot.h"

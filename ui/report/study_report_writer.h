@@ -34,8 +34,6 @@ std::vector<RunRecord> runsTagged(const RunStore& store, const std::string& tag)
 void addStepSeries(CurvePlot& plot, const QString& name, const QColor& color, const std::vector<MetricPoint>& pts,
                    Qt::PenStyle style = Qt::SolidLine);
 
-double median(std::vector<double> v);
-
 QJsonObject readJson(const QString& path);
 
 }  // namespace study

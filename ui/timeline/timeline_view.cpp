@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/store/run_store.h"
+#include "ui/planner/planner_panel.h"
 #include "ui/plots/gantt_plot.h"
 
 namespace pm::ui {
@@ -267,6 +268,7 @@ void TimelineView::showRun(int64_t runId) {
     lastError_ = ex.what();
   }
   if (!rec) {
+    pending_ = false;  // a planner still running for the run shown before is answered into nothing
     model_.clear();
     schedule_.clear();
     configJson_.clear();
@@ -302,8 +304,12 @@ void TimelineView::showRun(int64_t runId) {
                           .arg(microbatches_));
   measured_->setBoxes(boxes, stages);
   measuredCounts_ = actionCounts(boxes);
-  // Minibatches in the measured trace: one optimizer step per minibatch on stage 0 (at least one).
-  const int steps = static_cast<int>(std::count_if(boxes.begin(), boxes.end(), [](const GanttBox& b) { return b.stage == 0 && b.action == "S"; }));
+  // Minibatches in the measured trace: from the last microbatch stage 0 ran forward (counting
+  // optimizer steps read N times too many for pipedream, which steps per microbatch).
+  int64_t lastForward = -1;
+  for (const auto& b : boxes)
+    if (b.stage == 0 && b.action == "F") lastForward = std::max<int64_t>(lastForward, b.microbatch);
+  const int steps = lastForward < 0 ? 1 : static_cast<int>(lastForward / std::max(1, microbatches_) + 1);
   updating_ = true;
   minibatches_->setValue(std::clamp(steps, 1, minibatches_->maximum()));
   updating_ = false;
@@ -336,37 +342,22 @@ void TimelineView::startPlanner() {
       against_ = false;  // the model-based prediction below does not need the log
     }
   }
+  plannedRun_ = shownRun_;
   if (against_) {
     planArgs_ = QStringList{"--db", q(dbPath_), "plan", "--against", QString::number(shownRun_), "--trace-minibatches",
                             QString::number(minibatches_->value()), "--json", "--trace", traceFile};
     proc_->start(binary_, planArgs_);
     return;
   }
-  const Json cfg = Json::parse(configJson_, nullptr, false);
-  const Json none = Json::object();
-  auto section = [&](const char* name) -> const Json& {
-    return cfg.is_object() && cfg.contains(name) && cfg[name].is_object() ? cfg[name] : none;
-  };
-  QStringList args{"plan",          "--model",      q(model_),        "--stages",
-                   QString::number(stages_), "--microbatches", QString::number(microbatches_), "--schedule",
-                   q(schedule_),    "--timing",     "1f1b",           "--granularity",
-                   "units",         "--trace-minibatches", QString::number(minibatches_->value())};
-  const Json& data = section("data");
-  const int64_t batch = data.contains("batch_size") && data["batch_size"].is_number_integer() ? data["batch_size"].get<int64_t>() : 0;
-  if (batch >= microbatches_ && microbatches_ > 0) args << "--batch" << QString::number(batch);
-  const Json& opt = section("optimizer");
-  if (opt.contains("name") && opt["name"].is_string()) {
-    const std::string name = opt["name"].get<std::string>();
-    const double momentum = opt.contains("momentum") && opt["momentum"].is_number() ? opt["momentum"].get<double>() : 0.0;
-    args << "--optimizer" << (name == "sgd" ? (momentum > 0 ? "sgd-momentum" : "sgd") : "adam");
-  }
-  const Json& pipe = section("pipeline");
-  if (pipe.contains("update_interval") && pipe["update_interval"].is_number_integer() && pipe["update_interval"].get<int>() > 0) {
-    const QString u = QString::number(pipe["update_interval"].get<int>());
-    if (schedule_ == "pipedream-2bw") args << "--m" << u;
-    if (schedule_ == "pipedream") args << "--update-interval" << u;
-  }
-  args << "--json" << "--trace" << traceFile;
+  // The run's design as the Design tab would plan it (its partition, context, update interval),
+  // with the timing model the engine ran.
+  Json cfg = Json::parse(configJson_, nullptr, false);
+  if (!cfg.is_object()) cfg = Json::object();
+  const Json pipe = cfg.contains("pipeline") && cfg["pipeline"].is_object() ? cfg["pipeline"] : Json::object();
+  const QString timing = pipe.value("timing", std::string("1f1b")) == "paper" ? "paper" : "1f1b";
+  QStringList args{"plan"};
+  args << plannerDesignArgs(cfg, q(schedule_)) << "--timing" << timing << "--trace-minibatches"
+       << QString::number(minibatches_->value()) << "--json" << "--trace" << traceFile;
   planArgs_ = args;
   proc_->start(binary_, args);
 }
@@ -376,9 +367,10 @@ void TimelineView::planFinished(int exitCode) {
   const QString err = QString::fromUtf8(proc_->readAllStandardError());
   if (pending_) {  // the request changed while planning: plan again, drop this answer
     pending_ = false;
-    startPlanner();
+    if (shownRun_ != 0 && !model_.empty()) startPlanner();
     return;
   }
+  if (shownRun_ == 0 || plannedRun_ != shownRun_) return;  // an answer for a run no longer shown
   if (proc_->exitStatus() != QProcess::NormalExit) {
     planFailed(tr("the planner crashed (%1)").arg(binary_));
     return;

@@ -79,6 +79,7 @@ class TimelineView : public QWidget {
   bool updating_ = false;
   bool pending_ = false;     // a prediction was asked for while the planner was busy
   int64_t shownRun_ = 0;
+  int64_t plannedRun_ = 0;  // the run the running planner was started for
   // The prediction of a run whose log names its partition comes from `plan --against` (the run's
   // own partition, timing and measured action costs); otherwise, or when that fails, from the
   // planner's model of the configuration (simulated costs).
