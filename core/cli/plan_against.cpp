@@ -1,4 +1,3 @@
-#include "core/util/stats.h"
 #include "core/cli/plan_against.h"
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "core/planner/stage_profile.h"
 #include "core/planner/timeline_sim.h"
 #include "core/store/run_store.h"
+#include "core/util/stats.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 
@@ -94,11 +94,19 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
 
   // Measured action costs per stage: trace means after the first minibatch (its warm-up costs more).
   std::vector<std::vector<double>> fs(static_cast<size_t>(P)), bs(static_cast<size_t>(P)), ss(static_cast<size_t>(P));
+  // pipemare's recompute of a stale microbatch run ahead of its gradient (R) is part of its backward.
+  std::map<std::pair<int, int64_t>, double> ahead;
+  for (const auto& t : trace)
+    if (t.action == "R") ahead[{t.stage, t.microbatch}] += t.end - t.start;
+  auto backwardCost = [&](const TraceRecord& t) {
+    const auto it = ahead.find({t.stage, t.microbatch});
+    return t.end - t.start + (it == ahead.end() ? 0.0 : it->second);
+  };
   for (const auto& t : trace) {
     const size_t s = static_cast<size_t>(t.stage);
     if (s >= fs.size()) continue;
     if (t.action == "F" && t.microbatch >= N) fs[s].push_back(t.end - t.start);
-    if (t.action == "B" && t.microbatch >= N) bs[s].push_back(t.end - t.start);
+    if (t.action == "B" && t.microbatch >= N) bs[s].push_back(backwardCost(t));
     if (t.action == "S" && t.microbatch >= 1) ss[s].push_back(t.end - t.start);
   }
   // A trace of the first minibatch only (training.trace_steps = 1, or a run of one step): its costs,
@@ -110,7 +118,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
       for (const auto& t : trace) {
         if (static_cast<size_t>(t.stage) != s) continue;
         if (t.action == "F" && fs[s].empty()) fs[s].push_back(t.end - t.start);
-        if (t.action == "B" && bs[s].empty()) bs[s].push_back(t.end - t.start);
+        if (t.action == "B" && bs[s].empty()) bs[s].push_back(backwardCost(t));
         if (t.action == "S" && ss[s].empty()) ss[s].push_back(t.end - t.start);
       }
       if (fs[s].empty() || bs[s].empty())

@@ -1,4 +1,6 @@
 #include "core/engine/stage_worker.h"
+
+#include <cstdlib>
 // Its reports are in stage_worker_report.cpp, its checkpoints in stage_worker_checkpoint.cpp.
 
 #include <cmath>
@@ -133,6 +135,7 @@ void StageWorker::buildOps() {
   if (asyncSchedule_)
     for (const int64_t mb : staleMicrobatches(acts)) staleAtBackward_.insert(mb);
   shadowGraphs_ = asyncSchedule_ && schedule_ != ScheduleKind::PipeMare && !recompute_ && !last_;
+  if (const char* ahead = std::getenv("PIPEMARE_RECOMPUTE_AHEAD")) recomputeAheadAlways_ = std::string(ahead) == "always";
   ops_ = opsFor(stage_);
 }
 
@@ -237,6 +240,43 @@ void StageWorker::runNext() {
     case OpKind::MinibatchDone: minibatchDone(op.arg); break;
     case OpKind::EvalBatch: evalBatch(op.arg); break;
   }
+  // The parameters hold T2's estimate for a graph recomputed ahead: its backward (the next op)
+  // runs now, before anything (a stop) could look at the weights.
+  if (holdingEstimate_ && pc_ < ops_.size()) runNext();
+}
+
+void StageWorker::recomputeAheadIfWaiting(int64_t mb) {
+  if (schedule_ != ScheduleKind::PipeMare || last_ || recompute_ || !isAsyncMb(mb)) return;
+  auto it = inflight_.find(mb);
+  if (it == inflight_.end() || it->second.recomputedAhead || it->second.shadow >= 0) return;
+  InFlight& f = it->second;
+  const int64_t lag = versions_.delayOf(mb);
+  const bool stale = lag > 0 || !f.output.defined() || !f.output.requires_grad();
+  if (!stale) return;
+  // Only when its backward is the very next op (nothing can step the weights in between) and the
+  // gradient is not here yet (otherwise there is no wait to fill).
+  if (pc_ >= ops_.size() || ops_[pc_].kind != OpKind::Act || ops_[pc_].act.kind != ActionKind::Backward || ops_[pc_].act.mb != mb)
+    return;
+  if (!recomputeAheadAlways_ && comm_->poll(stage_ + 1, kTagGradient)) return;
+  const double t0 = monotonicSeconds();
+  const int64_t liveBefore = meter_ ? TensorMemoryMeter::live() : 0;
+  if (meter_) TensorMemoryMeter::resetPeak();
+  const int64_t activationsBefore = meter_ ? activationBytes() : 0;
+  if (t2_ && lag > 0) {
+    f.held = cloneAll(params_);
+    assignAll(params_, t2_->estimate(params_, lag));
+    holdingEstimate_ = true;
+  }
+  f.output = recomputeForward(f.input);
+  f.recomputedAhead = true;
+  if (meter_) {
+    f.keptBytes = std::max<int64_t>(0, TensorMemoryMeter::live() - liveBefore);
+    noteActionPeak(activationsBefore + TensorMemoryMeter::peak() - liveBefore);
+  }
+  const double t1 = monotonicSeconds();
+  compute_ += t1 - t0;
+  winCompute_ += t1 - t0;
+  emitTrace("R", mb, t0, t1, mb / plan_.microbatches());
 }
 
 const Batch& StageWorker::microbatch(int64_t mb) {
@@ -257,6 +297,7 @@ const Batch& StageWorker::microbatch(int64_t mb) {
 torch::Tensor StageWorker::runModule(const torch::Tensor& x) { return module_->forward(x); }
 
 void StageWorker::execAct(const Action& a) {
+  if (a.kind == ActionKind::RecvGrad) recomputeAheadIfWaiting(a.mb);
   const double t0 = monotonicSeconds();
   const int64_t N = plan_.microbatches();
   switch (a.kind) {
@@ -381,13 +422,15 @@ void StageWorker::backward(int64_t mb) {
   // weights; a fresh one uses its graph (identical: same weights, same input).
   // A graph kept on the shadow of the forward's version (pipedream, 2bw) is used as it is.
   const bool onShadow = f.shadow >= 0 && out.defined() && out.requires_grad();
-  const bool stale = !onShadow && (lag > 0 || !out.defined() || !out.requires_grad());
+  const bool stale = f.recomputedAhead || (!onShadow && (lag > 0 || !out.defined() || !out.requires_grad()));
   if (asyncMb && !last_) {
     auto sample = gapSamples_.find(mb);
     if (sample != gapSamples_.end()) {
-      // ||w_fwd - w_bkwd|| / ||w_fwd|| without T2 (current weights) and with T2 (estimate).
-      winGapSum_ += relativeGap(sample->second, params_);
-      winGapT2Sum_ += relativeGap(sample->second, t2_ ? t2_->estimate(params_, lag) : params_);
+      // ||w_fwd - w_bkwd|| / ||w_fwd|| without T2 (current weights) and with T2 (estimate). The
+      // live weights are `held` while a graph recomputed ahead has T2's estimate in the parameters.
+      const std::vector<torch::Tensor>& live = f.held.empty() ? params_ : f.held;
+      winGapSum_ += relativeGap(sample->second, live);
+      winGapT2Sum_ += relativeGap(sample->second, t2_ ? t2_->estimate(live, lag) : live);
       ++winGapCount_;
       gapSamples_.erase(sample);
     }
@@ -402,27 +445,32 @@ void StageWorker::backward(int64_t mb) {
     if (meter_) noteActionPeak(activationsBefore + TensorMemoryMeter::peak() - liveBefore);
   };
   if (asyncMb && !last_ && stale) {
-    if (out.defined()) out = torch::Tensor();  // the graph saw weights that have since changed
-    // The backward's weights: pipedream/2bw the version its forward used (stash); pipemare the
-    // current weights, or with T2 the estimate w - lag * delta of the forward's weights.
-    const std::vector<torch::Tensor>* use = nullptr;
-    std::vector<torch::Tensor> corrected;
-    if (schedule_ == ScheduleKind::PipeMare) {
-      if (t2_ && lag > 0) {
-        corrected = t2_->estimate(params_, lag);
-        use = &corrected;
-      }
+    std::vector<torch::Tensor> current;  // the live weights to put back after the backward (none: they stayed)
+    if (f.recomputedAhead) {
+      current = std::move(f.held);  // the graph was built ahead with the backward's weights
+      holdingEstimate_ = false;
     } else {
-      use = versions_.weightsFor(mb);
+      if (out.defined()) out = torch::Tensor();  // the graph saw weights that have since changed
+      // The backward's weights: pipedream/2bw the version its forward used (stash); pipemare the
+      // current weights, or with T2 the estimate w - lag * delta of the forward's weights.
+      const std::vector<torch::Tensor>* use = nullptr;
+      std::vector<torch::Tensor> corrected;
+      if (schedule_ == ScheduleKind::PipeMare) {
+        if (t2_ && lag > 0) {
+          corrected = t2_->estimate(params_, lag);
+          use = &corrected;
+        }
+      } else {
+        use = versions_.weightsFor(mb);
+      }
+      if (use) {
+        current = cloneAll(params_);
+        assignAll(params_, *use);
+      }
+      out = recomputeForward(f.input);
     }
-    std::vector<torch::Tensor> current;
-    if (use) {
-      current = cloneAll(params_);
-      assignAll(params_, *use);
-    }
-    out = recomputeForward(f.input);
     backwardWithPeerGradient(mb, out);
-    if (use) assignAll(params_, current);
+    if (!current.empty()) assignAll(params_, current);
     if (!first_) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
     notePeak();
     noteBackward(mb, lag);

@@ -117,6 +117,11 @@ class StageWorker {
     // Bytes the forward left allocated (output, and what autograd saved for the backward), measured
     // by TensorMemoryMeter; -1 when not measured (CUDA, restored from a checkpoint): the output counts.
     int64_t keptBytes = -1;
+    // pipemare: the stale microbatch's forward was recomputed ahead, while its gradient was in
+    // flight (output is that graph); with T2 `held` keeps the live weights while the estimate
+    // stays in the parameters until the backward (which follows at once) puts them back.
+    bool recomputedAhead = false;
+    std::vector<torch::Tensor> held;
   };
   // PipeDream and 2BW keep the graph of a microbatch whose backward comes after a step: its forward
   // runs on a shadow of the stage module whose parameters share the live weights' storage until the
@@ -143,6 +148,11 @@ class StageWorker {
   void execAct(const Action& a);
   void forward(int64_t mb);
   void backward(int64_t mb);
+  // pipemare, real mode: before blocking on a stale microbatch's gradient, recompute its forward
+  // with the backward's weights (the stage would otherwise wait idle, then recompute while the
+  // next stage waits for it). Numerically the same: same input, same weights, nothing steps
+  // between the receive and the backward.
+  void recomputeAheadIfWaiting(int64_t mb);
   void step(int64_t k);
   void noteBackward(int64_t mb, int64_t lag);
   void minibatchDone(int64_t k);
@@ -200,7 +210,10 @@ class StageWorker {
   int64_t winTauMax_ = 0, winTauCount_ = 0, winVersionsMax_ = 1, winGapCount_ = 0;
   double winTauSum_ = 0, winGapSum_ = 0, winGapT2Sum_ = 0;
   int64_t tauMax_ = 0, versionsMax_ = 1;
-  int64_t winRecomputed_ = 0;  // stage forwards recomputed for a backward in the window
+  int64_t winRecomputed_ = 0;
+  bool holdingEstimate_ = false;  // T2's estimate is in the parameters until the next backward
+  // PIPEMARE_RECOMPUTE_AHEAD=always (tests): recompute ahead even when the gradient is already here.
+  bool recomputeAheadAlways_ = false;  // stage forwards recomputed for a backward in the window
 
   std::vector<Op> ops_;
   size_t pc_ = 0;

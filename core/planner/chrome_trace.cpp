@@ -21,7 +21,7 @@ Json chromeTrace(const std::vector<SimTraceRecord>& records, const std::string& 
     events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", s}, {"tid", s}, {"args", {{"sort_index", s}}}});
   }
   for (const auto& r : records) {
-    const bool compute = r.action == "F" || r.action == "B" || r.action == "S";
+    const bool compute = isComputeTraceAction(r.action);
     events.push_back({{"name", r.action + std::to_string(r.mb)},
                       {"cat", compute ? "compute" : "comm"},
                       {"ph", "X"},

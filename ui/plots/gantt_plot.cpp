@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include "core/events/event.h"
 #include "ui/plots/plot_style.h"
 
 #include <QVBoxLayout>
@@ -14,6 +15,7 @@ QColor actionColor(const QString& a) {
   if (a == "F") return QColor(31, 119, 180);
   if (a == "B") return QColor(255, 127, 14);
   if (a == "S") return QColor(44, 160, 44);
+  if (a == "R") return QColor(255, 187, 120);  // a backward's recompute run ahead: a light B
   return QColor(180, 180, 180);  // communication
 }
 }  // namespace
@@ -45,7 +47,7 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   }
   if (boxes.empty()) t0 = t1 = 0;
   for (const auto& b : boxes) {
-    const bool compute = b.action == "F" || b.action == "B" || b.action == "S";
+    const bool compute = isComputeTraceAction(b.action.toStdString());
     const double h = compute ? 0.38 : 0.12;
     spans_.emplace_back((b.start - t0) * 1e3, (b.end - t0) * 1e3);
     auto* r = new QCPItemRect(plot_);

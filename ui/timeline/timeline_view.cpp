@@ -16,6 +16,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "core/events/event.h"
 #include "core/store/run_store.h"
 #include "ui/planner/planner_panel.h"
 #include "ui/plots/gantt_plot.h"
@@ -38,14 +39,16 @@ QString ms(double v) {
 
 // "F 40, B 40, S 10, communication 90"
 QString actionCounts(const std::vector<GanttBox>& boxes) {
-  int f = 0, b = 0, s = 0, other = 0;
+  int f = 0, b = 0, s = 0, r = 0, other = 0;
   for (const auto& x : boxes) {
     if (x.action == "F") ++f;
     else if (x.action == "B") ++b;
     else if (x.action == "S") ++s;
+    else if (x.action == "R") ++r;
     else ++other;
   }
   QString out = QObject::tr("F %1, B %2, S %3").arg(f).arg(b).arg(s);
+  if (r > 0) out += QObject::tr(", recomputed ahead %1").arg(r);
   if (other > 0) out += QObject::tr(", communication %1").arg(other);
   // Utilization: compute time (F, B, S) over stages x makespan.
   double t0 = 1e300, t1 = -1e300, busy = 0;
@@ -54,7 +57,7 @@ QString actionCounts(const std::vector<GanttBox>& boxes) {
     t0 = std::min(t0, x.start);
     t1 = std::max(t1, x.end);
     stages = std::max(stages, x.stage + 1);
-    if (x.action == "F" || x.action == "B" || x.action == "S") busy += x.end - x.start;
+    if (isComputeTraceAction(x.action.toStdString())) busy += x.end - x.start;
   }
   if (!boxes.empty() && t1 > t0) out += QObject::tr("; utilization %1").arg(busy / (stages * (t1 - t0)), 0, 'f', 2);
   return out;

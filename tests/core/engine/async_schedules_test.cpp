@@ -274,6 +274,58 @@ TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
   }
 }
 
+// pipemare's recompute run ahead of a stale microbatch's gradient (real mode, while the stage would
+// wait; forced here for every stale microbatch) gives the same weights bit for bit as the recompute
+// at the backward, with and without T2 (whose estimate stays in the weights until the backward), and
+// the trace shows each R right before its microbatch's B.
+TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
+  for (const bool t2 : {false, true}) {
+    std::vector<std::vector<torch::Tensor>> states[2];
+    size_t ahead = 0;
+    for (int r = 0; r < 2; ++r) {
+      Experiment e = asyncExperiment("pipemare", 3, 2);
+      e.model.name = "cnn";
+      e.pipemare.t1 = true;
+      e.pipemare.t2 = t2;
+      e.training.trace_steps = -1;
+      e.training.log_interval = 1;  // weight-gap samples on every minibatch (they read the live weights)
+      const std::string dir = testing::TempDir() + "/ahead_" + std::to_string(t2) + std::to_string(r);
+      EngineOptions opts;
+      opts.saveStateDir = dir;
+      MemorySink sink;
+      if (r == 1) setenv("PIPEMARE_RECOMPUTE_AHEAD", "always", 1);
+      const auto outcome = runSingleProcess(e, sink, nullptr, opts);
+      unsetenv("PIPEMARE_RECOMPUTE_AHEAD");
+      ASSERT_EQ(outcome.status, "finished");
+      std::map<int, std::vector<std::pair<std::string, int64_t>>> order;  // stage -> its F/B/R/S in order
+      for (const auto& ev : sink.ofType(ev::kTrace)) {
+        const std::string a = ev["action"];
+        if (a == "F" || a == "B" || a == "R" || a == "S") order[ev["stage"].get<int>()].emplace_back(a, ev["mb"].get<int64_t>());
+      }
+      for (const auto& [stage, acts] : order)
+        for (size_t i = 0; i < acts.size(); ++i)
+          if (acts[i].first == "R") {
+            ++ahead;
+            ASSERT_LT(i + 1, acts.size());
+            EXPECT_EQ(acts[i + 1], std::make_pair(std::string("B"), acts[i].second)) << "stage " << stage;
+          }
+      for (int s = 0; s < 3; ++s) {
+        std::vector<torch::Tensor> t;
+        torch::load(t, dir + "/stage" + std::to_string(s) + ".pt");
+        states[r].push_back(t);
+      }
+      if (r == 0) {
+        EXPECT_EQ(ahead, 0u) << "single mode runs a receive only once its message is there";
+      } else {
+        EXPECT_GT(ahead, 0u);
+      }
+    }
+    for (int s = 0; s < 3; ++s)
+      for (size_t i = 0; i < states[0][s].size(); ++i)
+        EXPECT_TRUE(torch::equal(states[0][s][i], states[1][s][i])) << "t2 " << t2 << " stage " << s << " tensor " << i;
+  }
+}
+
 // The synchronous warm-up is gpipe exactly, whatever PipeMare's options (T1, T2 and delay-scaled
 // momentum act only from the first asynchronous step): the warm-up minibatches' losses equal
 // gpipe's bit for bit, and later ones differ (the options do act then).
