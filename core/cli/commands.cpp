@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "core/cli/sweep.h"
 #include "core/config/experiment.h"
@@ -382,32 +383,56 @@ std::string csvNum(double v) {
 
 // Writes every (path, text) pair or none: each text goes to "<path>.part" first, and only when all
 // of them are written are they renamed into place (an unwritable --json no longer leaves the CSV
-// files of a half-done export behind, and a failed write never truncates an earlier export).
+// files of a half-done export behind, and a failed write never truncates an earlier export). A
+// target that exists and is not a regular file (a link, /dev/stdout, a FIFO) is written through
+// instead, after every .part file is.
 void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::string> parts;
+  namespace fs = std::filesystem;
+  std::vector<std::string> parts(files.size());
   auto removeParts = [&parts] {
     std::error_code ec;
-    for (const auto& p : parts) std::filesystem::remove(p, ec);
+    for (const auto& p : parts)
+      if (!p.empty()) fs::remove(p, ec);
+  };
+  auto writeTo = [](const std::string& path, const std::string& text, const std::string& what) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (!f) throw StoreError(path, "cannot write " + what + ": " + std::strerror(errno) + "; nothing exported");
+    f << text;
+    f.close();
+    if (!f) throw StoreError(path, "cannot write " + what + " (write failed); nothing exported");
   };
   try {
-    for (const auto& [path, text] : files) {
-      const std::string part = path + ".part";
-      std::ofstream f(part, std::ios::binary | std::ios::trunc);
-      if (!f) throw StoreError(path, std::string("cannot write the export file: ") + std::strerror(errno) + "; nothing exported");
-      parts.push_back(part);
-      f << text;
-      f.close();
-      if (!f) throw StoreError(path, "cannot write the export file (write failed); nothing exported");
-    }
     for (size_t i = 0; i < files.size(); ++i) {
       std::error_code ec;
-      std::filesystem::rename(parts[i], files[i].first, ec);
-      if (ec) throw StoreError(files[i].first, "cannot put the export file in place: " + ec.message());
-      dropWorldWritable(files[i].first);
+      const auto st = fs::symlink_status(files[i].first, ec);
+      if (!ec && fs::exists(st) && !fs::is_regular_file(st)) continue;  // written through below
+      parts[i] = files[i].first + ".part";
+      writeTo(parts[i], files[i].second, "the export file's temporary copy");
     }
   } catch (...) {
     removeParts();
     throw;
+  }
+  std::vector<std::string> done;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i].first;
+    try {
+      if (parts[i].empty()) {
+        writeTo(path, files[i].second, "the export file");
+      } else {
+        std::error_code ec;
+        fs::rename(parts[i], path, ec);
+        if (ec) throw StoreError(path, "cannot put the export file in place: " + ec.message());
+        parts[i].clear();
+        dropWorldWritable(path);
+      }
+      done.push_back(path);
+    } catch (const std::exception& ex) {
+      removeParts();
+      std::string written;
+      for (const auto& d : done) written += (written.empty() ? "" : ", ") + d;
+      throw StoreError(path, std::string(ex.what()) + (done.empty() ? "; nothing exported" : "; already written: " + written));
+    }
   }
 }
 
@@ -431,6 +456,9 @@ int exportCommand(const ExportOptions& o) {
                                               "its first minibatch); nothing written");
     if (!o.csvDir.empty() && std::filesystem::exists(o.csvDir) && !std::filesystem::is_directory(o.csvDir))
       throw ConfigError("--csv " + o.csvDir, "exists and is not a directory (--csv names a directory to write CSV files into)");
+    for (const auto& [option, path] : {std::pair<std::string, std::string>{"--json", o.jsonFile}, {"--chrome-trace", o.chromeTrace}})
+      if (!path.empty() && std::filesystem::is_directory(path))
+        throw ConfigError(option + " " + path, "is a directory (give a file name)");
     std::vector<std::pair<std::string, std::string>> files;  // written together at the end, or not at all
     if (!o.csvDir.empty()) {
       std::string m = "key,step,wall_time,value\n";
@@ -485,6 +513,12 @@ int exportCommand(const ExportOptions& o) {
       for (const auto& x : trace) recs.push_back({x.stage, x.action, x.microbatch, x.start, x.end});
       files.emplace_back(o.chromeTrace,
                          chromeTrace(recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)", kMeasuredTraceSource).dump() + "\n");
+    }
+    {  // two outputs onto one file would write one over the other
+      std::set<std::string> seen;
+      for (const auto& f : files)
+        if (!seen.insert(std::filesystem::absolute(f.first).lexically_normal().string()).second)
+          throw ConfigError("export", f.first + " is named by two outputs (--csv, --json, --chrome-trace): give each its own file");
     }
     bool madeCsvDir = false;
     if (!o.csvDir.empty() && !std::filesystem::exists(o.csvDir)) {

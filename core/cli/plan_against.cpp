@@ -115,11 +115,12 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   for (size_t s = 0; s < fs.size(); ++s)
     if (fs[s].empty() || bs[s].empty() || ss[s].empty()) {
       firstMinibatchOnly = true;
-      for (const auto& t : trace) {
+      const bool noF = fs[s].empty(), noB = bs[s].empty(), noS = ss[s].empty();
+      for (const auto& t : trace) {  // every action of the first minibatch (microbatches 0..N-1, step 0)
         if (static_cast<size_t>(t.stage) != s) continue;
-        if (t.action == "F" && fs[s].empty()) fs[s].push_back(t.end - t.start);
-        if (t.action == "B" && bs[s].empty()) bs[s].push_back(backwardCost(t));
-        if (t.action == "S" && ss[s].empty()) ss[s].push_back(t.end - t.start);
+        if (t.action == "F" && noF && t.microbatch < N) fs[s].push_back(t.end - t.start);
+        if (t.action == "B" && noB && t.microbatch < N) bs[s].push_back(backwardCost(t));
+        if (t.action == "S" && noS && t.microbatch < 1) ss[s].push_back(t.end - t.start);
       }
       if (fs[s].empty() || bs[s].empty())
         throw ConfigError("run " + std::to_string(runId), "its schedule trace has no forward or backward of stage " +

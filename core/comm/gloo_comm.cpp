@@ -127,15 +127,6 @@ class C10dComm : public Communicator {
     return out;
   }
 
-  // Whether the next message from (src, tag) has arrived (its receive is kept posted). CUDA posts
-  // no receive ahead: it reports ready and recv() waits as before.
-  bool poll(int src, int tag) override {
-    if (cuda_) return true;
-    Channel& ch = rx_[{src, tag}];
-    if (!ch.posted) post(ch, src, tag);
-    return ch.posted->isCompleted();
-  }
-
   void finish() override {
     for (auto& w : pending_) waitFor(w.work, -1, "send");
     pending_.clear();

@@ -253,11 +253,14 @@ void StageWorker::recomputeAheadIfWaiting(int64_t mb) {
   const int64_t lag = versions_.delayOf(mb);
   const bool stale = lag > 0 || !f.output.defined() || !f.output.requires_grad();
   if (!stale) return;
-  // Only when its backward is the very next op (nothing can step the weights in between) and the
-  // gradient is not here yet (otherwise there is no wait to fill).
+  // Only when its backward is the very next op (nothing can step the weights in between), and in a
+  // multi-process run, where the stage may wait for the gradient (LibTorch 1.13's Gloo receive
+  // cannot be asked whether it has arrived without completing it, so it is done before every such
+  // receive: when the gradient is already there it costs what the recompute at the backward
+  // would). A single-process run executes a receive only once its message is there.
   if (pc_ >= ops_.size() || ops_[pc_].kind != OpKind::Act || ops_[pc_].act.kind != ActionKind::Backward || ops_[pc_].act.mb != mb)
     return;
-  if (!recomputeAheadAlways_ && comm_->poll(stage_ + 1, kTagGradient)) return;
+  if (!recomputeAheadAlways_ && !comm_->sharedControl()) return;
   const double t0 = monotonicSeconds();
   const int64_t liveBefore = meter_ ? TensorMemoryMeter::live() : 0;
   if (meter_) TensorMemoryMeter::resetPeak();
@@ -270,7 +273,9 @@ void StageWorker::recomputeAheadIfWaiting(int64_t mb) {
   f.output = recomputeForward(f.input);
   f.recomputedAhead = true;
   if (meter_) {
-    f.keptBytes = std::max<int64_t>(0, TensorMemoryMeter::live() - liveBefore);
+    // What the forward kept (its output, if still referenced) plus what the recompute added (the
+    // graph, T2's held weights), less the output when the reassignment freed it.
+    f.keptBytes = std::max<int64_t>(0, std::max<int64_t>(0, f.keptBytes) + TensorMemoryMeter::live() - liveBefore);
     noteActionPeak(activationsBefore + TensorMemoryMeter::peak() - liveBefore);
   }
   const double t1 = monotonicSeconds();

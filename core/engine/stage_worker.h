@@ -148,9 +148,9 @@ class StageWorker {
   void execAct(const Action& a);
   void forward(int64_t mb);
   void backward(int64_t mb);
-  // pipemare, real mode: before blocking on a stale microbatch's gradient, recompute its forward
-  // with the backward's weights (the stage would otherwise wait idle, then recompute while the
-  // next stage waits for it). Numerically the same: same input, same weights, nothing steps
+  // pipemare, real mode: before the receive of a stale microbatch's gradient, recompute its
+  // forward with the backward's weights (the stage would otherwise wait idle, then recompute while
+  // the next stage waits for it). Numerically the same: same input, same weights, nothing steps
   // between the receive and the backward.
   void recomputeAheadIfWaiting(int64_t mb);
   void step(int64_t k);
@@ -210,10 +210,10 @@ class StageWorker {
   int64_t winTauMax_ = 0, winTauCount_ = 0, winVersionsMax_ = 1, winGapCount_ = 0;
   double winTauSum_ = 0, winGapSum_ = 0, winGapT2Sum_ = 0;
   int64_t tauMax_ = 0, versionsMax_ = 1;
-  int64_t winRecomputed_ = 0;
+  int64_t winRecomputed_ = 0;  // stage forwards recomputed for a backward in the window
   bool holdingEstimate_ = false;  // T2's estimate is in the parameters until the next backward
-  // PIPEMARE_RECOMPUTE_AHEAD=always (tests): recompute ahead even when the gradient is already here.
-  bool recomputeAheadAlways_ = false;  // stage forwards recomputed for a backward in the window
+  // PIPEMARE_RECOMPUTE_AHEAD=always (tests): recompute ahead in a single-process run too.
+  bool recomputeAheadAlways_ = false;
 
   std::vector<Op> ops_;
   size_t pc_ = 0;

@@ -256,7 +256,9 @@ void StageWorker::restore(const std::string& file) {
   lastBackwardMb_ = m.value("last_backward_mb", int64_t{-1});
   runStart_ = monotonicSeconds() - jsonNum(m, "elapsed_s");
   // Trace rows the first session recorded after this cut are recorded again by this one.
-  traceCutS_ = m.contains("trace_cut_s") ? jsonNum(m, "trace_cut_s") : jsonNum(m, "elapsed_s");
+  // (A checkpoint from before trace_cut_s was recorded: its stage clock may not be the trace's, so
+  // nothing is deleted.)
+  traceCutS_ = m.contains("trace_cut_s") ? jsonNum(m, "trace_cut_s") : -1;
   traceOrigin_ = runStart_;  // the resumed session's trace continues the first one's times
   winStart_ = monotonicSeconds();
   updateMemory();

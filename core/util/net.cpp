@@ -44,7 +44,13 @@ void checkHostResolves(const std::string& host, const std::string& place) {
   hints.ai_socktype = SOCK_STREAM;
   const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
   if (res) freeaddrinfo(res);
-  if (rc != 0)
+  // Only a name that cannot exist is refused: a temporary failure (EAI_AGAIN, a resolver not up
+  // yet) is left to the rendezvous, which retries until execution.timeout_s.
+  if (rc == EAI_NONAME || rc == EAI_FAIL
+#ifdef EAI_NODATA
+      || rc == EAI_NODATA
+#endif
+  )
     throw ConfigError(place, "cannot resolve host \"" + host + "\" (" + gai_strerror(rc) +
                                  "): give the IPv4 address or host name of the node that runs rank 0");
 }

@@ -362,11 +362,23 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   EXPECT_NE(e.code, 0) << e.out;
   EXPECT_NE(e.out.find("nothing exported"), std::string::npos) << e.out;
   EXPECT_FALSE(fs::exists(fresh));
-  const auto before = countLines(csv + "/metrics.csv");
+  // Run 2 has no trace: its export would leave trace.csv with the header alone.
   e = runCmd(bin() + " --db " + db_ + " export 2 --csv " + csv + " --json " + badJson);
   EXPECT_NE(e.code, 0) << e.out;
-  EXPECT_EQ(countLines(csv + "/metrics.csv"), before);
+  EXPECT_EQ(countLines(csv + "/trace.csv"), traceRows + 1);
   for (const auto& f : fs::directory_iterator(csv)) EXPECT_NE(f.path().extension(), ".part") << f.path();
+  // A --json that is a directory, or two outputs onto one file: refused before anything is written.
+  e = runCmd(bin() + " --db " + db_ + " export 2 --csv " + csv + " --json " + dir_.string());
+  EXPECT_EQ(e.code, 2) << e.out;
+  EXPECT_NE(e.out.find("is a directory"), std::string::npos) << e.out;
+  e = runCmd(bin() + " --db " + db_ + " export 2 --csv " + csv + " --json " + csv + "/run.json");
+  EXPECT_EQ(e.code, 2) << e.out;
+  EXPECT_NE(e.out.find("named by two outputs"), std::string::npos) << e.out;
+  EXPECT_EQ(countLines(csv + "/trace.csv"), traceRows + 1);
+  // A target that is not a regular file is written through (it needed "/dev/stdout.part").
+  e = runCmd(bin() + " --db " + db_ + " export 1 --json /dev/stdout 2>/dev/null");
+  EXPECT_EQ(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("\"metrics_columns\""), std::string::npos) << e.out.substr(0, 300);
 }
 
 // plan --against RUN: the stored run beside its prediction; the accounted weights and optimizer

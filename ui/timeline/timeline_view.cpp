@@ -300,7 +300,8 @@ void TimelineView::showRun(int64_t runId) {
   stages_ = rec->stages;
   microbatches_ = rec->microbatches;
   const int stages = traceStages(boxes, stages_);
-  measured_->setTitle(tr("Measured schedule of run %1: %2, %3, P=%4, N=%5 (F blue, B orange, step green, communication grey)")
+  measured_->setTitle(tr("Measured schedule of run %1: %2, %3, P=%4, N=%5 (F blue, B orange, B's recompute run ahead light orange, "
+                         "step green, communication grey)")
                           .arg(rec->id)
                           .arg(q(schedule_), q(model_))
                           .arg(stages_)

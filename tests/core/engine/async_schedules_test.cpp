@@ -274,13 +274,15 @@ TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
   }
 }
 
-// pipemare's recompute run ahead of a stale microbatch's gradient (real mode, while the stage would
-// wait; forced here for every stale microbatch) gives the same weights bit for bit as the recompute
-// at the backward, with and without T2 (whose estimate stays in the weights until the backward), and
-// the trace shows each R right before its microbatch's B.
+// pipemare's recompute run ahead of a stale microbatch's gradient (real mode, before the stage
+// waits; forced here in a single-process run) gives the same weights bit for bit as the recompute
+// at the backward, with and without T2 (whose estimate stays in the weights until the backward),
+// the same sampled weight gaps (measured against the live weights, not the estimate), and the trace
+// shows each R right before its microbatch's B.
 TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
   for (const bool t2 : {false, true}) {
     std::vector<std::vector<torch::Tensor>> states[2];
+    std::vector<double> gaps[2];
     size_t ahead = 0;
     for (int r = 0; r < 2; ++r) {
       Experiment e = asyncExperiment("pipemare", 3, 2);
@@ -297,6 +299,9 @@ TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
       const auto outcome = runSingleProcess(e, sink, nullptr, opts);
       unsetenv("PIPEMARE_RECOMPUTE_AHEAD");
       ASSERT_EQ(outcome.status, "finished");
+      for (const auto& ev : sink.ofType(ev::kStage))
+        for (const char* k : {"weight_gap", "weight_gap_t2"})
+          if (ev.contains(k) && ev[k].is_number()) gaps[r].push_back(ev[k].get<double>());
       std::map<int, std::vector<std::pair<std::string, int64_t>>> order;  // stage -> its F/B/R/S in order
       for (const auto& ev : sink.ofType(ev::kTrace)) {
         const std::string a = ev["action"];
@@ -323,6 +328,8 @@ TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
     for (int s = 0; s < 3; ++s)
       for (size_t i = 0; i < states[0][s].size(); ++i)
         EXPECT_TRUE(torch::equal(states[0][s][i], states[1][s][i])) << "t2 " << t2 << " stage " << s << " tensor " << i;
+    EXPECT_FALSE(gaps[0].empty());
+    EXPECT_EQ(gaps[0], gaps[1]) << "t2 " << t2;
   }
 }
 
