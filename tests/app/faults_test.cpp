@@ -4,6 +4,7 @@
 // Every wait is bounded; nothing here asserts a timing other than the limits.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <poll.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -63,23 +64,32 @@ std::string query(const std::string& db, const std::string& sql) {
 
 // A child process that holds an exclusive write lock on `db` for `seconds`, then exits.
 // Returns once the lock is held.
-pid_t holdExclusiveLock(const std::string& db, double seconds) {
-  int ready[2];
-  if (pipe(ready) != 0) return -1;
+// Holds the store's exclusive lock for `seconds`, or until *release is closed (when given): a
+// lock that must outlast a command is released when the command is done, however slowly a busy
+// machine started it.
+pid_t holdExclusiveLock(const std::string& db, double seconds, int* release = nullptr) {
+  int ready[2], hold[2];
+  if (pipe(ready) != 0 || pipe(hold) != 0) return -1;
   const pid_t pid = fork();
   if (pid == 0) {
+    close(hold[1]);
     sqlite3* h = nullptr;
     char ok = 0;
     if (sqlite3_open(db.c_str(), &h) == SQLITE_OK && sqlite3_busy_timeout(h, 10000) == SQLITE_OK &&
         sqlite3_exec(h, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK)
       ok = 1;
     (void)!write(ready[1], &ok, 1);
-    usleep(static_cast<useconds_t>(seconds * 1e6));
+    pollfd p{hold[0], POLLIN, 0};
+    (void)::poll(&p, 1, static_cast<int>(seconds * 1000));  // the end of the time, or release closed
     sqlite3_exec(h, "COMMIT", nullptr, nullptr, nullptr);
     sqlite3_close(h);
     _exit(ok ? 0 : 1);
   }
   close(ready[1]);
+  close(hold[0]);
+  // Closing the write end releases the lock (poll() sees the hang-up): without `release` it stays
+  // open (one descriptor of this test process) and the lock is held for `seconds`.
+  if (release) *release = hold[1];
   char ok = 0;
   (void)!read(ready[0], &ok, 1);
   close(ready[0]);
@@ -245,10 +255,12 @@ TEST_F(Faults, LockedStoreIsAClearErrorAndLosesNothing) {
   auto first = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --name before");
   ASSERT_EQ(first.code, 0) << first.out;
 
-  const pid_t holder = holdExclusiveLock(db_, 4.0);
+  int release = -1;
+  const pid_t holder = holdExclusiveLock(db_, 60.0, &release);
   ASSERT_GT(holder, 0);
   auto blocked = runCmd("PIPEMARE_STORE_BUSY_TIMEOUT_S=1 " + bin() + " run " + exp("tiny-synthetic.json") + " --db " +
                         db_ + " --quiet --name blocked");
+  close(release);  // held until the blocked run gave up, however long it took to start
   EXPECT_EQ(waitExit(holder, 10), 0);
   EXPECT_EQ(blocked.code, 1) << blocked.out;
   EXPECT_NE(blocked.out.find(db_), std::string::npos) << blocked.out;
