@@ -151,6 +151,7 @@ void StageWorker::saveCheckpoint(int64_t step) {
   log["level"] = "info";
   log["message"] = "stage " + std::to_string(stage_) + ": checkpoint at step " + std::to_string(step) + " (" + file + ")";
   log["stage"] = stage_;
+  log["checkpoint_step"] = step;
   sink_->emit(log);
 }
 

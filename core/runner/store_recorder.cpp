@@ -105,10 +105,20 @@ void StoreRecorder::record(const Json& e) {
 void StoreRecorder::emit(const Json& event) {
   std::lock_guard<std::mutex> lock(mu_);
   record(event);
-  // Rows are written by the flushing thread every flushInterval_; the run's end at once.
-  if (event.value("type", "") == ev::kRunFinished) {
+  // Rows are written by the flushing thread every flushInterval_; the run's end at once, and a
+  // stage's checkpoint too: what that stage recorded before its cut is never recorded again by a
+  // resume from it, so it must not be lost with a crash right after.
+  const std::string type = event.value("type", "");
+  if (type == ev::kRunFinished) {
     store_.flush();
     lastFlush_ = monotonicSeconds();
+  } else if (type == ev::kLog && event.contains("checkpoint_step")) {
+    try {
+      store_.flush();
+      lastFlush_ = monotonicSeconds();
+    } catch (const std::exception&) {
+      // A busy store keeps the rows buffered for the flushing thread's next attempt.
+    }
   }
 }
 
