@@ -1,9 +1,8 @@
 #include "core/engine/stage_worker.h"
-
-#include <cstdlib>
 // Its reports are in stage_worker_report.cpp, its checkpoints in stage_worker_checkpoint.cpp.
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 
@@ -245,7 +244,7 @@ void StageWorker::runNext() {
   if (holdingEstimate_ && pc_ < ops_.size()) runNext();
 }
 
-void StageWorker::recomputeAheadIfWaiting(int64_t mb) {
+void StageWorker::recomputeAhead(int64_t mb) {
   if (schedule_ != ScheduleKind::PipeMare || last_ || recompute_ || !isAsyncMb(mb)) return;
   auto it = inflight_.find(mb);
   if (it == inflight_.end() || it->second.recomputedAhead || it->second.shadow >= 0) return;
@@ -302,7 +301,7 @@ const Batch& StageWorker::microbatch(int64_t mb) {
 torch::Tensor StageWorker::runModule(const torch::Tensor& x) { return module_->forward(x); }
 
 void StageWorker::execAct(const Action& a) {
-  if (a.kind == ActionKind::RecvGrad) recomputeAheadIfWaiting(a.mb);
+  if (a.kind == ActionKind::RecvGrad) recomputeAhead(a.mb);
   const double t0 = monotonicSeconds();
   const int64_t N = plan_.microbatches();
   switch (a.kind) {

@@ -152,7 +152,7 @@ class StageWorker {
   // forward with the backward's weights (the stage would otherwise wait idle, then recompute while
   // the next stage waits for it). Numerically the same: same input, same weights, nothing steps
   // between the receive and the backward.
-  void recomputeAheadIfWaiting(int64_t mb);
+  void recomputeAhead(int64_t mb);
   void step(int64_t k);
   void noteBackward(int64_t mb, int64_t lag);
   void minibatchDone(int64_t k);
