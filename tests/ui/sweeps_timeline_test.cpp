@@ -92,6 +92,29 @@ void appendGpipeTrace(pm::RunStore& store, int64_t id, double t0, bool sends) {
   }
 }
 
+// pipemare's recompute run ahead (R) is drawn and counted as compute: the summary names it and its
+// time counts in the utilization (it read as communication).
+TEST(TimelineView, RecomputeAheadCountsAsCompute) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t id = 0;
+  {
+    pm::RunStore store(db);
+    id = store.createRun("pipemare", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"pipemare","stages":2,"microbatches":2}})");
+    // One stage busy 0-4 ms: F 1 ms, R 1 ms, B 2 ms.
+    store.appendTrace(id, {0, "F", 0, 0.000, 0.001});
+    store.appendTrace(id, {0, "R", 0, 0.001, 0.002});
+    store.appendTrace(id, {0, "B", 0, 0.002, 0.004});
+    store.flush();
+    store.setStatus(id, "finished");
+  }
+  pm::ui::TimelineView view(db, "");
+  ASSERT_TRUE(view.setRun(id));
+  EXPECT_NE(view.measuredSummary().indexOf("F 1, B 1, S 0, recomputed ahead 1; utilization 1.00"), -1)
+      << view.measuredSummary().toStdString();
+}
+
 }  // namespace
 
 TEST(SweepGrid, TwoByTwoWithADivergedRun) {
