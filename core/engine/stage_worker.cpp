@@ -245,13 +245,22 @@ void StageWorker::runNext() {
 }
 
 void StageWorker::recomputeAhead(int64_t mb) {
-  if (schedule_ != ScheduleKind::PipeMare || last_ || recompute_ || !isAsyncMb(mb)) return;
+  if (last_) return;
   auto it = inflight_.find(mb);
   if (it == inflight_.end() || it->second.recomputedAhead || it->second.shadow >= 0) return;
   InFlight& f = it->second;
-  const int64_t lag = versions_.delayOf(mb);
-  const bool stale = lag > 0 || !f.output.defined() || !f.output.requires_grad();
-  if (!stale) return;
+  const bool noGraph = !f.output.defined() || !f.output.requires_grad();
+  int64_t lag = 0;
+  if (isAsyncMb(mb)) {
+    // pipemare's stale microbatches, recomputed with the current weights or T2's estimate
+    // (pipedream and 2bw keep their graphs on shadows, or with pipeline.recompute recompute on
+    // their stash: left to the backward).
+    if (schedule_ != ScheduleKind::PipeMare) return;
+    lag = versions_.delayOf(mb);
+    if (lag <= 0 && !noGraph) return;
+  } else if (!noGraph) {
+    return;  // synchronous (gpipe, 1f1b, a warm-up minibatch): only with pipeline.recompute, same weights
+  }
   // Only when its backward is the very next op (nothing can step the weights in between), and in a
   // multi-process run, where the stage may wait for the gradient (LibTorch 1.13's Gloo receive
   // cannot be asked whether it has arrived without completing it, so it is done before every such
@@ -480,7 +489,7 @@ void StageWorker::backward(int64_t mb) {
     noteBackward(mb, lag);
     return;
   }
-  if (recompute_ || !out.defined()) {  // (restored from a checkpoint: no graph)
+  if (!f.recomputedAhead && (recompute_ || !out.defined())) {  // (restored from a checkpoint: no graph)
     out = recomputeForward(f.input);
     if (last_) out = computeLoss(out, f.target, train_->task()) * f.scale;
   }

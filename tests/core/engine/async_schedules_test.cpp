@@ -278,20 +278,28 @@ TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
 // waits; forced here in a single-process run) gives the same weights bit for bit as the recompute
 // at the backward, with and without T2 (whose estimate stays in the weights until the backward),
 // the same sampled weight gaps (measured against the live weights, not the estimate), and the trace
-// shows each R right before its microbatch's B.
+// shows each R right before its microbatch's B. So does gpipe with pipeline.recompute (every
+// backward recomputes, with the weights of the forward), and pipemare with it.
 TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
-  for (const bool t2 : {false, true}) {
+  struct Case {
+    const char* schedule;
+    bool t2, recompute;
+  };
+  for (const Case c : {Case{"pipemare", false, false}, Case{"pipemare", true, false}, Case{"gpipe", false, true},
+                       Case{"pipemare", true, true}}) {
+    const bool t2 = c.t2;
     std::vector<std::vector<torch::Tensor>> states[2];
     std::vector<double> gaps[2];
     size_t ahead = 0;
     for (int r = 0; r < 2; ++r) {
-      Experiment e = asyncExperiment("pipemare", 3, 2);
+      Experiment e = asyncExperiment(c.schedule, 3, 2);
       e.model.name = "cnn";
+      e.pipeline.recompute = c.recompute;
       e.pipemare.t1 = true;
       e.pipemare.t2 = t2;
       e.training.trace_steps = -1;
       e.training.log_interval = 1;  // weight-gap samples on every minibatch (they read the live weights)
-      const std::string dir = testing::TempDir() + "/ahead_" + std::to_string(t2) + std::to_string(r);
+      const std::string dir = testing::TempDir() + "/ahead_" + c.schedule + std::to_string(t2) + std::to_string(c.recompute) + std::to_string(r);
       EngineOptions opts;
       opts.saveStateDir = dir;
       MemorySink sink;
@@ -327,9 +335,12 @@ TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
     }
     for (int s = 0; s < 3; ++s)
       for (size_t i = 0; i < states[0][s].size(); ++i)
-        EXPECT_TRUE(torch::equal(states[0][s][i], states[1][s][i])) << "t2 " << t2 << " stage " << s << " tensor " << i;
-    EXPECT_FALSE(gaps[0].empty());
-    EXPECT_EQ(gaps[0], gaps[1]) << "t2 " << t2;
+        EXPECT_TRUE(torch::equal(states[0][s][i], states[1][s][i]))
+            << c.schedule << " t2 " << t2 << " recompute " << c.recompute << " stage " << s << " tensor " << i;
+    if (std::string(c.schedule) == "pipemare") {
+      EXPECT_FALSE(gaps[0].empty());
+    }
+    EXPECT_EQ(gaps[0], gaps[1]) << c.schedule << " t2 " << t2;
   }
 }
 
