@@ -429,6 +429,15 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   for (auto& r : remotes)
     if (r.fd >= 0) ::close(r.fd);
 
+  // A Ctrl-C that reached the workers before their own handlers were set (still loading) ends
+  // them at once; if they were all gone before this loop acted on the stop, nothing said so and
+  // the run read as finished. A stage that did not report finishing was stopped.
+  if (stop && stop->load() && failure.empty() && out.status == "finished" && !stopping &&
+      std::any_of(workers.begin(), workers.end(), [](const Worker& w) { return w.finishedStatus != "finished"; })) {
+    stopping = true;
+    out.status = "stopped";
+    out.message = "stopped by request during start-up (the stages had not begun training: no checkpoint)";
+  }
   if (!failure.empty() && out.status == "finished") {
     out.status = "failed";
     out.message = failure;
