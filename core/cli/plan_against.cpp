@@ -92,45 +92,42 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   if (trace.empty())
     throw ConfigError("run " + std::to_string(runId), "has no schedule trace (training.trace_steps = 0)");
 
-  // Measured action costs per stage: trace means after the first minibatch (its warm-up costs more).
-  std::vector<std::vector<double>> fs(static_cast<size_t>(P)), bs(static_cast<size_t>(P)), ss(static_cast<size_t>(P));
+  // Measured action costs per stage: trace means after the first minibatch (its warm-up costs
+  // more). A trace of the first minibatch only (training.trace_steps = 1, or a run of one step)
+  // gives that minibatch's costs, warm-up included, rather than none (all-zero costs predicted
+  // "0 s per minibatch, -100 %").
+  struct Samples {
+    std::vector<double> first, later;
+    const std::vector<double>& use() const { return later.empty() ? first : later; }
+  };
+  std::vector<Samples> fs(static_cast<size_t>(P)), bs(static_cast<size_t>(P)), ss(static_cast<size_t>(P));
   // pipemare's recompute of a stale microbatch run ahead of its gradient (R) is part of its backward.
   std::map<std::pair<int, int64_t>, double> ahead;
   for (const auto& t : trace)
     if (t.action == "R") ahead[{t.stage, t.microbatch}] += t.end - t.start;
-  auto backwardCost = [&](const TraceRecord& t) {
-    const auto it = ahead.find({t.stage, t.microbatch});
-    return t.end - t.start + (it == ahead.end() ? 0.0 : it->second);
-  };
   for (const auto& t : trace) {
     const size_t s = static_cast<size_t>(t.stage);
     if (s >= fs.size()) continue;
-    if (t.action == "F" && t.microbatch >= N) fs[s].push_back(t.end - t.start);
-    if (t.action == "B" && t.microbatch >= N) bs[s].push_back(backwardCost(t));
-    if (t.action == "S" && t.microbatch >= 1) ss[s].push_back(t.end - t.start);
-  }
-  // A trace of the first minibatch only (training.trace_steps = 1, or a run of one step): its costs,
-  // warm-up included, rather than none (all-zero costs predicted "0 s per minibatch, -100 %").
-  bool firstMinibatchOnly = false;
-  for (size_t s = 0; s < fs.size(); ++s)
-    if (fs[s].empty() || bs[s].empty() || ss[s].empty()) {
-      firstMinibatchOnly = true;
-      const bool noF = fs[s].empty(), noB = bs[s].empty(), noS = ss[s].empty();
-      for (const auto& t : trace) {  // every action of the first minibatch (microbatches 0..N-1, step 0)
-        if (static_cast<size_t>(t.stage) != s) continue;
-        if (t.action == "F" && noF && t.microbatch < N) fs[s].push_back(t.end - t.start);
-        if (t.action == "B" && noB && t.microbatch < N) bs[s].push_back(backwardCost(t));
-        if (t.action == "S" && noS && t.microbatch < 1) ss[s].push_back(t.end - t.start);
-      }
-      if (fs[s].empty() || bs[s].empty())
-        throw ConfigError("run " + std::to_string(runId), "its schedule trace has no forward or backward of stage " +
-                                                              std::to_string(s) + ": no costs to predict from");
+    const double d = t.end - t.start;
+    if (t.action == "F") (t.microbatch >= N ? fs[s].later : fs[s].first).push_back(d);
+    if (t.action == "B") {
+      const auto it = ahead.find({t.stage, t.microbatch});
+      (t.microbatch >= N ? bs[s].later : bs[s].first).push_back(d + (it == ahead.end() ? 0.0 : it->second));
     }
+    if (t.action == "S") (t.microbatch >= 1 ? ss[s].later : ss[s].first).push_back(d);
+  }
+  bool firstMinibatchOnly = false;
+  for (size_t s = 0; s < fs.size(); ++s) {
+    firstMinibatchOnly = firstMinibatchOnly || fs[s].later.empty() || bs[s].later.empty() || ss[s].later.empty();
+    if (fs[s].use().empty() || bs[s].use().empty())
+      throw ConfigError("run " + std::to_string(runId), "its schedule trace has no forward or backward of stage " +
+                                                            std::to_string(s) + ": no costs to predict from");
+  }
   std::vector<double> f, b, st;
   for (size_t s = 0; s < fs.size(); ++s) {
-    f.push_back(mean(fs[s]));
-    b.push_back(mean(bs[s]));
-    st.push_back(mean(ss[s]));
+    f.push_back(mean(fs[s].use()));
+    b.push_back(mean(bs[s].use()));
+    st.push_back(mean(ss[s].use()));
   }
   const double latency = messageLatency(trace, N);
   // Simulation of the schedule with those costs: steady-state seconds per

@@ -18,32 +18,33 @@
 namespace pm {
 namespace {
 
+// An IPv4 address literal or a host name: 0 and *out set, or getaddrinfo's error code.
+int lookupIPv4(const std::string& host, in_addr* out) {
+  if (inet_pton(AF_INET, host.c_str(), out) == 1) return 0;
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc == 0 && res) *out = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
+  if (res) freeaddrinfo(res);
+  return rc == 0 && !res ? EAI_NONAME : rc;
+}
+
 sockaddr_in resolve(const std::string& addr, int port, const std::string& where) {
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_port = htons(static_cast<uint16_t>(port));
   const std::string host = addr.empty() ? "127.0.0.1" : addr;
-  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1) return sa;
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res)
-    throw EngineError(where, "cannot resolve host \"" + host + "\"");
-  sa.sin_addr = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
-  freeaddrinfo(res);
+  if (lookupIPv4(host, &sa.sin_addr) != 0) throw EngineError(where, "cannot resolve host \"" + host + "\"");
   return sa;
 }
 
 }  // namespace
 
 void checkHostResolves(const std::string& host, const std::string& place) {
+  if (host.empty()) return;
   in_addr a{};
-  if (host.empty() || inet_pton(AF_INET, host.c_str(), &a) == 1) return;
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (res) freeaddrinfo(res);
+  const int rc = lookupIPv4(host, &a);
   // Only a name that cannot exist is refused: a temporary failure (EAI_AGAIN, a resolver not up
   // yet) is left to the rendezvous, which retries until execution.timeout_s.
   if (rc == EAI_NONAME || rc == EAI_FAIL
