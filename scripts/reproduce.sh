@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
 #   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]
-# --only quality,quality-full,quality-n8,quality-n4,quality-long,charlm,hardware,planner,stability runs just those parts again: their earlier
+# --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
 # Runs every part of the study into one store, then draws the report with pipemare-report:
 #   (1) quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
@@ -15,19 +15,21 @@
 #       quality-n4: gpipe, naive async and T1+T2 with N = 4 (stage 0's delay 3 steps) at lr 0.1 and 0.3, two seeds;
 #       quality-long: gpipe, naive async and T1+T2 with N = 2 on all 60,000 for 10 epochs, not 3, at lr 0.1
 #       and 0.3 (does the gap of quality-full close with more training?);
+#       quality-m0: gpipe, naive async and T1+T2 as quality-full (N = 2, all 60,000, 3 epochs) but with
+#       plain SGD (momentum 0) at lr 0.3 and 1.0: without the momentum that asynchrony adds to;
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline (alone, then
 #       two side by side: the machine's 2-core ceiling);
 #   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
 #   (5) stability map: learning rate x stage count for gpipe, naive async and pipemare T1+T2.
-# Full: about 505 minutes on 2 cores (160 of them quality-full, 165 quality-n8, 50 quality-n4, 80 quality-long). --quick: smaller data and grids, about 10 minutes.
+# Full: about 505 minutes on 2 cores (160 of them quality-full, 165 quality-n8, 50 quality-n4, 80 quality-long, 50 quality-m0). --quick: smaller data and grids, about 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
 OUT=reports
 DB=""
 PAR=2
-ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,charlm,hardware,planner,stability
+ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -49,8 +51,8 @@ fi
 mkdir -p "$OUT"
 PM="$BIN/pipemare"
 for part in ${ONLY//,/ }; do
-  case "$part" in quality|quality-full|quality-n8|quality-n4|quality-long|charlm|hardware|planner|stability) ;;
-    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, quality-n4, quality-long, charlm, hardware, planner, stability)" >&2; exit 2 ;;
+  case "$part" in quality|quality-full|quality-n8|quality-n4|quality-long|quality-m0|charlm|hardware|planner|stability) ;;
+    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, quality-n4, quality-long, quality-m0, charlm, hardware, planner, stability)" >&2; exit 2 ;;
   esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -112,6 +114,9 @@ if [ "$QUICK" = 1 ]; then
   QLONG=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=2)
   QLONG_VARIANTS="gpipe t1t2"
   QLONG_LRS="0.3"
+  QM0=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1 --set optimizer.momentum=0)
+  QM0_VARIANTS="gpipe naive t1t2"
+  QM0_LRS="1.0"
 else
   Q=()
   QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
@@ -139,6 +144,9 @@ else
   QLONG=(--set data.train_limit=0 --set training.epochs=10)
   QLONG_VARIANTS="gpipe naive t1t2"
   QLONG_LRS="0.1,0.3"
+  QM0=(--set data.train_limit=0 --set optimizer.momentum=0)
+  QM0_VARIANTS="gpipe naive t1t2"
+  QM0_LRS="0.3,1.0"
 fi
 
 if want quality; then
@@ -183,6 +191,12 @@ if want quality-long; then
 forget quality-long
 log "(1e) quality, longer training: N = 2, all training images, 10 epochs"
 sweep_variants quality-long "$QLONG_LRS" "$QLONG_VARIANTS" "${QLONG[@]}"
+fi
+
+if want quality-m0; then
+forget quality-m0
+log "(1f) quality without momentum: plain SGD, N = 2, all training images"
+sweep_variants quality-m0 "$QM0_LRS" "$QM0_VARIANTS" "${QM0[@]}"
 fi
 
 if want charlm; then

@@ -148,6 +148,31 @@ TEST(StudyReport, QualityN4SectionHasItsHeadingFigureAndClaims) {
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n4-lr0.3.png"));
 }
 
+// Section 1f (plain SGD): its own heading, the optimizer in the setup line (read from the runs'
+// configurations), a diverged naive run meeting the naive target, and its claims regime.
+TEST(StudyReport, QualityWithoutMomentumSectionNamesTheOptimizer) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2},"optimizer":{"name":"sgd","lr":1.0,"momentum":0}})";
+    for (const auto& [variant, last] : std::vector<std::pair<std::string, double>>{{"gpipe", 0.9}, {"naive", 0.1}, {"t1t2", 0.893}}) {
+      const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=1.0]", cfg, {"study:quality-m0", "optimizer.lr=1.0"});
+      store.appendMetric(id, "eval/accuracy", 469, 1.0, last - 0.05);
+      store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
+      store.setStatus(id, variant == "naive" ? "diverged" : "finished");
+    }
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("### 1f. Without momentum: plain SGD")) << md.toStdString();
+  EXPECT_TRUE(md.contains("N = 2 microbatches, all training images, plain SGD (momentum 0); test accuracy")) << md.toStdString();
+  EXPECT_TRUE(md.contains("T1+T2 within 1.0 point of gpipe: lr 1.0 -0.70 (met)")) << md.toStdString();
+  EXPECT_TRUE(md.contains("at the highest learning rate (1.0): diverged (met)")) << md.toStdString();
+  EXPECT_TRUE(md.contains("all 60,000 images, plain SGD, lr 1.0: T1+T2 -0.70 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-m0-lr1.0.png"));
+}
+
 // Section 1e (10 epochs): the table adds the accuracy after epoch 3, the evaluation 1b ends at.
 TEST(StudyReport, QualityLongSectionShowsTheThirdEpoch) {
   QTemporaryDir dir;

@@ -71,7 +71,7 @@ class StudyReportWriter {
   QString text_;
   QTextStream md_{&text_};
   int figures_ = 0;
-  std::map<std::string, std::map<QString, double>> quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_;
+  std::map<std::string, std::map<QString, double>> quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_, qualityM0_;
   std::map<std::string, std::vector<double>> hw_;
   std::map<int, std::pair<double, double>> plan_;
 };
