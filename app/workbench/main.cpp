@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/cli/commands.h"
 #include "core/util/system_info.h"
@@ -32,11 +33,14 @@ bool hasDisplay() {
 }
 
 constexpr const char* kUsage =
-    "usage: pipemare-workbench [--db FILE] [--experiment FILE] [--run] [--run-id ID] [--tab NAME]\n"
+    "usage: pipemare-workbench [--db FILE] [--experiment FILE] [--run] [--run-id ID] [--compare IDS [--metric KEY]]\n"
+    "                          [--tab NAME]\n"
     "  --db FILE          the run store (default: the user's data folder, pipemare/runs.db)\n"
     "  --experiment FILE  open this experiment in the designer; without a display, run it headless\n"
     "  --run              start the designed experiment at once (Live tab)\n"
     "  --run-id ID        select this stored run (Runs tab) and show its trace (Timeline tab)\n"
+    "  --compare IDS      lay these stored runs side by side (Compare tab), e.g. --compare 3,5,8\n"
+    "  --metric KEY       the metric --compare plots, e.g. eval/accuracy (default train/loss)\n"
     "  --tab NAME         open on this tab: design, live, runs, sweeps, compare or timeline\n"
     "  -h, --help         show this text\n"
     "Without a display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM all unset) the experiment\n"
@@ -44,7 +48,8 @@ constexpr const char* kUsage =
     "Options with a single dash (-platform offscreen, -style fusion, ...) are Qt's.\n";
 
 struct Args {
-  std::string db, experiment, runId, tab;
+  std::string db, experiment, runId, tab, compare, metric;
+  std::vector<int64_t> compareIds;
   bool run = false, help = false;
 };
 
@@ -52,7 +57,8 @@ struct Args {
 // message for a usage error, empty when the arguments are fine.
 std::string parseArgs(int argc, char** argv, Args& a) {
   const std::map<std::string, std::string*> valued = {
-      {"--db", &a.db}, {"--experiment", &a.experiment}, {"--run-id", &a.runId}, {"--tab", &a.tab}};
+      {"--db", &a.db}, {"--experiment", &a.experiment}, {"--run-id", &a.runId}, {"--tab", &a.tab},
+      {"--compare", &a.compare}, {"--metric", &a.metric}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -83,6 +89,20 @@ std::string parseArgs(int argc, char** argv, Args& a) {
     std::strtoll(a.runId.c_str(), &end, 10);
     if (end == a.runId.c_str() || *end != '\0') return "--run-id expects a run id (an integer), found '" + a.runId + "'";
   }
+  if (!a.compare.empty()) {
+    size_t from = 0;
+    while (from <= a.compare.size()) {
+      const size_t comma = std::min(a.compare.find(',', from), a.compare.size());
+      const std::string piece = a.compare.substr(from, comma - from);
+      char* end = nullptr;
+      const long long id = std::strtoll(piece.c_str(), &end, 10);
+      if (piece.empty() || end == piece.c_str() || *end != '\0' || id <= 0)
+        return "--compare expects run ids separated by commas (e.g. 3,5,8), found '" + piece + "' in '" + a.compare + "'";
+      a.compareIds.push_back(id);
+      from = comma + 1;
+    }
+  }
+  if (!a.metric.empty() && a.compare.empty()) return "--metric chooses what --compare plots; give --compare IDS too";
   return "";
 }
 }  // namespace
@@ -131,9 +151,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pipemare-workbench: --run-id: no run %s in the store %s\n%s", args.runId.c_str(), db.c_str(), kUsage);
     return 2;
   }
+  // --compare IDS [--metric KEY]: those runs side by side in the Compare tab.
+  if (!args.compareIds.empty()) {
+    const std::string error = w.compareRuns(args.compareIds, QString::fromStdString(args.metric)).toStdString();
+    if (!error.empty()) {
+      std::fprintf(stderr, "pipemare-workbench: %s (store %s)\n%s", error.c_str(), db.c_str(), kUsage);
+      return 2;
+    }
+  }
   // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline); checked above.
   // --run-id without --tab opens the Runs tab, where the run is selected (not the last session's tab).
   if (!args.tab.empty()) w.selectTab(QString::fromStdString(args.tab));
+  else if (!args.compareIds.empty()) w.selectTab(QStringLiteral("compare"));
   else if (!args.runId.empty()) w.selectTab(QStringLiteral("runs"));
   // SIGINT / SIGTERM: close as the window's close button would, leaving runs in progress running
   // (they are processes of their own and record into the store), so that settings are saved and

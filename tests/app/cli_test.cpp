@@ -267,6 +267,15 @@ TEST_F(Cli, WorkbenchRejectsBadOptions) {
   r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --run-id 99");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--run-id: no run 99 in the store"), std::string::npos) << r.out;
+  r = runCmd(headless + " --compare 1,x");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--compare expects run ids separated by commas (e.g. 3,5,8), found 'x' in '1,x'"), std::string::npos) << r.out;
+  r = runCmd(headless + " --metric eval/accuracy");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--metric chooses what --compare plots"), std::string::npos) << r.out;
+  r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --compare 98,99");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--compare: no run 98, 99 in the store"), std::string::npos) << r.out;
   // With a display: an experiment file that cannot be read, with or without --run (it ran the
   // default experiment instead).
   r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --experiment " + (dir_ / "missing.json").string() + " --run");

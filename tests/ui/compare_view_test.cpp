@@ -405,6 +405,22 @@ TEST(CompareView, MainWindowComparesRunsSelectedInTheBrowserWithCtrlK) {
   EXPECT_FALSE(w.selectTab("nope"));
 }
 
+// The workbench's --compare IDS --metric KEY: the runs side by side with that metric; a run not
+// in the store or a metric none of them recorded is named (the workbench exits 2 with it).
+TEST(CompareView, MainWindowComparesRunsGivenById) {
+  pm::test::app();
+  Fixture fx;
+  pm::ui::MainWindow w(fx.db);
+  EXPECT_EQ(w.compareRuns({fx.gamma, fx.alpha}, "eval/accuracy"), QString());
+  EXPECT_EQ(w.compareView()->selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.gamma}));
+  EXPECT_EQ(w.compareView()->metric(), "eval/accuracy");
+  EXPECT_EQ(w.compareView()->plot()->seriesCount(), 2);
+  EXPECT_EQ(w.compareRuns({fx.alpha, 999}, ""), "--compare: no run 999 in the store");
+  const QString bad = w.compareRuns({fx.alpha}, "eval/perplexity");
+  EXPECT_TRUE(bad.startsWith("--metric: none of the compared runs recorded 'eval/perplexity' (they have: ")) << bad.toStdString();
+  EXPECT_TRUE(bad.contains("train/loss")) << bad.toStdString();
+}
+
 // The refresh reads a selected run's data again only while it is going (and once when it ends);
 // a finished run keeps what was read.
 TEST(CompareView, RefreshRereadsOnlyRunsStillGoing) {

@@ -68,6 +68,9 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
   runList_->setHeaderLabels({tr("Run"), tr("Name"), tr("Status"), tr("Schedule"), tr("Model"), tr("P"), tr("N")});
   runList_->setRootIsDecorated(false);
   runList_->setUniformRowHeights(true);
+  // A sweep's runs share the experiment's name and differ in their "[field=value]" suffix: keep
+  // both ends of a long name visible.
+  runList_->setTextElideMode(Qt::ElideMiddle);
   runList_->setAlternatingRowColors(true);
   runList_->setSelectionMode(QAbstractItemView::SingleSelection);
   runList_->header()->setStretchLastSection(false);

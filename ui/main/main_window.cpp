@@ -1,5 +1,7 @@
 #include "ui/main/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QCloseEvent>
 #include <QKeySequence>
@@ -159,6 +161,18 @@ bool MainWindow::openRun(int64_t runId, bool show) {
   if (show)
     if (auto* tabs = qobject_cast<QTabWidget*>(centralWidget())) tabs->setCurrentWidget(runs_);
   return true;
+}
+
+QString MainWindow::compareRuns(const std::vector<int64_t>& runIds, const QString& metric) {
+  compare_->setSelectedRuns(runIds);
+  const auto shown = compare_->selectedRuns();
+  QStringList missing;
+  for (int64_t id : runIds)
+    if (std::find(shown.begin(), shown.end(), id) == shown.end()) missing << QString::number(id);
+  if (!missing.isEmpty()) return tr("--compare: no run %1 in the store").arg(missing.join(", "));
+  if (!metric.isEmpty() && !compare_->setMetric(metric))
+    return tr("--metric: none of the compared runs recorded '%1' (they have: %2)").arg(metric, compare_->availableMetrics().join(", "));
+  return {};
 }
 
 bool MainWindow::selectTab(const QString& name) {
