@@ -16,8 +16,8 @@
 #       quality-long: gpipe, naive async and T1+T2 with N = 2 on all 60,000 for 10 epochs, not 3, at lr 0.1
 #       and 0.3 (does the gap of quality-full close with more training?);
 #       quality-m0: gpipe, pipedream, naive async, T1 and T1+T2 as quality-full (N = 2, all 60,000, 3 epochs)
-#       but with plain SGD (momentum 0) at lr 0.3 and 1.0, a second seed of gpipe, naive and T1+T2: without
-#       the momentum that asynchrony adds to;
+#       but with plain SGD (momentum 0), at lr 0.3 and 1.0, and a second seed of gpipe, naive and T1+T2
+#       (does the gap of quality-full come from the momentum that a delay adds to?);
 #   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline (alone, then
 #       two side by side: the machine's 2-core ceiling);

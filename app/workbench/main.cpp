@@ -90,15 +90,17 @@ std::string parseArgs(int argc, char** argv, Args& a) {
     if (end == a.runId.c_str() || *end != '\0') return "--run-id expects a run id (an integer), found '" + a.runId + "'";
   }
   if (!a.compare.empty()) {
+    // Run ids are positive integers, digits only (no sign, no spaces), separated by commas.
+    const std::string usage = "--compare expects run ids separated by commas (e.g. 3,5,8), found ";
     size_t from = 0;
     while (from <= a.compare.size()) {
       const size_t comma = std::min(a.compare.find(',', from), a.compare.size());
       const std::string piece = a.compare.substr(from, comma - from);
-      char* end = nullptr;
-      const long long id = std::strtoll(piece.c_str(), &end, 10);
-      if (piece.empty() || end == piece.c_str() || *end != '\0' || id <= 0)
-        return "--compare expects run ids separated by commas (e.g. 3,5,8), found '" + piece + "' in '" + a.compare + "'";
-      a.compareIds.push_back(id);
+      if (piece.empty()) return usage + "an empty id in '" + a.compare + "'";
+      const bool digits = piece.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || piece.size() > 18 || std::stoll(piece) <= 0)
+        return usage + "'" + piece + "' in '" + a.compare + "' (a run id is a positive integer)";
+      a.compareIds.push_back(std::stoll(piece));
       from = comma + 1;
     }
   }
@@ -120,6 +122,14 @@ int main(int argc, char** argv) {
   std::string db = args.db;
   if (db.empty()) db = pm::defaultDatabasePath();
   if (!hasDisplay()) {
+    // The viewing options need the window; the engine's command line compares without one.
+    if (!args.compareIds.empty()) {
+      std::string ids;
+      for (int64_t id : args.compareIds) ids += " " + std::to_string(id);
+      std::fprintf(stderr, "pipemare-workbench: --compare needs a display (the Compare tab); without one, use "
+                           "`pipemare --db %s compare%s`\n", db.c_str(), ids.c_str());
+      return 2;
+    }
     std::string experiment = args.experiment;
     if (experiment.empty()) experiment = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/quickstart.json";
     std::fprintf(stderr, "pipemare-workbench: no display; running the default experiment headless: %s\n",
@@ -155,12 +165,13 @@ int main(int argc, char** argv) {
   if (!args.compareIds.empty()) {
     const std::string error = w.compareRuns(args.compareIds, QString::fromStdString(args.metric)).toStdString();
     if (!error.empty()) {
-      std::fprintf(stderr, "pipemare-workbench: %s (store %s)\n%s", error.c_str(), db.c_str(), kUsage);
+      std::fprintf(stderr, "pipemare-workbench: %s\n%s", error.c_str(), kUsage);
       return 2;
     }
   }
   // --tab NAME: open on that tab (e.g. --tab compare, --tab sweeps, --tab timeline); checked above.
-  // --run-id without --tab opens the Runs tab, where the run is selected (not the last session's tab).
+  // Without --tab: --compare opens the Compare tab, else --run-id the Runs tab, where the run is
+  // selected (not the last session's tab).
   if (!args.tab.empty()) w.selectTab(QString::fromStdString(args.tab));
   else if (!args.compareIds.empty()) w.selectTab(QStringLiteral("compare"));
   else if (!args.runId.empty()) w.selectTab(QStringLiteral("runs"));

@@ -269,13 +269,28 @@ TEST_F(Cli, WorkbenchRejectsBadOptions) {
   EXPECT_NE(r.out.find("--run-id: no run 99 in the store"), std::string::npos) << r.out;
   r = runCmd(headless + " --compare 1,x");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--compare expects run ids separated by commas (e.g. 3,5,8), found 'x' in '1,x'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--compare expects run ids separated by commas (e.g. 3,5,8), found 'x' in '1,x' (a run id is a positive integer)"),
+            std::string::npos) << r.out;
+  for (const std::string bad : {"0", "-2", "+5", "99999999999999999999"}) {
+    r = runCmd(headless + " --compare 1," + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("found '" + bad + "' in '1," + bad + "' (a run id is a positive integer)"), std::string::npos) << r.out;
+  }
+  for (const std::string bad : {"1,", ",3", "3,,5"}) {
+    r = runCmd(headless + " --compare " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("found an empty id in '" + bad + "'"), std::string::npos) << r.out;
+  }
+  r = runCmd(headless + " --compare 1,3");  // well formed, but there is no window to show them in
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--compare needs a display (the Compare tab); without one, use `pipemare --db"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" compare 1 3`"), std::string::npos) << r.out;
   r = runCmd(headless + " --metric eval/accuracy");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--metric chooses what --compare plots"), std::string::npos) << r.out;
   r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --compare 98,99");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--compare: no run 98, 99 in the store"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--compare: no run 98, 99 in the store " + db_), std::string::npos) << r.out;
   // With a display: an experiment file that cannot be read, with or without --run (it ran the
   // default experiment instead).
   r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --experiment " + (dir_ / "missing.json").string() + " --run");

@@ -415,7 +415,7 @@ TEST(CompareView, MainWindowComparesRunsGivenById) {
   EXPECT_EQ(w.compareView()->selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.gamma}));
   EXPECT_EQ(w.compareView()->metric(), "eval/accuracy");
   EXPECT_EQ(w.compareView()->plot()->seriesCount(), 2);
-  EXPECT_EQ(w.compareRuns({fx.alpha, 999}, ""), "--compare: no run 999 in the store");
+  EXPECT_EQ(w.compareRuns({fx.alpha, 999, 999}, ""), "--compare: no run 999 in the store " + QString::fromStdString(fx.db));
   const QString bad = w.compareRuns({fx.alpha}, "eval/perplexity");
   EXPECT_TRUE(bad.startsWith("--metric: none of the compared runs recorded 'eval/perplexity' (they have: ")) << bad.toStdString();
   EXPECT_TRUE(bad.contains("train/loss")) << bad.toStdString();

@@ -119,7 +119,7 @@ TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("### 1c. Shorter delays: N = 8 microbatches")) << md.toStdString();
-  EXPECT_TRUE(md.contains("N = 8 microbatches, all training images")) << md.toStdString();
+  EXPECT_TRUE(md.contains("N = 8 microbatches, all training images, plain SGD (momentum 0); test accuracy")) << md.toStdString();
   EXPECT_TRUE(md.contains("| t1t2 | 0.02 | 0.8500 | 0.9150 | -0.50 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("| gpipe | 0.02 | 0.8800 | 0.9200 | 0.00 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.02: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
@@ -171,6 +171,16 @@ TEST(StudyReport, QualityWithoutMomentumSectionNamesTheOptimizer) {
   EXPECT_TRUE(md.contains("at the highest learning rate (1.0): diverged (met)")) << md.toStdString();
   EXPECT_TRUE(md.contains("all 60,000 images, plain SGD, lr 1.0: T1+T2 -0.70 points vs gpipe")) << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-m0-lr1.0.png"));
+  {  // a run with another optimizer in the same section: the setup line names both
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"gpipe","stages":11,"microbatches":2},"optimizer":{"name":"sgd","lr":0.1,"momentum":0.9}})";
+    const int64_t id = store.createRun("study-resnet20-gpipe [optimizer.lr=0.1]", cfg, {"study:quality-m0", "optimizer.lr=0.1"});
+    store.appendMetric(id, "eval/accuracy", 469, 1.0, 0.9);
+    store.setStatus(id, "finished");
+  }
+  const QString mixed = writeReport(dir, db);
+  EXPECT_TRUE(mixed.contains("all training images, mixed optimizers (plain SGD (momentum 0), SGD with momentum 0.9); test accuracy"))
+      << mixed.toStdString();
 }
 
 // Section 1e (10 epochs): the table adds the accuracy after epoch 3, the evaluation 1b ends at.

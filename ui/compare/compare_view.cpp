@@ -319,6 +319,7 @@ void CompareView::loadSelected() {
 
 void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
   if (!store_) refresh();
+  if (!store_) return;  // the store did not open: refresh() kept why in lastError()
   std::set<int64_t> known;
   for (const auto& r : runs_) known.insert(r.id);
   std::set<int64_t> ids;

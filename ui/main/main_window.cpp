@@ -165,11 +165,14 @@ bool MainWindow::openRun(int64_t runId, bool show) {
 
 QString MainWindow::compareRuns(const std::vector<int64_t>& runIds, const QString& metric) {
   compare_->setSelectedRuns(runIds);
+  if (!compare_->lastError().empty()) return tr("--compare: %1").arg(QString::fromStdString(compare_->lastError()));
   const auto shown = compare_->selectedRuns();
   QStringList missing;
   for (int64_t id : runIds)
-    if (std::find(shown.begin(), shown.end(), id) == shown.end()) missing << QString::number(id);
-  if (!missing.isEmpty()) return tr("--compare: no run %1 in the store").arg(missing.join(", "));
+    if (std::find(shown.begin(), shown.end(), id) == shown.end() && !missing.contains(QString::number(id)))
+      missing << QString::number(id);
+  if (!missing.isEmpty())
+    return tr("--compare: no run %1 in the store %2").arg(missing.join(", "), dbPath_);
   if (!metric.isEmpty() && !compare_->setMetric(metric))
     return tr("--metric: none of the compared runs recorded '%1' (they have: %2)").arg(metric, compare_->availableMetrics().join(", "));
   return {};

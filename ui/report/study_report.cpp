@@ -99,13 +99,27 @@ int64_t seedOf(const RunRecord& r) {
   return cfg.value("training").toObject().value("seed").toInteger(1);
 }
 
-// The optimizer a run used, as the setup line of a quality section names it.
+// The optimizer a run used, as the setup line of a quality section names it (absent fields take
+// the engine's defaults: sgd, momentum 0).
 QString optimizerText(const RunRecord& r) {
-  const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object().value("optimizer").toObject();
+  const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json));
+  if (!doc.isObject()) return "an unknown optimizer";
+  const QJsonObject o = doc.object().value("optimizer").toObject();
   const QString name = o.value("name").toString("sgd");
+  if (name == "adam") return "Adam";
+  if (name == "adamw") return "AdamW";
   if (name != "sgd") return name;
   const double m = o.value("momentum").toDouble(0);
-  return m > 0 ? QString("SGD with momentum %1").arg(m) : QString("plain SGD (momentum 0)");
+  if (m <= 0) return "plain SGD (momentum 0)";
+  return QString("SGD with %1momentum %2").arg(o.value("nesterov").toBool(false) ? "Nesterov " : "").arg(m);
+}
+
+// The optimizer of a section's runs, or each one's when they differ.
+QString optimizerText(const std::vector<RunRecord>& runs) {
+  QStringList names;
+  for (const auto& r : runs)
+    if (!names.contains(optimizerText(r))) names << optimizerText(r);
+  return names.size() == 1 ? names.front() : "mixed optimizers (" + names.join(", ") + ")";
 }
 
 // One variant at one learning rate in a quality section: a figure per seed.
@@ -228,7 +242,7 @@ void StudyReportWriter::quality(const std::string& tag, const QString& heading, 
   const int limit = data.value("train_limit").toInt();
   md_ << "Single-process mode, " << any.stages << " stages, N = " << any.microbatches << " microbatches, "
       << (limit > 0 ? QString("the first %L1 training images").arg(limit) : QString("all training images"))
-      << ", " << optimizerText(any) << "; test accuracy at the end of epoch 1" << (alsoEpoch > 1 ? QString(", of epoch %1").arg(alsoEpoch) : QString())
+      << ", " << optimizerText(runs) << "; test accuracy at the end of epoch 1" << (alsoEpoch > 1 ? QString(", of epoch %1").arg(alsoEpoch) : QString())
       << " and of the last epoch (the experiment files are "
          "`experiments/study/resnet20-*.json`)." << (variantsNote.isEmpty() ? QString() : " " + variantsNote) << "\n\n";
   // lr -> variant -> one entry per seed. Several seeds of a variant show as their mean, with each
