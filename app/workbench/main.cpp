@@ -15,6 +15,7 @@
 #include "core/cli/commands.h"
 #include "core/util/system_info.h"
 #include "core/util/paths.h"
+#include "core/util/strings.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
 #include "ui/main/main_window.h"
@@ -92,16 +93,12 @@ std::string parseArgs(int argc, char** argv, Args& a) {
   if (!a.compare.empty()) {
     // Run ids are positive integers, digits only (no sign, no spaces), separated by commas.
     const std::string usage = "--compare expects run ids separated by commas (e.g. 3,5,8), found ";
-    size_t from = 0;
-    while (from <= a.compare.size()) {
-      const size_t comma = std::min(a.compare.find(',', from), a.compare.size());
-      const std::string piece = a.compare.substr(from, comma - from);
+    for (const std::string& piece : pm::split(a.compare, ',')) {
       if (piece.empty()) return usage + "an empty id in '" + a.compare + "'";
       const bool digits = piece.find_first_not_of("0123456789") == std::string::npos;
-      if (!digits || piece.size() > 18 || std::stoll(piece) <= 0)
-        return usage + "'" + piece + "' in '" + a.compare + "' (a run id is a positive integer)";
-      a.compareIds.push_back(std::stoll(piece));
-      from = comma + 1;
+      const long long id = digits && piece.size() <= 18 ? std::stoll(piece) : 0;
+      if (id <= 0) return usage + "'" + piece + "' in '" + a.compare + "' (a run id is a positive integer)";
+      a.compareIds.push_back(id);
     }
   }
   if (!a.metric.empty() && a.compare.empty()) return "--metric chooses what --compare plots; give --compare IDS too";

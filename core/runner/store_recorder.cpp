@@ -109,16 +109,14 @@ void StoreRecorder::emit(const Json& event) {
   // stage's checkpoint too: what that stage recorded before its cut is never recorded again by a
   // resume from it, so it must not be lost with a crash right after.
   const std::string type = event.value("type", "");
-  if (type == ev::kRunFinished) {
+  const bool checkpoint = type == ev::kLog && event.contains("checkpoint_step");
+  if (type != ev::kRunFinished && !checkpoint) return;
+  try {
     store_.flush();
     lastFlush_ = monotonicSeconds();
-  } else if (type == ev::kLog && event.contains("checkpoint_step")) {
-    try {
-      store_.flush();
-      lastFlush_ = monotonicSeconds();
-    } catch (const std::exception&) {
-      // A busy store keeps the rows buffered for the flushing thread's next attempt.
-    }
+  } catch (const std::exception&) {
+    if (!checkpoint) throw;
+    // At a checkpoint a busy store keeps the rows buffered for the flushing thread's next attempt.
   }
 }
 

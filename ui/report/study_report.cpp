@@ -109,16 +109,16 @@ QString optimizerText(const RunRecord& r) {
   if (name == "adam") return "Adam";
   if (name == "adamw") return "AdamW";
   if (name != "sgd") return name;
-  const double m = o.value("momentum").toDouble(0);
-  if (m <= 0) return "plain SGD (momentum 0)";
-  return QString("SGD with %1momentum %2").arg(o.value("nesterov").toBool(false) ? "Nesterov " : "").arg(m);
+  const double momentum = o.value("momentum").toDouble(0);  // the engine's default: 0
+  if (momentum <= 0) return "plain SGD (momentum 0)";
+  return QString("SGD with %1momentum %2").arg(o.value("nesterov").toBool(false) ? "Nesterov " : "").arg(momentum);
 }
 
 // The optimizer of a section's runs, or each one's when they differ.
 QString optimizerText(const std::vector<RunRecord>& runs) {
   QStringList names;
   for (const auto& r : runs)
-    if (!names.contains(optimizerText(r))) names << optimizerText(r);
+    if (const QString name = optimizerText(r); !names.contains(name)) names << name;
   return names.size() == 1 ? names.front() : "mixed optimizers (" + names.join(", ") + ")";
 }
 
