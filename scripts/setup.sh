@@ -11,7 +11,7 @@ PACKAGES=(
   cmake ninja-build g++ ccache pkg-config git
   qt6-base-dev libqt6sql6-sqlite libqcustomplot-dev
   libtorch-dev libgloo-dev
-  libsqlite3-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas0-pthread
   dataset-fashion-mnist fortunes

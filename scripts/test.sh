@@ -6,6 +6,12 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export QT_QPA_PLATFORM=offscreen
 ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600
+# The tests that compare numerics (label `numerics`: engine against reference, real against single,
+# resume against uninterrupted, recompute) once more with every kernel picker capped at AVX2:
+# oneDNN (ONEDNN_ and, for older releases, DNNL_MAX_CPU_ISA), ATen's own dispatch and OpenBLAS. So a
+# machine with AVX-512 or AMX also runs them on the kernels of a machine without.
+ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell \
+  ctest --test-dir build -j "$(nproc)" -L numerics --output-on-failure --timeout 600
 # The libFuzzer targets (experiment parser, IDX and text-corpus readers), briefly and from a fixed
 # seed (the same inputs every run); longer, open-ended runs: scripts/fuzz.sh SECONDS.
 PIPEMARE_FUZZ_RUNS=${PIPEMARE_FUZZ_RUNS:-40000} scripts/fuzz.sh

@@ -6,7 +6,9 @@
 #include <cstdio>
 
 #include "core/cli/commands.h"
+#include "core/runner/worker_main.h"
 #include "core/util/errors.h"
+#include "core/util/strings.h"
 #include "core/cli/plan_against.h"
 #include "core/util/system_info.h"
 #include "core/planner/plan_command.h"
@@ -17,6 +19,8 @@ extern "C" void onSignal(int) { gStop.store(true); }
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A worker of `pipemare run` binds its life to the launcher before anything else.
+  if (argc > 1 && std::string(argv[1]) == "worker") pm::bindToLauncher();
   pm::keepLargeAllocations();  // before any tensor: activations must not page-fault every step
   CLI::App app{"PipeMare Workbench engine: pipeline-parallel training experiments"};
   app.require_subcommand(1);
@@ -26,14 +30,23 @@ int main(int argc, char** argv) {
   // before or after the subcommand: `pipemare --db X runs list` and `pipemare runs list --db X`.
   app.fallthrough();
 
+  // Run ids are taken as text and read with pm::parseRunId once parsing is done, so that a malformed
+  // or out-of-range id is reported in the project's words with the argument that held it (exit 2).
+  std::string resumeText, runIdText, exportRunText, baselineText, againstText;
+  std::vector<std::string> compareRunTexts;
+
   pm::cli::RunOptions run;
   auto* runCmd = app.add_subcommand("run", "validate, run and record an experiment");
   runCmd->add_option("file", run.file, "experiment file (JSON)");
-  runCmd->add_option("--resume", run.resume, "continue a stopped, failed or interrupted run from its latest checkpoint");
+  auto* resumeOpt =
+      runCmd->add_option("--resume", resumeText, "continue a stopped, failed or interrupted run from its latest checkpoint");
   runCmd->add_option("--nnodes", run.nnodes, "multi-node: number of launchers (one per node); node 0 records the run");
   runCmd->add_option("--node-rank", run.nodeRank, "multi-node: this launcher's node (0..nnodes-1)");
   runCmd->add_option("--master-addr", run.masterAddr, "multi-node: address of node 0 (TCPStore, event stream); default 127.0.0.1");
   runCmd->add_option("--master-port", run.masterPort, "multi-node: TCPStore port on node 0 (events use port+1)");
+  runCmd->add_option("--secret-file", run.secretFile,
+                     "multi-node: the run secret the launchers authenticate with (default: $PIPEMARE_RUN_SECRET, else "
+                     "~/.config/pipemare/run-secret, made when absent)");
   runCmd->add_option("--set", run.overrides, "override a field: --set pipeline.stages=4 (repeatable)");
   runCmd->add_option("--name", run.name, "run name (default: the experiment's name)");
   runCmd->add_option("--events", run.events, "stream the JSON event lines: stdout")->check(CLI::IsMember({"stdout"}));
@@ -84,21 +97,20 @@ int main(int argc, char** argv) {
   listCmd->add_option("--sweep", list.sweep, "only runs of this sweep");
   listCmd->add_option("--text", list.text, "only runs whose name contains this text");
   listCmd->add_flag("--json", list.json, "print JSON");
-  int64_t runId = 0;
   bool showJson = false;
   auto* showCmd = runsCmd->add_subcommand("show", "show one run");
-  showCmd->add_option("run", runId, "run id")->required();
+  showCmd->add_option("run", runIdText, "run id")->required();
   showCmd->add_flag("--json", showJson, "print JSON");
   std::vector<std::string> tags;
   auto* tagCmd = runsCmd->add_subcommand("tag", "replace a run's tags");
-  tagCmd->add_option("run", runId, "run id")->required();
+  tagCmd->add_option("run", runIdText, "run id")->required();
   tagCmd->add_option("tags", tags, "tags");
   std::string note;
   auto* noteCmd = runsCmd->add_subcommand("note", "set a run's notes");
-  noteCmd->add_option("run", runId, "run id")->required();
+  noteCmd->add_option("run", runIdText, "run id")->required();
   noteCmd->add_option("text", note, "notes")->required();
   auto* deleteCmd = runsCmd->add_subcommand("delete", "delete a run and all its data");
-  deleteCmd->add_option("run", runId, "run id")->required();
+  deleteCmd->add_option("run", runIdText, "run id")->required();
   std::string importFile;
   auto* importCmd = runsCmd->add_subcommand("import", "copy every run of another store file into this one (new ids)");
   importCmd->add_option("file", importFile, "the other run store (SQLite file); only read")->required();
@@ -109,14 +121,14 @@ int main(int argc, char** argv) {
 
   pm::cli::CompareOptions compare;
   auto* compareCmd = app.add_subcommand("compare", "compare runs: loss, accuracy, time to target, throughput, utilization, memory");
-  compareCmd->add_option("runs", compare.runs, "run ids")->required();
-  compareCmd->add_option("--baseline", compare.baseline, "ratios against this run (default: the first)");
+  compareCmd->add_option("runs", compareRunTexts, "run ids")->required();
+  auto* baselineOpt = compareCmd->add_option("--baseline", baselineText, "ratios against this run (default: the first)");
   compareCmd->add_option("--target", compare.target, "eval accuracy target for 'time to target' (default: baseline best - 0.01)");
   compareCmd->add_flag("--json", compare.json, "print JSON");
 
   pm::cli::ExportOptions exportOpts;
   auto* exportCmd = app.add_subcommand("export", "export a run: CSV files, one JSON file, or a Chrome trace (Perfetto)");
-  exportCmd->add_option("run", exportOpts.run, "run id")->required();
+  exportCmd->add_option("run", exportRunText, "run id")->required();
   exportCmd->add_option("--csv", exportOpts.csvDir, "write metrics.csv, stage_metrics.csv, trace.csv, log.csv, run.json here");
   exportCmd->add_option("--json", exportOpts.jsonFile, "write everything as one JSON file");
   exportCmd->add_option("--chrome-trace", exportOpts.chromeTrace, "write the measured schedule trace (chrome://tracing, Perfetto)");
@@ -144,9 +156,8 @@ int main(int argc, char** argv) {
   planCmd->add_option("--flops", plan.flopsPerSecond, "FLOP/s per stage for simulated costs");
   planCmd->add_option("--link-latency", plan.linkLatency, "seconds per message");
   planCmd->add_option("--link-bandwidth", plan.linkBandwidth, "bytes per second (0 = infinite)");
-  int64_t againstRun = 0;
   auto* against = planCmd->add_option(
-      "--against", againstRun,
+      "--against", againstText,
       "compare a stored run with its prediction (utilization, time per minibatch, memory); the run's own experiment is the design");
   // The run fixes the design: a design option beside --against would be silently ignored.
   for (const char* name : {"--model", "--stages", "--microbatches", "--optimizer", "--timing", "--granularity", "--schedule",
@@ -168,6 +179,28 @@ int main(int argc, char** argv) {
   }
   if (run.db.empty()) run.db = db;
   list.db = db;
+
+  int64_t runId = 0, againstRun = 0;
+  try {
+    const auto readRunId = [](const std::string& place, const std::string& text) {
+      int64_t id = 0;
+      const std::string problem = pm::parseRunId(text, id);
+      if (!problem.empty()) throw pm::ConfigError(place, problem);
+      return id;
+    };
+    if (runCmd->parsed() && resumeOpt->count() > 0) run.resume = readRunId("--resume", resumeText);
+    if (showCmd->parsed() || tagCmd->parsed() || noteCmd->parsed() || deleteCmd->parsed()) runId = readRunId("RUN", runIdText);
+    if (exportCmd->parsed()) exportOpts.run = readRunId("RUN", exportRunText);
+    if (compareCmd->parsed()) {
+      for (const auto& text : compareRunTexts) compare.runs.push_back(readRunId("RUN", text));
+      if (baselineOpt->count() > 0) compare.baseline = readRunId("--baseline", baselineText);
+    }
+    if (planCmd->parsed() && against->count() > 0) againstRun = readRunId("--against", againstText);
+  } catch (const pm::ConfigError& e) {
+    if (runCmd->parsed() && run.events == "stdout") pm::cli::emitStartError(e);
+    std::fprintf(stderr, "error: %s\n", pm::escapeForTerminal(e.what()).c_str());
+    return 2;
+  }
 
   if (runCmd->parsed()) {
     std::signal(SIGINT, onSignal);

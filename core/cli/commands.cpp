@@ -1,6 +1,7 @@
 #include "core/cli/commands.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "core/cli/sweep.h"
 #include "core/config/experiment.h"
 #include "core/engine/batch_source.h"
+#include "core/events/node_link.h"
 #include "core/config/model_catalog.h"
 #include "core/models/model_zoo.h"
 #include "core/planner/chrome_trace.h"
@@ -29,8 +31,9 @@ namespace {
 
 std::string dbPath(const std::string& db) { return db.empty() ? defaultDatabasePath() : db; }
 
+// Messages quote names, paths and values as given: escaped, so that they cannot steer the terminal.
 int reportError(const std::exception& ex) {
-  std::fprintf(stderr, "error: %s\n", ex.what());
+  std::fprintf(stderr, "error: %s\n", escapeForTerminal(ex.what()).c_str());
   if (auto* e = dynamic_cast<const Error*>(&ex)) return e->exitCode();
   return 1;
 }
@@ -101,9 +104,9 @@ void emitStartError(const std::exception& ex) {
 void checkTags(const std::vector<std::string>& tags) {
   for (const auto& t : tags) {
     if (trim(t).empty()) throw ConfigError("--tag", "a tag must not be empty or blank");
-    if (t.size() > 64)
+    if (textLength(t) > 64)
       throw ConfigError("--tag " + fitText(t, 40), "a tag has at most 64 characters (as the experiment's tags), found " +
-                                                       std::to_string(t.size()));
+                                                       std::to_string(textLength(t)));
   }
 }
 
@@ -111,27 +114,33 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
   bool runStarted = false;
   try {
     if (o.sweepId.empty()) checkTags(o.tags);
-    if (!o.name.empty() && (trim(o.name).empty() || o.name.size() > 200))  // the format's rule for names
+    if (!o.name.empty() && (trim(o.name).empty() || textLength(o.name) > 200))  // the format's rule for names
       throw ConfigError("--name", trim(o.name).empty() ? "a run name must not be blank"
-                                                       : "a run name has at most 200 characters, found " + std::to_string(o.name.size()));
+                                                       : "a run name has at most 200 characters, found " +
+                                                             std::to_string(textLength(o.name)));
     if (o.resume > 0 && (!o.file.empty() || !o.overrides.empty()))
       throw ConfigError("--resume", "continues a stored run with its stored configuration: give no experiment file or --set");
     if (o.resume <= 0 && o.file.empty()) throw ConfigError("run", "give an experiment file (or --resume RUN)");
     if (o.nnodes < 1 || o.nodeRank < 0 || o.nodeRank >= o.nnodes)
       throw ConfigError("--node-rank", "must be in 0.." + std::to_string(o.nnodes - 1) + " for --nnodes " + std::to_string(o.nnodes));
     if (o.nnodes > 1 && o.masterPort <= 0) throw ConfigError("--master-port", "a multi-node run needs the same --master-port on every node");
-    if (o.nnodes > 1) checkHostResolves(o.masterAddr, "--master-addr");
+    if (o.nnodes > 1) {
+      checkHostResolves(o.masterAddr, "--master-addr");
+      loadRunSecret(o.secretFile);  // a missing or unreadable secret: exit 2 before anything starts
+    }
     if (o.nodeRank > 0) {
       // A remote share: nothing is recorded here; node 0 records the whole run.
       Experiment e = loadWithOverrides(o.file, o.overrides);
       FanoutSink sink;
       if (o.events == "stdout") sink.add(std::make_shared<JsonLinesSink>(stdout));
       std::fprintf(stderr, "node %d of %d: starting ranks of \"%s\"; node 0 at %s:%d records the run\n", o.nodeRank, o.nnodes,
-                   e.name.c_str(), o.masterAddr.c_str(), o.masterPort);
-      RunOutcome out = runRemoteShare(e, o.nnodes, o.nodeRank, o.masterAddr, o.masterPort, sink, stop, o.saveState);
-      std::fprintf(stderr, "node %d: %s%s%s\n", o.nodeRank, out.status.c_str(), out.message.empty() ? "" : ": ", out.message.c_str());
+                   escapeForTerminal(e.name).c_str(), escapeForTerminal(o.masterAddr).c_str(), o.masterPort);
+      RunOutcome out = runRemoteShare(e, o.nnodes, o.nodeRank, o.masterAddr, o.masterPort, sink, stop, o.saveState, o.secretFile);
+      std::fprintf(stderr, "node %d: %s%s%s\n", o.nodeRank, out.status.c_str(), out.message.empty() ? "" : ": ",
+                   escapeForTerminal(out.message).c_str());
       return out.status == "finished" ? 0 : out.status == "stopped" ? 130 : 1;
     }
+    if (!o.db.empty()) ensureParentDirectory(o.db, "--db " + o.db);  // errors name the option
     RunStore store(dbPath(o.db));
     store.markDeadRunsInterrupted();
     Experiment e;
@@ -149,6 +158,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     req.nnodes = o.nnodes;
     req.masterAddr = o.masterAddr;
     req.masterPort = o.masterPort;
+    req.secretFile = o.secretFile;
     req.experiment = e;
     req.runName = o.name;
     req.saveStateDir = o.saveState;
@@ -157,14 +167,15 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     if (o.events == "stdout") req.extraSinks.push_back(std::make_shared<JsonLinesSink>(stdout));
     if (!o.quiet) req.extraSinks.push_back(std::make_shared<ProgressPrinter>(stderr));
     std::fprintf(stderr, "%s \"%s\": %s, %d stage(s), %d microbatch(es), %s, %s mode, recording into %s\n",
-                 o.resume > 0 ? "resume" : "run", (o.name.empty() ? e.name : o.name).c_str(), e.model.name.c_str(), e.pipeline.stages,
-                 e.pipeline.microbatches, e.pipeline.schedule.c_str(), e.execution.mode.c_str(), store.path().c_str());
+                 o.resume > 0 ? "resume" : "run", escapeForTerminal(o.name.empty() ? e.name : o.name).c_str(),
+                 e.model.name.c_str(), e.pipeline.stages, e.pipeline.microbatches, e.pipeline.schedule.c_str(),
+                 e.execution.mode.c_str(), escapeForTerminal(store.path()).c_str());
     runStarted = true;
     LocalRunResult r = runLocally(store, req, stop);
     const auto& s = r.outcome.summary;
     const std::string& message = r.outcome.message;
     std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
-                 message.empty() ? "" : ": ", message.c_str());
+                 message.empty() ? "" : ": ", escapeForTerminal(message).c_str());
     if (s.is_object() && s.contains("samples_per_s")) {
       std::fprintf(stderr, "  final loss %s, accuracy %s, %.0f samples/s over %s (start-up and evaluation included)\n",
                    fmtNum(s.value("final_loss", NAN)).c_str(),
@@ -172,7 +183,7 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
                    s.value("samples_per_s", 0.0), formatDuration(s.value("wall_s", 0.0)).c_str());
     }
     std::fprintf(stderr, "stored as run %lld in %s (see: pipemare runs show %lld)\n", static_cast<long long>(r.runId),
-                 store.path().c_str(), static_cast<long long>(r.runId));
+                 escapeForTerminal(store.path()).c_str(), static_cast<long long>(r.runId));
     if (r.outcome.status == "finished") return 0;
     if (r.outcome.status == "stopped") return 130;
     return 1;
@@ -185,8 +196,8 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
 int validateCommand(const std::string& file, const std::vector<std::string>& overrides) {
   try {
     Experiment e = loadWithOverrides(file, overrides);
-    std::printf("%s: valid (%s, %s, P=%d, N=%d)\n", file.c_str(), e.model.name.c_str(), e.pipeline.schedule.c_str(),
-                e.pipeline.stages, e.pipeline.microbatches);
+    std::printf("%s: valid (%s, %s, P=%d, N=%d)\n", escapeForTerminal(file).c_str(), e.model.name.c_str(),
+                e.pipeline.schedule.c_str(), e.pipeline.stages, e.pipeline.microbatches);
     return 0;
   } catch (const std::exception& ex) {
     return reportError(ex);
@@ -199,7 +210,7 @@ int runsListCommand(const ListOptions& o) {
       if (o.json)
         std::printf("[]\n");
       else
-        std::printf("0 run(s): no run store yet at %s (pipemare run records there)\n", dbPath(o.db).c_str());
+        std::printf("0 run(s): no run store yet at %s (pipemare run records there)\n", escapeForTerminal(dbPath(o.db)).c_str());
       return 0;
     }
     auto opened = RunStore::openForReading(dbPath(o.db));
@@ -222,20 +233,25 @@ int runsListCommand(const ListOptions& o) {
       printSweepTable(runs, o.sweep);
       return 0;
     }
-    // The name column as wide as the longest name, up to 48 (longer ones keep their head and tail).
+    // The name column as wide as the longest name, up to 48 characters (longer ones keep their head
+    // and tail). Stored text is shown escaped (escapeForTerminal); --json gives it exactly.
+    std::vector<std::string> names;
     size_t nameWidth = 4;
-    for (const auto& r : runs) nameWidth = std::max(nameWidth, std::min<size_t>(48, r.name.size()));
-    const int nw = static_cast<int>(nameWidth);
-    std::printf("%-5s %-*s %-11s %-9s %-13s %3s %3s %9s %9s %-19s %s\n", "id", nw, "name", "status", "model", "schedule",
-                "P", "N", "loss", "accuracy", "created", "tags");
     for (const auto& r : runs) {
-      const std::string name = fitText(r.name, nameWidth);
-      std::printf("%-5lld %-*s %-11s %-9s %-13s %3d %3d %9s %9s %-19s %s\n", static_cast<long long>(r.id), nw, name.c_str(),
-                  r.status.c_str(), r.model.c_str(), r.schedule.c_str(), r.stages, r.microbatches,
-                  fmtNum(r.final_loss).c_str(), fmtNum(r.final_accuracy).c_str(), fmtTime(r.created_at).c_str(),
-                  join(r.tags, ",").c_str());
+      names.push_back(escapeForTerminal(r.name));
+      nameWidth = std::max(nameWidth, std::min<size_t>(48, textLength(names.back())));
     }
-    std::printf("%zu run(s) in %s\n", runs.size(), store.path().c_str());
+    std::printf("%-5s %s %-11s %-9s %-13s %3s %3s %9s %9s %-19s %s\n", "id", padText("name", nameWidth).c_str(), "status",
+                "model", "schedule", "P", "N", "loss", "accuracy", "created", "tags");
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto& r = runs[i];
+      std::printf("%-5lld %s %-11s %-9s %-13s %3d %3d %9s %9s %-19s %s\n", static_cast<long long>(r.id),
+                  padText(fitText(names[i], nameWidth), nameWidth).c_str(), escapeForTerminal(r.status).c_str(),
+                  escapeForTerminal(r.model).c_str(), escapeForTerminal(r.schedule).c_str(), r.stages, r.microbatches,
+                  fmtNum(r.final_loss).c_str(), fmtNum(r.final_accuracy).c_str(), fmtTime(r.created_at).c_str(),
+                  escapeForTerminal(join(r.tags, ",")).c_str());
+    }
+    std::printf("%zu run(s) in %s\n", runs.size(), escapeForTerminal(store.path()).c_str());
     return 0;
   } catch (const std::exception& ex) {
     return reportError(ex);
@@ -257,23 +273,26 @@ int runsShowCommand(const std::string& db, int64_t run, bool json) {
       std::printf("%s\n", j.dump(2).c_str());
       return 0;
     }
+    // Stored text is shown escaped (escapeForTerminal: a newline in the notes reads \n); --json gives it exactly.
+    const auto shown = [](const std::string& s) { return escapeForTerminal(s); };
     std::printf("run %lld: %s\n  status: %s%s%s\n  model %s, schedule %s, P=%d, N=%d\n  created %s, started %s, finished %s\n",
-                static_cast<long long>(r->id), r->name.c_str(), r->status.c_str(), r->status_message.empty() ? "" : " - ",
-                r->status_message.c_str(), r->model.c_str(), r->schedule.c_str(), r->stages, r->microbatches,
-                fmtTime(r->created_at).c_str(), fmtTime(r->started_at).c_str(), fmtTime(r->finished_at).c_str());
-    std::printf("  host %s, revision %s\n  tags: %s\n  notes: %s\n", r->host.c_str(), r->revision.c_str(),
-                join(r->tags, ", ").c_str(), r->notes.c_str());
+                static_cast<long long>(r->id), shown(r->name).c_str(), shown(r->status).c_str(),
+                r->status_message.empty() ? "" : " - ", shown(r->status_message).c_str(), shown(r->model).c_str(),
+                shown(r->schedule).c_str(), r->stages, r->microbatches, fmtTime(r->created_at).c_str(),
+                fmtTime(r->started_at).c_str(), fmtTime(r->finished_at).c_str());
+    std::printf("  host %s, revision %s\n  tags: %s\n  notes: %s\n", shown(r->host).c_str(), shown(r->revision).c_str(),
+                shown(join(r->tags, ", ")).c_str(), shown(r->notes).c_str());
     std::printf("  metrics:\n");
     for (const auto& k : store.metricKeys(run)) {
       auto pts = store.loadMetric(run, k);
       if (pts.empty()) continue;
-      std::printf("    %-22s %6zu points, last %s at step %lld\n", k.c_str(), pts.size(), fmtNum(pts.back().value, "%.6g").c_str(),
-                  static_cast<long long>(pts.back().step));
+      std::printf("    %s %6zu points, last %s at step %lld\n", padText(shown(k), 22).c_str(), pts.size(),
+                  fmtNum(pts.back().value, "%.6g").c_str(), static_cast<long long>(pts.back().step));
     }
     auto log = store.loadLog(run);
     std::printf("  log (%zu lines):\n", log.size());
     for (size_t i = log.size() > 12 ? log.size() - 12 : 0; i < log.size(); ++i)
-      std::printf("    [%s] %s\n", log[i].level.c_str(), log[i].message.c_str());
+      std::printf("    [%s] %s\n", shown(log[i].level).c_str(), shown(log[i].message).c_str());
     return 0;
   } catch (const std::exception& ex) {
     return reportError(ex);
@@ -324,10 +343,12 @@ int runsDeleteCommand(const std::string& db, int64_t run) {
 
 int runsImportCommand(const std::string& db, const std::string& other) {
   try {
+    if (!db.empty()) ensureParentDirectory(db, "--db " + db);  // errors name the option
     RunStore store(dbPath(db));
     std::vector<std::pair<int64_t, int64_t>> skipped;
     const auto ids = store.importRuns(other, &skipped);
-    std::printf("imported %zu run(s) from %s into %s\n", ids.size(), other.c_str(), store.path().c_str());
+    std::printf("imported %zu run(s) from %s into %s\n", ids.size(), escapeForTerminal(other).c_str(),
+                escapeForTerminal(store.path()).c_str());
     for (const auto& [from, to] : ids) std::printf("  run %lld -> %lld\n", static_cast<long long>(from), static_cast<long long>(to));
     if (!skipped.empty()) std::printf("skipped %zu run(s) this store already has:\n", skipped.size());
     for (const auto& [from, here] : skipped)
@@ -381,12 +402,29 @@ std::string csvNum(double v) {
   return buf;
 }
 
-// Writes every (path, text) pair or none: each text goes to "<path>.part" first, and only when all
-// of them are written are they renamed into place (an unwritable --json no longer leaves the CSV
-// files of a half-done export behind, and a failed write never truncates an earlier export). A
-// target that exists and is not a regular file (a link, /dev/stdout, a FIFO) is written through
-// instead, after every .part file is.
-void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& files) {
+// One file of an export: the option that asked for it as given ("--json out.json", "--csv DIR"),
+// what the file is in messages, where it goes and what it holds.
+struct ExportFile {
+  std::string option, what, path, text;
+};
+
+// Writes `text` to `path`: "" when done, else why not, in the system's words.
+std::string writeExportText(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return std::strerror(errno);
+  int err = 0;
+  if (std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fflush(f) != 0) err = errno ? errno : EIO;
+  if (std::fclose(f) != 0 && err == 0) err = errno ? errno : EIO;
+  return err == 0 ? std::string() : std::strerror(err);
+}
+
+// Writes every file or none: each text goes to "<path>.part" first, and only when all of them are
+// written are they renamed into place, so that an unwritable --json leaves no CSV files of a
+// half-done export behind and a failed write never truncates an earlier export. A target that
+// exists and is not a regular file (a link, /dev/stdout, a FIFO) is written through instead, after
+// every .part file is. A failure is one StoreError at the file's option (a usage error, exit 2)
+// that says what is exported: nothing, or the files already in place.
+void writeAllOrNothing(const std::vector<ExportFile>& files) {
   namespace fs = std::filesystem;
   std::vector<std::string> parts(files.size());
   auto removeParts = [&parts] {
@@ -394,20 +432,17 @@ void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& f
     for (const auto& p : parts)
       if (!p.empty()) fs::remove(p, ec);
   };
-  auto writeTo = [](const std::string& path, const std::string& text, const std::string& what) {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) throw StoreError(path, "cannot write " + what + ": " + std::strerror(errno) + "; nothing exported");
-    f << text;
-    f.close();
-    if (!f) throw StoreError(path, "cannot write " + what + " (write failed); nothing exported");
-  };
   try {
     for (size_t i = 0; i < files.size(); ++i) {
+      const ExportFile& f = files[i];
       std::error_code ec;
-      const auto st = fs::symlink_status(files[i].first, ec);
+      const auto st = fs::symlink_status(f.path, ec);
       if (!ec && fs::exists(st) && !fs::is_regular_file(st)) continue;  // written through below
-      parts[i] = files[i].first + ".part";
-      writeTo(parts[i], files[i].second, "the export file's temporary copy");
+      parts[i] = f.path + ".part";
+      const std::string problem = writeExportText(parts[i], f.text);
+      if (!problem.empty())
+        throw StoreError(f.option, "cannot write " + f.what + " (through " + parts[i] + "): " + problem + "; nothing exported",
+                         true);
     }
   } catch (...) {
     removeParts();
@@ -415,24 +450,27 @@ void writeAllOrNothing(const std::vector<std::pair<std::string, std::string>>& f
   }
   std::vector<std::string> done;
   for (size_t i = 0; i < files.size(); ++i) {
-    const std::string& path = files[i].first;
-    try {
-      if (parts[i].empty()) {
-        writeTo(path, files[i].second, "the export file");
+    const ExportFile& f = files[i];
+    std::string problem;
+    if (parts[i].empty()) {
+      problem = writeExportText(f.path, f.text);
+      if (!problem.empty()) problem = "cannot write " + f.what + ": " + problem;
+    } else {
+      std::error_code ec;
+      fs::rename(parts[i], f.path, ec);
+      if (ec) {
+        problem = "cannot put " + f.what + " in place: " + ec.message();
       } else {
-        std::error_code ec;
-        fs::rename(parts[i], path, ec);
-        if (ec) throw StoreError(path, "cannot put the export file in place: " + ec.message());
         parts[i].clear();
-        dropWorldWritable(path);
+        dropWorldWritable(f.path);
       }
-      done.push_back(path);
-    } catch (const std::exception& ex) {
-      removeParts();
-      std::string written;
-      for (const auto& d : done) written += (written.empty() ? "" : ", ") + d;
-      throw StoreError(path, std::string(ex.what()) + (done.empty() ? "; nothing exported" : "; already written: " + written));
     }
+    if (!problem.empty()) {
+      removeParts();
+      throw StoreError(f.option, problem + (done.empty() ? "; nothing exported" : "; already written: " + join(done, ", ")),
+                       true);
+    }
+    done.push_back(f.path);
   }
 }
 
@@ -459,29 +497,32 @@ int exportCommand(const ExportOptions& o) {
     for (const auto& [option, path] : {std::pair<std::string, std::string>{"--json", o.jsonFile}, {"--chrome-trace", o.chromeTrace}})
       if (!path.empty() && std::filesystem::is_directory(path))
         throw ConfigError(option + " " + path, "is a directory (give a file name)");
-    std::vector<std::pair<std::string, std::string>> files;  // written together at the end, or not at all
+    std::vector<ExportFile> files;  // written together at the end, or not at all
+    const auto addCsv = [&](const std::string& name, std::string text) {
+      files.push_back({"--csv " + o.csvDir, name, o.csvDir + "/" + name, std::move(text)});
+    };
     if (!o.csvDir.empty()) {
       std::string m = "key,step,wall_time,value\n";
       for (const auto& k : keys)
         for (const auto& p : store.loadMetric(o.run, k))
           m += csvField(k) + "," + std::to_string(p.step) + "," + csvNum(p.wall_time) + "," + csvNum(p.value) + "\n";
-      files.emplace_back(o.csvDir + "/metrics.csv", m);
+      addCsv("metrics.csv", m);
       std::string sm = "stage,key,step,value\n";
       for (const auto& k : stageKeys)
         for (const auto& p : store.loadStageMetric(o.run, k))
           sm += std::to_string(p.stage) + "," + csvField(k) + "," + std::to_string(p.step) + "," + csvNum(p.value) + "\n";
-      files.emplace_back(o.csvDir + "/stage_metrics.csv", sm);
+      addCsv("stage_metrics.csv", sm);
       std::string t = "stage,action,microbatch,start,end\n";
       for (const auto& x : trace)
         t += std::to_string(x.stage) + "," + csvField(x.action) + "," + std::to_string(x.microbatch) + "," + csvNum(x.start) +
              "," + csvNum(x.end) + "\n";
-      files.emplace_back(o.csvDir + "/trace.csv", t);
+      addCsv("trace.csv", t);
       std::string l = "time,level,message\n";
       for (const auto& x : log) l += csvNum(x.time) + "," + csvField(x.level) + "," + csvField(x.message) + "\n";
-      files.emplace_back(o.csvDir + "/log.csv", l);
+      addCsv("log.csv", l);
       Json run = runJson(*r);
       run["config"] = Json::parse(r->config_json, nullptr, false);
-      files.emplace_back(o.csvDir + "/run.json", run.dump(2) + "\n");
+      addCsv("run.json", run.dump(2) + "\n");
     }
     if (!o.jsonFile.empty()) {
       Json j = runJson(*r);
@@ -506,25 +547,36 @@ int exportCommand(const ExportOptions& o) {
       j["stage_metrics_columns"] = {"stage", "step", "value"};
       j["trace"] = tr;
       j["log"] = lg;
-      files.emplace_back(o.jsonFile, j.dump() + "\n");
+      files.push_back({"--json " + o.jsonFile, "the export file", o.jsonFile, j.dump() + "\n"});
     }
     if (!o.chromeTrace.empty()) {
       std::vector<SimTraceRecord> recs;
       for (const auto& x : trace) recs.push_back({x.stage, x.action, x.microbatch, x.start, x.end});
-      files.emplace_back(o.chromeTrace,
-                         chromeTrace(recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)", kMeasuredTraceSource).dump() + "\n");
+      const Json traceJson =
+          chromeTrace(recs, "run " + std::to_string(r->id) + " " + r->name + " (measured)", kMeasuredTraceSource);
+      files.push_back({"--chrome-trace " + o.chromeTrace, "the trace file", o.chromeTrace, traceJson.dump() + "\n"});
     }
     {  // two outputs onto one file would write one over the other
       std::set<std::string> seen;
       for (const auto& f : files)
-        if (!seen.insert(std::filesystem::absolute(f.first).lexically_normal().string()).second)
-          throw ConfigError("export", f.first + " is named by two outputs (--csv, --json, --chrome-trace): give each its own file");
+        if (!seen.insert(std::filesystem::absolute(f.path).lexically_normal().string()).second)
+          throw ConfigError("export", f.path + " is named by two outputs (--csv, --json, --chrome-trace): give each its own file");
     }
+    // The --csv directory is made when missing, one level only: a mistyped path is refused, not grown.
     bool madeCsvDir = false;
     if (!o.csvDir.empty() && !std::filesystem::exists(o.csvDir)) {
       std::error_code ec;
-      madeCsvDir = std::filesystem::create_directories(o.csvDir, ec);
-      if (ec) throw StoreError(o.csvDir, "cannot create the --csv directory: " + ec.message() + "; nothing exported");
+      std::filesystem::path dir(o.csvDir);
+      if (!dir.has_filename()) dir = dir.parent_path();  // "out/" names the folder out
+      const std::filesystem::path up = dir.parent_path();
+      if (!up.empty() && !std::filesystem::is_directory(up, ec))
+        throw ConfigError("--csv " + o.csvDir, std::filesystem::exists(up, ec)
+                                                   ? up.string() + " is not a folder; nothing exported"
+                                                   : "the folder " + up.string() + " does not exist (only the last folder of the "
+                                                                                   "path is created); nothing exported");
+      ec.clear();
+      madeCsvDir = std::filesystem::create_directory(o.csvDir, ec);
+      if (ec) throw StoreError("--csv " + o.csvDir, "cannot create the directory: " + ec.message() + "; nothing exported", true);
     }
     try {
       writeAllOrNothing(files);

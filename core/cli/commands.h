@@ -24,6 +24,7 @@ struct RunOptions {
   int nnodes = 1, nodeRank = 0;
   std::string masterAddr = "127.0.0.1";
   int masterPort = 0;
+  std::string secretFile;              // multi-node: the run secret (see core/runner/node_link.h)
 };
 int runCommand(const RunOptions& o, const std::atomic<bool>* stop);
 // Throws ConfigError for a --tag the experiment format would refuse (empty, over 64 characters).

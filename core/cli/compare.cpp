@@ -92,17 +92,21 @@ int compareCommand(const CompareOptions& o) {
     }
     std::printf("compare %zu run(s), baseline run %lld; time to target = wall seconds until eval accuracy >= %s\n\n", rows.size(),
                 static_cast<long long>(baseId), fmt(target, "%.4f").c_str());
-    size_t nameWidth = 4;  // as wide as the longest name, up to 40
-    for (const auto& d : data) nameWidth = std::max(nameWidth, std::min<size_t>(40, d.record.name.size()));
-    const int nw = static_cast<int>(nameWidth);
-    std::printf("%-5s %-*s %-13s %3s %3s %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", "run", nw, "name", "schedule", "P", "N",
-                "status", "loss", "best", "acc", "best acc", "to target", "samples/s", "util", "peak MiB");
+    // As wide as the longest name, up to 40 characters; stored text is shown escaped (escapeForTerminal).
+    std::vector<std::string> names;
+    size_t nameWidth = 4;
+    for (const auto& d : data) {
+      names.push_back(escapeForTerminal(d.record.name));
+      nameWidth = std::max(nameWidth, std::min<size_t>(40, textLength(names.back())));
+    }
+    std::printf("%-5s %s %-13s %3s %3s %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", "run", padText("name", nameWidth).c_str(),
+                "schedule", "P", "N", "status", "loss", "best", "acc", "best acc", "to target", "samples/s", "util", "peak MiB");
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       const auto& rec = data[i].record;
-      const std::string name = fitText(rec.name, nameWidth);
-      std::printf("%-5lld %-*s %-13s %3d %3d %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", static_cast<long long>(rec.id), nw,
-                  name.c_str(), rec.schedule.c_str(), rec.stages, rec.microbatches, rec.status.c_str(),
+      std::printf("%-5lld %s %-13s %3d %3d %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", static_cast<long long>(rec.id),
+                  padText(fitText(names[i], nameWidth), nameWidth).c_str(), escapeForTerminal(rec.schedule).c_str(), rec.stages,
+                  rec.microbatches, escapeForTerminal(rec.status).c_str(),
                   fmt(r.value(SummaryField::FinalLoss), "%.4f").c_str(), fmt(r.value(SummaryField::BestLoss), "%.4f").c_str(),
                   fmt(r.value(SummaryField::FinalAccuracy), "%.4f").c_str(),
                   fmt(r.value(SummaryField::BestAccuracy), "%.4f").c_str(),
@@ -128,7 +132,7 @@ int compareCommand(const CompareOptions& o) {
     }
     return 0;
   } catch (const std::exception& ex) {
-    std::fprintf(stderr, "error: %s\n", ex.what());
+    std::fprintf(stderr, "error: %s\n", escapeForTerminal(ex.what()).c_str());
     if (auto* e = dynamic_cast<const Error*>(&ex)) return e->exitCode();
     return 1;
   }

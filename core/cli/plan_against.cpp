@@ -17,6 +17,7 @@
 #include "core/util/stats.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
+#include "core/util/strings.h"
 
 namespace pm::cli {
 namespace {
@@ -248,7 +249,7 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
     }
     const int P = out["stages"].get<int>();
     std::printf("run %lld (%s): %s, %s, P=%d, N=%d, partition %s\n", static_cast<long long>(runId),
-                out["run_name"].get<std::string>().c_str(), out["model"].get<std::string>().c_str(),
+                escapeForTerminal(out["run_name"].get<std::string>()).c_str(), out["model"].get<std::string>().c_str(),
                 out["schedule"].get<std::string>().c_str(), P, out["microbatches"].get<int>(),
                 out["partition"].get<std::string>().c_str());
     std::printf(
@@ -293,10 +294,10 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
     }
     return 0;
   } catch (const Error& ex) {
-    std::fprintf(stderr, "error: %s\n", ex.what());
+    std::fprintf(stderr, "error: %s\n", escapeForTerminal(ex.what()).c_str());
     return ex.exitCode();
   } catch (const std::exception& ex) {
-    std::fprintf(stderr, "error: %s\n", ex.what());
+    std::fprintf(stderr, "error: %s\n", escapeForTerminal(ex.what()).c_str());
     return 1;
   }
 }

@@ -81,24 +81,29 @@ std::string newSweepId() {
 
 }  // namespace
 
+// Stored text (sweep ids, swept values, messages) is shown escaped (escapeForTerminal); columns are
+// measured in characters.
 void printSweepTable(const std::vector<RunRecord>& runs, const std::string& sweepId) {
   const auto keys = sweepKeys(runs);
   const auto notStarted = std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.id == 0; });
-  std::printf("sweep %s: %zu run(s)%s, swept %s\n", sweepId.c_str(), runs.size() - static_cast<size_t>(notStarted),
+  std::printf("sweep %s: %zu run(s)%s, swept %s\n", escapeForTerminal(sweepId).c_str(),
+              runs.size() - static_cast<size_t>(notStarted),
               notStarted ? (", " + std::to_string(notStarted) + " point(s) not started").c_str() : "",
-              keys.empty() ? "-" : join(keys, ", ").c_str());
-  std::vector<int> width;  // each key's column: as wide as its name and its longest value
+              keys.empty() ? "-" : escapeForTerminal(join(keys, ", ")).c_str());
+  const auto value = [](const RunRecord& r, const std::string& key) { return escapeForTerminal(sweepTagValue(r, key)); };
+  std::vector<size_t> width;  // each key's column: as wide as its name and its longest value
   for (const auto& k : keys) {
-    size_t w = k.size();
-    for (const auto& r : runs) w = std::max(w, sweepTagValue(r, k).size());
-    width.push_back(static_cast<int>(w));
+    size_t w = textLength(escapeForTerminal(k));
+    for (const auto& r : runs) w = std::max(w, textLength(value(r, k)));
+    width.push_back(w);
   }
-  for (size_t i = 0; i < keys.size(); ++i) std::printf("%-*s ", width[i], keys[i].c_str());
+  for (size_t i = 0; i < keys.size(); ++i) std::printf("%s ", padText(escapeForTerminal(keys[i]), width[i]).c_str());
   std::printf("%5s %-11s %9s %9s  %s\n", "run", "status", "loss", "accuracy", "message");
   for (const auto& r : runs) {
-    for (size_t i = 0; i < keys.size(); ++i) std::printf("%-*s ", width[i], sweepTagValue(r, keys[i]).c_str());
-    std::string msg = r.status_message.size() > 60 ? r.status_message.substr(0, 59) + "~" : r.status_message;
-    std::printf("%5s %-11s %9s %9s  %s\n", r.id > 0 ? std::to_string(r.id).c_str() : "-", r.status.c_str(),
+    for (size_t i = 0; i < keys.size(); ++i) std::printf("%s ", padText(value(r, keys[i]), width[i]).c_str());
+    const std::string message = escapeForTerminal(r.status_message);
+    const std::string msg = textLength(message) > 60 ? firstChars(message, 59) + "~" : message;
+    std::printf("%5s %-11s %9s %9s  %s\n", r.id > 0 ? std::to_string(r.id).c_str() : "-", escapeForTerminal(r.status).c_str(),
                 num(r.final_loss).c_str(), num(r.final_accuracy).c_str(), msg.c_str());
   }
   if (keys.size() != 2) return;
@@ -107,21 +112,24 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
   std::vector<std::string> rows, cols;
   std::map<std::pair<std::string, std::string>, const RunRecord*> cell;
   for (const auto& r : runs) {
-    const auto a = sweepTagValue(r, keys[0]), b = sweepTagValue(r, keys[1]);
+    const auto a = value(r, keys[0]), b = value(r, keys[1]);
     if (std::find(rows.begin(), rows.end(), a) == rows.end()) rows.push_back(a);
     if (std::find(cols.begin(), cols.end(), b) == cols.end()) cols.push_back(b);
     cell[{a, b}] = &r;
   }
   std::printf("\nfinal %s (rows %s, columns %s; D = diverged, F = failed, S = stopped, . = not started):\n", acc ? "accuracy" : "loss",
-              keys[0].c_str(), keys[1].c_str());
-  int rowWidth = 12, colWidth = 10;
-  for (const auto& rv : rows) rowWidth = std::max(rowWidth, static_cast<int>(rv.size()));
-  for (const auto& c : cols) colWidth = std::max(colWidth, static_cast<int>(c.size()));
-  std::printf("%-*s", rowWidth, "");
-  for (const auto& c : cols) std::printf(" %*s", colWidth, c.c_str());
+              escapeForTerminal(keys[0]).c_str(), escapeForTerminal(keys[1]).c_str());
+  size_t rowWidth = 12, colWidth = 10;
+  for (const auto& rv : rows) rowWidth = std::max(rowWidth, textLength(rv));
+  for (const auto& c : cols) colWidth = std::max(colWidth, textLength(c));
+  const auto right = [](const std::string& s, size_t w) {  // right-aligned in w characters
+    return std::string(w > textLength(s) ? w - textLength(s) : 0, ' ') + s;
+  };
+  std::printf("%s", std::string(rowWidth, ' ').c_str());
+  for (const auto& c : cols) std::printf(" %s", right(c, colWidth).c_str());
   std::printf("\n");
   for (const auto& rv : rows) {
-    std::printf("%-*s", rowWidth, rv.c_str());
+    std::printf("%s", padText(rv, rowWidth).c_str());
     for (const auto& c : cols) {
       auto it = cell.find({rv, c});
       std::string s = "";
@@ -134,7 +142,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
         else if (r.status == "not started") s = ".";
         else s = num(acc ? r.final_accuracy : r.final_loss);
       }
-      std::printf(" %*s", colWidth, s.c_str());
+      std::printf(" %s", right(s, colWidth).c_str());
     }
     std::printf("\n");
   }
@@ -234,7 +242,7 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
         file = temp.path;
         if (!work.empty())
           std::fprintf(stderr, "sweep %s: %s has changed or is gone since the sweep started; its points run the experiment as "
-                               "recorded then\n", id.c_str(), def.file.c_str());
+                               "recorded then\n", escapeForTerminal(id).c_str(), escapeForTerminal(def.file).c_str());
       }
     } else {
       if (o.file.empty()) throw ConfigError("sweep", "no experiment file given (or --resume ID to continue a sweep)");
@@ -269,6 +277,7 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
         throw DataError(err.place(), err.problem() + " [grid point " + join(p, " ") + "]");
       }
     }
+    if (!storeHolder && !o.db.empty()) ensureParentDirectory(o.db, "--db " + o.db);  // errors name the option
     if (!storeHolder) storeHolder = std::make_unique<RunStore>(db);  // fails here (exit 2) for a bad database, before any run starts
     RunStore& store = *storeHolder;
     if (!resuming) {
@@ -279,10 +288,11 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     if (resuming) {
       const auto resumed = std::count_if(work.begin(), work.end(), [](const Work& w) { return w.resumeRun > 0; });
       std::fprintf(stderr, "sweep %s: resuming: %zu of %zu point(s) to run (%zd from a checkpoint), %d at a time, recording into %s\n",
-                   id.c_str(), work.size(), points.size(), static_cast<ssize_t>(resumed), o.parallel, store.path().c_str());
+                   escapeForTerminal(id).c_str(), work.size(), points.size(), static_cast<ssize_t>(resumed), o.parallel,
+                   escapeForTerminal(store.path()).c_str());
     } else {
-      std::fprintf(stderr, "sweep %s: %zu run(s) of %s, %d at a time, recording into %s\n", id.c_str(), points.size(),
-                   o.file.c_str(), o.parallel, store.path().c_str());
+      std::fprintf(stderr, "sweep %s: %zu run(s) of %s, %d at a time, recording into %s\n", escapeForTerminal(id).c_str(),
+                   points.size(), escapeForTerminal(o.file).c_str(), o.parallel, escapeForTerminal(store.path()).c_str());
     }
 
     struct Child {
@@ -301,7 +311,8 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     while ((!stopping && next < work.size()) || !running.empty()) {
       if (stop && stop->load() && !stopping) {
         stopping = true;
-        std::fprintf(stderr, "sweep %s: stopping %zu run(s); %zu not started\n", id.c_str(), running.size(), work.size() - next);
+        std::fprintf(stderr, "sweep %s: stopping %zu run(s); %zu not started\n", escapeForTerminal(id).c_str(), running.size(),
+                     work.size() - next);
         for (auto& c : running) ::kill(c.pid, SIGTERM);
       }
       while (!stopping && next < work.size() && static_cast<int>(running.size()) < o.parallel) {
@@ -331,7 +342,8 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
         Child c{w.point, -1, -1, -1, {}, {}, {}, {}, monotonicSeconds()};
         c.pid = spawnProcess(args, c.outFd, c.errFd, "sweep");
         std::fprintf(stderr, "%s %s %s\n", label(w.point).c_str(),
-                     w.resumeRun > 0 ? ("resumed run " + std::to_string(w.resumeRun) + ":").c_str() : "started", join(p, " ").c_str());
+                     w.resumeRun > 0 ? ("resumed run " + std::to_string(w.resumeRun) + ":").c_str() : "started",
+                     escapeForTerminal(join(p, " ")).c_str());
         running.push_back(std::move(c));
         ++next;
       }
@@ -368,9 +380,12 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
           const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
           if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130) && c.statusLine.empty()) ++noRun;
           // [k/N] numbers the grid point, as on its "started" line.
-          std::fprintf(stderr, "%s %s: %s%s%s (%s; %zu of %zu done)\n", label(c.point).c_str(), join(points[c.point], " ").c_str(),
-                       c.statusLine.empty() ? "no run recorded" : c.statusLine.c_str(), c.lastErr.empty() ? "" : "; ",
-                       c.lastErr.c_str(), formatDuration(monotonicSeconds() - c.start).c_str(), done, work.size());
+          std::fprintf(stderr, "%s %s: %s%s%s (%s; %zu of %zu done)\n", label(c.point).c_str(),
+                       escapeForTerminal(join(points[c.point], " ")).c_str(),
+                       c.statusLine.empty() ? "no run recorded" : escapeForTerminal(c.statusLine).c_str(),
+                       c.lastErr.empty() ? "" : "; ",
+                       escapeForTerminal(c.lastErr).c_str(), formatDuration(monotonicSeconds() - c.start).c_str(), done,
+                       work.size());
           it = running.erase(it);
         } else {
           ++it;
@@ -385,18 +400,20 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     auto shown = runs;
     for (auto& r : notStartedPoints(runs, def.grid)) shown.push_back(std::move(r));
     printSweepTable(shown, id);
-    std::printf("(see again: pipemare runs list --sweep %s)\n", id.c_str());
+    std::printf("(see again: pipemare runs list --sweep %s)\n", escapeForTerminal(id).c_str());
     if (stopping) {
       if (next < work.size()) {
-        std::fprintf(stderr, "sweep %s: stopped; not started:", id.c_str());
-        for (size_t i = next; i < work.size(); ++i) std::fprintf(stderr, "%s %s", i == next ? "" : ";", join(points[work[i].point], " ").c_str());
+        std::fprintf(stderr, "sweep %s: stopped; not started:", escapeForTerminal(id).c_str());
+        for (size_t i = next; i < work.size(); ++i)
+          std::fprintf(stderr, "%s %s", i == next ? "" : ";", escapeForTerminal(join(points[work[i].point], " ")).c_str());
         std::fprintf(stderr, "\n");
       }
-      std::fprintf(stderr, "sweep %s: continue it with: pipemare sweep --resume %s%s\n", id.c_str(), id.c_str(),
-                   o.db.empty() ? "" : (" --db " + o.db).c_str());
+      std::fprintf(stderr, "sweep %s: continue it with: pipemare sweep --resume %s%s\n", escapeForTerminal(id).c_str(),
+                   escapeForTerminal(id).c_str(), o.db.empty() ? "" : (" --db " + escapeForTerminal(o.db)).c_str());
       return 130;
     }
-    if (work.empty()) std::fprintf(stderr, "sweep %s: every grid point has already run; nothing to resume\n", id.c_str());
+    if (work.empty())
+      std::fprintf(stderr, "sweep %s: every grid point has already run; nothing to resume\n", escapeForTerminal(id).c_str());
     // From the store, the newest run of each point (the one the map shows): a diverged run is a
     // result of the sweep (the stability map's D cells), a failed one (or a point that recorded
     // none) is not.
@@ -406,12 +423,14 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
       if (r->status == "diverged") ++diverged;
       if (r->status == "failed" || r->status == "interrupted" || r->status == "stopped") ++failed;
     }
-    if (diverged > 0) std::fprintf(stderr, "sweep %s: %d run(s) diverged (recorded as results)\n", id.c_str(), diverged);
+    if (diverged > 0)
+      std::fprintf(stderr, "sweep %s: %d run(s) diverged (recorded as results)\n", escapeForTerminal(id).c_str(), diverged);
     if (failed > 0)
-      std::fprintf(stderr, "sweep %s: %d run(s) failed (run them again: pipemare sweep --resume %s)\n", id.c_str(), failed, id.c_str());
+      std::fprintf(stderr, "sweep %s: %d run(s) failed (run them again: pipemare sweep --resume %s)\n",
+                   escapeForTerminal(id).c_str(), failed, escapeForTerminal(id).c_str());
     return failed > 0 ? 1 : 0;
   } catch (const std::exception& ex) {
-    std::fprintf(stderr, "error: %s\n", ex.what());
+    std::fprintf(stderr, "error: %s\n", escapeForTerminal(ex.what()).c_str());
     if (auto* e = dynamic_cast<const Error*>(&ex)) return e->exitCode();
     return 1;
   }

@@ -96,7 +96,7 @@ void visitExperiment(V& v, E& e) {
   v.section("pipemare", [&] {
     auto& m = e.pipemare;
     v.flag("t1", m.t1);
-    v.field("anneal_steps", m.anneal_steps, IntSpec{0, kNoMax, "(0 = anneal_epochs, or one epoch of updates)"});
+    v.field("anneal_steps", m.anneal_steps, IntSpec{0, kMaxSteps, "(0 = anneal_epochs, or one epoch of updates)"});
     v.field("anneal_epochs", m.anneal_epochs, RealSpec{0, 1000, false, false, "(0 = anneal_steps)"});
     v.flag("t2", m.t2);
     v.field("decay", m.decay, RealSpec{0, 1, true, true, ""});
@@ -117,8 +117,8 @@ void visitExperiment(V& v, E& e) {
     v.section("schedule", [&] {
       auto& s = o.schedule;
       v.field("name", s.name, TextSpec::oneOf(kLrSchedules));
-      v.field("warmup_steps", s.warmup_steps, IntSpec{0, kNoMax, ""});
-      v.field("step_size", s.step_size, IntSpec{1, kNoMax, ""});
+      v.field("warmup_steps", s.warmup_steps, IntSpec{0, kMaxSteps, ""});
+      v.field("step_size", s.step_size, IntSpec{1, kMaxSteps, ""});
       v.field("gamma", s.gamma, RealSpec{0, 1, true, false, ""});
       v.field("min_lr", s.min_lr, RealSpec{0, std::isfinite(o.lr) ? o.lr : 0, false, false, "(at most optimizer.lr)"});
     });
@@ -126,11 +126,11 @@ void visitExperiment(V& v, E& e) {
   v.section("training", [&] {
     auto& t = e.training;
     v.field("epochs", t.epochs, RealSpec{0, 1000, false, false, ""});
-    v.field("steps", t.steps, IntSpec{0, kNoMax, "(0 = derived from epochs)"});
-    v.field("eval_interval", t.eval_interval, IntSpec{0, kNoMax, "(0 = at the end of each epoch)"});
-    v.field("log_interval", t.log_interval, IntSpec{1, kNoMax, ""});
-    v.field("trace_steps", t.trace_steps, IntSpec{-1, kNoMax, "(-1 = every step, 0 = none)"});
-    v.field("checkpoint_every", t.checkpoint_every, IntSpec{0, kNoMax, "(0 = only when a single-mode run is stopped)"});
+    v.field("steps", t.steps, IntSpec{0, kMaxSteps, "(0 = derived from epochs)"});
+    v.field("eval_interval", t.eval_interval, IntSpec{0, kMaxSteps, "(0 = at the end of each epoch)"});
+    v.field("log_interval", t.log_interval, IntSpec{1, kMaxSteps, ""});
+    v.field("trace_steps", t.trace_steps, IntSpec{-1, kMaxSteps, "(-1 = every step, 0 = none)"});
+    v.field("checkpoint_every", t.checkpoint_every, IntSpec{0, kMaxSteps, "(0 = only when a single-mode run is stopped)"});
     v.field("seed", t.seed, IntSpec{0, kNoMax, ""});
     v.section("divergence_guard", [&] {
       v.flag("enabled", t.divergence_guard.enabled);
@@ -477,9 +477,17 @@ void checkCrossFieldRules(const Experiment& e, const std::string& source) {
     fail("optimizer.schedule.warmup_steps", "the linear-warmup schedule needs warmup_steps >= 1, found " +
                                                 std::to_string(o.schedule.warmup_steps));
 
-  // Training length.
+  // Training length. The fields are in range here (microbatches and stages at least 1, their
+  // product at most 65536 x 2^31): the division needs no overflow check.
   if (e.training.steps == 0 && !(e.training.epochs > 0))
     fail("training.epochs", "expected a number in (0, 1000] when training.steps is 0, found " + number(e.training.epochs));
+  const int64_t perStep = static_cast<int64_t>(p.microbatches) * p.stages;
+  if (e.training.steps > kMaxRunMicrobatches / perStep)
+    fail("training.steps", "a run has at most " + std::to_string(kMaxRunMicrobatches) +
+                               " microbatches over all its stages (training.steps x pipeline.microbatches x pipeline.stages: "
+                               "the engine lays out each stage's schedule for the whole run before the first step), found " +
+                               std::to_string(e.training.steps) + " x " + std::to_string(p.microbatches) + " x " +
+                               std::to_string(p.stages));
 
   // Execution.
   const auto& x = e.execution;

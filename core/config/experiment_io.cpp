@@ -48,7 +48,7 @@ Json parseExperimentText(const std::string& text, const std::string& name) {
         // message's printing of the value, which recurses.
         if (frames.size() >= kMaxJsonDepth) {
           std::string at = pathOf();
-          if (at.size() > 40) at = at.substr(0, 40) + "...";
+          if (textLength(at) > 40) at = firstChars(at, 40) + "...";
           throw ConfigError(name + (at.empty() ? std::string() : ": " + at),
                             "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
         }

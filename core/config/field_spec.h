@@ -17,6 +17,13 @@
 namespace pm::config_detail {
 
 constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
+// The most microbatches one run may have, counted over its stages (training.steps x
+// pipeline.microbatches x pipeline.stages): the engine lays out each stage's whole schedule, every
+// microbatch's actions, before the first step (a few hundred bytes per microbatch and stage, a few
+// GB at this bound), so a longer run would run out of memory before it trained. Every count of
+// steps (training length, intervals, warm-up and anneal lengths) has the same bound.
+constexpr int64_t kMaxRunMicrobatches = 10000000;
+constexpr int64_t kMaxSteps = kMaxRunMicrobatches;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A ConfigError that also remembers the field path, so applyOverrides can tell which --set caused it.
@@ -30,10 +37,10 @@ class FieldError : public ConfigError {
   std::string field_;
 };
 
-// A value as the user wrote it: JSON, strings quoted, long values shortened.
+// A value as the user wrote it: JSON, strings quoted, long values shortened (by characters).
 inline std::string shown(const Json& v) {
   std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  if (textLength(s) > 80) s = firstChars(s, 77) + "...";
   return s;
 }
 
@@ -108,7 +115,7 @@ struct TextSpec {
                           v.find_first_not_of("0123456789", 5) == std::string::npos);
     } else {
       if (nonEmpty && trim(v).empty()) ok = false;
-      if (maxLength && v.size() > maxLength) ok = false;
+      if (maxLength && textLength(v) > maxLength) ok = false;  // characters, not bytes
     }
     if (ok) return "";
     std::string p = "expected " + describe() + ", found " + shown(Json(v));

@@ -9,7 +9,7 @@
 
 namespace pm {
 
-ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps) {
+ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps, BackwardOrder order) {
   setStageThreads(e.execution.threads_per_stage);  // as many threads as one stage has
   auto train = makeBatchSource(e, true);
   TrainingPlan plan(e, train->size());
@@ -26,9 +26,19 @@ ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps) {
     }
     Batch b = train->get(plan.minibatchIndices(k));
     opt->zero_grad();
-    for (const auto& mb : splitMicrobatches(b, plan.microbatches()))
-      (computeLoss(model->forward(mb.x), mb.y, train->task()) * (static_cast<double>(mb.size()) / static_cast<double>(b.size())))
-          .backward();
+    const auto mbs = splitMicrobatches(b, plan.microbatches());
+    auto loss = [&](const Batch& mb) {
+      return computeLoss(model->forward(mb.x), mb.y, train->task()) * (static_cast<double>(mb.size()) / static_cast<double>(b.size()));
+    };
+    if (order == BackwardOrder::Reversed) {
+      // Every forward first (BatchNorm sees the microbatches in the same order), then the
+      // backwards last to first, as gpipe runs them: the gradients are summed in its order.
+      std::vector<torch::Tensor> losses;
+      for (const auto& mb : mbs) losses.push_back(loss(mb));
+      for (auto it = losses.rbegin(); it != losses.rend(); ++it) it->backward();
+    } else {
+      for (const auto& mb : mbs) loss(mb).backward();
+    }
     opt->step();
     samples += b.size();
   }

@@ -16,6 +16,12 @@ struct ReferenceResult {
   double samplesPerSecond = 0;       // over the steps after `warmupSteps`
 };
 
-ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps = 2);
+// The order in which a minibatch's microbatch gradients are summed. Float addition is not
+// associative, so a reference meant to equal a schedule bit for bit sums in that schedule's order:
+// InOrder (each microbatch's backward right after its forward, as 1f1b's and a plain loop's), or
+// Reversed (all forwards, then the backwards last to first, as gpipe's).
+enum class BackwardOrder { InOrder, Reversed };
+
+ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps = 2, BackwardOrder order = BackwardOrder::InOrder);
 
 }  // namespace pm

@@ -1,5 +1,7 @@
 #include "core/events/event_sink.h"
 
+#include <cerrno>
+
 namespace pm {
 
 void JsonLinesSink::emit(const Json& event) {
@@ -7,7 +9,8 @@ void JsonLinesSink::emit(const Json& event) {
   std::lock_guard<std::mutex> lock(mu_);
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fputc('\n', out_);
-  std::fflush(out_);
+  errno = 0;
+  if (std::fflush(out_) != 0 && errno == EPIPE && onBrokenPipe_) onBrokenPipe_();
 }
 
 void JsonLinesSink::flush() {

@@ -20,12 +20,14 @@ class EventSink {
 // Writes each event as one line to a FILE* (not owned), flushing after each line.
 class JsonLinesSink : public EventSink {
  public:
-  explicit JsonLinesSink(FILE* out) : out_(out) {}
+  // `onBrokenPipe`: called (under the sink's lock) when a write fails with EPIPE, the reader gone.
+  explicit JsonLinesSink(FILE* out, std::function<void()> onBrokenPipe = {}) : out_(out), onBrokenPipe_(std::move(onBrokenPipe)) {}
   void emit(const Json& event) override;
   void flush() override;
 
  private:
   FILE* out_;
+  std::function<void()> onBrokenPipe_;
   std::mutex mu_;
 };
 

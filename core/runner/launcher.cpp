@@ -13,8 +13,10 @@
 #include <fstream>
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/comm/gloo_comm.h"
+#include "core/events/node_link.h"
 #include "core/runner/worker_main.h"
 #include "core/util/errors.h"
 #include "core/util/net.h"
@@ -29,6 +31,7 @@ struct Worker {
   int rank = 0;
   pid_t pid = -1;
   int outFd = -1, errFd = -1;
+  int lifelineFd = -1;  // the worker's stdin: closed here (or by this process's death) ends it
   std::string outBuf, errBuf, errTail;
   bool exited = false;
   int status = 0;
@@ -52,8 +55,10 @@ namespace {
 struct RemoteNode {
   int fd = -1;
   std::string buf;
-  int node = -1;
+  int node = -1;  // set once its hello is authenticated
   bool finished = false;
+  std::string challenge, peer;
+  std::optional<NodeLinkSession> session;
 };
 
 // What every node must agree on: the experiment without its name, notes and tags (notes list the
@@ -88,25 +93,50 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
                                            std::to_string(port));
   int listenFd = -1, upFd = -1;
   std::vector<RemoteNode> remotes;
+  std::string lastRefusal;  // node 0: the last connection refused (a node with another secret, a forger)
+  const RunSecret secret = multi ? loadRunSecret(req.secretFile) : RunSecret{};
+  std::optional<NodeLinkSession> upSession;
+  std::string upBuf;
   if (multi && req.nodeRank == 0) listenFd = listenTcp(req.masterAddr, port + 1);
   if (multi && req.nodeRank > 0) {
     upFd = connectTcp(req.masterAddr, port + 1, e.execution.timeout_s);
-    Json hello{{"type", "node_hello"}, {"node", req.nodeRank}, {"nnodes", req.nnodes}, {"config", configDigest(e)}, {"ranks", ranks}};
-    sendAll(upFd, hello.dump() + "\n");
+    const auto line = awaitLine(upFd, upBuf, e.execution.timeout_s);
+    const Json challenge = line ? Json::parse(*line, nullptr, false) : Json();
+    if (!challenge.is_object() || challenge.value("type", "") != node_msg::kChallenge) {
+      ::close(upFd);
+      throw EngineError("--master-addr", "the launcher at " + req.masterAddr + ":" + std::to_string(port + 1) +
+                                             " did not send a node challenge within " +
+                                             std::to_string(static_cast<int>(e.execution.timeout_s)) + " s (is it node 0 of this run?)");
+    }
+    const std::string nonce = randomNonce();
+    upSession.emplace(secret.bytes, challenge.value("nonce", std::string()), nonce, /*node0=*/false);
+    Json hello{{"type", node_msg::kHello}, {"node", req.nodeRank}, {"nnodes", req.nnodes}, {"config", configDigest(e)},
+               {"ranks", ranks}, {"nonce", nonce}};
+    sendAll(upFd, upSession->seal(hello));
   }
   // Node 0 -> the other nodes: "stop" (a stop asked on node 0) and "abort" (node 0 refuses the
   // run or it failed there), so that every node ends the same way and says why.
-  std::string upBuf;
   bool remoteStop = false;  // another node asked for the stop
   auto tellRemotes = [&](const Json& msg) {
     for (auto& r : remotes)
-      if (r.fd >= 0 && r.node >= 0) sendAll(r.fd, msg.dump() + "\n");
+      if (r.fd >= 0 && r.node >= 0 && r.session) sendAll(r.fd, r.session->seal(msg));
   };
   bool toldRemotes = false;
   bool upLost = false;
+  auto sendUp = [&](const Json& msg) {
+    if (upFd >= 0 && !upLost && !sendAll(upFd, upSession->seal(msg))) upLost = true;
+  };
   auto forward = [&](const Json& ev) {
     sink.emit(ev);
-    if (upFd >= 0 && !upLost && !sendAll(upFd, ev.dump() + "\n")) upLost = true;
+    sendUp(ev);
+  };
+  // Refused lines are said on this launcher's terminal only: nothing from them reaches the run.
+  auto refuse = [&](RemoteNode& r, const std::string& why) {
+    lastRefusal = "a connection from " + r.peer + " was refused: " + why;
+    std::fprintf(stderr, "pipemare: node 0 refused a connection from %s to its node port: %s\n", r.peer.c_str(), why.c_str());
+    sendAll(r.fd, Json{{"type", node_msg::kRefused}, {"message", "node 0 refused this node: " + why}}.dump() + "\n");
+    ::close(r.fd);
+    r.fd = -1;
   };
   const double remoteGraceS = e.execution.timeout_s + 15;
   double localEndedAt = -1;
@@ -136,9 +166,19 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     ::close(fd);
   }
 
-  // The workers leave resume hints to this launcher (workers started by hand say how to restart).
-  ::setenv(kLauncherEnv, std::to_string(getpid()).c_str(), 1);
+  // The workers leave resume hints to this launcher (workers started by hand say how to restart),
+  // and end themselves when it dies: they compare their parent with this pid and watch their
+  // stdin, a pipe only this launcher writes to (see workerMain).
+  const std::vector<std::string> workerEnv{std::string(kLauncherEnv) + "=" + std::to_string(getpid()),
+                                           std::string(kLifelineEnv) + "=0"};
   std::vector<Worker> workers;
+  auto closeLifelines = [&] {
+    for (auto& w : workers)
+      if (w.lifelineFd >= 0) {
+        ::close(w.lifelineFd);
+        w.lifelineFd = -1;
+      }
+  };
   auto terminateAll = [&](int sig) {
     for (auto& w : workers)
       if (!w.exited && w.pid > 0) ::kill(w.pid, sig);
@@ -168,12 +208,13 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
         args.push_back("--resume-step");
         args.push_back(std::to_string(req.resumeStep));
       }
-      w.pid = spawnProcess(args, w.outFd, w.errFd);
+      w.pid = spawnProcess(args, w.outFd, w.errFd, "launcher", &w.lifelineFd, workerEnv);
       workers.push_back(std::move(w));
     }
   } catch (...) {
     terminateAll(SIGKILL);
     for (auto& w : workers) waitpid(w.pid, nullptr, 0);
+    closeLifelines();
     std::filesystem::remove(cfgPath);
     if (!storeDir.empty()) std::filesystem::remove_all(storeDir);
     throw;
@@ -206,15 +247,36 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       if (r.fd >= 0) fds.push_back({r.fd, POLLIN, 0});
     // Node 0: the event streams of the other nodes.
     if (listenFd >= 0)
-      for (int fd; (fd = acceptTcp(listenFd)) >= 0;) remotes.push_back(RemoteNode{fd, {}, -1, false});
+      for (int fd; (fd = acceptTcp(listenFd)) >= 0;) {
+        RemoteNode r;
+        r.fd = fd;
+        r.challenge = randomNonce();
+        r.peer = peerAddress(fd);
+        sendAll(fd, Json{{"type", node_msg::kChallenge}, {"nonce", r.challenge}}.dump() + "\n");
+        remotes.push_back(std::move(r));
+      }
     for (auto& r : remotes) {
       if (r.fd < 0) continue;
       bool eof = false;
       for (const auto& line : drainLines(r.fd, r.buf, eof)) {
-        Json ev = Json::parse(line, nullptr, false);
-        if (ev.is_discarded() || !ev.is_object()) continue;
+        if (r.fd < 0) break;  // refused
+        Json ev;
+        if (!r.session) {
+          std::string why;
+          r.session = acceptHello(secret.bytes, r.challenge, line, ev, why);
+          if (!r.session) {
+            refuse(r, why);
+            break;
+          }
+        } else if (auto msg = r.session->open(line)) {
+          ev = std::move(*msg);
+        } else {
+          std::fprintf(stderr, "pipemare: node 0 dropped a line from node %d (%s) that fails authentication\n", r.node, r.peer.c_str());
+          continue;
+        }
         const std::string type = ev.value("type", "");
-        if (type == "node_hello") {
+        if (type == node_msg::kHello) {
+          if (r.node >= 0) continue;  // one hello per connection
           const int node = ev.value("node", -1);
           const int theirNodes = ev.value("nnodes", -1);
           const bool known = std::any_of(remotes.begin(), remotes.end(), [&](const RemoteNode& o) { return &o != &r && o.node == node; });
@@ -231,22 +293,22 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
             refused = "node " + std::to_string(node) + " runs a different experiment (its configuration differs from node 0's)";
           if (!refused.empty()) {
             if (failure.empty()) failure = refused;
-            sendAll(r.fd, Json{{"type", "abort"}, {"message", "node 0 refused this node: " + refused}}.dump() + "\n");
+            sendAll(r.fd, r.session->seal(Json{{"type", node_msg::kAbort}, {"message", "node 0 refused this node: " + refused}}));
           }
           Json log = makeEvent(ev::kLog);
           log["level"] = "info";
           log["message"] = "node " + std::to_string(node) + " joined with ranks " + ev.value("ranks", Json::array()).dump();
           sink.emit(log);
         } else if (r.node < 0) {
-          continue;  // not a launcher of this run (it never said hello): ignored
-        } else if (type == "node_stopping") {
+          continue;
+        } else if (type == node_msg::kStopping) {
           if (failure.empty() && !stopping && out.status == "finished") {
             remoteStop = true;
             stopping = true;
             out.status = "stopped";
             out.message = "stopped by request on node " + std::to_string(r.node);
           }
-        } else if (type == "node_finished") {
+        } else if (type == node_msg::kFinished) {
           r.finished = true;
           const std::string st = ev.value("status", std::string());
           if (st == "failed" && failure.empty() && !stopping) failure = "node " + std::to_string(r.node) + ": " + ev.value("message", std::string());
@@ -259,7 +321,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
           sink.emit(ev);
         }
       }
-      if (eof) {
+      if (eof && r.fd >= 0) {
         ::close(r.fd);
         r.fd = -1;
         // A connection that never said hello (a port scan, a health probe) is not a node.
@@ -273,11 +335,21 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
     if (upFd >= 0 && !upLost) {
       bool eof = false;
       for (const auto& line : drainLines(upFd, upBuf, eof)) {
-        const Json msg = Json::parse(line, nullptr, false);
-        if (msg.is_discarded() || !msg.is_object()) continue;
+        auto sealed = upSession->open(line);
+        if (!sealed) {
+          // Node 0 refuses a hello in plain text (it has no session to seal with); the connection
+          // then closes, which would end the run anyway.
+          const Json plain = Json::parse(line, nullptr, false);
+          if (plain.is_object() && plain.value("type", "") == node_msg::kRefused && failure.empty())
+            failure = plain.value("message", std::string("node 0 refused this node"));
+          else
+            std::fprintf(stderr, "pipemare: dropped a line from node 0 that fails authentication\n");
+          continue;
+        }
+        const Json& msg = *sealed;
         const std::string type = msg.value("type", "");
-        if (type == "abort" && failure.empty()) failure = msg.value("message", std::string("node 0 ended the run"));
-        if (type == "stop" && failure.empty() && !stopping && out.status == "finished") {
+        if (type == node_msg::kAbort && failure.empty()) failure = msg.value("message", std::string("node 0 ended the run"));
+        if (type == node_msg::kStop && failure.empty() && !stopping && out.status == "finished") {
           remoteStop = true;
           stopping = true;
           out.status = "stopped";
@@ -391,9 +463,9 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       toldRemotes = true;
       const bool stopNow = (stop && stop->load() && failure.empty() && out.status == "finished") || remoteStop;
       if (listenFd >= 0)
-        tellRemotes(stopNow ? Json{{"type", "stop"}} : Json{{"type", "abort"}, {"message", "node 0: " + (failure.empty() ? out.message : failure)}});
-      if (upFd >= 0 && !upLost && stopNow && !remoteStop)
-        sendAll(upFd, Json{{"type", "node_stopping"}, {"node", req.nodeRank}}.dump() + "\n");
+        tellRemotes(stopNow ? Json{{"type", node_msg::kStop}}
+                            : Json{{"type", node_msg::kAbort}, {"message", "node 0: " + (failure.empty() ? out.message : failure)}});
+      if (stopNow && !remoteStop) sendUp(Json{{"type", node_msg::kStopping}, {"node", req.nodeRank}});
     }
     if (endOthers && killDeadline < 0) {
       const bool lastHere = std::any_of(workers.begin(), workers.end(), [&](const Worker& w) { return w.rank == P - 1; });
@@ -423,6 +495,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
       killDeadline = monotonicSeconds() + 3600;
     }
   }
+  closeLifelines();
   std::filesystem::remove(cfgPath);
   if (!storeDir.empty()) std::filesystem::remove_all(storeDir);
   if (listenFd >= 0) ::close(listenFd);
@@ -449,15 +522,15 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
         if (std::none_of(remotes.begin(), remotes.end(), [&](const RemoteNode& r) { return r.node == n; })) missing.push_back(std::to_string(n));
       if (!missing.empty())
         out.message += " (node" + std::string(missing.size() > 1 ? "s " : " ") + join(missing, ", ") +
-                       " never joined: is its launcher running, with the same --master-addr and --master-port?)";
+                       " never joined: is its launcher running, with the same --master-addr and --master-port?" +
+                       (lastRefusal.empty() ? std::string() : " " + lastRefusal) + ")";
     }
   }
   if (stopping)
     for (const auto& w : workers)
       if (w.finishedStatus == "stopped" && w.finishedMessage.find("checkpoint") != std::string::npos) out.message = w.finishedMessage;
   if (upFd >= 0) {
-    Json fin{{"type", "node_finished"}, {"node", req.nodeRank}, {"status", out.status}, {"message", out.message}};
-    sendAll(upFd, fin.dump() + "\n");
+    sendUp(Json{{"type", node_msg::kFinished}, {"node", req.nodeRank}, {"status", out.status}, {"message", out.message}});
     ::close(upFd);
   }
   // Summary: the last stage's final metrics, totals and maxima over the stages, and every stage's.

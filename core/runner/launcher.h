@@ -28,6 +28,7 @@ struct LaunchRequest {
   // (contiguous blocks, nodeRanks()). Node 0 records: it listens on masterAddr:masterPort+1 for
   // the event streams of the other launchers, which forward their workers' events there.
   int nnodes = 1, nodeRank = 0;
+  std::string secretFile;  // multi-node: the run secret's file ("" = PIPEMARE_RUN_SECRET or the default, see node_link.h)
 };
 
 // The ranks node `node` of `nnodes` starts for a P-stage pipeline (contiguous, sizes differ by at most 1).

@@ -105,7 +105,8 @@ Experiment withExplicitPartition(Experiment e, EventSink& sink) {
 }  // namespace
 
 RunOutcome runRemoteShare(const Experiment& e, int nnodes, int nodeRank, const std::string& masterAddr, int masterPort,
-                          EventSink& sink, const std::atomic<bool>* stop, const std::string& saveStateDir) {
+                          EventSink& sink, const std::atomic<bool>* stop, const std::string& saveStateDir,
+                          const std::string& secretFile) {
   checkMultiNode(e, nnodes);
   if (nodeRank < 1 || nodeRank >= nnodes)
     throw ConfigError("--node-rank", "must be in 1.." + std::to_string(nnodes - 1) + " here (node 0 records the run), found " + std::to_string(nodeRank));
@@ -117,6 +118,7 @@ RunOutcome runRemoteShare(const Experiment& e, int nnodes, int nodeRank, const s
   lr.masterAddr = masterAddr;
   lr.masterPort = masterPort;
   lr.saveStateDir = saveStateDir;
+  lr.secretFile = secretFile;
   return launchWorkers(lr, sink, stop);
 }
 
@@ -195,6 +197,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
       lr.nodeRank = 0;
       lr.masterAddr = req.masterAddr;
       lr.masterPort = req.masterPort;
+      lr.secretFile = req.secretFile;
       result.outcome = launchWorkers(lr, sink, stop);
     } else {
       result.outcome = runSingleProcess(e, sink, stop, opts);

@@ -30,12 +30,14 @@ struct LocalRunRequest {
   int nnodes = 1;
   std::string masterAddr = "127.0.0.1";
   int masterPort = 0;
+  std::string secretFile;  // the run secret's file ("" = PIPEMARE_RUN_SECRET or the default, see node_link.h)
 };
 
 // The share of a multi-node run on node `nodeRank` > 0: starts its ranks and forwards their events
 // to node 0 (which records them); `sink` sees them too (progress). Nothing is recorded here.
 RunOutcome runRemoteShare(const Experiment& e, int nnodes, int nodeRank, const std::string& masterAddr, int masterPort,
-                          EventSink& sink, const std::atomic<bool>* stop, const std::string& saveStateDir = "");
+                          EventSink& sink, const std::atomic<bool>* stop, const std::string& saveStateDir = "",
+                          const std::string& secretFile = "");
 
 // The latest step with a checkpoint of every one of `stages` stages under `root`; 0 = none.
 int64_t latestCompleteCheckpoint(const std::string& root, int stages);

@@ -17,6 +17,7 @@
 #include "core/events/event_sink.h"
 #include "core/util/errors.h"
 #include "core/util/net.h"
+#include "core/util/process.h"
 
 namespace pm {
 namespace {
@@ -44,13 +45,37 @@ int64_t haltStepOf(const std::string& message) {
   return at == std::string::npos ? 0 : std::strtoll(message.c_str() + at + 11, nullptr, 10);
 }
 
+// The launcher's pid from the environment, or -1 (started by hand, or not a number).
+pid_t launcherPid() {
+  const char* v = std::getenv(kLauncherEnv);
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  return (end == v || *end != '\0' || x <= 1) ? -1 : static_cast<pid_t>(x);
+}
+
 }  // namespace
 
-int workerMain(const WorkerOptions& o) {
-  // End with the launcher: a parent that dies takes its workers with it.
-  const pid_t parent = getppid();
+void bindToLauncher() {
+  const pid_t launcher = launcherPid();
+  if (launcher < 0) return;
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) return 1;
+  // The launcher died before the signal was set: this process was re-parented (to init or a
+  // subreaper), and no parent-death signal will come.
+  if (getppid() != launcher) std::_Exit(kLauncherGoneExit);
+  if (const char* fd = std::getenv(kLifelineEnv); fd && *fd) watchLifeline(std::atoi(fd), kLauncherGoneExit);
+}
+
+int workerMain(const WorkerOptions& o) {
+  // A worker of `pipemare run` ends with it (bindToLauncher, at the top of main); one started by
+  // hand (srun, mpirun) ends with whatever started it.
+  if (launcherPid() < 0) {
+    const pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) return 1;
+  } else {
+    bindToLauncher();
+  }
   // SIGTERM: default action (terminate) - a blocked receive cannot observe a flag anyway.
   // SIGUSR1 / SIGINT: stop every stage after one common minibatch (see StageWorker::runToEnd),
   // with a checkpoint there when the worker has a checkpoint directory. Set from the start: a
@@ -59,7 +84,8 @@ int workerMain(const WorkerOptions& o) {
   std::signal(SIGUSR1, onWorkerHalt);
   std::signal(SIGINT, onWorkerHalt);
 
-  JsonLinesSink sink(stdout);
+  // Events go to the launcher through stdout: a broken pipe means it is gone.
+  JsonLinesSink sink(stdout, launcherPid() > 0 ? [] { std::_Exit(kLauncherGoneExit); } : std::function<void()>());
   int rank = o.rank;
   auto finish = [&](const std::string& status, const std::string& message, const Json& summary) {
     Json f = makeEvent("stage_finished");

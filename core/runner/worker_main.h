@@ -25,6 +25,18 @@ struct WorkerOptions {
 // Set in the environment of the workers `pipemare run` starts (its pid): they leave resume hints
 // to it. Workers started by hand (srun, mpirun) say how to restart them instead.
 inline constexpr const char* kLauncherEnv = "PIPEMARE_LAUNCHER_PID";
+// Set by `pipemare run` to the fd (0, stdin) of the worker's lifeline: end-of-file there means the
+// launcher is gone, and the worker ends at once.
+inline constexpr const char* kLifelineEnv = "PIPEMARE_LIFELINE_FD";
+
+// Exit code of a worker that ended itself because its launcher is gone.
+inline constexpr int kLauncherGoneExit = 3;
+
+// A worker started by `pipemare run` ends when its launcher dies, at every moment of its life:
+// sets the parent-death signal, ends at once when the parent is already not the launcher named in
+// the environment (it died before this call), and watches the lifeline. Called first thing in
+// main() for `pipemare worker`; does nothing for workers started by hand.
+void bindToLauncher();
 
 int workerMain(const WorkerOptions& o);
 

@@ -181,7 +181,6 @@ RunStore::RunStore(const std::string& path, bool readOnly)
                                     "; open it once for writing (any pipemare command) to migrate it",
                          true);
       exec("PRAGMA foreign_keys = ON");
-      registerOpenFile();
       return;
     }
 
@@ -206,7 +205,6 @@ RunStore::RunStore(const std::string& path, bool readOnly)
     if (version < kStoreSchemaVersion) migrate();
     if (created)
       for (const char* suffix : {"", "-wal", "-shm"}) dropWorldWritable(path_ + suffix);
-    registerOpenFile();
   } catch (...) {
     pending_.reset();
     sqlite3_close_v2(db_);
@@ -239,13 +237,6 @@ RunStore::~RunStore() {
   }
   pending_.reset();  // finalizes the cached statements before the connection closes
   if (db_) sqlite3_close_v2(db_);
-  if (fileId_) OpenStoreFiles::instance().remove(*fileId_);
-}
-
-void RunStore::registerOpenFile() {
-  if (path_ == ":memory:" || path_.empty()) return;
-  fileId_ = fileIdentity(path_);
-  if (fileId_) OpenStoreFiles::instance().add(*fileId_);
 }
 
 void RunStore::exec(const std::string& sql) const { execSql(db_, path_, sql.c_str()); }

@@ -154,12 +154,10 @@ class RunStore {
   struct Pending;
   void exec(const std::string& sql) const;
   void migrate();
-  void registerOpenFile();  // counts this connection in the process's open store files
   std::string path_;
   bool readOnly_;
   sqlite3* db_ = nullptr;
   std::unique_ptr<Pending> pending_;
-  std::optional<std::pair<uint64_t, uint64_t>> fileId_;  // (device, inode) while open
 };
 
 // The schema of version 1 (kept for migration tests and the migration path).

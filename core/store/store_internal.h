@@ -135,41 +135,12 @@ int readVersion(sqlite3* db, const std::string& place);
 std::string notOurStoreMessage(const TableInfo& t);
 std::string newerVersionMessage(int version);
 
-// POSIX advisory locks belong to the process, not to a descriptor: closing any descriptor of a
-// file drops every lock this process holds on it, SQLite's included. Another process may then
-// take the file as its own, checkpoint and delete the WAL under a connection still open here,
-// which goes on reading a stale snapshot (seen: the GUI's runs browser stopped seeing new runs
-// once another view of the GUI opened the store) or worse (sqlite.org/howtocorrupt.html, 2.2).
-// So the header is read by hand only while no connection of this process has the file open.
-class OpenStoreFiles {
- public:
-  static OpenStoreFiles& instance() {
-    static OpenStoreFiles files;
-    return files;
-  }
-  bool isOpen(const std::pair<uint64_t, uint64_t>& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return count_.count(id) > 0;
-  }
-  void add(const std::pair<uint64_t, uint64_t>& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++count_[id];
-  }
-  void remove(const std::pair<uint64_t, uint64_t>& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = count_.find(id);
-    if (it != count_.end() && --it->second == 0) count_.erase(it);
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::pair<uint64_t, uint64_t>, int> count_;  // (device, inode) -> open connections
-};
-
-// The file's (device, inode), or nothing when it does not exist.
-std::optional<std::pair<uint64_t, uint64_t>> fileIdentity(const std::string& path);
-// Returns "" when the file looks like SQLite (or is empty / absent), else the reason it does not.
-// A file this process has open is not read by hand (see OpenStoreFiles).
+// Returns "" when the file may be a SQLite database (or is absent), else the reason it is not.
+// Decided from stat() alone: POSIX advisory locks belong to the process, not to a descriptor, so
+// opening and closing the file outside SQLite would drop every lock this process's connections
+// hold on it; another process may then checkpoint and delete the WAL under a connection still
+// open here (sqlite.org/howtocorrupt.html, 2.2). Nothing in the program opens a store file but
+// SQLite.
 std::string headerProblem(const std::string& path);
 
 // Per table: a statement inserting kRowsPerInsert rows at once (far less per-row overhead in

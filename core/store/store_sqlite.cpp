@@ -3,8 +3,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 
 #include "core/store/store_internal.h"
 
@@ -84,25 +82,15 @@ std::string newerVersionMessage(int version) {
          std::to_string(kStoreSchemaVersion) + " which this build of PipeMare supports; use a newer PipeMare";
 }
 
-std::optional<std::pair<uint64_t, uint64_t>> fileIdentity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return std::make_pair(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
-}
-
 std::string headerProblem(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
   if (S_ISDIR(st.st_mode)) return "it is a directory";
-  if (!S_ISREG(st.st_mode) || st.st_size == 0) return "";
-  const auto id = fileIdentity(path);
-  if (id && OpenStoreFiles::instance().isOpen(*id)) return "";  // open here already: a store, and its locks must stay
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return "";  // unreadable: sqlite3_open reports it
-  char header[16] = {0};
-  f.read(header, sizeof header);
-  static const char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-  if (f.gcount() != 16 || std::memcmp(header, kMagic, 16) != 0) return "its header is not 'SQLite format 3'";
+  // Every SQLite database is at least one page of 512 bytes or more. SQLite itself reads a shorter
+  // file as an empty database (and would then write a new one over it); a longer one it judges
+  // itself (SQLITE_NOTADB on the first statement).
+  if (S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < 512)
+    return "it is " + std::to_string(st.st_size) + " bytes long, shorter than any SQLite database";
   return "";
 }
 

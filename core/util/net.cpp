@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/util/errors.h"
+#include "core/util/system_info.h"
 
 namespace pm {
 namespace {
@@ -125,6 +126,35 @@ bool sendAll(int fd, const std::string& data) {
     off += static_cast<size_t>(n);
   }
   return true;
+}
+
+std::optional<std::string> awaitLine(int fd, std::string& buf, double timeoutS) {
+  const double deadline = monotonicSeconds() + timeoutS;
+  for (;;) {
+    if (const auto at = buf.find('\n'); at != std::string::npos) {
+      std::string line = buf.substr(0, at);
+      buf.erase(0, at + 1);
+      return line;
+    }
+    const double left = deadline - monotonicSeconds();
+    if (left <= 0) return std::nullopt;
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(left * 1000) + 1);
+    char tmp[4096];
+    const ssize_t n = ::read(fd, tmp, sizeof tmp);
+    if (n == 0) return std::nullopt;
+    if (n > 0) buf.append(tmp, static_cast<size_t>(n));
+    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return std::nullopt;
+  }
+}
+
+std::string peerAddress(int fd) {
+  sockaddr_in sa{};
+  socklen_t len = sizeof sa;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0 || sa.sin_family != AF_INET) return "an unknown address";
+  char ip[INET_ADDRSTRLEN] = {0};
+  ::inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
+  return std::string(ip) + ":" + std::to_string(ntohs(sa.sin_port));
 }
 
 }  // namespace pm

@@ -1,6 +1,7 @@
 #pragma once
 // Plain TCP for the launchers of a multi-node run (event streams of remote nodes). IPv4 and
 // host names; no shell, no external tools.
+#include <optional>
 #include <string>
 
 namespace pm {
@@ -18,5 +19,11 @@ int acceptTcp(int listenFd);
 // Writes all of `data`; false when the peer has gone.
 // Blocking or not: waits (up to 30 s at a time) for room in a full socket.
 bool sendAll(int fd, const std::string& data);
+// Waits up to `timeoutS` for one complete line on the non-blocking `fd` (the rest stays in `buf`);
+// nothing on timeout or end of file.
+std::optional<std::string> awaitLine(int fd, std::string& buf, double timeoutS);
+
+// "ADDR:PORT" of a connected socket's peer, "an unknown address" when it cannot be told.
+std::string peerAddress(int fd);
 
 }  // namespace pm

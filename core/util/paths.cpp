@@ -33,13 +33,37 @@ std::string defaultDatabasePath() { return envOr("PIPEMARE_DB", dataHomeDir() + 
 std::string defaultFashionMnistDir() { return "/usr/share/datasets/fashion-mnist"; }
 std::string defaultTextCorpusPath() { return "/usr/share/games/fortunes"; }
 
-void ensureParentDirectory(const std::string& filePath) {
-  fs::path parent = fs::path(filePath).parent_path();
+void ensureParentDirectory(const std::string& filePath, const std::string& place) {
+  const std::string where = place.empty() ? filePath : place;
+  const fs::path parent = fs::path(filePath).parent_path();
   if (parent.empty()) return;
   std::error_code ec;
-  if (fs::exists(parent, ec)) return;
-  fs::create_directories(parent, ec);
-  if (ec) throw StoreError(parent.string(), "cannot create directory: " + ec.message());
+  const fs::file_status st = fs::status(parent, ec);
+  if (fs::is_directory(st)) return;
+  if (fs::exists(st)) throw StoreError(where, parent.string() + " is not a folder", true);
+  // The data folder follows the XDG base directory specification: made with its missing parents
+  // (a fresh account has no ~/.local/share). Any other folder is a path the user typed.
+  const bool dataHome = parent.lexically_normal() == fs::path(dataHomeDir()).lexically_normal();
+  if (!dataHome) {
+    // A path that cannot be examined (no permission) counts as there: creating the folder then
+    // reports the real reason.
+    const auto present = [](const fs::path& p) {
+      std::error_code e;
+      return fs::exists(p, e) || static_cast<bool>(e);
+    };
+    fs::path missing = parent;
+    while (missing.has_parent_path() && missing.parent_path() != missing && !present(missing.parent_path()))
+      missing = missing.parent_path();
+    if (missing != parent)
+      throw StoreError(where, "the folder " + missing.string() + " does not exist (only the last folder of the path is created)",
+                       true);
+  }
+  ec.clear();
+  if (dataHome)
+    fs::create_directories(parent, ec);
+  else
+    fs::create_directory(parent, ec);
+  if (ec) throw StoreError(where, "cannot create the folder " + parent.string() + ": " + ec.message(), true);
   fs::permissions(parent, fs::perms::owner_all, fs::perm_options::replace, ec);
 }
 

@@ -9,7 +9,12 @@ std::string dataHomeDir();                 // $XDG_DATA_HOME/pipemare or ~/.loca
 std::string defaultDatabasePath();         // honours PIPEMARE_DB
 std::string defaultFashionMnistDir();      // /usr/share/datasets/fashion-mnist (Debian package)
 std::string defaultTextCorpusPath();       // /usr/share/games/fortunes (Debian package 'fortunes')
-void ensureParentDirectory(const std::string& filePath);  // mkdir -p of the parent, mode 0700 for new dirs
+// Makes the folder of `filePath` (mode 0700) when it is missing and its own parent exists: one level
+// only, so that a mistyped path is refused instead of growing a tree of folders. The workbench's
+// data folder (dataHomeDir) is the exception: it is made with all its missing levels. Otherwise
+// throws StoreError (a usage error, exit 2) at `place` (default: the file's path), naming the first
+// missing folder, a parent that is not a folder, or why the folder cannot be made.
+void ensureParentDirectory(const std::string& filePath, const std::string& place = "");
 bool fileExists(const std::string& path);
 // Files the workbench creates (stores, exports, checkpoints) follow the user's umask but are never
 // world-writable: removes the others-write bit of a file this user owns (no-op otherwise).

@@ -5,8 +5,10 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "core/util/errors.h"
 
@@ -14,36 +16,57 @@ extern char** environ;
 
 namespace pm {
 
-pid_t spawnProcess(const std::vector<std::string>& args, int& outFd, int& errFd, const std::string& who) {
-  int out[2], err[2];
+pid_t spawnProcess(const std::vector<std::string>& args, int& outFd, int& errFd, const std::string& who, int* lifelineFd,
+                   const std::vector<std::string>& extraEnv) {
+  int out[2], err[2], life[2] = {-1, -1};
   if (pipe2(out, O_CLOEXEC) != 0) throw EngineError(who, "cannot create pipes");
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    ::close(out[0]);
-    ::close(out[1]);
+  if (pipe2(err, O_CLOEXEC) != 0 || (lifelineFd && pipe2(life, O_CLOEXEC) != 0)) {
+    for (int fd : {out[0], out[1], err[0], err[1], life[0], life[1]})
+      if (fd >= 0) ::close(fd);
     throw EngineError(who, "cannot create pipes");
   }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  if (lifelineFd) posix_spawn_file_actions_adddup2(&fa, life[0], 0);
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (const auto& e : extraEnv) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   ::close(out[1]);
   ::close(err[1]);
+  if (life[0] >= 0) ::close(life[0]);
   if (rc != 0) {
     ::close(out[0]);
     ::close(err[0]);
+    if (life[1] >= 0) ::close(life[1]);
     throw EngineError(who, "cannot start " + args[0] + ": " + std::strerror(rc));
   }
+  if (lifelineFd) *lifelineFd = life[1];
   fcntl(out[0], F_SETFL, O_NONBLOCK);
   fcntl(err[0], F_SETFL, O_NONBLOCK);
   outFd = out[0];
   errFd = err[0];
   return pid;
+}
+
+void watchLifeline(int fd, int exitCode) {
+  std::thread([fd, exitCode] {
+    char c[64];
+    for (;;) {
+      const ssize_t n = ::read(fd, c, sizeof c);
+      if (n > 0) continue;
+      if (n < 0 && errno == EINTR) continue;
+      ::_exit(exitCode);
+    }
+  }).detach();
 }
 
 std::vector<std::string> drainLines(int fd, std::string& buf, bool& eof) {

@@ -3,8 +3,60 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace pm {
+
+namespace {
+
+bool continuesCharacter(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The code point of the well-formed UTF-8 sequence at s[i], and its length in bytes; 0 when s[i]
+// starts none (a stray continuation byte, an overlong form, a surrogate, a value above U+10FFFF,
+// or a sequence cut short).
+size_t decodeUtf8(const std::string& s, size_t i, uint32_t& cp) {
+  const auto byte = [&s](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) {
+    cp = c;
+    return 1;
+  }
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1Fu;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0Fu;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07u;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    const unsigned char x = byte(i + k);
+    if (k == 1 ? (x < lo || x > hi) : !continuesCharacter(static_cast<char>(x))) return 0;
+    cp = (cp << 6) | (x & 0x3Fu);
+  }
+  return len;
+}
+
+// Code points a terminal acts on instead of showing: C0 controls, DEL, C1 controls (some start
+// escape sequences), the bidirectional controls (they reorder what follows, so a name can look
+// like another), and the line and paragraph separators.
+bool isTerminalControl(uint32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
 
 size_t editDistance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -76,16 +128,74 @@ std::string formatBytes(double bytes) {
   return buf;
 }
 
+size_t textLength(const std::string& s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return !continuesCharacter(c); }));
+}
+
+std::string firstChars(const std::string& s, size_t n) {
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!continuesCharacter(s[i]) && chars++ == n) return s.substr(0, i);
+  return s;
+}
+
+std::string padText(const std::string& s, size_t width) {
+  const size_t length = textLength(s);
+  return length >= width ? s : s + std::string(width - length, ' ');
+}
+
 std::string fitText(const std::string& s, size_t width) {
-  if (s.size() <= width) return s;
+  std::vector<size_t> starts;  // the byte offset of each character
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!continuesCharacter(s[i])) starts.push_back(i);
+  if (starts.size() <= width) return s;
   if (width == 0) return "";
-  const auto continuation = [&](size_t i) { return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80; };
-  size_t tail = (width - 1) / 2;
-  size_t head = width - 1 - tail;
-  while (head > 0 && continuation(head)) --head;  // do not split a character
-  size_t from = s.size() - tail;
-  while (from < s.size() && continuation(from)) ++from;
-  return s.substr(0, head) + "~" + s.substr(from);
+  const size_t tail = (width - 1) / 2;
+  const size_t head = width - 1 - tail;
+  return s.substr(0, starts[head]) + "~" + (tail == 0 ? std::string() : s.substr(starts[starts.size() - tail]));
+}
+
+std::string escapeForTerminal(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  char buf[16];
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    const size_t len = decodeUtf8(s, i, cp);
+    if (len == 0) {  // not UTF-8: a terminal could take the byte for a C1 control
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(s[i])));
+      out += buf;
+      ++i;
+      continue;
+    }
+    if (!isTerminalControl(cp)) {
+      out.append(s, i, len);
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else {
+      std::snprintf(buf, sizeof buf, cp < 0x80 ? "\\x%02x" : "\\u%04X", static_cast<unsigned>(cp));
+      out += buf;
+    }
+    i += len;
+  }
+  return out;
+}
+
+std::string parseRunId(const std::string& text, int64_t& id) {
+  const std::string expected = "expected a run id (a positive whole number), found \"" + text + "\"";
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return expected;
+  const size_t first = text.find_first_not_of('0');
+  if (first == std::string::npos) return expected;  // zero
+  const std::string digits = text.substr(first);
+  const std::string max = std::to_string(std::numeric_limits<int64_t>::max());
+  if (digits.size() > max.size() || (digits.size() == max.size() && digits > max))
+    return "run id " + text + " is out of range (run ids go up to " + max + ")";
+  id = static_cast<int64_t>(std::stoll(digits));
+  return "";
 }
 
 std::string formatDuration(double seconds) {

@@ -48,10 +48,16 @@ inline Result runCmd(const std::string& cmd) {
 // Starts a process in the background (argument vector, no shell); its output goes to `logFile`.
 // With `ownGroup` it leads a process group of its own, as a terminal's foreground job: kill(-pid,
 // SIGINT) then reaches it and its children, as Ctrl-C does.
-inline pid_t spawnBackground(const std::vector<std::string>& args, const std::string& logFile, bool ownGroup = false) {
+// `extraEnv` ("NAME=value") is added to this process's environment for the child.
+inline pid_t spawnBackground(const std::vector<std::string>& args, const std::string& logFile, bool ownGroup = false,
+                             const std::vector<std::string>& extraEnv = {}) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (const auto& e : extraEnv) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -63,7 +69,7 @@ inline pid_t spawnBackground(const std::vector<std::string>& args, const std::st
     posix_spawnattr_setpgroup(&attr, 0);
   }
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   return rc == 0 ? pid : -1;

@@ -511,7 +511,8 @@ TEST_F(Cli, QuotesSqlAndUnicodeInNamesTagsAndNotesAreKeptVerbatim) {
   ASSERT_EQ(shown.first, 0) << shown.second;
   EXPECT_NE(shown.second.find(name), std::string::npos) << shown.second;
   EXPECT_NE(shown.second.find(tag), std::string::npos) << shown.second;
-  EXPECT_NE(shown.second.find(note), std::string::npos) << shown.second;
+  // On the terminal the note's newline reads \n (escapeForTerminal); the store keeps it (below).
+  EXPECT_NE(shown.second.find("line one \"note\"\\nline two \xE2\x9C\x93 %s %n \\x00"), std::string::npos) << shown.second;
   auto filtered = run({"--db", db_, "runs", "list", "--json", "--tag", tag});
   ASSERT_EQ(filtered.first, 0) << filtered.second;
   EXPECT_EQ(nlohmann::json::parse(filtered.second).size(), 1u);
@@ -552,4 +553,204 @@ TEST_F(Cli, RunsImportCopiesRunsFromAnotherStore) {
   r = runCmd(bin() + " --db " + db_ + " runs import " + other + ".missing");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find(other + ".missing"), std::string::npos) << r.out;
+}
+
+namespace {
+
+// Runs the pipemare binary with an argument vector (no shell): exit code and stdout + stderr.
+pmtest::Result runArgs(const fs::path& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), Cli::bin());
+  const std::string log = (dir / "args.log").string();
+  const pid_t pid = pmtest::spawnBackground(args, log);
+  const int code = pmtest::waitExit(pid, 120);
+  return {code, pmtest::readFile(log)};
+}
+
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+// Whether `s` is well-formed UTF-8 (no stray or cut multi-byte characters).
+bool validUtf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t len = c < 0x80                   ? 1
+                       : (c >= 0xC2 && c <= 0xDF) ? 2
+                       : (c >= 0xE0 && c <= 0xEF) ? 3
+                       : (c >= 0xF0 && c <= 0xF4) ? 4
+                                                  : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+// A training length the engine cannot lay out (2^63-1 steps, or more than 10^7 microbatches over all
+// stages) is a validation error naming the field (exit 2), before anything is recorded; so are the
+// other step counts at 2^63-1.
+TEST_F(Cli, OverlongTrainingIsRefusedBeforeAnythingIsRecorded) {
+  const std::string huge = (dir_ / "huge.json").string();
+  std::ofstream(huge) << R"({"name": "huge", "data": {"dataset": "synthetic"}, "training": {"steps": 9223372036854775807}})";
+  auto r = runCmd(bin() + " validate " + huge);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("training.steps: expected an integer 0..10000000"), std::string::npos) << r.out;
+  r = runCmd(bin() + " run " + huge + " --db " + db_);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("training.steps: expected an integer 0..10000000"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("bad_alloc"), std::string::npos) << r.out;
+  EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty());
+  r = runCmd(bin() + " validate " + exp("tiny-synthetic.json") + " --set training.steps=10000000 --set pipeline.microbatches=2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--set training.steps=10000000: a run has at most 10000000 microbatches over all its stages"),
+            std::string::npos)
+      << r.out;
+  for (const std::string field : {"training.log_interval", "training.eval_interval", "training.checkpoint_every",
+                                  "training.trace_steps", "pipemare.anneal_steps", "optimizer.schedule.step_size"}) {
+    r = runCmd(bin() + " validate " + exp("tiny-synthetic.json") + " --set " + field + "=9223372036854775807");
+    EXPECT_EQ(r.code, 2) << field << ": " << r.out;
+    EXPECT_NE(r.out.find("--set " + field + "=9223372036854775807: expected an integer"), std::string::npos) << r.out;
+  }
+}
+
+// Run ids are read by one rule on every verb that takes one: digits only, 1..2^63-1. A malformed or
+// out-of-range id is a usage error naming the argument (exit 2), before any store is touched.
+TEST_F(Cli, RunIdsAreCheckedWithTheArgumentNamed) {
+  const std::string json = (dir_ / "out.json").string();
+  const std::vector<std::pair<std::string, std::string>> verbs{  // command line with X for the id, the argument named
+      {"runs show X", "RUN"},        {"runs tag X t", "RUN"},          {"runs note X text", "RUN"},
+      {"runs delete X", "RUN"},      {"export X --json " + json, "RUN"}, {"compare 1 X", "RUN"},
+      {"compare 1 --baseline X", "--baseline"}, {"run --resume X", "--resume"}, {"plan --against X", "--against"}};
+  for (const auto& [line, place] : verbs) {
+    for (const std::string bad : {"1abc", "0", "+5", "99999999999999999999"}) {
+      std::string cmd = line;
+      cmd.replace(cmd.find('X'), 1, bad);
+      const auto r = runCmd(bin() + " --db " + db_ + " " + cmd);
+      EXPECT_EQ(r.code, 2) << cmd << ": " << r.out;
+      const std::string problem = bad == "99999999999999999999"
+                                      ? "run id 99999999999999999999 is out of range (run ids go up to 9223372036854775807)"
+                                      : "expected a run id (a positive whole number), found \"" + bad + "\"";
+      EXPECT_NE(r.out.find("error: " + place + ": " + problem), std::string::npos) << cmd << ": " << r.out;
+      EXPECT_EQ(r.out.find("Could not convert"), std::string::npos) << cmd << ": " << r.out;
+      EXPECT_EQ(r.out.find("no run with id"), std::string::npos) << cmd << ": " << r.out;
+    }
+  }
+  EXPECT_FALSE(fs::exists(db_));
+  EXPECT_FALSE(fs::exists(json));
+}
+
+// An export onto a device that refuses the bytes (/dev/full) is one usage error (exit 2) that names
+// the option and the file once and says nothing was exported.
+TEST_F(Cli, ExportToAnUnwritableDestinationIsOneUsageError) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set training.steps=3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const std::string option : {"--json", "--chrome-trace"}) {
+    const auto e = runCmd(bin() + " --db " + db_ + " export 1 " + option + " /dev/full");
+    EXPECT_EQ(e.code, 2) << option << ": " << e.out;
+    EXPECT_NE(e.out.find("error: " + option + " /dev/full: cannot write "), std::string::npos) << e.out;
+    EXPECT_EQ(occurrences(e.out, "/dev/full"), 1u) << e.out;
+    EXPECT_EQ(occurrences(e.out, "nothing exported"), 1u) << e.out;
+    EXPECT_EQ(occurrences(e.out, "error:"), 1u) << e.out;
+  }
+}
+
+// Names, tags, notes and log lines are stored exactly and shown escaped on the terminal: control
+// characters (ESC, newline) and bidirectional controls (U+202E, U+2066) as \x1b, \n, \u202E, ...;
+// multi-byte characters are never cut, and a long name is fitted by characters, not bytes.
+TEST_F(Cli, ControlAndBidiCharactersAreEscapedOnTheTerminalAndKeptInTheStore) {
+  const std::string u = "\xC3\xBC", rocket = "\xF0\x9F\x9A\x80";
+  const std::string name = "\x1b[31mred\xE2\x80\xAEtxt.exe";
+  const std::string tag = u + rocket, bidiTag = "bidi\xE2\x81\xA6x";
+  const std::string note = "line one\nline two\x1b[0m";
+  std::string longName;  // 60 characters, 180 bytes
+  for (int i = 0; i < 30; ++i) longName += u + rocket;
+  auto r = runArgs(dir_, {"run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--set", "training.steps=2", "--name", name,
+                          "--tag", tag, "--tag", bidiTag});
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = runArgs(dir_, {"run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--set", "training.steps=2", "--name", longName});
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = runArgs(dir_, {"--db", db_, "runs", "note", "1", note});
+  ASSERT_EQ(r.code, 0) << r.out;
+
+  const auto safe = [](const std::string& out) {
+    return validUtf8(out) && out.find('\x1b') == std::string::npos && out.find("\xE2\x80\xAE") == std::string::npos &&
+           out.find("\xE2\x81\xA6") == std::string::npos;
+  };
+  const std::string shownName = "\\x1b[31mred\\u202Etxt.exe";
+  auto list = runArgs(dir_, {"--db", db_, "runs", "list"});
+  ASSERT_EQ(list.code, 0) << list.out;
+  EXPECT_TRUE(safe(list.out)) << list.out;
+  EXPECT_NE(list.out.find(shownName), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find(tag + ",bidi\\u2066x"), std::string::npos) << list.out;  // the tags whole
+  std::string fitted;  // 48 characters: the head's 24 and the tail's 23 around "~"
+  for (int i = 0; i < 12; ++i) fitted += u + rocket;
+  fitted += "~" + rocket;
+  for (int i = 0; i < 11; ++i) fitted += u + rocket;
+  EXPECT_NE(list.out.find(fitted), std::string::npos) << list.out;
+
+  auto show = runArgs(dir_, {"--db", db_, "runs", "show", "1"});
+  ASSERT_EQ(show.code, 0) << show.out;
+  EXPECT_TRUE(safe(show.out)) << show.out;
+  EXPECT_NE(show.out.find("run 1: " + shownName), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("notes: line one\\nline two\\x1b[0m"), std::string::npos) << show.out;
+  auto compare = runArgs(dir_, {"--db", db_, "compare", "1", "2"});
+  ASSERT_EQ(compare.code, 0) << compare.out;
+  EXPECT_TRUE(safe(compare.out)) << compare.out;
+  EXPECT_NE(compare.out.find(shownName), std::string::npos) << compare.out;
+
+  // The store and --json keep the exact text.
+  auto json = runArgs(dir_, {"--db", db_, "runs", "list", "--json"});
+  ASSERT_EQ(json.code, 0) << json.out;
+  bool seen = false;
+  for (const auto& run : nlohmann::json::parse(json.out))
+    if (run["id"] == 1) {
+      seen = true;
+      EXPECT_EQ(run["name"], name);
+      EXPECT_EQ(run["notes"], note);
+      EXPECT_EQ(run["tags"].size(), 4u) << run["tags"].dump();  // the preset's two and the two given
+      EXPECT_NE(std::find(run["tags"].begin(), run["tags"].end(), bidiTag), run["tags"].end()) << run["tags"].dump();
+    }
+  EXPECT_TRUE(seen) << json.out;
+  pm::RunStore store(db_, /*readOnly=*/true);
+  EXPECT_EQ(store.getRun(1)->name, name);
+  EXPECT_EQ(store.getRun(2)->name, longName);
+}
+
+// --db (and export --csv) make only the last missing folder of the path; deeper missing folders are
+// a usage error naming the option and the first missing folder (exit 2), and nothing is made.
+TEST_F(Cli, MissingFoldersAreNamedNotMade) {
+  const std::string deep = (dir_ / "missing" / "deeper" / "x.db").string();
+  const std::string missing = (dir_ / "missing").string();
+  const std::string refusal = "error: --db " + deep + ": the folder " + missing + " does not exist";
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --quiet --set training.steps=2 --db " + deep);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(refusal), std::string::npos) << r.out;
+  r = runCmd(bin() + " sweep " + exp("tiny-synthetic.json") + " --grid optimizer.lr=0.01,0.1 --db " + deep);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(refusal), std::string::npos) << r.out;
+  r = runCmd(bin() + " --db " + deep + " runs import " + db_);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(refusal), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(missing));
+
+  // One missing level is made.
+  const std::string one = (dir_ / "new" / "x.db").string();
+  r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --quiet --set training.steps=2 --db " + one);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::is_directory(dir_ / "new"));
+  const std::string csv = (dir_ / "nope" / "csv").string();
+  r = runCmd(bin() + " --db " + one + " export 1 --csv " + csv);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("error: --csv " + csv + ": the folder " + (dir_ / "nope").string() + " does not exist"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "nope"));
+  r = runCmd(bin() + " --db " + one + " export 1 --csv " + (dir_ / "csv").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "csv" / "metrics.csv"));
 }

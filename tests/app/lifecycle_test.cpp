@@ -4,7 +4,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 
 #include "core/store/run_checkpoints.h"
@@ -651,4 +655,168 @@ TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
     ASSERT_FALSE(a.empty());
     EXPECT_TRUE(a == readFile(resumed + "/stage" + std::to_string(s) + ".pt")) << "stage " << s << " weights differ";
   }
+}
+
+// The launcher killed (SIGKILL, nothing can run in it) at random moments of its first 3 s: before
+// its workers exist, while they load LibTorch, while they meet, while they train. No worker may
+// outlive it by more than 10 s. This process adopts the orphans (child subreaper), so a worker
+// left behind is seen, and reaped, here.
+TEST_F(Lifecycle, LauncherKilledAtAnyMomentLeavesNoWorkerBehind) {
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const unsigned seed = 28011;
+  std::printf("launcher kill moments from seed %u\n", seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> moment(0.0, 3.0);
+  for (int trial = 0; trial < 20; ++trial) {
+    const double at = trial == 0 ? 0.0 : moment(rng);
+    const pid_t launcher = spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--set",
+                                            "pipeline.stages=2", "--set", "execution.mode=real", "--set", "training.steps=100000"},
+                                           (dir_ / "killed.log").string());
+    ASSERT_GT(launcher, 0);
+    ::usleep(static_cast<useconds_t>(at * 1e6));
+    ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+    ASSERT_EQ(waitExit(launcher, 10), 128 + SIGKILL);
+    const double killed = pm::monotonicSeconds();
+    // Reap every adopted worker until none is left, for at most 10 s.
+    bool clean = false;
+    while (pm::monotonicSeconds() - killed < 10.0) {
+      const pid_t p = ::waitpid(-1, nullptr, WNOHANG);
+      if (p < 0 && errno == ECHILD) {
+        clean = true;
+        break;
+      }
+      if (p == 0) ::usleep(20 * 1000);
+    }
+    if (!clean) {
+      const auto left = runCmd("pgrep -a -P " + std::to_string(::getpid()));
+      runCmd("pkill -KILL -P " + std::to_string(::getpid()));
+      while (::waitpid(-1, nullptr, 0) > 0) {
+      }
+      FAIL() << "trial " << trial << " (seed " << seed << "): killed " << at << " s after the start, workers alive 10 s later:\n"
+             << left.out;
+    }
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+namespace {
+
+// A process that knows the experiment and node 0's address but not the run secret: it answers
+// node 0's challenge with a hello under a made-up MAC, then sends what a node would.
+struct Forger {
+  int fd = -1;
+  std::string buf;
+  bool connect(int port) {
+    for (int i = 0; i < 300; ++i) {
+      fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in sa{};
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons(static_cast<uint16_t>(port));
+      sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return true;
+      ::close(fd);
+      fd = -1;
+      ::usleep(100 * 1000);
+    }
+    return false;
+  }
+  // The next line from node 0 ("" at end of file), waiting up to 30 s.
+  std::string line() {
+    for (int i = 0; i < 300; ++i) {
+      if (const auto at = buf.find('\n'); at != std::string::npos) {
+        std::string l = buf.substr(0, at);
+        buf.erase(0, at + 1);
+        return l;
+      }
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) == 1) {
+        char tmp[4096];
+        const ssize_t n = ::read(fd, tmp, sizeof tmp);
+        if (n <= 0) return "";
+        buf.append(tmp, static_cast<size_t>(n));
+      }
+    }
+    return "";
+  }
+  void send(const std::string& text) { (void)!::write(fd, text.data(), text.size()); }
+};
+
+}  // namespace
+
+// A forged hello (no run secret) followed by a fake metric, a log line and a stop: node 0 refuses
+// the connection, records none of it, and the genuine run goes on to finish. (Node 0 stored the
+// fake loss and log line, and the fake stop ended the run.)
+TEST_F(Lifecycle, ForgedNodeHelloIsRefusedAndTheRunGoesOn) {
+  const int port = freePortPair();
+  const std::vector<std::string> env{"PIPEMARE_RUN_SECRET=a-secret-every-node-of-this-run-has"};
+  auto launcher = [&](int node) {
+    return spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", node == 0 ? db_ : (dir_ / "remote.db").string(),
+                            "--nnodes", "2", "--node-rank", std::to_string(node), "--master-addr", "127.0.0.1", "--master-port",
+                            std::to_string(port), "--quiet", "--set", "pipeline.stages=2", "--set", "execution.mode=real", "--set",
+                            "training.steps=30", "--set", "training.log_interval=1"},
+                           (dir_ / ("forged" + std::to_string(node) + ".log")).string(), false, env);
+  };
+  const pid_t n0 = launcher(0);
+  ASSERT_GT(n0, 0);
+  Forger f;
+  ASSERT_TRUE(f.connect(port + 1)) << readFile((dir_ / "forged0.log").string());
+  const auto challenge = nlohmann::json::parse(f.line(), nullptr, false);
+  ASSERT_TRUE(challenge.is_object());
+  EXPECT_EQ(challenge.value("type", ""), "node_challenge");
+  const nlohmann::json hello{{"type", "node_hello"}, {"node", 1}, {"nnodes", 2}, {"ranks", {1}}, {"nonce", std::string(32, 'a')}};
+  f.send(std::string(64, '0') + " " + hello.dump() + "\n");
+  f.send(R"({"type":"step","v":1,"run":0,"step":1,"loss":12345.0})" "\n");
+  f.send(R"({"type":"log","v":1,"level":"info","message":"forged line"})" "\n");
+  f.send(R"({"type":"node_stopping","node":1})" "\n");
+  const auto refused = nlohmann::json::parse(f.line(), nullptr, false);
+  ASSERT_TRUE(refused.is_object());
+  EXPECT_EQ(refused.value("type", ""), "node_refused");
+  EXPECT_NE(refused.value("message", "").find("authentication failed"), std::string::npos) << refused.dump();
+  EXPECT_EQ(f.line(), "") << "node 0 kept the forger's connection open";
+  ::close(f.fd);
+
+  const pid_t n1 = launcher(1);
+  EXPECT_EQ(waitExit(n0, 120), 0) << readFile((dir_ / "forged0.log").string());
+  EXPECT_EQ(waitExit(n1, 30), 0) << readFile((dir_ / "forged1.log").string());
+  EXPECT_NE(readFile((dir_ / "forged0.log").string()).find("refused a connection from 127.0.0.1"), std::string::npos)
+      << readFile((dir_ / "forged0.log").string());
+  pm::RunStore store(db_);
+  const auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "finished") << runs[0].status_message;
+  const auto losses = store.loadMetric(runs[0].id, "train/loss");
+  EXPECT_EQ(losses.size(), 30u);
+  for (const auto& p : losses) EXPECT_LT(p.value, 1000.0) << "the forged loss was recorded at step " << p.step;
+  for (const auto& l : store.loadLog(runs[0].id)) EXPECT_EQ(l.message.find("forged"), std::string::npos) << l.message;
+}
+
+// Launchers with different run secrets: node 1 is refused at once and says why; node 0 fails
+// saying that node 1 never joined and that a connection was refused.
+TEST_F(Lifecycle, NodesWithDifferentSecretsAreRefusedWithTheReason) {
+  const int port = freePortPair();
+  auto launcher = [&](int node, const std::string& secret) {
+    return spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", node == 0 ? db_ : (dir_ / "remote.db").string(),
+                            "--nnodes", "2", "--node-rank", std::to_string(node), "--master-addr", "127.0.0.1", "--master-port",
+                            std::to_string(port), "--quiet", "--set", "pipeline.stages=2", "--set", "execution.mode=real", "--set",
+                            "execution.timeout_s=5", "--set", "training.steps=30"},
+                           (dir_ / ("secret" + std::to_string(node) + ".log")).string(), false, {"PIPEMARE_RUN_SECRET=" + secret});
+  };
+  const pid_t n0 = launcher(0, "the secret of node zero, 0000");
+  const pid_t n1 = launcher(1, "the secret of node one, 111111");
+  EXPECT_EQ(waitExit(n1, 60), 1) << readFile((dir_ / "secret1.log").string());
+  EXPECT_NE(readFile((dir_ / "secret1.log").string()).find("node 0 refused this node: authentication failed"), std::string::npos)
+      << readFile((dir_ / "secret1.log").string());
+  EXPECT_EQ(waitExit(n0, 60), 1) << readFile((dir_ / "secret0.log").string());
+  pm::RunStore store(db_);
+  ASSERT_EQ(store.listRuns().size(), 1u);
+  const std::string msg = store.listRuns()[0].status_message;
+  EXPECT_NE(msg.find("node 1 never joined"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("refused: authentication failed"), std::string::npos) << msg;
+  // A run secret too short to be one is a usage error before anything starts.
+  auto shortSecret = runCmd("PIPEMARE_RUN_SECRET=abc " + bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
+                            " --nnodes 2 --node-rank 0 --master-port " + std::to_string(freePortPair()) +
+                            " --set pipeline.stages=2 --set execution.mode=real --quiet");
+  EXPECT_EQ(shortSecret.code, 2) << shortSecret.out;
+  EXPECT_NE(shortSecret.out.find("PIPEMARE_RUN_SECRET"), std::string::npos) << shortSecret.out;
+  EXPECT_EQ(store.listRuns().size(), 1u);
 }

@@ -27,6 +27,7 @@
 #include "ui/planner/planner_panel.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/runs/runs_browser.h"
+#include "ui/store/store_watcher.h"
 
 namespace fs = std::filesystem;
 
@@ -181,10 +182,12 @@ TEST(LiveRun, TinyExperimentEndToEnd) {
   EXPECT_EQ(view.runId(), runs[0].id);
 }
 
-// A run of a million steps started from the Live view, waited for until its first loss point.
+// A run of a million steps started from the Live view, waited for until its first loss point. The
+// view tells a store watcher (as the workbench's does) when the run process ends.
 struct LongLiveRun {
   TempDir tmp;
   QString db, exp;
+  std::unique_ptr<pm::ui::StoreWatcher> watcher;  // outlives the view
   std::unique_ptr<pm::ui::LiveRunView> view;
   std::unique_ptr<QSignalSpy> done;
   explicit LongLiveRun(const QString& title) {
@@ -196,7 +199,9 @@ struct LongLiveRun {
       f.write(R"({"name": "long", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
                  "training": {"steps": 1000000, "log_interval": 1}})");
     f.close();
+    watcher = std::make_unique<pm::ui::StoreWatcher>(db.toStdString());
     view = std::make_unique<pm::ui::LiveRunView>(kPipemare, db);
+    view->setStoreWatcher(watcher.get());
     done = std::make_unique<QSignalSpy>(view.get(), &pm::ui::LiveRunView::runFinished);
     view->start(exp, title);
     for (int i = 0; i < 600 && view->lossPoints() == 0; ++i) QTest::qWait(100);
@@ -218,7 +223,8 @@ TEST(LiveRun, StopFromTheGui) {
 }
 
 // The run's process killed with -9: the log names the run and says the process was killed (it
-// said "run 0: failed"), and the record reads interrupted at once.
+// said "run 0: failed"), and the record reads interrupted at once (the store watcher marks it when
+// the process ends).
 TEST(LiveRun, KilledRunProcessIsExplained) {
   LongLiveRun run("to-kill");
   pm::ui::LiveRunView& view = *run.view;
@@ -228,6 +234,7 @@ TEST(LiveRun, KilledRunProcessIsExplained) {
   const std::string log = view.logText().toStdString();
   EXPECT_NE(log.find("was killed or crashed"), std::string::npos) << log;
   EXPECT_NE(log.find("run 1: failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("the run is recorded as interrupted"), std::string::npos) << log;
   EXPECT_EQ(pm::RunStore(run.db.toStdString()).getRun(1)->status, "interrupted");
 }
 
@@ -512,8 +519,8 @@ TEST(UiTestEnvironment, PreferencesDataAndStoreAreInATemporaryFolder) {
 }
 
 // The whole loop with the mouse: Run clicked twice in the Design tab starts two runs in the Live
-// tab, both finish recorded and are listed in the Runs tab (whose store connection stays open
-// while other views open and close theirs), and clicking a row shows that run's curve.
+// tab, both finish recorded and are listed in the Runs tab (every view reads through the window's
+// one store connection), and clicking a row shows that run's curve.
 TEST(Workbench, ClickRunThenFindTheRunInTheRunsTab) {
   pm::test::app();
   TempDir tmp;

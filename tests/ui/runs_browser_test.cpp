@@ -15,6 +15,7 @@
 #include "ui/plots/curve_plot.h"
 #include "ui/runs/runs_browser.h"
 #include "ui/runs/runs_table_model.h"
+#include "ui/store/store_watcher.h"
 
 namespace fs = std::filesystem;
 
@@ -220,8 +221,9 @@ TEST(RunsBrowser, RefreshRereadsCurvesOnlyWhileTheShownRunIsGoing) {
 }
 
 // The 2-second refresh resets the model: the keyboard's current row stays on the shown run (Down
-// jumped back to the top row), and a run whose launcher died reads as interrupted there too (it
-// stayed "running" until the store was opened again).
+// jumped back to the top row). A run whose launcher died is marked interrupted by the store
+// watcher when asked (at start, when a run process ends, F5), never by a refresh or a poll, and
+// the table then shows it.
 TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
   pm::test::app();
   TempDir tmp;
@@ -255,5 +257,17 @@ TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
     store.markRunning(dead, child);
   }
   browser.refresh();
+  pm::ui::StoreWatcher* watcher = browser.storeWatcher();
+  ASSERT_NE(watcher, nullptr);
+  watcher->poll();
+  EXPECT_EQ(pm::RunStore(db).getRun(dead)->status, "running") << "neither a refresh nor a poll marks dead runs";
+  EXPECT_EQ(watcher->markDeadRunsInterrupted(), 1);
   EXPECT_EQ(pm::RunStore(db).getRun(dead)->status, "interrupted");
+  watcher->refresh();
+  auto* model = browser.table()->model();
+  int row = -1;
+  for (int r = 0; r < model->rowCount(); ++r)
+    if (model->index(r, pm::ui::RunsTableModel::Id).data().toLongLong() == dead) row = r;
+  ASSERT_GE(row, 0);
+  EXPECT_EQ(model->index(row, pm::ui::RunsTableModel::Status).data().toString().toStdString(), "interrupted");
 }

@@ -29,6 +29,7 @@
 #include "ui/compare/smoothing.h"
 #include "ui/compare/summary_table.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/store/store_watcher.h"
 
 namespace pm::ui {
 
@@ -48,9 +49,13 @@ QString runLabel(const RunRecord& r) { return QStringLiteral("#%1 %2").arg(r.id)
 
 }  // namespace
 
-CompareView::CompareView(const std::string& dbPath, QWidget* parent)
+CompareView::CompareView(const std::string& dbPath, QWidget* parent) : CompareView(new StoreWatcher(dbPath), parent) {
+  watcher_->setParent(this);
+}
+
+CompareView::CompareView(StoreWatcher* watcher, QWidget* parent)
     : QWidget(parent),
-      dbPath_(dbPath),
+      watcher_(watcher),
       runList_(new QTreeWidget(this)),
       metricBox_(new QComboBox(this)),
       xAxisBox_(new QComboBox(this)),
@@ -61,8 +66,7 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
       logY_(new QCheckBox(tr("log y"), this)),
       plot_(new CurvePlot(this)),
       table_(new QTableWidget(this)),
-      status_(new QLabel(this)),
-      timer_(new QTimer(this)) {
+      status_(new QLabel(this)) {
   // ---- left: the runs
   runList_->setColumnCount(kRunColumns);
   runList_->setHeaderLabels({tr("Run"), tr("Name"), tr("Status"), tr("Schedule"), tr("Model"), tr("P"), tr("N")});
@@ -210,29 +214,16 @@ CompareView::CompareView(const std::string& dbPath, QWidget* parent)
   connect(exportPlotButton, &QPushButton::clicked, this, &CompareView::exportPlotDialog);
   connect(exportCsvButton, &QPushButton::clicked, this, &CompareView::exportCsvDialog);
 
-  // Live runs: re-read while a selected run is running; otherwise only pick up new runs.
-  connect(timer_, &QTimer::timeout, this, [this] {
+  // The watcher's poll: new, deleted or changed runs are re-read; while a selected run is running,
+  // its data at every poll.
+  connect(watcher_, &StoreWatcher::runsChanged, this, &CompareView::refresh);
+  connect(watcher_, &StoreWatcher::activeRunsPolled, this, [this] {
     const bool live = std::any_of(selected_.begin(), selected_.end(), [this](int64_t id) {
       auto it = data_.find(id);
       return it != data_.end() && it->second.record.status == "running";
     });
-    if (live) {
-      refresh();
-      return;
-    }
-    if (!store_) return;
-    try {
-      auto runs = store_->listRuns();
-      const bool same = runs.size() == runs_.size() &&
-                        std::equal(runs.begin(), runs.end(), runs_.begin(), [](const RunRecord& a, const RunRecord& b) {
-                          return a.id == b.id && a.status == b.status;
-                        });
-      if (!same) refresh();
-    } catch (const std::exception&) {
-      // Reported by the next refresh().
-    }
+    if (live) refresh();
   });
-  timer_->start(3000);
   refresh();
 }
 
@@ -273,8 +264,8 @@ void CompareView::showError(const QString& message) {
 
 void CompareView::refresh() {
   try {
-    if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
-    runs_ = store_->listRuns();
+    RunStore* store = watcher_->storeOrThrow();  // nullptr: no store file yet, no runs
+    runs_ = store ? store->listRuns() : std::vector<RunRecord>{};
     std::set<int64_t> known;
     for (const auto& r : runs_) known.insert(r.id);
     selected_.erase(std::remove_if(selected_.begin(), selected_.end(), [&](int64_t id) { return !known.count(id); }),
@@ -298,7 +289,8 @@ void CompareView::redrawAll() {
 void CompareView::loadSelected() {
   for (auto it = data_.begin(); it != data_.end();)
     it = std::binary_search(selected_.begin(), selected_.end(), it->first) ? std::next(it) : data_.erase(it);
-  if (!store_) return;
+  RunStore* store = watcher_->store();
+  if (!store) return;
   // A run that has ended keeps its curves: only runs still going, or whose status changed, are
   // read again; the others take the fresh record (tags and notes may have been edited).
   std::map<int64_t, const RunRecord*> fresh;
@@ -309,7 +301,7 @@ void CompareView::loadSelected() {
     const bool stale = it == data_.end() || !isTerminalStatus(it->second.record.status) ||
                        (f != fresh.end() && it->second.record.status != f->second->status);
     if (stale) {
-      data_[id] = loadRunData(*store_, id);
+      data_[id] = loadRunData(*store, id);
       ++runLoads_;
     } else if (f != fresh.end()) {
       it->second.record = *f->second;
@@ -318,8 +310,10 @@ void CompareView::loadSelected() {
 }
 
 void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
-  if (!store_) refresh();
-  if (!store_) return;  // the store did not open: refresh() kept why in lastError()
+  if (!watcher_->store()) {
+    refresh();
+    if (!watcher_->store()) return;  // no store file, or it did not open: refresh() kept why in lastError()
+  }
   std::set<int64_t> known;
   for (const auto& r : runs_) known.insert(r.id);
   std::set<int64_t> ids;

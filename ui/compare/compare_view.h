@@ -2,8 +2,9 @@
 // The Compare view: any set of runs laid side by side. A checkable list of the store's runs, a
 // metric / x-axis / smoothing / baseline / accuracy-target bar, an overlay plot (one series per
 // run, full-resolution data, EMA smoothing applied on the full data for display only) and a
-// summary table with ratios against the baseline run. GUI thread only; opens its own connection
-// to the store and reads it on refresh() (and every few seconds while a selected run is running).
+// summary table with ratios against the baseline run. GUI thread only; reads the store through a
+// StoreWatcher (the process's one connection) on refresh(), which runs when the watcher reports a
+// change in the runs, and at each of its polls while a selected run is running.
 #include <QColor>
 #include <QString>
 #include <QStringList>
@@ -26,15 +27,11 @@ class QSlider;
 class QCheckBox;
 class QLabel;
 class QTableWidget;
-class QTimer;
-
-namespace pm {
-class RunStore;
-}
 
 namespace pm::ui {
 
 class CurvePlot;
+class StoreWatcher;
 
 class CompareView : public QWidget {
   Q_OBJECT
@@ -48,6 +45,9 @@ class CompareView : public QWidget {
     std::vector<double> x, raw, y;
   };
 
+  // Through `watcher`, which must outlive this view (MainWindow's, shared by every view).
+  explicit CompareView(StoreWatcher* watcher, QWidget* parent = nullptr);
+  // With a watcher of its own on dbPath, owned by the view (a view on its own, as in tests).
   explicit CompareView(const std::string& dbPath, QWidget* parent = nullptr);
   ~CompareView() override;
 
@@ -119,8 +119,7 @@ class CompareView : public QWidget {
   QString filterText_;
   void showError(const QString& message);
 
-  std::string dbPath_;
-  std::unique_ptr<RunStore> store_;
+  StoreWatcher* watcher_;
   std::vector<RunRecord> runs_;           // the store's runs, as listed
   std::vector<int64_t> selected_;         // ascending ids
   std::map<int64_t, RunData> data_;       // loaded data of the selected runs
@@ -145,7 +144,6 @@ class CompareView : public QWidget {
   CurvePlot* plot_;
   QTableWidget* table_;
   QLabel* status_;
-  QTimer* timer_;
   std::string lastError_;
   int runLoads_ = 0;
 };

@@ -28,6 +28,7 @@ LivePanel::LivePanel(const QString& pipemareBinary, const QString& dbPath, QWidg
 
 LiveRunView* LivePanel::startRun(const QString& experimentFile, const QString& title) {
   auto* v = new LiveRunView(binary_, db_, this);
+  v->setStoreWatcher(watcher_);
   views_.push_back(v);
   const int i = tabs_->addTab(v, title);
   tabs_->setCurrentIndex(i);

@@ -134,6 +134,8 @@ void LiveRunView::start(const QString& experimentFile, const QString& title) {
   proc_->start(experimentFile, title);
 }
 
+void LiveRunView::setStoreWatcher(StoreWatcher* watcher) { proc_->setStoreWatcher(watcher); }
+
 void LiveRunView::stop() {
   log_->appendPlainText(tr("stopping..."));
   proc_->stop();

@@ -20,6 +20,7 @@ namespace pm::ui {
 class CurvePlot;
 class StackedBarsPlot;
 class RunProcess;
+class StoreWatcher;
 
 class LiveRunView : public QWidget {
   Q_OBJECT
@@ -32,6 +33,8 @@ class LiveRunView : public QWidget {
   bool running() const;
   qint64 pid() const;  // the `pipemare run` child's process id (0 when none)
   void detach();  // leave the child running when this view goes away
+  // The process's store connection, told when the child ends (see RunProcess::setStoreWatcher).
+  void setStoreWatcher(StoreWatcher* watcher);
   const QString& status() const { return status_; }
   int64_t runId() const { return runId_; }
   size_t lossPoints() const;

@@ -3,7 +3,7 @@
 #include <signal.h>
 
 #include "core/events/event.h"
-#include "core/store/run_store.h"
+#include "ui/store/store_watcher.h"
 
 namespace pm::ui {
 
@@ -16,13 +16,14 @@ RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
   });
   connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus how) {
     readOutput();
+    // A run process ended: runs whose launcher is gone (this one after kill -9 or a crash, whose
+    // record still says "running") are marked interrupted now, through the process's connection.
+    const int marked = watcher_ ? watcher_->markDeadRunsInterrupted() : 0;
     if (how == QProcess::CrashExit) {  // kill -9, a crash: no run_finished event, nothing on stderr says why
       stderr_ += tr("the pipemare run process (pid %1) was killed or crashed\n").arg(pid_);
-      try {  // its record says "running": mark it interrupted now, as any front end opening the store would
-        if (RunStore(db_.toStdString()).markDeadRunsInterrupted() > 0) stderr_ += tr("the run is recorded as interrupted\n");
-      } catch (const std::exception&) {
-      }
+      if (marked > 0) stderr_ += tr("the run is recorded as interrupted\n");
     }
+    if (watcher_) watcher_->refresh();  // every view shows how the run ended
     Q_EMIT finished(code, status_);
   });
   connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError err) {
@@ -34,6 +35,7 @@ RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
 }
 
 RunProcess::~RunProcess() {
+  watcher_.clear();  // going away with its view or the window: no refresh for a child stopped now
   if (!detached_ && proc_->state() != QProcess::NotRunning) {
     proc_->terminate();
     if (!proc_->waitForFinished(5000)) {
@@ -50,6 +52,8 @@ void RunProcess::start(const QString& experimentFile, const QString& runName, co
   proc_->start(binary_, args);  // an argument vector, never a shell string
   pid_ = proc_->processId();
 }
+
+void RunProcess::setStoreWatcher(StoreWatcher* watcher) { watcher_ = watcher; }
 
 void RunProcess::stop() {
   if (proc_->state() != QProcess::NotRunning) proc_->terminate();

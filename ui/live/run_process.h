@@ -3,12 +3,15 @@
 // and turns its standard output into events. The GUI is a client of the engine: it never trains
 // in its own process. GUI thread only (QProcess delivers output on the event loop).
 #include <QObject>
+#include <QPointer>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <nlohmann/json.hpp>
 
 namespace pm::ui {
+
+class StoreWatcher;
 
 class RunProcess : public QObject {
   Q_OBJECT
@@ -27,6 +30,11 @@ class RunProcess : public QObject {
   const QString& stderrText() const { return stderr_; }
   // Lets the child outlive this object (closing the window while leaving the run running).
   void detach();
+  // The process's store connection (MainWindow's). When the child ends, before finished() is
+  // emitted, the watcher marks runs whose launcher is gone as interrupted (a child killed with -9
+  // left its record "running") and refreshes, so every view shows the run's end. Without one
+  // (a view on its own) nothing is marked. Not used once this object is being destroyed.
+  void setStoreWatcher(StoreWatcher* watcher);
 
  Q_SIGNALS:
   void event(const nlohmann::json& e);
@@ -35,6 +43,7 @@ class RunProcess : public QObject {
  private:
   void readOutput();
   QString binary_, db_;
+  QPointer<StoreWatcher> watcher_;
   QProcess* proc_;
   QByteArray buffer_;
   QString stderr_, status_;

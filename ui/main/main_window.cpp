@@ -27,13 +27,17 @@
 #include "ui/live/live_run_view.h"
 #include "ui/planner/planner_panel.h"
 #include "ui/runs/runs_browser.h"
+#include "ui/store/store_watcher.h"
 #include "ui/sweeps/sweeps_view.h"
 #include "ui/timeline/timeline_view.h"
 
 namespace pm::ui {
 
 MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, const QString& pipemareBinary, QWidget* parent)
-    : QMainWindow(parent), runs_(new RunsBrowser(dbPath, this)), dbPath_(QString::fromStdString(dbPath)) {
+    : QMainWindow(parent),
+      watcher_(new StoreWatcher(dbPath)),  // parented at the end of the constructor
+      runs_(new RunsBrowser(watcher_, this)),
+      dbPath_(QString::fromStdString(dbPath)) {
   setWindowTitle(tr("PipeMare Workbench"));
   const QString binary =
       pipemareBinary.isEmpty() ? QCoreApplication::applicationDirPath() + QStringLiteral("/pipemare") : pipemareBinary;
@@ -47,6 +51,7 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   design->setStretchFactor(1, 3);
   tabs->addTab(design, tr("Design"));
   live_ = new LivePanel(binary, dbPath_, this);
+  live_->setStoreWatcher(watcher_);  // a run that ends marks dead runs and refreshes every view
   tabs->addTab(live_, tr("Live"));
   tabs->addTab(runs_, tr("Runs"));
   connect(designer_, &DesignerView::validityChanged, this, [this](bool valid) {
@@ -58,16 +63,13 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   connect(designer_, &DesignerView::runRequested, this, [this, tabs](const QString& json, const QString& name) {
     if (startRun(json, name)) tabs->setCurrentWidget(live_);
   });
-  connect(live_, &LivePanel::runFinished, runs_, &RunsBrowser::refresh);
-  sweeps_ = new SweepsView(dbPath, this);
+  sweeps_ = new SweepsView(watcher_, this);
   tabs->addTab(sweeps_, tr("Sweeps"));
   connect(sweeps_, &SweepsView::openRun, this, [this](int64_t id) { openRun(id); });
-  compare_ = new CompareView(dbPath, this);
+  compare_ = new CompareView(watcher_, this);
   tabs->addTab(compare_, tr("Compare"));
-  timeline_ = new TimelineView(dbPath, binary, this);
+  timeline_ = new TimelineView(watcher_, binary, this);
   tabs->addTab(timeline_, tr("Timeline"));
-  connect(live_, &LivePanel::runFinished, sweeps_, &SweepsView::refresh);
-  connect(live_, &LivePanel::runFinished, timeline_, &TimelineView::refresh);
   setCentralWidget(tabs);
 
   auto* runMenu = menuBar()->addMenu(tr("&Run"));
@@ -89,9 +91,12 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   connect(saveAs, &QAction::triggered, designer_, &DesignerView::saveAsDialog);
   auto* refresh = file->addAction(tr("&Refresh runs"));
   refresh->setShortcut(QKeySequence(Qt::Key_F5));  // not QKeySequence::Refresh: Ctrl+R on GNOME, which is Run
-  connect(refresh, &QAction::triggered, runs_, &RunsBrowser::refresh);
-  connect(refresh, &QAction::triggered, sweeps_, &SweepsView::refresh);
-  connect(refresh, &QAction::triggered, timeline_, &TimelineView::refresh);
+  // Every view re-reads (through the watcher's runsChanged); runs whose launcher died since are
+  // marked interrupted first, as when the workbench starts.
+  connect(refresh, &QAction::triggered, this, [this] {
+    watcher_->markDeadRunsInterrupted();
+    watcher_->refresh();
+  });
   // Ctrl+K: lay the runs selected in the runs browser side by side in the Compare tab.
   auto* compareSelected = file->addAction(tr("&Compare selected runs"));
   compareSelected->setObjectName(QStringLiteral("compareSelectedAction"));
@@ -133,6 +138,8 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   compare_->setSmoothing(settings.value("compare/smoothing", compare_->smoothing()).toDouble());
   compare_->setAccuracyTarget(settings.value("compare/accuracyTarget", compare_->accuracyTarget()).toDouble());
   if (auto* tabs = findChild<QTabWidget*>()) tabs->setCurrentIndex(settings.value("main/tab", 0).toInt());
+  // The window's last child, so destroyed after the views that read through it.
+  watcher_->setParent(this);
 }
 
 bool MainWindow::startRun(const QString& experimentJson, const QString& name) {

@@ -2,7 +2,8 @@
 // The workbench's main window: Design (experiment designer beside the planner's predictions),
 // Live (runs in progress, one tab each), Runs (the store), Sweeps (a sweep's final metric as a
 // heat map), Compare, Timeline (a run's measured schedule beside the planner's prediction).
-// GUI thread only.
+// GUI thread only. The window owns the process's one connection to the run store (a StoreWatcher)
+// and hands it to every view: none opens the store itself.
 #include <QMainWindow>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@ class CompareView;
 class DesignerView;
 class LivePanel;
 class PlannerPanel;
+class StoreWatcher;
 class SweepsView;
 class TimelineView;
 
@@ -32,6 +34,7 @@ class MainWindow : public QMainWindow {
   CompareView* compareView() const { return compare_; }
   SweepsView* sweepsView() const { return sweeps_; }
   TimelineView* timelineView() const { return timeline_; }
+  StoreWatcher* storeWatcher() const { return watcher_; }
   // Selects the run in the Runs tab and shows its trace in the Timeline tab (when it has one);
   // switches to the Runs tab when `show`. False when the store has no such run.
   bool openRun(int64_t runId, bool show = true);
@@ -46,6 +49,7 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
+  StoreWatcher* watcher_;  // made first (the views read through it), destroyed after them
   RunsBrowser* runs_;
   CompareView* compare_ = nullptr;
   DesignerView* designer_ = nullptr;

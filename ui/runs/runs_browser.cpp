@@ -12,7 +12,6 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
-#include <QTimer>
 #include <QSignalBlocker>
 
 #include <optional>
@@ -24,12 +23,17 @@
 #include "core/util/strings.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/runs/runs_table_model.h"
+#include "ui/store/store_watcher.h"
 
 namespace pm::ui {
 
-RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
+RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent) : RunsBrowser(new StoreWatcher(dbPath), parent) {
+  watcher_->setParent(this);
+}
+
+RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
     : QWidget(parent),
-      dbPath_(dbPath),
+      watcher_(watcher),
       model_(new RunsTableModel(this)),
       proxy_(new QSortFilterProxyModel(this)),
       table_(new QTableView(this)),
@@ -39,8 +43,7 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
       tag_(new QComboBox(this)),
       summary_(new QLabel(this)),
       lossPlot_(new CurvePlot(this)),
-      accPlot_(new CurvePlot(this)),
-      timer_(new QTimer(this)) {
+      accPlot_(new CurvePlot(this)) {
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(Qt::UserRole);
   proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
@@ -105,8 +108,9 @@ RunsBrowser::RunsBrowser(const std::string& dbPath, QWidget* parent)
     const RunRecord* r = model_->runAt(proxy_->mapToSource(cur).row());
     if (r) showRun(r->id);
   });
-  connect(timer_, &QTimer::timeout, this, &RunsBrowser::refresh);
-  timer_->start(2000);
+  // The watcher's poll: a change in the runs, or runs in progress (their rows and final figures grow).
+  connect(watcher_, &StoreWatcher::runsChanged, this, &RunsBrowser::storeChanged);
+  connect(watcher_, &StoreWatcher::activeRunsPolled, this, &RunsBrowser::storeChanged);
   refresh();
 }
 
@@ -123,22 +127,27 @@ std::vector<int64_t> RunsBrowser::selectedRunIds() const {
   return ids;
 }
 
+void RunsBrowser::storeChanged() {
+  if (menuOpen_) {
+    changedMeanwhile_ = true;
+    return;
+  }
+  refresh();
+}
+
 void RunsBrowser::refresh() {
   try {
-    if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
-    // On every refresh: a run whose process died (kill -9, a crash) reads as interrupted, not
-    // as running for ever.
-    store_->markDeadRunsInterrupted();
+    RunStore* store = watcher_->storeOrThrow();  // nullptr: no store file yet, nothing to list
     RunFilter f;
     if (status_->currentIndex() > 0) f.status = status_->currentText().toStdString();
     if (tag_->currentIndex() > 0) f.tag = tag_->currentText().toStdString();
     const int64_t keep = shownRun_;
     const std::vector<int64_t> selectedBeforeReload = selectedRunIds();
-    auto runs = store_->listRuns(f);
+    auto runs = store ? store->listRuns(f) : std::vector<RunRecord>{};
     // The tag list: every tag in the store (kept while one is chosen).
     {
       std::set<QString> tags;
-      for (const auto& r : f.tag.empty() ? runs : store_->listRuns(RunFilter{}))
+      for (const auto& r : (f.tag.empty() || !store) ? runs : store->listRuns(RunFilter{}))
         for (const auto& t : r.tags) tags.insert(QString::fromStdString(t));
       const QString chosen = tag_->currentText();
       QStringList now{tr("any tag")};
@@ -203,7 +212,8 @@ void RunsBrowser::updateSummary() {
     if (model_->runAt(r)->status == "running") ++running;
   const QString shown = proxy_->rowCount() == model_->rowCount() ? tr("%1 run(s)").arg(model_->rowCount())
                                                                  : tr("%1 of %2 run(s) shown").arg(proxy_->rowCount()).arg(model_->rowCount());
-  summary_->setText(tr("%1, %2 running  -  store: %3").arg(shown).arg(running).arg(QString::fromStdString(dbPath_)));
+  const QString store = QString::fromStdString(watcher_->dbPath());
+  summary_->setText(tr("%1, %2 running  -  store: %3").arg(shown).arg(running).arg(store));
 }
 
 bool RunsBrowser::selectRun(int64_t runId) {
@@ -236,8 +246,8 @@ bool RunsBrowser::setTags(int64_t run, const QString& commaSeparated) {
   try {
     std::vector<std::string> tags;
     for (const QString& t : commaSeparated.split(',', Qt::SkipEmptyParts)) tags.push_back(t.trimmed().toStdString());
-    RunStore(dbPath_).setTags(run, tags);
-    refresh();
+    watcher_->requireStore().setTags(run, tags);
+    watcher_->refresh();  // every view shows the new tags (this one through runsChanged)
     return true;
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -247,8 +257,8 @@ bool RunsBrowser::setTags(int64_t run, const QString& commaSeparated) {
 
 bool RunsBrowser::setNotes(int64_t run, const QString& notes) {
   try {
-    RunStore(dbPath_).setNotes(run, notes.toStdString());
-    refresh();
+    watcher_->requireStore().setNotes(run, notes.toStdString());
+    watcher_->refresh();
     return true;
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -265,8 +275,8 @@ int RunsBrowser::deleteRuns(const std::vector<int64_t>& runs, bool confirm) {
   int n = 0;
   lastError_.clear();
   try {
-    RunStore store(dbPath_);
-    store.markDeadRunsInterrupted();
+    RunStore& store = watcher_->requireStore();
+    store.markDeadRunsInterrupted();  // before judging which runs are still running
     std::vector<std::string> live;
     for (int64_t id : runs) {
       const auto rec = store.getRun(id);
@@ -285,7 +295,7 @@ int RunsBrowser::deleteRuns(const std::vector<int64_t>& runs, bool confirm) {
   }
   if (shownRun_ && std::find(runs.begin(), runs.end(), shownRun_) != runs.end()) shownRun_ = 0;
   const std::string problem = lastError_;
-  refresh();
+  watcher_->refresh();  // every view drops the deleted runs (this one through runsChanged)
   if (!problem.empty()) lastError_ = problem;  // for the caller to show (refresh clears it)
   return n;
 }
@@ -297,12 +307,19 @@ void RunsBrowser::contextMenu(const QPoint& pos) {
   std::optional<RunRecord> first;
   for (int r = 0; r < model_->rowCount(); ++r)
     if (model_->runAt(r)->id == ids.front()) first = *model_->runAt(r);
-  // No refresh while the user is choosing or typing (it would also move the selection).
-  timer_->stop();
-  struct Restart {
-    QTimer* t;
-    ~Restart() { t->start(); }
-  } restart{timer_};
+  // No refresh while the user is choosing or typing (it would also move the selection): a change
+  // the watcher reports meanwhile is read once the menu and its dialog are done.
+  menuOpen_ = true;
+  struct Resume {
+    RunsBrowser* b;
+    ~Resume() {
+      b->menuOpen_ = false;
+      if (b->changedMeanwhile_) {
+        b->changedMeanwhile_ = false;
+        b->refresh();
+      }
+    }
+  } resume{this};
   QMenu menu(this);
   auto* tags = menu.addAction(tr("Edit tags..."));
   auto* notes = menu.addAction(tr("Edit notes..."));
@@ -329,7 +346,8 @@ void RunsBrowser::contextMenu(const QPoint& pos) {
 }
 
 void RunsBrowser::showRun(int64_t runId) {
-  if (!store_) return;
+  RunStore* store = watcher_->store();
+  if (!store) return;
   shownRun_ = runId;
   shownStatus_.clear();
   for (int r = 0; r < model_->rowCount(); ++r)
@@ -338,7 +356,7 @@ void RunsBrowser::showRun(int64_t runId) {
   auto fill = [&](CurvePlot* plot, const std::vector<std::pair<std::string, QColor>>& keys) {
     plot->clear();
     for (const auto& [key, color] : keys) {
-      auto pts = store_->loadMetric(runId, key);
+      auto pts = store->loadMetric(runId, key);
       if (pts.empty()) continue;
       int s = plot->addSeries(QString::fromStdString(key), color);
       std::vector<double> x, y;
@@ -357,7 +375,7 @@ void RunsBrowser::showRun(int64_t runId) {
   fill(lossPlot_, {{"train/loss", QColor(31, 119, 180)}, {"eval/loss", QColor(255, 127, 14)}});
   // Classifiers report held-out accuracy, language models perplexity (and next-byte accuracy:
   // perplexity is their figure).
-  const auto keys = store_->metricKeys(runId);
+  const auto keys = store->metricKeys(runId);
   const bool perplexity = std::find(keys.begin(), keys.end(), "eval/perplexity") != keys.end();
   accPlot_->setTitle(perplexity ? tr("Held-out perplexity") : tr("Held-out accuracy"));
   accPlot_->setAxisLabels(tr("step"), perplexity ? tr("perplexity") : tr("accuracy"));

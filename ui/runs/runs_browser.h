@@ -1,10 +1,10 @@
 #pragma once
 // The runs browser: every run in the store in a sortable, filterable table, and the selected
-// run's curves (training loss, held-out accuracy) beside it. Refreshes from the store on a timer
-// while runs are in progress. GUI thread only; opens its own read connection to the store.
+// run's curves (training loss, held-out accuracy) beside it. Reads and writes the store through a
+// StoreWatcher (the process's one connection) and re-reads when the watcher reports a change or a
+// run in progress. GUI thread only.
 #include <QWidget>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,22 +13,23 @@ class QLineEdit;
 class QComboBox;
 class QLabel;
 class QSortFilterProxyModel;
-class QTimer;
-
-namespace pm {
-class RunStore;
-}
 
 namespace pm::ui {
 
 class RunsTableModel;
 class CurvePlot;
+class StoreWatcher;
 
 class RunsBrowser : public QWidget {
   Q_OBJECT
  public:
+  // Through `watcher`, which must outlive this browser (MainWindow's, shared by every view).
+  explicit RunsBrowser(StoreWatcher* watcher, QWidget* parent = nullptr);
+  // With a watcher of its own on dbPath, owned by the browser (a browser on its own, as in tests).
   explicit RunsBrowser(const std::string& dbPath, QWidget* parent = nullptr);
   ~RunsBrowser() override;
+
+  StoreWatcher* storeWatcher() const { return watcher_; }
 
   int runCount() const;
   QTableView* table() const { return table_; }
@@ -55,8 +56,8 @@ class RunsBrowser : public QWidget {
   void showRun(int64_t runId);
   void updateSummary();  // the footer: runs shown, running, store
   void contextMenu(const QPoint& pos);
-  std::string dbPath_;
-  std::unique_ptr<RunStore> store_;
+  void storeChanged();   // the watcher's signals: refresh(), or later while the context menu is open
+  StoreWatcher* watcher_;
   RunsTableModel* model_;
   QSortFilterProxyModel* proxy_;
   QTableView* table_;
@@ -67,7 +68,8 @@ class RunsBrowser : public QWidget {
   QLabel* summary_;
   CurvePlot* lossPlot_;
   CurvePlot* accPlot_;
-  QTimer* timer_;
+  bool menuOpen_ = false;          // the context menu or its dialog is open: no refresh under the user
+  bool changedMeanwhile_ = false;  // the watcher reported a change while it was
   int64_t shownRun_ = 0;
   std::string shownStatus_;  // the shown run's status when its curves were read
   int curveLoads_ = 0;

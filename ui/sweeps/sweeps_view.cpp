@@ -3,7 +3,6 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QTimer>
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include "core/store/run_store.h"
 #include "ui/plots/heat_map.h"
+#include "ui/store/store_watcher.h"
 
 namespace pm::ui {
 
@@ -38,9 +38,13 @@ void selectData(QComboBox* box, const QString& data) {
 
 }  // namespace
 
-SweepsView::SweepsView(const std::string& dbPath, QWidget* parent)
+SweepsView::SweepsView(const std::string& dbPath, QWidget* parent) : SweepsView(new StoreWatcher(dbPath), parent) {
+  watcher_->setParent(this);
+}
+
+SweepsView::SweepsView(StoreWatcher* watcher, QWidget* parent)
     : QWidget(parent),
-      dbPath_(dbPath),
+      watcher_(watcher),
       sweepBox_(new QComboBox(this)),
       metricBox_(new QComboBox(this)),
       rowBox_(new QComboBox(this)),
@@ -95,13 +99,32 @@ SweepsView::SweepsView(const std::string& dbPath, QWidget* parent)
       rebuildGrid();
     });
   connect(map_, &HeatMap::cellClicked, this, &SweepsView::activateCell);
-  // A sweep started from a terminal fills in while the tab is open: re-read the store every few
-  // seconds while the view is visible, and rebuild only when a run came, went or changed.
-  auto* poll = new QTimer(this);
-  poll->setInterval(3000);
-  connect(poll, &QTimer::timeout, this, &SweepsView::refreshIfChanged);
-  poll->start();
+  // A sweep started from a terminal fills in while the tab is open: the watcher's poll reports new
+  // and changed runs (re-read at once) and runs in progress (rebuilt only when what the grid shows
+  // changed). A hidden view catches up when it is shown.
+  connect(watcher_, &StoreWatcher::runsChanged, this, [this] {
+    if (isVisible())
+      refresh();
+    else
+      missedChange_ = true;
+  });
+  connect(watcher_, &StoreWatcher::activeRunsPolled, this, [this] {
+    if (isVisible())
+      refreshIfChanged();
+    else
+      missedProgress_ = true;
+  });
   refresh();
+}
+
+void SweepsView::showEvent(QShowEvent* e) {
+  QWidget::showEvent(e);
+  const bool change = missedChange_, progress = missedProgress_;
+  missedChange_ = missedProgress_ = false;
+  if (change)
+    refresh();
+  else if (progress)
+    refreshIfChanged();
 }
 
 namespace {
@@ -115,9 +138,10 @@ std::string runsSignature(const std::vector<RunRecord>& runs) {
 }  // namespace
 
 bool SweepsView::refreshIfChanged() {
-  if (!isVisible() || !store_) return false;
+  if (!isVisible()) return false;
   try {
-    if (runsSignature(store_->listRuns()) == runsSignature(runs_)) return false;
+    RunStore* store = watcher_->store();
+    if (!store || runsSignature(store->listRuns()) == runsSignature(runs_)) return false;
   } catch (const std::exception&) {
     return false;  // refresh() reports store errors when asked
   }
@@ -159,14 +183,14 @@ bool SweepsView::setAxes(const QString& rowKey, const QString& colKey) {
 
 void SweepsView::refresh() {
   try {
-    if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
-    runs_ = store_->listRuns();
-    // A sweep's recorded grid never changes: read each once, not on every 3-second refresh.
+    RunStore* store = watcher_->storeOrThrow();  // nullptr: no store file yet, no sweeps
+    runs_ = store ? store->listRuns() : std::vector<RunRecord>{};
+    // A sweep's recorded grid never changes: read each once, not on every refresh.
     for (const auto& sw : listSweeps(runs_)) {
       if (grids_.count(sw.id)) continue;
       auto& grid = grids_[sw.id];  // stays empty for older sweeps and damaged definitions: the runs alone
-      if (const auto def = store_->sweepDefinition(sw.id)) try {
-          grid = sweepDefinitionFromJson(*def, dbPath_).grid;
+      if (const auto def = store->sweepDefinition(sw.id)) try {
+          grid = sweepDefinitionFromJson(*def, watcher_->dbPath()).grid;
         } catch (const std::exception&) {
         }
     }

@@ -3,7 +3,8 @@
 // chosen one a heat map of a final metric over two swept keys: one cell per grid point, the value
 // written in it, runs that diverged, failed, stopped or are still running marked (D, F, S, …) in
 // their own colours. Swept keys on neither axis get a value chooser. Clicking a cell emits
-// openRun. GUI thread only; opens its own read connection to the store, read on refresh().
+// openRun. GUI thread only; reads the store through a StoreWatcher (the process's one connection)
+// when the watcher reports a change while the view is visible, or when it is shown again after one.
 #include <QString>
 #include <QWidget>
 #include <cstdint>
@@ -18,18 +19,19 @@ class QComboBox;
 class QHBoxLayout;
 class QLabel;
 class QPushButton;
-
-namespace pm {
-class RunStore;
-}
+class QShowEvent;
 
 namespace pm::ui {
 
 class HeatMap;
+class StoreWatcher;
 
 class SweepsView : public QWidget {
   Q_OBJECT
  public:
+  // Through `watcher`, which must outlive this view (MainWindow's, shared by every view).
+  explicit SweepsView(StoreWatcher* watcher, QWidget* parent = nullptr);
+  // With a watcher of its own on dbPath, owned by the view (a view on its own, as in tests).
   explicit SweepsView(const std::string& dbPath, QWidget* parent = nullptr);
   ~SweepsView() override;
 
@@ -47,8 +49,8 @@ class SweepsView : public QWidget {
   const std::string& lastError() const { return lastError_; }
 
  public Q_SLOTS:
-  // Re-reads the store when the view is visible and its runs changed (a timer calls it every 3 s).
-  // True when it refreshed.
+  // Re-reads the store when the view is visible and its runs changed (the watcher's polls call it
+  // while runs are in progress). True when it refreshed.
   bool refreshIfChanged();
   // Re-reads the runs from the store (keeps the chosen sweep, metric and axes where they still exist).
   void refresh();
@@ -58,6 +60,9 @@ class SweepsView : public QWidget {
  Q_SIGNALS:
   void openRun(int64_t runId);
 
+ protected:
+  void showEvent(QShowEvent* e) override;
+
  private:
   void sweepChosen();
   void rebuildAxes(bool keepChoices = true);
@@ -66,8 +71,10 @@ class SweepsView : public QWidget {
   // grid that no run lies on.
   std::vector<RunRecord> sweepRuns() const;
 
-  std::string dbPath_;
-  std::unique_ptr<RunStore> store_;
+  StoreWatcher* watcher_;
+  // The watcher reported while the view was hidden: on show, refresh() (runsChanged) or
+  // refreshIfChanged() (runs in progress).
+  bool missedChange_ = false, missedProgress_ = false;
   std::vector<RunRecord> runs_;
   std::map<std::string, std::vector<GridAxis>> grids_;  // sweep id -> its recorded grid (empty: none recorded), read once
   std::vector<std::string> keys_;

@@ -20,6 +20,7 @@
 #include "core/store/run_store.h"
 #include "ui/planner/planner_panel.h"
 #include "ui/plots/gantt_plot.h"
+#include "ui/store/store_watcher.h"
 
 namespace pm::ui {
 
@@ -92,8 +93,13 @@ QString readableError(const QString& stderrText, int exitCode) {
 }  // namespace
 
 TimelineView::TimelineView(const std::string& dbPath, const QString& pipemareBinary, QWidget* parent)
+    : TimelineView(new StoreWatcher(dbPath), pipemareBinary, parent) {
+  watcher_->setParent(this);
+}
+
+TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary, QWidget* parent)
     : QWidget(parent),
-      dbPath_(dbPath),
+      watcher_(watcher),
       binary_(pipemareBinary),
       tmp_(std::make_unique<QTemporaryDir>()),
       runBox_(new QComboBox(this)),
@@ -176,6 +182,8 @@ TimelineView::TimelineView(const std::string& dbPath, const QString& pipemareBin
     pending_ = false;
     planFailed(tr("cannot start the planner %1: %2").arg(binary_, proc_->errorString()));
   });
+  // A run came, went or changed (a run that finished has its whole trace): the list is read again.
+  connect(watcher_, &StoreWatcher::runsChanged, this, &TimelineView::refresh);
   refresh();
 }
 
@@ -198,9 +206,9 @@ void TimelineView::setPredictedMinibatches(int n) { minibatches_->setValue(n); }
 void TimelineView::refresh() {
   std::vector<RunRecord> runs;
   try {
-    if (!store_) store_ = std::make_unique<RunStore>(dbPath_);
-    for (auto& r : store_->listRuns())
-      if (store_->countRows("trace", r.id) > 0) runs.push_back(std::move(r));
+    if (RunStore* store = watcher_->storeOrThrow())  // nullptr: no store file yet, no runs
+      for (auto& r : store->listRuns())
+        if (store->countRows("trace", r.id) > 0) runs.push_back(std::move(r));
     lastError_.clear();
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -239,7 +247,7 @@ bool TimelineView::setRun(int64_t runId) {
     showRun(0);
     std::optional<RunRecord> rec;
     try {
-      if (store_) rec = store_->getRun(runId);
+      if (RunStore* store = watcher_->store()) rec = store->getRun(runId);
     } catch (const std::exception&) {
     }
     measuredLabel_->setText(rec ? tr("Run %1 recorded no schedule trace (its training.trace_steps was 0, or it ended before "
@@ -263,9 +271,10 @@ void TimelineView::showRun(int64_t runId) {
   std::vector<GanttBox> boxes;
   std::optional<RunRecord> rec;
   try {
-    if (runId != 0 && store_) {
-      rec = store_->getRun(runId);
-      for (const auto& t : store_->loadTrace(runId)) boxes.push_back({t.stage, q(t.action), t.microbatch, t.start, t.end});
+    RunStore* store = runId != 0 ? watcher_->store() : nullptr;
+    if (store) {
+      rec = store->getRun(runId);
+      for (const auto& t : store->loadTrace(runId)) boxes.push_back({t.stage, q(t.action), t.microbatch, t.start, t.end});
     }
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -340,7 +349,8 @@ void TimelineView::startPlanner() {
   against_ = false;
   if (!againstFailed_) {
     try {
-      for (const auto& l : store_->loadLog(shownRun_))
+      RunStore* store = watcher_->store();
+      for (const auto& l : store ? store->loadLog(shownRun_) : std::vector<LogRecord>{})
         if (l.message.rfind("partition", 0) == 0) against_ = true;
     } catch (const std::exception&) {
       against_ = false;  // the model-based prediction below does not need the log
@@ -348,7 +358,7 @@ void TimelineView::startPlanner() {
   }
   plannedRun_ = shownRun_;
   if (against_) {
-    planArgs_ = QStringList{"--db", q(dbPath_), "plan", "--against", QString::number(shownRun_), "--trace-minibatches",
+    planArgs_ = QStringList{"--db", q(watcher_->dbPath()), "plan", "--against", QString::number(shownRun_), "--trace-minibatches",
                             QString::number(minibatches_->value()), "--json", "--trace", traceFile};
     proc_->start(binary_, planArgs_);
     return;

@@ -4,7 +4,8 @@
 // experiment (`pipemare plan ... --trace FILE`, in a child process so the GUI never blocks) for
 // as many minibatches as the measured trace holds. Zoom and pan each chart with the mouse (wheel,
 // drag); Fit shows all of it again. Under each chart a one-line summary: makespan, actions by kind
-// and what the shown window holds. GUI thread only; opens its own read connection to the store.
+// and what the shown window holds. GUI thread only; reads the store through a StoreWatcher (the
+// process's one connection) and re-reads the list of runs when the watcher reports a change.
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -19,18 +20,18 @@ class QPushButton;
 class QSpinBox;
 class QTemporaryDir;
 
-namespace pm {
-class RunStore;
-}
-
 namespace pm::ui {
 
 class GanttPlot;
+class StoreWatcher;
 
 class TimelineView : public QWidget {
   Q_OBJECT
  public:
-  // pipemareBinary: the engine executable that plans (`pipemare plan`).
+  // pipemareBinary: the engine executable that plans (`pipemare plan`). Through `watcher`, which must
+  // outlive this view (MainWindow's, shared by every view).
+  TimelineView(StoreWatcher* watcher, const QString& pipemareBinary, QWidget* parent = nullptr);
+  // With a watcher of its own on dbPath, owned by the view (a view on its own, as in tests).
   TimelineView(const std::string& dbPath, const QString& pipemareBinary, QWidget* parent = nullptr);
   ~TimelineView() override;
 
@@ -64,9 +65,8 @@ class TimelineView : public QWidget {
   void planFailed(const QString& message);
   void updateSummaries();
 
-  std::string dbPath_;
+  StoreWatcher* watcher_;
   QString binary_;
-  std::unique_ptr<RunStore> store_;
   std::unique_ptr<QTemporaryDir> tmp_;
   QComboBox* runBox_;
   QPushButton* refreshButton_;

@@ -284,6 +284,66 @@ TEST(ExperimentErrors, EnumerationsListTheAllowedValues) {
 
 // --- Ranges ------------------------------------------------------------------------------------------
 
+// Step counts are bounded by what the engine can lay out before the first step (10^7 microbatches
+// in all), so that an over-long run is refused by validation instead of running out of memory.
+TEST(ExperimentErrors, StepCountsAreBoundedByWhatTheEngineCanRun) {
+  EXPECT_TRUE(rejects({{"training", {{"steps", 9223372036854775807LL}}}}, "training.steps",
+                      "expected an integer 0..10000000 (0 = derived from epochs), found 9223372036854775807"));
+  EXPECT_TRUE(rejects({{"training", {{"steps", 10000001}}}}, "training.steps", "found 10000001"));
+  EXPECT_NO_THROW(experimentFromJson({{"training", {{"steps", 10000000}}}}));
+  // The bound is on microbatches over all stages: steps x pipeline.microbatches x pipeline.stages.
+  Json j = cnn();  // 4 microbatches, 2 stages
+  j["training"] = {{"steps", 1250001}};
+  EXPECT_TRUE(rejects(j, "training.steps",
+                      "a run has at most 10000000 microbatches over all its stages (training.steps x pipeline.microbatches x "
+                      "pipeline.stages"));
+  EXPECT_TRUE(rejects(j, "training.steps", "found 1250001 x 4 x 2"));
+  j["training"]["steps"] = 1250000;
+  EXPECT_NO_THROW(experimentFromJson(j));
+  for (const char* field : {"eval_interval", "log_interval", "trace_steps", "checkpoint_every"}) {
+    SCOPED_TRACE(field);
+    EXPECT_TRUE(rejects({{"training", {{field, 9223372036854775807LL}}}}, std::string("training.") + field, "..10000000"));
+    EXPECT_TRUE(rejects({{"training", {{field, 10000001}}}}, std::string("training.") + field, "found 10000001"));
+    EXPECT_NO_THROW(experimentFromJson({{"training", {{field, 10000000}}}}));
+  }
+  EXPECT_TRUE(rejects({{"pipemare", {{"anneal_steps", 10000001}}}}, "pipemare.anneal_steps", "0..10000000"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"warmup_steps", 10000001}}}}}}, "optimizer.schedule.warmup_steps",
+                      "0..10000000"));
+  EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"step_size", 10000001}}}}}}, "optimizer.schedule.step_size", "1..10000000"));
+  // An experiment built in code is held to the same bounds.
+  Experiment e;
+  e.training.steps = 9223372036854775807LL;
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: training.steps", "expected an integer 0..10000000"));
+}
+
+// Names and tags are measured in characters (UTF-8 code points), not bytes, and an error shows a
+// long value shortened without cutting a character.
+TEST(ExperimentErrors, LengthsCountCharactersNotBytes) {
+  std::string tag;
+  for (int i = 0; i < 32; ++i) tag += "\xC3\xBC\xF0\x9F\x9A\x80";  // 64 characters, 192 bytes
+  EXPECT_NO_THROW(experimentFromJson({{"tags", {tag}}}));
+  const std::string longer = tag + std::string(20, 'x');  // 84 characters: refused, and shown shortened
+  try {
+    experimentFromJson({{"tags", {longer}}});
+    ADD_FAILURE() << "an 84-character tag was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.place(), "experiment: tags[0]");
+    const std::string p = e.problem();
+    const size_t found = p.find("found \"");
+    ASSERT_NE(found, std::string::npos) << p;
+    EXPECT_NE(p.find("...", found), std::string::npos) << p;  // shortened
+    // Every multi-byte character of the shortened value is whole.
+    for (size_t i = found; i < p.size();) {
+      const unsigned char c = static_cast<unsigned char>(p[i]);
+      const size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+      ASSERT_NE(c & 0xC0, 0x80) << "a continuation byte starts a character at " << i << ": " << p;
+      ASSERT_LE(i + len, p.size()) << "a character cut at the end: " << p;
+      for (size_t k = 1; k < len; ++k) ASSERT_EQ(static_cast<unsigned char>(p[i + k]) & 0xC0, 0x80) << p;
+      i += len;
+    }
+  }
+}
+
 TEST(ExperimentErrors, Ranges) {
   EXPECT_TRUE(rejects({{"name", ""}}, "name", "non-empty string of at most 200 characters"));
   EXPECT_TRUE(rejects({{"name", std::string(201, 'x')}}, "name", "at most 200 characters"));
@@ -318,7 +378,7 @@ TEST(ExperimentErrors, Ranges) {
                       "expected a number in [0, 0.05] (at most optimizer.lr), found 0.1"));
   EXPECT_TRUE(rejects({{"training", {{"epochs", 1001}}}}, "training.epochs", "found 1001"));
   EXPECT_TRUE(rejects({{"training", {{"steps", -1}}}}, "training.steps", "found -1"));
-  EXPECT_TRUE(rejects({{"training", {{"log_interval", 0}}}}, "training.log_interval", "expected an integer >= 1"));
+  EXPECT_TRUE(rejects({{"training", {{"log_interval", 0}}}}, "training.log_interval", "expected an integer 1..10000000"));
   EXPECT_TRUE(rejects({{"training", {{"eval_interval", -1}}}}, "training.eval_interval", "found -1"));
   EXPECT_TRUE(rejects({{"training", {{"divergence_guard", {{"max_loss", 0}}}}}}, "training.divergence_guard.max_loss",
                       "expected a number > 0"));

@@ -508,7 +508,10 @@ TEST_F(RunStoreTest, ReadOnlyModeReadsAndNeverWrites) {
 }
 
 TEST_F(RunStoreTest, NewStoreCreatesParentAndHonoursUmask) {
-  const std::string db = file("a/b/runs.db");
+  // Only the last missing folder is made: a mistyped path must not become a new store.
+  EXPECT_THROW(RunStore(file("x/y/runs.db")), StoreError);
+  EXPECT_FALSE(fs::exists(file("x")));
+  const std::string db = file("a/runs.db");
   mode_t old = umask(022);
   {
     RunStore s(db);
@@ -519,7 +522,7 @@ TEST_F(RunStoreTest, NewStoreCreatesParentAndHonoursUmask) {
   ASSERT_EQ(stat(db.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
   EXPECT_EQ(st.st_mode & S_IWOTH, 0u);
-  ASSERT_EQ(stat(file("a/b").c_str(), &st), 0);
+  ASSERT_EQ(stat(file("a").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
