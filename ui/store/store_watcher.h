@@ -1,9 +1,9 @@
 #pragma once
 // The workbench's one connection to the run store, and the one poll that tells the views when the
-// store changed. SQLite's POSIX locks belong to the process: a second connection, or any other
-// open and close of the store file in this process, can drop the locks this connection holds, and
-// another process may then checkpoint and delete the write-ahead log under it (the views stop
-// seeing new runs). So there is one StoreWatcher per process (MainWindow makes it and hands it to
+// store changed. SQLite's POSIX locks belong to the process: any open and close of the store file
+// outside SQLite drops the locks this connection holds, and another process may then checkpoint
+// and delete the write-ahead log under it (the views stop seeing new runs). One connection, one
+// poll and one place that touches the file keep that simple: there is one StoreWatcher per process (MainWindow makes it and hands it to
 // every view; a view made on its own, as in tests, makes one for itself) and every view reads and
 // writes through store(); none opens the store file itself.
 //
