@@ -93,7 +93,7 @@ QString statusShown(pm::ui::RunsBrowser* browser, int64_t id, const QString& nam
   return {};
 }
 
-// A process id that no longer exists: a child that has exited and been reaped.
+// The id of a child that has exited and been reaped: no process has it.
 pid_t deadPid() {
   const pid_t child = fork();
   if (child == 0) _exit(0);
