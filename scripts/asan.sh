@@ -10,7 +10,7 @@ scripts/setup.sh --no-build
 cmake --preset asan >/dev/null
 # The core test suites (tests/core; the `unit` label).
 cmake --build build-asan -j "${PIPEMARE_JOBS:-$(nproc)}" --target util_test events_test config_test data_test store_test models_test \
-  pipeline_schedule_test planner_test engine_test analysis_test
+  pipeline_schedule_test planner_test comm_test engine_test runner_test cli_verbs_test analysis_test
 # LibTorch is not instrumented: its own allocations are fine, but its one-time globals look like
 # leaks at exit, so leak checking stays off; every other ASan / UBSan finding aborts the test.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1

@@ -177,7 +177,8 @@ forget quality-n8
 log "(1c) quality, shorter delays: N = 8 microbatches, all training images"
 sweep_variants quality-n8 "$QUALITY_LRS" "$QN8_VARIANTS" "${QN8[@]}"
 # With delays of 2 steps the naive baseline holds up at lr 0.1; a higher rate asks whether it
-# breaks there (it did not: at lr 0.3 it matched gpipe, which itself fell 2.5 points below lr 0.1).
+# breaks there (in the study it holds: at lr 0.3 it matches gpipe, which itself falls 2.5 points
+# below lr 0.1).
 sweep_variants quality-n8 "$QN8_HIGH_LR" "$QN8_HIGH_VARIANTS" "${QN8[@]}"
 fi
 

@@ -6,12 +6,12 @@
 #include <cstdio>
 
 #include "core/cli/commands.h"
+#include "core/cli/plan.h"
 #include "core/runner/worker_main.h"
 #include "core/util/errors.h"
 #include "core/util/strings.h"
 #include "core/cli/plan_against.h"
 #include "core/util/system_info.h"
-#include "core/planner/plan_command.h"
 
 namespace {
 std::atomic<bool> gStop{false};
@@ -133,17 +133,17 @@ int main(int argc, char** argv) {
   exportCmd->add_option("--json", exportOpts.jsonFile, "write everything as one JSON file");
   exportCmd->add_option("--chrome-trace", exportOpts.chromeTrace, "write the measured schedule trace (chrome://tracing, Perfetto)");
 
-  pm::PlanOptions plan;
+  pm::cli::PlanOptions plan;
   auto* planCmd = app.add_subcommand("plan", "predict utilization, delays, memory and the timeline of every schedule");
   planCmd->add_option("--model", plan.model, "model of the zoo (default resnet50)");
   planCmd->add_option("--stages", plan.stages, "P (default: one stage per weight layer / unit)");
   planCmd->add_option("--microbatches", plan.microbatches, "N");
   planCmd->add_option("--optimizer", plan.optimizer, "sgd | sgd-momentum | adam");
-  planCmd->add_option("--timing", plan.timing, "paper | 1f1b");
+  planCmd->add_option("--timing", plan.timing, "paper | 1f1b (default paper; with --experiment, its pipeline.timing)");
   planCmd->add_option("--granularity", plan.granularity, "layers (one stage per weight layer) | units (engine partition)");
   planCmd->add_flag("--json", plan.json, "print JSON");
   planCmd->add_option("--trace", plan.traceFile, "write the simulated timeline of --schedule as a Chrome trace");
-  planCmd->add_option("--schedule", plan.schedule, "schedule of the trace (default pipemare)");
+  planCmd->add_option("--schedule", plan.schedule, "schedule of the trace (default pipemare; with --experiment, the design's)");
   planCmd->add_option("--batch", plan.batch, "samples per minibatch (default N)");
   planCmd->add_option("--context", plan.context, "sequence length of token models (charlm; default 128)");
   planCmd->add_option("--partition", plan.partition, "units: parameters (default, as the engine) | flops (stand-in for time)");
@@ -156,13 +156,23 @@ int main(int argc, char** argv) {
   planCmd->add_option("--flops", plan.flopsPerSecond, "FLOP/s per stage for simulated costs");
   planCmd->add_option("--link-latency", plan.linkLatency, "seconds per message");
   planCmd->add_option("--link-bandwidth", plan.linkBandwidth, "bytes per second (0 = infinite)");
+  auto* experimentOpt = planCmd->add_option(
+      "--experiment", plan.experiment,
+      "plan this experiment file's design (model, stages, microbatches, batch, optimizer, timing, schedule, partition, "
+      "context, update interval, warm-up) instead of the options that give it");
+  planCmd->add_option("--set", plan.overrides, "with --experiment: override a field, --set pipeline.stages=4 (repeatable)")
+      ->needs(experimentOpt);
+  // The experiment is the design: a design option beside --experiment would be silently replaced.
+  for (const char* name : {"--model", "--stages", "--microbatches", "--optimizer", "--granularity", "--schedule", "--batch",
+                           "--context", "--partition", "--boundaries", "--update-interval", "--warmup-fraction", "--m"})
+    experimentOpt->excludes(planCmd->get_option(name));
   auto* against = planCmd->add_option(
       "--against", againstText,
       "compare a stored run with its prediction (utilization, time per minibatch, memory); the run's own experiment is the design");
   // The run fixes the design: a design option beside --against would be silently ignored.
   for (const char* name : {"--model", "--stages", "--microbatches", "--optimizer", "--timing", "--granularity", "--schedule",
                            "--batch", "--update-interval", "--warmup-fraction", "--m", "--flops", "--link-latency",
-                           "--link-bandwidth"})
+                           "--link-bandwidth", "--experiment", "--set"})
     against->excludes(planCmd->get_option(name));
 
   try {
@@ -218,7 +228,7 @@ int main(int argc, char** argv) {
   }
   if (planCmd->parsed())
     return againstRun > 0 ? pm::cli::planAgainstCommand(db, againstRun, plan.json, plan.traceFile, plan.traceMinibatches)
-                          : pm::planCommand(plan);
+                          : pm::cli::planCommand(plan);
   if (compareCmd->parsed()) {
     compare.db = db;
     return pm::cli::compareCommand(compare);

@@ -1,29 +1,31 @@
 // pipemare-workbench: the GUI. Without a display (DISPLAY and WAYLAND_DISPLAY unset, no
-// QT_QPA_PLATFORM) it runs the default experiment headless and prints where it was stored.
+// QT_QPA_PLATFORM) it runs the experiment (default: experiments/quickstart.json) headless, as a
+// `pipemare run` child process, which prints where it was stored. It never trains in its own process
+// and does not link the engine.
 #include <QApplication>
+#include <QCoreApplication>
+#include <QProcess>
 #include <QTimer>
-#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <map>
+#include <signal.h>
 #include <string>
 #include <vector>
 
-#include "core/cli/commands.h"
-#include "core/util/system_info.h"
 #include "core/util/paths.h"
 #include "core/util/strings.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
+#include "ui/live/run_process.h"
 #include "ui/main/main_window.h"
 #include "ui/main/signal_notifier.h"
 
 namespace {
-std::atomic<bool> gStop{false};
-extern "C" void onSignal(int) { gStop.store(true); }
 
 bool hasDisplay() {
   for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
@@ -45,7 +47,9 @@ constexpr const char* kUsage =
     "  --tab NAME         open on this tab: design, live, runs, sweeps, compare or timeline\n"
     "  -h, --help         show this text\n"
     "Without a display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM all unset) the experiment\n"
-    "(default: experiments/quickstart.json) runs headless, as `pipemare run` would.\n"
+    "(default: experiments/quickstart.json) runs headless: `pipemare run` (beside this program) in a\n"
+    "child process, its progress on this terminal; Ctrl-C or SIGTERM stops the run as `pipemare run`'s\n"
+    "Ctrl-C does, and the exit code is the run's.\n"
     "Options with a single dash (-platform offscreen, -style fusion, ...) are Qt's.\n";
 
 struct Args {
@@ -104,6 +108,43 @@ std::string parseArgs(int argc, char** argv, Args& a) {
   if (!a.metric.empty() && a.compare.empty()) return "--metric chooses what --compare plots; give --compare IDS too";
   return "";
 }
+
+// Without a display: `pipemare run EXPERIMENT --db DB` as a child process, in the foreground. The
+// child writes straight to this process's stdout and stderr (on a terminal, `pipemare run` draws its
+// progress bar there itself). SIGINT and SIGTERM sent to this process reach the child as SIGINT, the
+// run's stop: it finishes the minibatch in progress, writes a checkpoint and records the run as
+// stopped. Returns the child's exit code (128 + the signal's number when a signal ended it), 1 when
+// it cannot be started.
+int runHeadless(int& argc, char** argv, const std::string& experiment, const std::string& db) {
+  QCoreApplication app(argc, argv);  // the child's end and the signals arrive through its event loop
+  const QString binary = pm::ui::defaultPipemareBinary();
+  QProcess child;
+  child.setProcessChannelMode(QProcess::ForwardedChannels);
+  child.setInputChannelMode(QProcess::ForwardedInputChannel);
+  // Made before the child starts: from then on a signal stops the run instead of ending this
+  // process while the run goes on.
+  pm::ui::SignalNotifier stopOnSignal({SIGINT, SIGTERM});
+  QObject::connect(&stopOnSignal, &pm::ui::SignalNotifier::received, &child, [&child](int signalNumber) {
+    if (child.state() != QProcess::Running) return;
+    const qint64 pid = child.processId();
+    std::fprintf(stderr, "pipemare-workbench: %s: stopping the run (pipemare run, pid %lld)\n", strsignal(signalNumber),
+                 static_cast<long long>(pid));
+    ::kill(static_cast<pid_t>(pid), SIGINT);
+  });
+  QObject::connect(&child, &QProcess::finished, &app, [](int code, QProcess::ExitStatus how) {
+    // After a crash exit QProcess's exit code is the number of the signal that ended the child.
+    QCoreApplication::exit(how == QProcess::NormalExit ? code : 128 + code);
+  });
+  // An argument vector, never a shell string.
+  child.start(binary, {QStringLiteral("run"), QString::fromStdString(experiment), QStringLiteral("--db"),
+                       QString::fromStdString(db)});
+  if (!child.waitForStarted(-1)) {
+    std::fprintf(stderr, "pipemare-workbench: cannot start the engine %s: %s\n", binary.toStdString().c_str(),
+                 child.errorString().toStdString().c_str());
+    return 1;
+  }
+  return app.exec();
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,15 +170,10 @@ int main(int argc, char** argv) {
     }
     std::string experiment = args.experiment;
     if (experiment.empty()) experiment = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/quickstart.json";
-    std::fprintf(stderr, "pipemare-workbench: no display; running the default experiment headless: %s\n",
+    std::fprintf(stderr, "pipemare-workbench: no display; running the experiment headless with pipemare run: %s\n",
                  experiment.c_str());
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
-    pm::cli::RunOptions o;
-    o.file = experiment;
-    o.db = db;
-    pm::keepLargeAllocations();  // trains in this process, as the engine's own do
-    return pm::cli::runCommand(o, &gStop);
+    std::fflush(stderr);  // before the child's lines, which it writes to the same stream itself
+    return runHeadless(argc, argv, experiment, db);
   }
   QApplication app(argc, argv);
   QApplication::setOrganizationName("PipeMare");
@@ -145,8 +181,8 @@ int main(int argc, char** argv) {
   pm::ui::MainWindow w(db, QString::fromStdString(std::string(PIPEMARE_SOURCE_DIR) + "/experiments"));
   // --experiment FILE: open it in the designer.
   // A file that cannot be read (or is not JSON) is a usage error: nothing opens or runs (with --run
-  // the designer's default experiment ran instead). One that reads but does not validate opens,
-  // its errors shown, for editing; --run then refuses it as the Run button does.
+  // neither: the designer's default experiment does not run in its place). One that reads but does
+  // not validate opens, its errors shown, for editing; --run then refuses it as the Run button does.
   if (!args.experiment.empty() && !w.designer()->loadFile(QString::fromStdString(args.experiment))) {
     std::fprintf(stderr, "pipemare-workbench: --experiment: %s\n", w.designer()->validationMessage().toStdString().c_str());
     return 2;

@@ -1,7 +1,9 @@
 #pragma once
 // The command-line verbs, callable from app/pipemare/main.cpp and from tests. Each returns the
 // process exit code (0 ok, 1 run/engine failure, 2 usage/config/data error) and prints
-// human-readable errors of the form "<place>: <problem>" on stderr.
+// human-readable errors of the form "<place>: <problem>" on stderr. Each verb has its own source
+// file in core/cli (run.cpp, sweep.cpp, validate.cpp, runs.cpp, models.cpp, export.cpp,
+// compare.cpp, worker.cpp); `pipemare plan` is declared in plan.h and plan_against.h.
 #include <atomic>
 #include <cstdint>
 #include <string>

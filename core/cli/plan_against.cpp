@@ -4,13 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <regex>
 #include <tuple>
 
 #include "core/config/experiment.h"
 #include "core/planner/analytic_planner.h"
 #include "core/planner/chrome_trace.h"
 #include "core/planner/model_profile.h"
+#include "core/planner/plan_design.h"
 #include "core/planner/stage_profile.h"
 #include "core/planner/timeline_sim.h"
 #include "core/store/run_store.h"
@@ -28,27 +28,14 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
 }
 
-// "partition (parameters): [0,2) [2,6)" or "partition: [0,2) [2,6)" in the
-// run's log.
-Partition partitionFromLog(const std::vector<LogRecord>& log) {
-  static const std::regex range(R"(\[(\d+),(\d+)\))");
-  for (const auto& l : log) {
-    if (l.message.rfind("partition", 0) != 0) continue;
-    Partition p;
-    for (std::sregex_iterator it(l.message.begin(), l.message.end(), range), end; it != end; ++it) {
-      p.begin.push_back(std::stoi((*it)[1]));
-      p.end.push_back(std::stoi((*it)[2]));
-    }
-    if (!p.begin.empty()) return p;
+// The partition the run's stages trained with (RunRecord::partition); no stages when none was recorded.
+Partition recordedPartition(const RunRecord& run) {
+  Partition p;
+  for (const auto& [begin, end] : run.partition) {
+    p.begin.push_back(begin);
+    p.end.push_back(end);
   }
-  return {};
-}
-
-std::string planName(const Experiment& e) {
-  const auto& s = e.pipeline.schedule;
-  if (s == "gpipe" && e.pipeline.recompute) return "gpipe+recompute";
-  if (s == "pipemare" && e.pipemare.t2) return "pipemare+T2";
-  return s;
+  return p;
 }
 
 double pct(double predicted, double measured) {
@@ -85,10 +72,14 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   auto run = store.getRun(runId);
   if (!run) throw StoreError(store.path(), "no run with id " + std::to_string(runId), true);
   const Experiment e = experimentFromJson(Json::parse(run->config_json), "run " + std::to_string(runId) + " config");
-  const int P = e.pipeline.stages, N = e.pipeline.microbatches;
-  Partition part = partitionFromLog(store.loadLog(runId));
+  // The run's design as the planner takes it (schedule row, timing, optimizer, update interval);
+  // its partition is the one the run recorded, not the design's.
+  const PlanDesign design = planDesign(e, knownTrainSamples(e));
+  const PlanSpec spec = design.spec();
+  const int P = design.stages, N = design.microbatches;
+  const Partition part = recordedPartition(*run);
   if (part.stages() != P)
-    throw ConfigError("run " + std::to_string(runId), "its log holds no partition of " + std::to_string(P) + " stages");
+    throw ConfigError("run " + std::to_string(runId), "has no recorded partition of " + std::to_string(P) + " stages");
   const auto trace = store.loadTrace(runId);
   if (trace.empty())
     throw ConfigError("run " + std::to_string(runId), "has no schedule trace (training.trace_steps = 0)");
@@ -133,12 +124,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   const double latency = messageLatency(trace, N);
   // Simulation of the schedule with those costs: steady-state seconds per
   // minibatch and utilization.
-  ScheduleParams sp;
-  sp.kind = scheduleFromName(e.pipeline.schedule);
-  sp.stages = P;
-  sp.microbatches = N;
-  sp.update_interval = sp.kind == ScheduleKind::PipeMare ? N : std::max(1, e.pipeline.update_interval);
-  sp.paper_timing = e.pipeline.timing == "paper";
+  ScheduleParams sp = engineScheduleParams(delayParams(design.schedule, P, spec), 2);
   SimCosts costs;
   costs.forward = f;
   costs.backward = b;
@@ -166,17 +152,9 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   const double measuredPerMinibatch = median(perMinibatch);
 
   // Analytic memory for the run's partition.
-  const ModelProfile profile = profileModel(e.model.name, e.data.context);
-  const auto stages = unitStages(profile, part, std::max<int64_t>(1, e.data.batch_size / N));
-  PlanSpec spec;
-  spec.timing = sp.paper_timing ? TimingModel::Paper : TimingModel::Software1F1B;  // as the engine ran it
-  spec.optimizer = e.optimizer.name == "sgd"
-                       ? (e.optimizer.momentum > 0 ? OptimizerKind::SgdMomentum : OptimizerKind::Sgd)
-                       : OptimizerKind::Adam;
-  spec.microbatches = N;
-  if (e.pipeline.schedule == "pipedream") spec.updateInterval = std::max(1, e.pipeline.update_interval);
-  if (e.pipeline.schedule == "pipedream-2bw") spec.m = e.pipeline.update_interval;
-  const SchedulePlan plan = planSchedule(planScheduleFromName(planName(e)), stages, spec);
+  const ModelProfile profile = profileModel(design.model, design.context);
+  const auto stages = unitStages(profile, part, design.samplesPerMicrobatch());
+  const SchedulePlan plan = planSchedule(design.schedule, stages, spec);
 
   auto stageMax = [&](const std::string& key) {
     std::vector<double> out(static_cast<size_t>(P), 0);
@@ -190,14 +168,14 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
              md = stageMax("mem/delta"), ma = stageMax("mem/activations");
 
   Json out{{"run", runId},
-           {"schedule", planName(e)},
-           {"model", e.model.name},
+           {"schedule", planScheduleName(design.schedule)},
+           {"model", design.model},
            {"stages", P},
            {"microbatches", N},
            {"mode", e.execution.mode},
            {"partition", part.describe()}, {"link_latency_s", latency},
            {"costs_from_first_minibatch_only", firstMinibatchOnly},
-           {"timing", sp.paper_timing ? "paper" : "1f1b"},
+           {"timing", timingName(design.timing)},
            {"seconds_per_minibatch",
             {{"measured", std::isnan(measuredPerMinibatch) ? Json(nullptr) : Json(measuredPerMinibatch)},
              {"predicted", predictedPerMinibatch},

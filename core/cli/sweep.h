@@ -1,6 +1,6 @@
 #pragma once
-// Sweeps: a grid of experiment variants run as separate `pipemare run` processes, and the table
-// that shows a sweep's grid with each run's status and final metrics.
+// Sweeps: a grid of experiment variants run as separate `pipemare run` processes (sweep.cpp), and
+// the table that shows a sweep's grid with each run's status and final metrics (sweep_table.cpp).
 #include <string>
 #include <utility>
 #include <vector>

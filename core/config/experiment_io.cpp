@@ -44,8 +44,8 @@ Json parseExperimentText(const std::string& text, const std::string& name) {
     switch (ev) {
       case E::object_start:
       case E::array_start:
-        // No experiment nests deeply; a file that does (100,000 levels) crashed the error
-        // message's printing of the value, which recurses.
+        // No experiment nests deeply; the limit keeps a file that does (100,000 levels) from
+        // overflowing the stack in the error message's printing of the value, which recurses.
         if (frames.size() >= kMaxJsonDepth) {
           std::string at = pathOf();
           if (textLength(at) > 40) at = firstChars(at, 40) + "...";

@@ -27,6 +27,10 @@ struct ImageDataset {
   std::vector<uint8_t> labels;  // count, values 0..9
 };
 
+// Images in Fashion-MNIST's training split as published (train-images-idx3-ubyte): the size of
+// an epoch where the files are not read (the planner's warm-up share).
+constexpr int64_t kFashionMnistTrainSamples = 60000;
+
 // split: "train" or "test". Looks for <dir>/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
 // Checks image/label counts agree and labels are < 10. dir "" = defaultFashionMnistDir().
 ImageDataset loadFashionMnist(const std::string& dir, const std::string& split);

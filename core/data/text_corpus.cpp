@@ -121,10 +121,10 @@ TextCorpus loadTextCorpus(const std::string& pathIn, double evalFraction, int co
                               std::to_string(2 * minSplit) + " (context + 1 = " + std::to_string(minSplit) +
                               " bytes for each of the training and validation splits)");
 
-  // The last evalFraction of every file is held out (of the corpus: the alphabetically last files,
-  // a narrow slice of the text, made the whole validation split). Then, if a split came out
-  // shorter than one sequence, the split point of the whole corpus, clamped to [context+1,
-  // total-(context+1)].
+  // The last evalFraction of every file is held out (the last evalFraction of the corpus would be
+  // the alphabetically last files, a narrow slice of the text, as the whole validation split).
+  // Then, if a split comes out shorter than one sequence, the split point of the whole corpus,
+  // clamped to [context+1, total-(context+1)].
   std::vector<uint8_t> train, valid;
   int64_t begin = 0;
   for (const int64_t end : fileEnds) {

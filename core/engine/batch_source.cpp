@@ -33,7 +33,7 @@ class TensorSource : public BatchSource {
 
 // Windows of context+1 bytes, consecutive ones sharing one byte (window w: inputs bytes
 // [w*context, (w+1)*context), targets shifted by one). With a limit below the window count, the
-// samples are windows spread evenly over the text (the first K windows were one corner of it).
+// samples are windows spread evenly over the text (the first K windows would be one corner of it).
 class TextSource : public BatchSource {
  public:
   TextSource(std::vector<uint8_t> bytes, int context, int64_t limit, std::string desc)

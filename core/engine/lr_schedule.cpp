@@ -17,7 +17,8 @@ double baseLearningRate(const OptimizerConfig& opt, int64_t step, int64_t totalS
     double warm = static_cast<double>(s.warmup_steps);
     if (warm > 0 && k < warm) return lr * (k + 1) / warm;
     // The decay starts at the peak (the warm-up's last step, or step 0) and reaches min_lr at the
-    // run's last step, totalSteps - 1 (it ended above it, and repeated the peak after a warm-up).
+    // run's last step, totalSteps - 1 (so it neither ends above min_lr nor repeats the peak after a
+    // warm-up).
     const double start = warm > 0 ? warm - 1 : 0;
     const double span = std::max(1.0, static_cast<double>(totalSteps) - 1 - start);
     const double frac = std::min(1.0, (k - start) / span);

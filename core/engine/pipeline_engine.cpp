@@ -1,5 +1,7 @@
 #include "core/engine/pipeline_engine.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <filesystem>
 #include <limits>
@@ -69,7 +71,7 @@ std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& un
   // One microbatch of random input through each unit, forward + backward, on a stage's threads.
   // First an untimed pass through the whole model: the first calls of a process pay for
   // allocations, kernel selection and thread start-up, which would otherwise be charged to the
-  // first unit (cnn: conv1 measured 5x its cost, giving the partition [0,1) [1,6) instead of
+  // first unit (cnn: conv1 at 5x its cost, which gives the partition [0,1) [1,6) instead of
   // [0,2) [2,6)). Then 5 timed rounds through the model, each unit's cost its fastest round:
   // interleaving the units spreads a busy spell of the machine (the GUI starting, a planner
   // process) over all of them instead of one, and noise only ever adds time.
@@ -160,7 +162,7 @@ PreparedRun prepareRun(const Experiment& e, EventSink& sink) {
 }
 
 StageSetup stageSetup(const Experiment& e, const PreparedRun& r, int stage, Communicator* comm, EventSink& sink,
-                      double runStart, const char* mode, const EngineOptions& opts) {
+                      double runStart, const EngineOptions& opts) {
   StageSetup setup;
   setup.experiment = e;
   setup.stage = stage;
@@ -171,15 +173,16 @@ StageSetup stageSetup(const Experiment& e, const PreparedRun& r, int stage, Comm
   setup.comm = comm;
   setup.sink = &sink;
   setup.runStart = runStart;
-  setup.mode = mode;
   setup.checkpointDir = opts.checkpointDir;
+  // PIPEMARE_RECOMPUTE_AHEAD=always (tests): recompute stale forwards ahead in a single-process run too.
+  const char* ahead = std::getenv("PIPEMARE_RECOMPUTE_AHEAD");
+  setup.recomputeAheadAlways = ahead && std::string(ahead) == "always";
   return setup;
 }
 
 void restoreIfResuming(StageWorker& w, const EngineOptions& opts, EventSink& sink) {
   if (opts.resumeStep <= 0) return;
-  const std::string file = StageWorker::checkpointFile(opts.checkpointDir, opts.resumeStep, w.stage());
-  w.restore(file);
+  const std::string file = w.restore(opts.resumeStep);
   Json log = makeEvent(ev::kLog);
   log["level"] = "info";
   log["message"] = "stage " + std::to_string(w.stage()) + " resumed from " + file;
@@ -239,7 +242,7 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   std::vector<std::unique_ptr<StageWorker>> workers;
   for (int s = 0; s < part.stages(); ++s) {
     comms.push_back(std::make_unique<InProcessComm>(hub, s, e.execution.timeout_s));
-    workers.push_back(std::make_unique<StageWorker>(stageSetup(e, prepared, s, comms.back().get(), sink, t0, "single", opts)));
+    workers.push_back(std::make_unique<StageWorker>(stageSetup(e, prepared, s, comms.back().get(), sink, t0, opts)));
     restoreIfResuming(*workers.back(), opts, sink);
   }
   for (auto& w : workers) w->resendPending();
@@ -260,6 +263,7 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
       halting = true;
       for (auto& w : workers) w->haltAfterMinibatch(k);
       out.message = "stopped by request after step " + std::to_string(k + 1) + " " + kResumeHint;
+      out.haltStep = k + 1;
     }
     bool progress = false, allDone = true;
     for (auto& w : workers) {
@@ -308,7 +312,7 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
     sink.emit(prepared.started);
     for (const auto& w : prepared.warnings) sink.emit(w);
   }
-  StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, "real", opts);
+  StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, opts);
   StageWorker w(std::move(setup));
   restoreIfResuming(w, opts, sink);
   w.agreeTraceClock();
@@ -321,6 +325,7 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
     out.message = w.divergedMessage();
   } else if (w.halted()) {
     out.status = "stopped";
+    out.haltStep = w.haltStep();
     out.message = "stopped by request after step " + std::to_string(w.haltStep()) + " " +
                   (opts.checkpointDir.empty() ? std::string("(no checkpoint written)") : std::string(kResumeHint));
   } else if (stop && stop->load() && !w.done()) {

@@ -20,6 +20,7 @@ struct RunOutcome {
   std::string status;   // finished | stopped | diverged | failed
   std::string message;
   Json summary;         // final/best metrics, samples, wall_s, samples_per_s, per-stage figures
+  int64_t haltStep = 0; // stopped at a common checkpoint: the step it was taken after (0: none)
 };
 
 // The run's summary from its stages' (`stage` numbered): the last stage's final metrics and

@@ -65,4 +65,9 @@ bool TrainingPlan::logDue(int64_t done) const { return done % logInterval_ == 0 
 
 bool TrainingPlan::traceDue(int64_t minibatch) const { return traceSteps_ < 0 || minibatch < traceSteps_; }
 
+int64_t TrainingPlan::warmupMinibatches(double warmupEpochs) const {
+  if (!(warmupEpochs > 0)) return 0;
+  return std::min(totalSteps_, static_cast<int64_t>(std::llround(warmupEpochs * static_cast<double>(stepsPerEpoch_))));
+}
+
 }  // namespace pm

@@ -28,6 +28,8 @@ class TrainingPlan {
   bool evalDue(int64_t done) const;
   bool logDue(int64_t done) const;
   bool traceDue(int64_t minibatch) const;  // record the trace of minibatch k?
+  // PipeMare's synchronous warm-up: warmupEpochs epochs rounded to whole minibatches, at most the run.
+  int64_t warmupMinibatches(double warmupEpochs) const;
   double epochAt(int64_t done) const { return static_cast<double>(done) / static_cast<double>(stepsPerEpoch_); }
 
  private:

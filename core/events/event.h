@@ -20,10 +20,12 @@ inline constexpr const char* kStage = "stage";               // per-stage utiliz
 inline constexpr const char* kTrace = "trace";               // stage, action, mb, start, end
 inline constexpr const char* kTraceResumed = "trace_resumed";  // stage, from: a resumed stage's trace restarts at `from`
 inline constexpr const char* kProgress = "progress";         // step, total_steps, epoch, eta_s
-inline constexpr const char* kLog = "log";                   // level, message
+inline constexpr const char* kLog = "log";                   // level, message (for people); run, resume_step, partition, ...
 inline constexpr const char* kWarning = "warning";           // message
 inline constexpr const char* kError = "error";               // message, place, stage, rank
-inline constexpr const char* kRunFinished = "run_finished";  // status, message, summary
+// A worker's end (real mode): stage, rank, status, message, summary, halt_step (the step a stop halted it after)
+inline constexpr const char* kStageFinished = "stage_finished";
+inline constexpr const char* kRunFinished = "run_finished";  // run, status, message, summary, halt_step (a stop checkpoint)
 }  // namespace ev
 
 // A trace row's action is compute (F, B, S, and R: pipemare's recompute of a stale microbatch run

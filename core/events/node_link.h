@@ -18,6 +18,7 @@
 
 namespace pm {
 
+// The messages of the link (docs/events.md, "The launchers' link").
 namespace node_msg {
 // node 0 -> k, the first line, plain: {"type", "nonce"}.
 inline constexpr const char* kChallenge = "node_challenge";
@@ -27,7 +28,7 @@ inline constexpr const char* kRefused = "node_refused";
 inline constexpr const char* kHello = "node_hello";
 // k -> node 0: the stop was asked on node k {"node"}.
 inline constexpr const char* kStopping = "node_stopping";
-// k -> node 0: node k's launcher ended {"node", "status", "message"}.
+// k -> node 0: node k's launcher ended {"node", "status" (a RunStatus name, run_status.h), "message"}.
 inline constexpr const char* kFinished = "node_finished";
 // node 0 -> k: stop every stage after one common minibatch.
 inline constexpr const char* kStop = "stop";

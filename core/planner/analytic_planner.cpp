@@ -30,7 +30,7 @@ SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>
   plan.updateInterval = updateIntervalOf(dp);
   const int m2bw = spec.m > 0 ? spec.m : std::max(spec.microbatches, P);
   for (int s = 0; s < P; ++s) {
-    StagePlan sp;
+    StagePrediction sp;
     sp.timing = timings[static_cast<size_t>(s)];
     sp.memory = stageMemory(schedule, spec.optimizer, stages[static_cast<size_t>(s)], sp.timing, spec.microbatches, m2bw);
     plan.maxTau = std::max(plan.maxTau, sp.timing.tau);

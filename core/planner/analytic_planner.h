@@ -25,7 +25,7 @@ struct PlanSpec {
   double warmupFraction = 0;        // pipemare: share of the minibatches run first as gpipe (warm-up), 0..1
 };
 
-struct StagePlan {
+struct StagePrediction {
   StageTiming timing;
   MemoryBreakdown memory;
 };
@@ -35,7 +35,7 @@ struct SchedulePlan {
   int stages = 0;
   int microbatches = 0;
   int updateInterval = 0;  // microbatches per optimizer step
-  std::vector<StagePlan> perStage;
+  std::vector<StagePrediction> perStage;
   double utilization = 0;  // busy share of the stages' time
   double bubble = 0;       // 1 - utilization
   int64_t maxTau = 0, maxVersions = 1, maxInFlight = 0;

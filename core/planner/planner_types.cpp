@@ -47,6 +47,17 @@ ScheduleKind engineSchedule(PlanSchedule s) {
   return ScheduleKind::GPipe;
 }
 
+PlanSchedule planScheduleOf(ScheduleKind kind, bool recompute, bool t2) {
+  switch (kind) {
+    case ScheduleKind::GPipe: return recompute ? PlanSchedule::GPipeRecompute : PlanSchedule::GPipe;
+    case ScheduleKind::OneFOneB: return PlanSchedule::OneFOneB;
+    case ScheduleKind::PipeDream: return PlanSchedule::PipeDream;
+    case ScheduleKind::PipeDream2BW: return PlanSchedule::PipeDream2BW;
+    case ScheduleKind::PipeMare: return t2 ? PlanSchedule::PipeMareT2 : PlanSchedule::PipeMare;
+  }
+  return PlanSchedule::GPipe;
+}
+
 bool isAsynchronous(PlanSchedule s) { return isAsynchronous(engineSchedule(s)); }
 
 TimingModel timingFromName(const std::string& name) {

@@ -18,6 +18,10 @@ std::string planScheduleName(PlanSchedule s);
 PlanSchedule planScheduleFromName(const std::string& name);
 // The engine schedule whose action lists it runs (recompute and T2 do not change the order).
 ScheduleKind engineSchedule(PlanSchedule s);
+// The plan row of an engine schedule: gpipe with activation recompute is gpipe+recompute,
+// pipemare with T2 pipemare+T2; every other schedule is its own row (recompute and T2 change
+// nothing there).
+PlanSchedule planScheduleOf(ScheduleKind kind, bool recompute = false, bool t2 = false);
 bool isAsynchronous(PlanSchedule s);
 
 // Paper: a fine-grained pipeline where each stage does one forward and one backward per time

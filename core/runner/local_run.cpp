@@ -9,7 +9,7 @@
 #include <map>
 
 #include "core/engine/pipeline_engine.h"
-#include "core/engine/stage_worker.h"
+#include "core/engine/checkpoint_layout.h"
 #include "core/runner/launcher.h"
 #include "core/runner/store_recorder.h"
 #include "core/util/errors.h"
@@ -17,55 +17,16 @@
 
 namespace pm {
 
-namespace {
-
-// step -> directory, for every step directory holding all stages' files.
-std::map<int64_t, std::filesystem::path> completeCheckpoints(const std::string& root, int stages) {
-  std::map<int64_t, std::filesystem::path> out;
-  std::error_code ec;
-  if (root.empty() || !std::filesystem::is_directory(root, ec)) return out;
-  for (const auto& d : std::filesystem::directory_iterator(root, ec)) {
-    const std::string name = d.path().filename().string();
-    if (name.rfind("step-", 0) != 0) continue;
-    char* end = nullptr;
-    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
-    if (step <= 0 || *end) continue;
-    bool all = std::filesystem::exists(d.path() / "partition.json", ec);
-    for (int s = 0; s < stages && all; ++s)
-      all = std::filesystem::exists(StageWorker::checkpointFile(root, step, s), ec);
-    if (all) out[step] = d.path();
-  }
-  return out;
-}
-
-void pruneCheckpoints(const std::string& root, int stages, bool all) {
-  std::error_code ec;
-  if (root.empty()) return;
-  if (all) {
-    std::filesystem::remove_all(root, ec);
-    return;
-  }
-  const auto complete = completeCheckpoints(root, stages);
-  const int64_t keep = complete.empty() ? 0 : complete.rbegin()->first;
-  for (const auto& d : std::filesystem::directory_iterator(root, ec))
-    if (d.path().filename().string().rfind("step-", 0) == 0 && d.path().filename().string() != "step-" + std::to_string(keep))
-      std::filesystem::remove_all(d.path(), ec);  // owner.json stays
-}
-
-}  // namespace
-
 int64_t resumableStep(const std::string& storePath, const RunRecord& run, int stages) {
   const std::string root = checkpointRoot(storePath, run.id);
   return ownsCheckpointRoot(root, run) ? latestCompleteCheckpoint(root, stages) : 0;
 }
 
-int64_t latestCompleteCheckpoint(const std::string& root, int stages) {
-  const auto c = completeCheckpoints(root, stages);
-  return c.empty() ? 0 : c.rbegin()->first;
-}
+int64_t latestCompleteCheckpoint(const std::string& root, int stages) { return CheckpointLayout(root).latestComplete(stages); }
 
 void checkResumable(const RunRecord& r) {
-  if (r.status != "stopped" && r.status != "failed" && r.status != "interrupted")
+  const auto status = r.runStatus();
+  if (!status || !isResumable(*status))
     throw ConfigError("--resume " + std::to_string(r.id),
                       "the run is " + r.status + "; only stopped, failed or interrupted runs can be resumed");
 }
@@ -91,11 +52,20 @@ void checkMultiNode(const Experiment& e, int nnodes) {
     throw ConfigError("pipeline.partition.method", "\"time\" is measured on each node and may differ between them; use \"parameters\" or \"explicit\" for a multi-node run");
 }
 
+// The message is for people; the partition travels as data in `partition` (as run_started's, each
+// stage's [begin, end) units) and `partition_method`.
 Experiment withExplicitPartition(Experiment e, EventSink& sink) {
   Partition part = resolvePartition(e);
   Json log = makeEvent(ev::kLog);
   log["level"] = "info";
   log["message"] = "partition (" + e.pipeline.partition.method + "): " + part.describe();
+  Json stages = Json::array();
+  for (int s = 0; s < part.stages(); ++s) {
+    const size_t i = static_cast<size_t>(s);
+    stages.push_back(Json{{"stage", s}, {"units", Json::array({part.begin[i], part.end[i]})}});
+  }
+  log["partition"] = stages;
+  log["partition_method"] = e.pipeline.partition.method;
   sink.emit(log);
   e.pipeline.partition.method = "explicit";
   e.pipeline.partition.boundaries.assign(part.begin.begin() + 1, part.begin.end());
@@ -144,15 +114,11 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     if (resumeStep == 0)
       throw ConfigError(where, "the run has no complete checkpoint in " + (root.empty() ? std::string("(memory)") : root) +
                                    " (set training.checkpoint_every, or stop a single-mode run with Ctrl-C, which checkpoints)");
-    std::ifstream pf(root + "/step-" + std::to_string(resumeStep) + "/partition.json");
-    Json pj = Json::parse(pf, nullptr, false);
-    if (pj.is_discarded() || !pj.contains("boundaries"))
-      throw StoreError(root + "/step-" + std::to_string(resumeStep) + "/partition.json", "is missing or not valid JSON");
+    e.pipeline.partition.boundaries = CheckpointLayout(root).readPartition(resumeStep);
     e.pipeline.partition.method = "explicit";
-    e.pipeline.partition.boundaries = pj["boundaries"].get<std::vector<int>>();
     result.runId = rec->id;
     store.truncateAfterStep(rec->id, resumeStep);
-    store.markResumed(rec->id, static_cast<int64_t>(getpid()));
+    store.markResumed(rec->id, static_cast<int64_t>(getpid()), resumeStep);
   } else {
     std::vector<std::string> tags = e.tags;
     for (const auto& t : req.extraTags)
@@ -176,6 +142,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
                                               std::to_string(resumeStep) + " (" + root + ")"
                                         : "run " + std::to_string(result.runId) + " created in " + store.path();
     created["run"] = result.runId;
+    if (resumeStep > 0) created["resume_step"] = resumeStep;
     sink.emit(created);
   }
 
@@ -203,20 +170,23 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
       result.outcome = runSingleProcess(e, sink, stop, opts);
     }
   } catch (const std::exception& ex) {
-    result.outcome = RunOutcome{"failed", ex.what(), Json::object()};
+    result.outcome = RunOutcome{toString(RunStatus::Failed), ex.what(), Json::object()};
     sink.emit(makeErrorEvent(ex));
   }
   result.outcome.message = withRunId(result.outcome.message, result.runId);
+  const auto status = parseRunStatus(result.outcome.status);
   Json fin = makeEvent(ev::kRunFinished);
   fin["run"] = result.runId;
   fin["status"] = result.outcome.status;
   fin["message"] = result.outcome.message;
   fin["summary"] = result.outcome.summary;
+  // The step of the stop checkpoint; a run that writes no checkpoints (root "") has none.
+  if (status == RunStatus::Stopped && result.outcome.haltStep > 0 && !root.empty()) fin["halt_step"] = result.outcome.haltStep;
   sink.emit(fin);
   sink.flush();
   recorder->close();  // no background flush may touch the store from here on
   store.setStatus(result.runId, result.outcome.status, result.outcome.message);
-  pruneCheckpoints(root, e.pipeline.stages, result.outcome.status == "finished" || result.outcome.status == "diverged");
+  CheckpointLayout(root).prune(e.pipeline.stages, status == RunStatus::Finished || status == RunStatus::Diverged);
   return result;
 }
 

@@ -1,6 +1,9 @@
 #include "core/runner/store_recorder.h"
 
 #include <chrono>
+#include <exception>
+#include <utility>
+#include <vector>
 
 #include "core/util/system_info.h"
 
@@ -15,7 +18,7 @@ StoreRecorder::StoreRecorder(RunStore& store, int64_t runId, double flushInterva
       if (closing_) break;
       if (monotonicSeconds() - lastFlush_ >= flushInterval_) {
         try {
-          store_.flush();  // a busy store keeps the rows buffered for the next attempt
+          writeAll(/*finalFields=*/false);  // a busy store keeps the rows buffered for the next attempt
         } catch (...) {
         }
         lastFlush_ = monotonicSeconds();
@@ -40,8 +43,44 @@ void StoreRecorder::close() {
   wake_.notify_all();
   if (flusher_.joinable()) flusher_.join();
   std::lock_guard<std::mutex> lock(mu_);
-  store_.flush();
+  writeAll(/*finalFields=*/true);
   lastFlush_ = monotonicSeconds();
+}
+
+void StoreRecorder::writeAll(bool finalFields) {
+  std::exception_ptr failed;
+  try {
+    store_.flush();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  try {
+    writeRunFields(finalFields);
+  } catch (...) {
+    if (!failed) failed = std::current_exception();
+  }
+  if (failed) std::rethrow_exception(failed);
+}
+
+void StoreRecorder::tryRunFields() {
+  try {
+    writeRunFields(/*finalAttempt=*/false);
+  } catch (const std::exception&) {
+    // A busy store: the flushing thread writes them with the rows.
+  }
+}
+
+void StoreRecorder::writeRunFields(bool finalAttempt) {
+  if (!partition_.empty()) {
+    const auto part = finalAttempt ? std::exchange(partition_, {}) : partition_;
+    store_.setPartition(run_, part);
+    partition_.clear();
+  }
+  if (haltStep_ > 0) {
+    const int64_t step = finalAttempt ? std::exchange(haltStep_, 0) : haltStep_;
+    store_.setHaltStep(run_, step);
+    haltStep_ = 0;
+  }
 }
 
 static double num(const Json& j, const char* key) {
@@ -50,9 +89,31 @@ static double num(const Json& j, const char* key) {
   return it->is_number() ? it->get<double>() : std::nan("");
 }
 
+// The stages' [begin, end) units of an event's `partition` array ([{"stage", "units": [b, e]}, ...]
+// in stage order); empty when it has none or it is malformed.
+static std::vector<std::pair<int, int>> partitionOf(const Json& e) {
+  std::vector<std::pair<int, int>> out;
+  const auto it = e.find("partition");
+  if (it == e.end() || !it->is_array()) return out;
+  for (const auto& s : *it) {
+    const auto u = s.find("units");  // end() for anything but an object
+    if (u == s.end() || !u->is_array() || u->size() != 2 || !(*u)[0].is_number_integer() || !(*u)[1].is_number_integer())
+      return {};
+    out.emplace_back((*u)[0].get<int>(), (*u)[1].get<int>());
+  }
+  return out;
+}
+
 void StoreRecorder::record(const Json& e) {
   const std::string type = e.value("type", "");
   const double t = e.value("t", wallClockSeconds());
+  // The partition, as the launcher decided it (a log event) or the stages trained with it
+  // (run_started): a field of the run.
+  if (type == ev::kRunStarted || type == ev::kLog)
+    if (auto part = partitionOf(e); !part.empty()) {
+      partition_ = std::move(part);
+      tryRunFields();
+    }
   if (type == ev::kRunStarted) {
     store_.appendLog(run_, t, "info", "run started on " + e.value("host", std::string("?")));
     if (e.contains("partition_text"))
@@ -91,13 +152,18 @@ void StoreRecorder::record(const Json& e) {
     if (e.contains("place") && e["place"].is_string() && !e["place"].get<std::string>().empty())
       msg = e["place"].get<std::string>() + ": " + msg;
     store_.appendLog(run_, t, "error", msg);
-  } else if (type == "stage_finished") {
-    store_.appendLog(run_, t, e.value("status", std::string()) == "failed" ? "error" : "info",
+  } else if (type == ev::kStageFinished) {
+    store_.appendLog(run_, t, parseRunStatus(e.value("status", std::string())) == RunStatus::Failed ? "error" : "info",
                      "stage " + std::to_string(e.value("stage", -1)) + " " + e.value("status", std::string()) +
                          (e.value("message", std::string()).empty() ? "" : ": " + e.value("message", std::string())));
   } else if (type == ev::kRunFinished) {
     if (e.contains("summary") && e["summary"].is_object()) {
       store_.appendLog(run_, t, "info", "summary " + e["summary"].dump());
+    }
+    const auto halt = e.find("halt_step");
+    if (halt != e.end() && halt->is_number_integer() && halt->get<int64_t>() > 0) {
+      haltStep_ = halt->get<int64_t>();
+      tryRunFields();
     }
   }
 }
@@ -112,7 +178,7 @@ void StoreRecorder::emit(const Json& event) {
   const bool checkpoint = type == ev::kLog && event.contains("checkpoint_step");
   if (type != ev::kRunFinished && !checkpoint) return;
   try {
-    store_.flush();
+    writeAll(/*finalFields=*/!checkpoint);
     lastFlush_ = monotonicSeconds();
   } catch (const std::exception&) {
     if (!checkpoint) throw;
@@ -122,7 +188,7 @@ void StoreRecorder::emit(const Json& event) {
 
 void StoreRecorder::flush() {
   std::lock_guard<std::mutex> lock(mu_);
-  store_.flush();
+  writeAll(/*finalFields=*/true);
   lastFlush_ = monotonicSeconds();
 }
 

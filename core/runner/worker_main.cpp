@@ -13,8 +13,9 @@
 #include "core/comm/gloo_comm.h"
 #include "core/config/experiment.h"
 #include "core/engine/pipeline_engine.h"
-#include "core/engine/stage_worker.h"
+#include "core/engine/checkpoint_layout.h"
 #include "core/events/event_sink.h"
+#include "core/events/run_status.h"
 #include "core/util/errors.h"
 #include "core/util/net.h"
 #include "core/util/process.h"
@@ -27,7 +28,7 @@ std::atomic<bool> gWorkerHalt{false};
 extern "C" void onWorkerHalt(int) { gWorkerHalt.store(true); }
 
 // An integer environment variable: `fallback` when unset or empty; anything but a whole decimal
-// number in [lo, hi] is a usage error naming the variable ("RANK=abc" ran as rank 0).
+// number in [lo, hi] is a usage error naming the variable ("RANK=abc" is refused, not read as 0).
 int envInt(const char* name, int fallback, long lo, long hi) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
@@ -37,12 +38,6 @@ int envInt(const char* name, int fallback, long lo, long hi) {
   if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi)
     throw ConfigError(name, "expected a whole number in " + std::to_string(lo) + ".." + std::to_string(hi) + ", found \"" + v + "\"");
   return static_cast<int>(x);
-}
-
-// The step in "stopped by request after step N ...".
-int64_t haltStepOf(const std::string& message) {
-  const auto at = message.find("after step ");
-  return at == std::string::npos ? 0 : std::strtoll(message.c_str() + at + 11, nullptr, 10);
 }
 
 // The launcher's pid from the environment, or -1 (started by hand, or not a number).
@@ -80,20 +75,21 @@ int workerMain(const WorkerOptions& o) {
   // SIGUSR1 / SIGINT: stop every stage after one common minibatch (see StageWorker::runToEnd),
   // with a checkpoint there when the worker has a checkpoint directory. Set from the start: a
   // terminal's Ctrl-C reaches the workers with their launcher, and one arriving while the group
-  // forms must not kill a worker (the launcher then recorded a failure, not a stop).
+  // forms must not kill a worker (the launcher would then record a failure, not a stop).
   std::signal(SIGUSR1, onWorkerHalt);
   std::signal(SIGINT, onWorkerHalt);
 
   // Events go to the launcher through stdout: a broken pipe means it is gone.
   JsonLinesSink sink(stdout, launcherPid() > 0 ? [] { std::_Exit(kLauncherGoneExit); } : std::function<void()>());
   int rank = o.rank;
-  auto finish = [&](const std::string& status, const std::string& message, const Json& summary) {
-    Json f = makeEvent("stage_finished");
+  auto finish = [&](const std::string& status, const std::string& message, const Json& summary, int64_t haltStep) {
+    Json f = makeEvent(ev::kStageFinished);
     f["stage"] = rank;
     f["rank"] = rank;
     f["status"] = status;
     f["message"] = message;
     f["summary"] = summary;
+    if (haltStep > 0) f["halt_step"] = haltStep;
     sink.emit(f);
   };
   try {
@@ -116,7 +112,7 @@ int workerMain(const WorkerOptions& o) {
     d.storeFile = o.storeFile;
     if (d.storeFile.empty()) checkHostResolves(d.masterAddr, o.masterAddr.empty() ? "MASTER_ADDR" : "--master-addr");
     if (o.resumeStep > 0) {  // a missing checkpoint is a usage error, before anything connects
-      const std::string file = StageWorker::checkpointFile(o.checkpointDir, o.resumeStep, rank);
+      const std::string file = CheckpointLayout(o.checkpointDir).stageFile(o.resumeStep, rank);
       if (o.checkpointDir.empty() || !std::filesystem::exists(file))
         throw ConfigError("--resume-step " + std::to_string(o.resumeStep),
                           "no checkpoint of stage " + std::to_string(rank) + " at " + (o.checkpointDir.empty() ? "(no --checkpoint-dir)" : file));
@@ -133,18 +129,18 @@ int workerMain(const WorkerOptions& o) {
       if (const auto at = out.message.find(kResumeHint); at != std::string::npos)
         out.message.replace(at, std::string(kResumeHint).size(),
                             "(checkpoint written in " + o.checkpointDir + ": start the workers again with --resume-step " +
-                                std::to_string(out.message.empty() ? 0 : haltStepOf(out.message)) + ")");
-    finish(out.status, out.message, out.summary);
+                                std::to_string(out.haltStep) + ")");
+    finish(out.status, out.message, out.summary, out.haltStep);
     std::fflush(stdout);
     // Skip static destructors of the process group (they may wait on peers that are gone). A
     // stopped stage exits 130, as `pipemare run` does (a batch system sees it did not finish).
-    std::_Exit(out.status == "stopped" ? 130 : 0);
+    std::_Exit(parseRunStatus(out.status) == RunStatus::Stopped ? 130 : 0);
   } catch (const std::exception& ex) {
     Json ev = makeErrorEvent(ex);
     ev["stage"] = rank;
     ev["rank"] = rank;
     sink.emit(ev);
-    finish("failed", ex.what(), Json::object());
+    finish(toString(RunStatus::Failed), ex.what(), Json::object(), 0);
     std::fflush(stdout);
     const auto* err = dynamic_cast<const Error*>(&ex);
     std::_Exit(err ? err->exitCode() : 1);

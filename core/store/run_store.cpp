@@ -29,8 +29,6 @@ using namespace store_detail;
 
 namespace {
 
-bool isKnownStatus(const std::string& s) { return s == "created" || s == "running" || isTerminalStatus(s); }
-
 // An integer field of the config, or 0 when it is not a number that fits in an int.
 int configInt(const nlohmann::json& v) {
   if (v.is_number_integer()) {
@@ -56,6 +54,11 @@ void fillFromConfig(RunRecord& r) {
     if (st != pipe->end()) r.stages = configInt(*st);
     auto mb = pipe->find("microbatches");
     if (mb != pipe->end()) r.microbatches = configInt(*mb);
+    auto part = pipe->find("partition");
+    if (part != pipe->end() && part->is_object()) {
+      auto m = part->find("method");
+      if (m != part->end() && m->is_string()) r.partition_method = m->get<std::string>();
+    }
   }
   auto model = j.find("model");
   if (model != j.end() && model->is_object()) {
@@ -71,7 +74,8 @@ const char* kRunColumns =
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'train/loss' "
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'eval/accuracy' "
-    " ORDER BY m.step DESC, m.rowid DESC LIMIT 1)";
+    " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
+    "r.partition_units, r.halt_step, r.resume_step";
 
 RunRecord readRun(const Stmt& q) {
   RunRecord r;
@@ -90,6 +94,9 @@ RunRecord readRun(const Stmt& q) {
   r.launcher_pid = q.i64(12);
   r.final_loss = q.dbl(13);
   r.final_accuracy = q.dbl(14);
+  r.partition = partitionFromText(q.text(15));
+  r.halt_step = q.i64(16);
+  r.resume_step = q.i64(17);
   fillFromConfig(r);
   return r;
 }
@@ -133,8 +140,32 @@ void requireChanged(sqlite3* db, const std::string& place, int64_t run) {
 
 }  // namespace
 
+namespace store_detail {
+
+std::string partitionText(const std::vector<std::pair<int, int>>& stageUnits) {
+  if (stageUnits.empty()) return "";
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [begin, end] : stageUnits) j.push_back(nlohmann::json::array({begin, end}));
+  return j.dump();
+}
+
+std::vector<std::pair<int, int>> partitionFromText(const std::string& text) {
+  std::vector<std::pair<int, int>> out;
+  if (text.empty()) return out;
+  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& s : j) {
+    if (!s.is_array() || s.size() != 2 || !s[0].is_number_integer() || !s[1].is_number_integer()) return {};
+    out.emplace_back(configInt(s[0]), configInt(s[1]));
+  }
+  return out;
+}
+
+}  // namespace store_detail
+
 bool isTerminalStatus(const std::string& s) {
-  return s == "finished" || s == "stopped" || s == "failed" || s == "diverged" || s == "interrupted";
+  const auto st = parseRunStatus(s);
+  return st && isTerminal(*st);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -267,15 +298,17 @@ int64_t RunStore::createRun(const std::string& name, const std::string& configJs
 
 void RunStore::markRunning(int64_t run, int64_t launcherPid) {
   requireWritable(readOnly_, path_);
-  Stmt q(db_, path_, "UPDATE runs SET status = 'running', started_at = ?, launcher_pid = ? WHERE id = ?");
-  q.bindDouble(1, wallClockSeconds()).bindInt(2, launcherPid).bindInt(3, run).run();
+  Stmt q(db_, path_, "UPDATE runs SET status = ?, started_at = ?, launcher_pid = ? WHERE id = ?");
+  q.bindText(1, toString(RunStatus::Running)).bindDouble(2, wallClockSeconds()).bindInt(3, launcherPid).bindInt(4, run).run();
   requireChanged(db_, path_, run);
 }
 
-void RunStore::markResumed(int64_t run, int64_t launcherPid) {
+void RunStore::markResumed(int64_t run, int64_t launcherPid, int64_t resumeStep) {
   requireWritable(readOnly_, path_);
-  Stmt q(db_, path_, "UPDATE runs SET status = 'running', status_message = '', finished_at = 0, launcher_pid = ? WHERE id = ?");
-  q.bindInt(1, launcherPid).bindInt(2, run).run();
+  Stmt q(db_, path_,
+         "UPDATE runs SET status = ?, status_message = '', finished_at = 0, halt_step = 0, resume_step = ?, launcher_pid = ? "
+         "WHERE id = ?");
+  q.bindText(1, toString(RunStatus::Running)).bindInt(2, resumeStep).bindInt(3, launcherPid).bindInt(4, run).run();
   requireChanged(db_, path_, run);
 }
 
@@ -303,19 +336,40 @@ void RunStore::deleteTraceFrom(int64_t run, int stage, double from) {
 }
 
 void RunStore::setStatus(int64_t run, const std::string& status, const std::string& message) {
-  requireWritable(readOnly_, path_);
-  if (!isKnownStatus(status))
+  const auto st = parseRunStatus(status);
+  if (!st) {
+    requireWritable(readOnly_, path_);
     throw StoreError(path_, "unknown run status '" + status +
                                 "' (expected created, running, finished, stopped, failed, diverged or interrupted)");
+  }
+  setStatus(run, *st, message);
+}
+
+void RunStore::setStatus(int64_t run, RunStatus status, const std::string& message) {
+  requireWritable(readOnly_, path_);
   // Rows recorded before the status change become visible with it.
   flush();
-  if (isTerminalStatus(status)) {
+  if (isTerminal(status)) {
     Stmt q(db_, path_, "UPDATE runs SET status = ?, status_message = ?, finished_at = ? WHERE id = ?");
-    q.bindText(1, status).bindText(2, message).bindDouble(3, wallClockSeconds()).bindInt(4, run).run();
+    q.bindText(1, toString(status)).bindText(2, message).bindDouble(3, wallClockSeconds()).bindInt(4, run).run();
   } else {
     Stmt q(db_, path_, "UPDATE runs SET status = ?, status_message = ? WHERE id = ?");
-    q.bindText(1, status).bindText(2, message).bindInt(3, run).run();
+    q.bindText(1, toString(status)).bindText(2, message).bindInt(3, run).run();
   }
+  requireChanged(db_, path_, run);
+}
+
+void RunStore::setPartition(int64_t run, const std::vector<std::pair<int, int>>& stageUnits) {
+  requireWritable(readOnly_, path_);
+  Stmt q(db_, path_, "UPDATE runs SET partition_units = ? WHERE id = ?");
+  q.bindText(1, partitionText(stageUnits)).bindInt(2, run).run();
+  requireChanged(db_, path_, run);
+}
+
+void RunStore::setHaltStep(int64_t run, int64_t step) {
+  requireWritable(readOnly_, path_);
+  Stmt q(db_, path_, "UPDATE runs SET halt_step = ? WHERE id = ?");
+  q.bindInt(1, step).bindInt(2, run).run();
   requireChanged(db_, path_, run);
 }
 
@@ -414,10 +468,15 @@ std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string&
       rows.bindInt(1, fresh).bindInt(2, id).run();
     }
     Stmt fix(db_, path_,
-             "UPDATE main.runs SET launcher_pid = 0, status = CASE WHEN status IN ('running', 'created') THEN 'interrupted' ELSE status END, "
-             "status_message = CASE WHEN status IN ('running', 'created') THEN 'imported while ' || status ELSE status_message END "
-             "WHERE id = ?");
-    fix.bindInt(1, fresh).run();
+             "UPDATE main.runs SET launcher_pid = 0, status = CASE WHEN status IN (:running, :created) THEN :interrupted ELSE status END, "
+             "status_message = CASE WHEN status IN (:running, :created) THEN 'imported while ' || status ELSE status_message END "
+             "WHERE id = :id");
+    // Named parameters are numbered by first appearance: :running 1, :created 2, :interrupted 3, :id 4.
+    fix.bindText(1, toString(RunStatus::Running))
+        .bindText(2, toString(RunStatus::Created))
+        .bindText(3, toString(RunStatus::Interrupted))
+        .bindInt(4, fresh)
+        .run();
     ids.emplace_back(id, fresh);
   }
   // The imported runs' sweep definitions (a sweep id this store already knows keeps its own).
@@ -481,8 +540,8 @@ int RunStore::markDeadRunsInterrupted() {
   if (readOnly_) return 0;
   std::vector<std::pair<int64_t, int64_t>> candidates;  // run, pid
   {
-    Stmt q(db_, path_, "SELECT id, launcher_pid FROM runs WHERE status = 'running' AND host = ?");
-    q.bindText(1, hostName());
+    Stmt q(db_, path_, "SELECT id, launcher_pid FROM runs WHERE status = ? AND host = ?");
+    q.bindText(1, toString(RunStatus::Running)).bindText(2, hostName());
     while (q.step()) candidates.emplace_back(q.i64(0), q.i64(1));
   }
   int changed = 0;
@@ -490,12 +549,14 @@ int RunStore::markDeadRunsInterrupted() {
     if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to signal)
     Stmt u(db_, path_,
-           "UPDATE runs SET status = 'interrupted', status_message = ?, finished_at = ? "
-           "WHERE id = ? AND status = 'running' AND launcher_pid = ?");
-    u.bindText(1, "launcher process " + std::to_string(pid) + " is gone")
-        .bindDouble(2, wallClockSeconds())
-        .bindInt(3, run)
-        .bindInt(4, pid)
+           "UPDATE runs SET status = ?, status_message = ?, finished_at = ? "
+           "WHERE id = ? AND status = ? AND launcher_pid = ?");
+    u.bindText(1, toString(RunStatus::Interrupted))
+        .bindText(2, "launcher process " + std::to_string(pid) + " is gone")
+        .bindDouble(3, wallClockSeconds())
+        .bindInt(4, run)
+        .bindText(5, toString(RunStatus::Running))
+        .bindInt(6, pid)
         .run();
     changed += sqlite3_changes(db_);
   }

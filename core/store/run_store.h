@@ -10,17 +10,19 @@
 #include <utility>
 #include <vector>
 
+#include "core/events/run_status.h"
+
 struct sqlite3;
 
 namespace pm {
 
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 struct RunRecord {
   int64_t id = 0;
   std::string name;
   double created_at = 0, started_at = 0, finished_at = 0;  // seconds since epoch, 0 = not yet
-  std::string status;           // created | running | finished | stopped | failed | diverged | interrupted
+  std::string status;           // toString(RunStatus): created | running | finished | stopped | failed | diverged | interrupted
   std::string status_message;   // why it failed / diverged / stopped
   std::string config_json;      // normalised experiment JSON
   std::string host;
@@ -29,11 +31,22 @@ struct RunRecord {
   std::vector<std::string> tags;
   std::string sweep_id;         // "" when not part of a sweep
   int64_t launcher_pid = 0;     // process that records the run (to detect dead launchers)
-  // Denormalised for listing: schedule, model, stages, microbatches (from config_json).
-  std::string schedule, model;
+  // The partition the run trained with, as its stages reported it: stage s held the model's units
+  // [partition[s].first, partition[s].second). Empty when none was recorded (a run that ended
+  // before its stages started).
+  std::vector<std::pair<int, int>> partition;
+  int64_t halt_step = 0;        // a stopped run: the step its stop checkpoint was taken after (0: none)
+  int64_t resume_step = 0;      // a resumed run: the checkpoint step its latest session continued from (0: never resumed)
+  // Denormalised for listing: schedule, model, stages, microbatches, and how the partition was
+  // decided (pipeline.partition.method: parameters | time | explicit), from config_json ("" / 0
+  // when absent).
+  std::string schedule, model, partition_method;
   int stages = 0, microbatches = 0;
   // Last recorded value of the run's headline metrics (NaN when absent).
   double final_loss = 0, final_accuracy = 0;
+
+  // The typed status; nothing for a text that names none (a store edited by hand).
+  std::optional<RunStatus> runStatus() const { return parseRunStatus(status); }
 };
 
 struct MetricPoint {
@@ -69,7 +82,7 @@ struct RunFilter {
 };
 
 // A run in this status has ended (finished, stopped, failed, diverged, interrupted): its rows no
-// longer change. "created" and "running" are not terminal.
+// longer change. "created", "running" and unknown names are not terminal.
 bool isTerminalStatus(const std::string& status);
 
 class RunStore {
@@ -90,15 +103,22 @@ class RunStore {
   int64_t createRun(const std::string& name, const std::string& configJson, const std::vector<std::string>& tags = {},
                     const std::string& notes = "", const std::string& sweepId = "");
   void markRunning(int64_t run, int64_t launcherPid);
-  // A resumed run: running again under a new launcher; started_at stays, the status message and
-  // finished_at are cleared.
-  void markResumed(int64_t run, int64_t launcherPid);
+  // A resumed run: running again under a new launcher, from its checkpoint after `resumeStep`
+  // (recorded as resume_step); started_at stays, the status message, finished_at and halt_step
+  // are cleared.
+  void markResumed(int64_t run, int64_t launcherPid, int64_t resumeStep);
   // Before resuming from the checkpoint after `step` minibatches: removes what was recorded
   // after it (metrics and stage metrics of later steps, and evaluations at that step, which
   // come after the checkpoint), so that the resumed curve joins without duplicates.
   void truncateAfterStep(int64_t run, int64_t step);
   // Sets the status (and finished_at for terminal statuses).
+  void setStatus(int64_t run, RunStatus status, const std::string& message = "");
+  // The same by name; StoreError for a name that is no RunStatus.
   void setStatus(int64_t run, const std::string& status, const std::string& message = "");
+  // The partition the run's stages trained with (RunRecord::partition); written when they report it.
+  void setPartition(int64_t run, const std::vector<std::pair<int, int>>& stageUnits);
+  // A stopped run: the step its stop checkpoint was taken after (RunRecord::halt_step).
+  void setHaltStep(int64_t run, int64_t step);
   void setNotes(int64_t run, const std::string& notes);
   void setTags(int64_t run, const std::vector<std::string>& tags);
   void deleteRun(int64_t run);  // with all its rows and its checkpoints (run_checkpoints.h)
@@ -162,5 +182,9 @@ class RunStore {
 
 // The schema of version 1 (kept for migration tests and the migration path).
 const char* storeSchemaV1();
+// The DDL of an empty store at schema `version` (1..kStoreSchemaVersion): version 1 and the
+// migrations' DDL up to it, then that version recorded. For migration tests; the data each
+// migration converts in C++ is not part of it.
+std::string storeSchemaAt(int version);
 
 }  // namespace pm

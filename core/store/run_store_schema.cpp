@@ -1,5 +1,8 @@
 // The run store's schema: the historical version 1 and the migrations that lead from it to the
 // current version.
+#include <cstdlib>
+#include <regex>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "core/store/store_internal.h"
@@ -69,8 +72,8 @@ INSERT INTO schema_version (version) VALUES (1);
 namespace {
 
 // Version 1 -> 2: sweep / launcher / status message columns, tags in their own table (the JSON
-// column is copied over in C++ after this DDL), and the indexes the queries use. The old
-// runs.tags column stays (SQLite cannot drop it cheaply) but is no longer read or written.
+// column is copied over in C++ after this DDL), and the indexes the queries use. Version 1's
+// runs.tags column stays (SQLite cannot drop it cheaply) but is neither read nor written.
 const char* kMigrationV2 = R"SQL(
 ALTER TABLE runs ADD COLUMN sweep_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN launcher_pid INTEGER NOT NULL DEFAULT 0;
@@ -99,7 +102,93 @@ CREATE TABLE sweeps (
 );
 )SQL";
 
+// Version 3 -> 4: the run's partition (each stage's [begin, end) units as JSON, '' for none), the
+// step a stopped run's checkpoint was taken after and the step a resumed run continued from
+// (0 for none). Old runs get them from their log and status message (migrateRunFieldsFromText).
+const char* kMigrationV4 = R"SQL(
+ALTER TABLE runs ADD COLUMN partition_units TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN halt_step INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN resume_step INTEGER NOT NULL DEFAULT 0;
+)SQL";
+
+const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4};  // kMigrations[v - 2] leads to version v
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kStoreSchemaVersion - 1, "one migration per version after 1");
+
+// The first whole number after `marker` in `text`; 0 when absent or out of range.
+int64_t numberAfter(const std::string& text, const std::string& marker) {
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return 0;
+  const char* p = text.c_str() + at + marker.size();
+  if (*p < '0' || *p > '9') return 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(p, &end, 10);
+  return n > 0 ? static_cast<int64_t>(n) : 0;
+}
+
+// Runs recorded before version 4 kept these facts only as text written for people, and this is
+// the one place that reads that text: the partition from the run's first log line
+// "partition (METHOD): [0,2) [2,6)" or "partition: [0,2) [2,6)"; the halt step from a stopped
+// run's status message "stopped by request after step N (checkpoint written ...)"; the resume
+// step from its latest log line "run ID resumed from its checkpoint after step N (...)".
+void migrateRunFieldsFromText(sqlite3* db, const std::string& place) {
+  static const std::regex range(R"(\[(\d+),(\d+)\))");
+  std::vector<int64_t> runs;
+  {
+    Stmt q(db, place, "SELECT id FROM runs ORDER BY id");
+    while (q.step()) runs.push_back(q.i64(0));
+  }
+  Stmt partitionLines(db, place, "SELECT message FROM logs WHERE run_id = ? AND message LIKE 'partition%' ORDER BY time, rowid");
+  Stmt resumeLines(db, place,
+                   "SELECT message FROM logs WHERE run_id = ? AND message LIKE '%resumed from its checkpoint after step %' "
+                   "ORDER BY time DESC, rowid DESC LIMIT 1");
+  Stmt stopped(db, place, "SELECT status_message FROM runs WHERE id = ? AND status = ?");
+  Stmt set(db, place, "UPDATE runs SET partition_units = ?, halt_step = ?, resume_step = ? WHERE id = ?");
+  for (const int64_t run : runs) {
+    std::vector<std::pair<int, int>> part;
+    partitionLines.reset();
+    partitionLines.bindInt(1, run);
+    while (part.empty() && partitionLines.step()) {
+      const std::string line = partitionLines.text(0);
+      if (line.rfind("partition", 0) != 0) continue;  // LIKE ignores case
+      for (std::sregex_iterator it(line.begin(), line.end(), range), end; it != end; ++it) {
+        const long b = std::strtol((*it)[1].str().c_str(), nullptr, 10), e = std::strtol((*it)[2].str().c_str(), nullptr, 10);
+        if (b < 0 || e < b || e > 1000000) {
+          part.clear();
+          break;
+        }
+        part.emplace_back(static_cast<int>(b), static_cast<int>(e));
+      }
+    }
+    partitionLines.reset();
+    int64_t halt = 0;
+    stopped.reset();
+    stopped.bindInt(1, run).bindText(2, toString(RunStatus::Stopped));
+    if (stopped.step()) {
+      const std::string message = stopped.text(0);
+      if (message.find("no checkpoint written") == std::string::npos) halt = numberAfter(message, "after step ");
+    }
+    stopped.reset();
+    int64_t resume = 0;
+    resumeLines.reset();
+    resumeLines.bindInt(1, run);
+    if (resumeLines.step()) resume = numberAfter(resumeLines.text(0), "resumed from its checkpoint after step ");
+    resumeLines.reset();
+    if (part.empty() && halt == 0 && resume == 0) continue;
+    set.reset();
+    set.bindText(1, partitionText(part)).bindInt(2, halt).bindInt(3, resume).bindInt(4, run).run();
+  }
+}
+
 }  // namespace
+
+std::string storeSchemaAt(int version) {
+  if (version < 1 || version > kStoreSchemaVersion)
+    throw std::invalid_argument("storeSchemaAt: no schema version " + std::to_string(version));
+  std::string ddl = storeSchemaV1();
+  for (int v = 2; v <= version; ++v) ddl += kMigrations[v - 2];
+  ddl += "DELETE FROM schema_version;\nINSERT INTO schema_version (version) VALUES (" + std::to_string(version) + ");\n";
+  return ddl;
+}
 
 void RunStore::migrate() {
   Transaction tx(db_, path_);
@@ -147,6 +236,11 @@ void RunStore::migrate() {
   if (version < 3) {
     exec(kMigrationV3);
     version = 3;
+  }
+  if (version < 4) {
+    exec(kMigrationV4);
+    migrateRunFieldsFromText(db_, path_);
+    version = 4;
   }
 
   Stmt del(db_, path_, "DELETE FROM schema_version");

@@ -36,6 +36,10 @@ inline constexpr const char* kReadOnlyFileProblem =
     "it can still be read (pipemare runs list, runs show, compare, export)";
 void execSql(sqlite3* db, const std::string& place, const char* sql);
 void requireWritable(bool readOnly, const std::string& place);
+// runs.partition_units: a JSON array of each stage's [begin, end) units, "[[0,2],[2,6]]"; "" for
+// no partition. Text that is not such an array reads as no partition.
+std::string partitionText(const std::vector<std::pair<int, int>>& stageUnits);
+std::vector<std::pair<int, int>> partitionFromText(const std::string& text);
 
 // A prepared statement. Text is bound SQLITE_TRANSIENT unless the caller guarantees the
 // string outlives the step (bindTextStatic).

@@ -15,8 +15,8 @@
 
 namespace fs = std::filesystem;
 
-using pmtest::runCmd;
-using Cli = pmtest::AppTest;
+using pm::test::runCmd;
+using Cli = pm::test::AppTest;
 
 TEST_F(Cli, RunRecordsAndRunsListShowsIt) {
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --name e2e-run");
@@ -49,7 +49,7 @@ TEST_F(Cli, DbOptionWorksAfterTheSubcommand) {
   EXPECT_EQ(status.code, 2) << status.out;
   EXPECT_NE(status.out.find("finished"), std::string::npos) << status.out;  // names the statuses there are
   // A mistyped --db is refused by the commands that read or edit runs; none creates the file
-  // (an empty store there looked like a store whose runs were gone).
+  // (an empty store there would look like a store whose runs were gone).
   const std::string typo = (dir_ / "typo.db").string();
   for (const char* cmd : {"runs list", "runs show 1", "runs tag 1 x", "runs note 1 x", "runs delete 1"}) {
     auto missing = runCmd(bin() + " --db " + typo + " " + std::string(cmd));
@@ -105,7 +105,7 @@ TEST_F(Cli, InvalidExperimentExitsTwoAndCreatesNoRun) {
 }
 
 // A dataset that is not there is bad input too: exit 2 naming the file, before a run is recorded
-// (it recorded a failed run), for a run and for every point of a sweep.
+// (no failed run is recorded), for a run and for every point of a sweep.
 TEST_F(Cli, MissingDatasetExitsTwoAndCreatesNoRun) {
   const std::string nowhere = (dir_ / "no-such-dir").string();
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ +
@@ -117,7 +117,8 @@ TEST_F(Cli, MissingDatasetExitsTwoAndCreatesNoRun) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("[grid point data.path=" + nowhere + "]"), std::string::npos) << r.out;
   EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty());
-  // What the run would refuse at its start is refused before it is recorded too (a failed run, exit 1).
+  // What the run would refuse at its start is refused before it is recorded too (exit 2, not a
+  // failed run with exit 1).
   r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --set data.train_limit=5 --set pipeline.microbatches=8");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("5 samples, fewer than pipeline.microbatches = 8"), std::string::npos) << r.out;
@@ -210,22 +211,127 @@ TEST_F(Cli, ModelsListsTheZoo) {
   EXPECT_EQ(params["charlm"], 875264);
 }
 
+namespace {
+
+// The workbench without a display, in the background, its output in `log`: main.cpp runs headless
+// when DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are all unset (ctest sets QT_QPA_PLATFORM).
+// env replaces itself with the workbench, so the returned pid is the workbench's.
+pid_t spawnHeadlessWorkbench(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv{"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "-u", "QT_QPA_PLATFORM",
+                                pm::test::binPath("pipemare-workbench")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return pm::test::spawnBackground(argv, log);
+}
+
+// The process that records run 1 of the store `db` (launcher_pid); 0 while the store or the run is
+// not there yet.
+int64_t launcherPid(const std::string& db) {
+  try {
+    const auto run = pm::RunStore(db, /*readOnly=*/true).getRun(1);
+    return run ? run->launcher_pid : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// The parent of a process (/proc/PID/stat, the field after the state); -1 when it is gone.
+pid_t parentOf(int64_t pid) {
+  const std::string stat = pm::test::readFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t nameEnd = stat.rfind(')');  // the command name in parentheses may hold spaces
+  if (nameEnd == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(nameEnd + 1));
+  std::string state;
+  long long parent = -1;
+  fields >> state >> parent;
+  return static_cast<pid_t>(parent);
+}
+
+}  // namespace
+
+// Without a display the workbench runs the experiment as a `pipemare run` child process, never in
+// its own process: the run is recorded by another process, and the child's banner, progress and
+// closing lines reach the workbench's output as `pipemare run` writes them.
 TEST_F(Cli, WorkbenchWithoutDisplayRunsTheDefaultExperimentHeadless) {
-  const std::string wb = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
+  const std::string wb = pm::test::binPath("pipemare-workbench");
   if (!fs::exists(wb)) GTEST_SKIP() << "workbench not built (PIPEMARE_BUILD_UI=OFF)";
-  auto r = runCmd("env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + wb + " --db " + db_ + " --experiment " +
-                  exp("tiny-synthetic.json"));
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("no display"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(db_), std::string::npos) << r.out;
+  const std::string log = (dir_ / "workbench.log").string();
+  const pid_t pid = spawnHeadlessWorkbench({"--db", db_, "--experiment", exp("tiny-synthetic.json")}, log);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(pm::test::waitExit(pid, 120), 0) << pm::test::readFile(log);
+  const std::string out = pm::test::readFile(log);
+  EXPECT_NE(out.find("no display"), std::string::npos) << out;
+  EXPECT_NE(out.find("partition: "), std::string::npos) << out;  // pipemare run's banner of the started run
+  EXPECT_NE(out.find("step 20/20"), std::string::npos) << out;   // its progress (the last step always prints)
+  EXPECT_NE(out.find("stored as run 1 in "), std::string::npos) << out;
+  EXPECT_NE(out.find(db_), std::string::npos) << out;
   pm::RunStore store(db_);
   ASSERT_EQ(store.listRuns().size(), 1u);
   EXPECT_EQ(store.listRuns()[0].status, "finished");
+  const auto run = store.getRun(1);
+  ASSERT_TRUE(run);
+  EXPECT_GT(run->launcher_pid, 0);
+  EXPECT_NE(run->launcher_pid, static_cast<int64_t>(pid)) << "the workbench trained in its own process";
+}
+
+// SIGINT to the headless workbench (to it alone, not its process group) stops its run as Ctrl-C
+// stops `pipemare run`: the child, a `pipemare` process whose parent is the workbench, finishes the
+// minibatch in progress, writes a checkpoint and records the run as stopped; the workbench exits
+// with the child's code, 130, and leaves no child behind.
+TEST_F(Cli, HeadlessWorkbenchStopsItsRunOnSigint) {
+  const std::string wb = pm::test::binPath("pipemare-workbench");
+  if (!fs::exists(wb)) GTEST_SKIP() << "workbench not built (PIPEMARE_BUILD_UI=OFF)";
+  const std::string expFile = (dir_ / "long.json").string();
+  ASSERT_TRUE(pm::test::writeFile(expFile, R"({"name": "headless-long", "model": {"name": "mlp"},
+      "data": {"dataset": "synthetic", "synthetic_samples": 512, "batch_size": 32},
+      "pipeline": {"stages": 2, "microbatches": 2},
+      "training": {"steps": 20000, "log_interval": 1}})"));
+  const std::string log = (dir_ / "workbench.log").string();
+  const pid_t pid = spawnHeadlessWorkbench({"--db", db_, "--experiment", expFile}, log);
+  ASSERT_GT(pid, 0);
+  const bool running = pm::test::waitUntil([&] { return pm::test::lossPoints(db_) >= 3 && launcherPid(db_) > 0; }, 90);
+  if (!running) {  // stop what did start before failing
+    ::kill(pid, SIGINT);
+    pm::test::waitExit(pid, 60);
+  }
+  ASSERT_TRUE(running) << pm::test::readFile(log);
+  const int64_t launcher = launcherPid(db_);
+  EXPECT_NE(launcher, static_cast<int64_t>(pid)) << "the workbench trains in its own process";
+  EXPECT_EQ(parentOf(launcher), pid) << "the run's process is not the workbench's child";
+  std::error_code ec;
+  EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(launcher) + "/exe", ec).string(),
+            fs::canonical(pm::test::binPath("pipemare")).string());
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  const int code = pm::test::waitExit(pid, 60);
+  const std::string out = pm::test::readFile(log);
+  if (launcher != pid && pm::test::processAlive(static_cast<pid_t>(launcher)))
+    ::kill(static_cast<pid_t>(launcher), SIGKILL);  // never leave a 20,000-step run behind
+  EXPECT_EQ(code, 130) << out;
+  EXPECT_NE(out.find("stopping the run"), std::string::npos) << out;
+  pm::RunStore store(db_);
+  const auto run = store.getRun(1);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "stopped") << run->status_message;
+  EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+  EXPECT_LT(store.loadMetric(1, "train/loss").size(), 20000u);
+  EXPECT_EQ(store.listRuns().size(), 1u);
+}
+
+// The workbench does not link the engine: no LibTorch among the libraries it loads and none of the
+// command line's code (pm::cli) in it; it runs experiments as `pipemare` child processes.
+TEST_F(Cli, WorkbenchDoesNotLinkTheEngine) {
+  const std::string wb = pm::test::binPath("pipemare-workbench");
+  if (!fs::exists(wb)) GTEST_SKIP() << "workbench not built (PIPEMARE_BUILD_UI=OFF)";
+  const auto ldd = runCmd("ldd " + wb);
+  if (ldd.code == 127) GTEST_SKIP() << "no ldd here";
+  ASSERT_EQ(ldd.code, 0) << ldd.out;
+  EXPECT_NE(ldd.out.find("libQt6Widgets"), std::string::npos) << ldd.out;  // it lists the libraries
+  for (const char* lib : {"libtorch", "libc10"}) EXPECT_EQ(ldd.out.find(lib), std::string::npos) << lib << "\n" << ldd.out;
+  EXPECT_EQ(pm::test::readFile(wb).find("_ZN2pm3cli"), std::string::npos) << "core/cli's code is linked in";
 }
 
 // The engine benchmark's options: --help prints them, a bad one exits 2 before anything is measured.
 TEST_F(Cli, EngineBenchRejectsBadOptions) {
-  const std::string bench = std::string(PIPEMARE_BIN_DIR) + "/../bench/engine_bench";
+  const std::string bench = pm::test::binPath("../bench/engine_bench");
   if (!fs::exists(bench)) GTEST_SKIP() << "benchmarks not built (PIPEMARE_BUILD_BENCH=OFF)";
   auto r = runCmd(bench + " --help");
   EXPECT_EQ(r.code, 0) << r.out;
@@ -243,7 +349,7 @@ TEST_F(Cli, EngineBenchRejectsBadOptions) {
 // The workbench's own options: a usage error exits 2 naming the option, before any run starts;
 // --help prints the options; Qt's single-dash options are left to Qt.
 TEST_F(Cli, WorkbenchRejectsBadOptions) {
-  const std::string wb = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
+  const std::string wb = pm::test::binPath("pipemare-workbench");
   if (!fs::exists(wb)) GTEST_SKIP() << "workbench not built (PIPEMARE_BUILD_UI=OFF)";
   const std::string headless = "env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + wb + " --db " + db_;
   auto r = runCmd(headless + " --experiment " + exp("tiny-synthetic.json") + " --bogus");
@@ -291,8 +397,8 @@ TEST_F(Cli, WorkbenchRejectsBadOptions) {
   r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --compare 98,99");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--compare: no run 98, 99 in the store " + db_), std::string::npos) << r.out;
-  // With a display: an experiment file that cannot be read, with or without --run (it ran the
-  // default experiment instead).
+  // With a display: an experiment file that cannot be read, with or without --run (the default
+  // experiment does not run in its place).
   r = runCmd("QT_QPA_PLATFORM=offscreen " + wb + " --db " + db_ + " --experiment " + (dir_ / "missing.json").string() + " --run");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--experiment: "), std::string::npos) << r.out;
@@ -307,9 +413,9 @@ TEST_F(Cli, WorkbenchRejectsBadOptions) {
 }
 
 // pipemare-report: unknown options and a missing --plans folder are usage errors (a trailing
-// unknown option was ignored); without --db it writes the parts that need no runs.
+// unknown option as well: none is ignored); without --db it writes the parts that need no runs.
 TEST_F(Cli, ReportRejectsBadOptionsAndRunsWithoutAStore) {
-  const std::string report = std::string(PIPEMARE_BIN_DIR) + "/pipemare-report";
+  const std::string report = pm::test::binPath("pipemare-report");
   if (!fs::exists(report)) GTEST_SKIP() << "pipemare-report not built (PIPEMARE_BUILD_UI=OFF)";
   const std::string out = (dir_ / "report").string();
   auto r = runCmd(report + " --out " + out + " --bogus");
@@ -323,10 +429,8 @@ TEST_F(Cli, ReportRejectsBadOptionsAndRunsWithoutAStore) {
   EXPECT_FALSE(fs::exists(db_));
   r = runCmd(report + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  std::ifstream md(out + "/study.md");
-  std::stringstream text;
-  text << md.rdbuf();
-  EXPECT_NE(text.str().find("without a run store"), std::string::npos) << text.str().substr(0, 400);
+  const std::string text = pm::test::readFile(out + "/study.md");
+  EXPECT_NE(text.find("without a run store"), std::string::npos) << text.substr(0, 400);
 }
 
 // export: CSV files, one JSON file and a Chrome trace whose complete events match the stored trace.
@@ -364,9 +468,9 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   EXPECT_EQ(j["metrics"]["train/loss"].size(), store.loadMetric(1, "train/loss").size());
   // A missing run is a usage error.
   EXPECT_EQ(runCmd(bin() + " --db " + db_ + " export 42 --csv " + csv).code, 2);
-  // The trace says it was measured (it said "simulated").
+  // The trace says it was measured, not "simulated".
   EXPECT_EQ(t["otherData"]["source"], "pipemare export (measured schedule trace of a run)") << t["otherData"].dump();
-  // A run without a trace: refused, nothing written (it wrote an empty trace and exited 0).
+  // A run without a trace: refused, nothing written (no empty trace with exit 0).
   r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set training.trace_steps=0");
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string none = (dir_ / "none.json").string();
@@ -379,7 +483,7 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   EXPECT_EQ(e.code, 2) << e.out;
   EXPECT_NE(e.out.find("exists and is not a directory"), std::string::npos) << e.out;
   // An unwritable --json: nothing is written, the CSV directory is not created, and an earlier
-  // export's files keep their contents (it wrote the CSV files first, then failed on the JSON).
+  // export's files keep their contents (the CSV files are not written before the JSON fails).
   const std::string fresh = (dir_ / "fresh-csv").string();
   const std::string badJson = (dir_ / "no-such-dir" / "run.json").string();
   e = runCmd(bin() + " --db " + db_ + " export 1 --csv " + fresh + " --json " + badJson);
@@ -399,7 +503,7 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   EXPECT_EQ(e.code, 2) << e.out;
   EXPECT_NE(e.out.find("named by two outputs"), std::string::npos) << e.out;
   EXPECT_EQ(countLines(csv + "/trace.csv"), traceRows + 1);
-  // A target that is not a regular file is written through (it needed "/dev/stdout.part").
+  // A target that is not a regular file is written through (no "/dev/stdout.part" is needed).
   e = runCmd(bin() + " --db " + db_ + " export 1 --json /dev/stdout 2>/dev/null");
   EXPECT_EQ(e.code, 0) << e.out;
   EXPECT_NE(e.out.find("\"metrics_columns\""), std::string::npos) << e.out.substr(0, 300);
@@ -453,6 +557,30 @@ TEST_F(Cli, PlanAgainstARecordedRun) {
   EXPECT_NE(both.out.find("--model excludes --against"), std::string::npos) << both.out;
 }
 
+// plan --experiment FILE [--set k=v]: the experiment file is the design (the engine's units, the
+// design's schedule traced); a design option beside it is refused, not silently replaced.
+TEST_F(Cli, PlanAnExperimentFile) {
+  auto p = runCmd(bin() + " plan --experiment " + exp("tiny-synthetic.json") +
+                  " --set pipeline.stages=2 --set pipeline.microbatches=4 --json --trace " + tmp_.file("plan-trace.json"));
+  ASSERT_EQ(p.code, 0) << p.out;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j["model"], "mlp");
+  EXPECT_EQ(j["stages"], 2);
+  EXPECT_EQ(j["microbatches"], 4);
+  EXPECT_EQ(j["granularity"], "units");
+  EXPECT_EQ(j["timing"], "1f1b");  // the experiment's pipeline.timing
+  EXPECT_EQ(j["trace"]["schedule"], "gpipe");
+  auto both = runCmd(bin() + " plan --experiment " + exp("tiny-synthetic.json") + " --model cnn");
+  EXPECT_EQ(both.code, 2) << both.out;
+  EXPECT_NE(both.out.find("excludes"), std::string::npos) << both.out;
+  auto setAlone = runCmd(bin() + " plan --set pipeline.stages=2");
+  EXPECT_EQ(setAlone.code, 2) << setAlone.out;
+  EXPECT_NE(setAlone.out.find("--set requires --experiment"), std::string::npos) << setAlone.out;
+  auto invalid = runCmd(bin() + " plan --experiment " + exp("tiny-synthetic.json") + " --set pipeline.stages=7");
+  EXPECT_EQ(invalid.code, 2) << invalid.out;
+  EXPECT_NE(invalid.out.find("pipeline.stages"), std::string::npos) << invalid.out;
+}
+
 // compare: the figures of each run and ratios against the baseline, from the store.
 TEST_F(Cli, CompareTabulatesRunsWithRatiosAgainstTheBaseline) {
   for (const char* lr : {"0.05", "0.1"}) {
@@ -492,9 +620,9 @@ TEST_F(Cli, QuotesSqlAndUnicodeInNamesTagsAndNotesAreKeptVerbatim) {
   const std::string log = (dir_ / "out.log").string();
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), bin());
-    const pid_t pid = pmtest::spawnBackground(args, log);
-    const int code = pmtest::waitExit(pid, 120);
-    return std::make_pair(code, pmtest::readFile(log));
+    const pid_t pid = pm::test::spawnBackground(args, log);
+    const int code = pm::test::waitExit(pid, 120);
+    return std::make_pair(code, pm::test::readFile(log));
   };
   auto made = run({"run", exp("tiny-synthetic.json"), "--db", db_, "--quiet", "--name", name, "--tag", tag});
   ASSERT_EQ(made.first, 0) << made.second;
@@ -558,12 +686,12 @@ TEST_F(Cli, RunsImportCopiesRunsFromAnotherStore) {
 namespace {
 
 // Runs the pipemare binary with an argument vector (no shell): exit code and stdout + stderr.
-pmtest::Result runArgs(const fs::path& dir, std::vector<std::string> args) {
+pm::test::Result runArgs(const fs::path& dir, std::vector<std::string> args) {
   args.insert(args.begin(), Cli::bin());
   const std::string log = (dir / "args.log").string();
-  const pid_t pid = pmtest::spawnBackground(args, log);
-  const int code = pmtest::waitExit(pid, 120);
-  return {code, pmtest::readFile(log)};
+  const pid_t pid = pm::test::spawnBackground(args, log);
+  const int code = pm::test::waitExit(pid, 120);
+  return {code, pm::test::readFile(log)};
 }
 
 size_t occurrences(const std::string& text, const std::string& part) {

@@ -17,7 +17,7 @@
 #include "core/store/run_store.h"
 #include "tests/app/app_test_support.h"
 
-using namespace pmtest;
+using namespace pm::test;
 using Faults = AppTest;
 
 namespace {
@@ -28,15 +28,6 @@ std::vector<std::string> endlessRealRun(const std::string& db, const std::string
           "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2", "--set", "execution.mode=real",
           "--set", "training.steps=1000000", "--set", "training.log_interval=1", "--set",
           "execution.timeout_s=" + timeoutS};
-}
-
-size_t lossPoints(const std::string& db, int64_t run = 1) {
-  try {
-    pm::RunStore store(db, /*readOnly=*/true);
-    return store.loadMetric(run, "train/loss").size();
-  } catch (const std::exception&) {
-    return 0;
-  }
 }
 
 std::vector<pid_t> childrenOf(pid_t parent) {
@@ -114,8 +105,8 @@ TEST_F(Faults, WorkerKilledAtRandomPointsOver20Trials) {
     ASSERT_GT(launcher, 0);
     std::vector<pid_t> workers;
     ASSERT_TRUE(waitUntil([&] { return (workers = childrenOf(launcher)).size() == 2; }, 30)) << readFile(log);
-    // Even trials: a random moment from the workers' start (start-up, rendezvous, first steps);
-    // odd trials: a random moment after the first recorded loss (mid-training).
+    // The kill falls at a random moment. Even trials: from the workers' start (start-up,
+    // rendezvous, first steps); odd trials: after the first recorded loss (mid-training).
     if (trial % 2 == 1) {
       ASSERT_TRUE(waitUntil([&] { return lossPoints(db) > 0; }, 60)) << readFile(log);
     }
@@ -225,6 +216,7 @@ TEST_F(Faults, WriterKilledMidBatchLosesAtMostTheLastSecond) {
       std::lock_guard<std::mutex> lock(mu);
       return !announced.empty();
     }, 60));
+    // The kill falls at a random moment 1 to 3 s into the training, among the batched writes.
     std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
     ASSERT_EQ(::kill(writer, SIGKILL), 0);
     const auto killedAt = std::chrono::steady_clock::now();
@@ -312,10 +304,7 @@ TEST_F(Faults, DamagedNewerAndReadOnlyStoresAreRefusedUntouched) {
   cases.push_back({"zeroed-page.db", holed, "damaged"});
   for (const auto& c : cases) {
     const std::string path = (dir_ / c.name).string();
-    {
-      std::ofstream f(path, std::ios::binary);
-      f << c.bytes;
-    }
+    writeFile(path, c.bytes);
     for (const std::string& cmd : {std::string(" run ") + exp("tiny-synthetic.json") + " --quiet --db " + path,
                                    std::string(" --db ") + path + " runs list"}) {
       auto r = runCmd(bin() + cmd);
@@ -366,11 +355,10 @@ namespace {
 // A small two-stage experiment of `steps` steps logging every step, for the GUI to run; its path.
 std::string writeGuiRunExperiment(const fs::path& dir, int steps) {
   const std::string path = (dir / "gui-run.json").string();
-  std::ofstream f(path);
-  f << R"({"name": "from-the-gui", "model": {"name": "mlp"},
+  writeFile(path, R"({"name": "from-the-gui", "model": {"name": "mlp"},
            "data": {"dataset": "synthetic", "synthetic_samples": 512, "batch_size": 32},
            "pipeline": {"stages": 2, "microbatches": 2},
-           "training": {"steps": )" << steps << R"(, "log_interval": 1}})";
+           "training": {"steps": )" + std::to_string(steps) + R"(, "log_interval": 1}})");
   return path;
 }
 
@@ -379,7 +367,7 @@ std::string writeGuiRunExperiment(const fs::path& dir, int steps) {
 // The GUI killed with -9 while it runs an experiment: the run (a child of the GUI) goes on and
 // finishes recorded, every row present.
 TEST_F(Faults, GuiKilledDuringARunLeavesItToFinishRecorded) {
-  const std::string gui = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
+  const std::string gui = binPath("pipemare-workbench");
   if (!fs::exists(gui)) GTEST_SKIP() << "pipemare-workbench not built (PIPEMARE_BUILD_UI=OFF)";
   const std::string expFile = writeGuiRunExperiment(dir_, 600);
   setenv("QT_QPA_PLATFORM", "offscreen", 1);
@@ -406,7 +394,7 @@ TEST_F(Faults, GuiKilledDuringARunLeavesItToFinishRecorded) {
 // "leave running" (exit 0, preferences saved, its temporary folders removed) and the run, a process
 // of its own, finishes recorded.
 TEST_F(Faults, GuiTerminatedClosesCleanlyAndLeavesItsRunRecording) {
-  const std::string gui = std::string(PIPEMARE_BIN_DIR) + "/pipemare-workbench";
+  const std::string gui = binPath("pipemare-workbench");
   if (!fs::exists(gui)) GTEST_SKIP() << "pipemare-workbench not built (PIPEMARE_BUILD_UI=OFF)";
   const std::string expFile = writeGuiRunExperiment(dir_, 400);
   const fs::path tmp = dir_ / "tmp";

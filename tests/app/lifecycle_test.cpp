@@ -23,7 +23,7 @@
 #include "core/util/system_info.h"
 #include "tests/app/app_test_support.h"
 
-using namespace pmtest;
+using namespace pm::test;
 using Lifecycle = AppTest;
 
 namespace {
@@ -35,15 +35,6 @@ std::vector<std::string> longRunArgs(const std::string& db) {
           "--set", "model.name=cnn", "--set", "training.steps=80", "--set", "training.log_interval=1", "--set", "pipeline.stages=3",
           "--set", "pipeline.microbatches=4", "--set", "pipeline.schedule=pipemare", "--set", "pipemare.t1=true",
           "--set", "pipemare.t2=true", "--set", "training.trace_steps=0"};
-}
-
-size_t lossPoints(const std::string& db, int64_t run) {
-  try {
-    pm::RunStore store(db, /*readOnly=*/true);
-    return store.loadMetric(run, "train/loss").size();
-  } catch (const std::exception&) {
-    return 0;
-  }
 }
 
 }  // namespace
@@ -92,7 +83,7 @@ TEST_F(Lifecycle, SweepRunsEveryGridPointTaggedWithTheSweep) {
 }
 
 // Ctrl-C while some grid points have not started: the running point stops, the sweep exits 130
-// and names the points it never started (it waited for them forever).
+// and names the points it never started, rather than wait for them forever.
 TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
   const std::string log = (dir_ / "sweep.log").string();
   const pid_t pid = spawnBackground({bin(), "sweep", exp("tiny-synthetic.json"), "--db", db_, "--set", "training.steps=100000",
@@ -110,9 +101,9 @@ TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
   // The curve ends at the step the stop halted at (logged although not a multiple of the log
   // interval), so the stored final loss is the summary's.
   const std::string& message = runs[0].status_message;
-  const size_t at = message.find("after step ");
-  ASSERT_NE(at, std::string::npos) << message;
-  const int64_t haltStep = std::stoll(message.substr(at + 11));
+  const int64_t haltStep = runs[0].halt_step;
+  ASSERT_GT(haltStep, 0) << message;
+  EXPECT_NE(message.find("after step " + std::to_string(haltStep) + " "), std::string::npos) << message;
   const auto loss = store.loadMetric(runs[0].id, "train/loss");
   ASSERT_FALSE(loss.empty());
   EXPECT_EQ(loss.back().step, haltStep) << message;
@@ -180,8 +171,8 @@ TEST_F(Lifecycle, StoppedSweepResumesWhereItStopped) {
 }
 
 // Checkpoints belong to one run of one store: a store made anew in the same place, whose run 1 is
-// another run, cannot resume from the first store's run-1 checkpoint (it loaded those weights and
-// then deleted them); a second store beside it keeps its own checkpoint directory.
+// another run, cannot resume from the first store's run-1 checkpoint (it neither loads those
+// weights nor deletes them); a second store beside it keeps its own checkpoint directory.
 TEST_F(Lifecycle, ResumeUsesOnlyItsOwnRunsCheckpoints) {
   const std::string log = (dir_ / "run.log").string();
   const pid_t pid = spawnBackground(longRunArgs(db_), log);
@@ -214,7 +205,7 @@ TEST_F(Lifecycle, ResumeUsesOnlyItsOwnRunsCheckpoints) {
 }
 
 // A run stopped within its traced minibatches and resumed: the second session's trace continues
-// the first one's times (it restarted at 0 and overlapped it).
+// the first one's times (restarting at 0 would overlap them).
 TEST_F(Lifecycle, ResumedTraceContinuesTheFirstSessionsTimes) {
   const std::string log = (dir_ / "run.log").string();
   std::vector<std::string> args = longRunArgs(db_);
@@ -239,7 +230,7 @@ TEST_F(Lifecycle, ResumedTraceContinuesTheFirstSessionsTimes) {
 
 // A run killed some minibatches after a periodic checkpoint traces those minibatches again when it
 // resumes: the store keeps one row per (stage, action, microbatch), not the killed session's too
-// (they overlapped, inflating the Timeline's counts and the planner's fitted costs).
+// (overlapping rows would inflate the Timeline's counts and the planner's fitted costs).
 TEST_F(Lifecycle, ResumeAfterACrashKeepsOneTraceRowPerAction) {
   const std::string log = (dir_ / "run.log").string();
   std::vector<std::string> args = longRunArgs(db_);
@@ -261,13 +252,12 @@ TEST_F(Lifecycle, ResumeAfterACrashKeepsOneTraceRowPerAction) {
     EXPECT_EQ(n, 1) << "stage " << std::get<0>(key) << " " << std::get<1>(key) << " " << std::get<2>(key) << " recorded " << n << " times";
   // From the checkpoint it resumed on, every microbatch's forward and backward are there once
   // (80 minibatches of 4 microbatches). Rows before it may have been lost unflushed with the kill.
-  int64_t resumedStep = -1;
-  for (const auto& l : pm::RunStore(db_, true).loadLog(1))
-    if (const auto at = l.message.find("stage 0 resumed from "); at != std::string::npos) {
-      const auto step = l.message.find("/step-", at);
-      if (step != std::string::npos) resumedStep = std::stoll(l.message.substr(step + 6));
-    }
+  const auto resumedRun = pm::RunStore(db_, true).getRun(1);
+  ASSERT_TRUE(resumedRun);
+  const int64_t resumedStep = resumedRun->resume_step;
   ASSERT_GT(resumedStep, 0);
+  EXPECT_EQ(resumedStep % 4, 0) << "a periodic checkpoint (training.checkpoint_every=4)";
+  EXPECT_EQ(resumedRun->halt_step, 0) << "killed, not stopped: no stop checkpoint";
   for (int s = 0; s < 3; ++s)
     for (int64_t mb = resumedStep * 4 + 8; mb < 320; ++mb) {
       EXPECT_EQ(seen.count({s, "F", mb}), 1u) << "stage " << s << " F " << mb;
@@ -300,12 +290,19 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 3; }, 60)) << readFile((dir_ / "run.log").string());
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   ASSERT_EQ(waitExit(pid, 30), 130) << readFile((dir_ / "run.log").string());
+  int64_t haltStep = 0;
   {
     pm::RunStore store(db_);
     auto run = store.getRun(1);
     ASSERT_TRUE(run);
     EXPECT_EQ(run->status, "stopped");
     EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+    // The stop checkpoint's step and the partition are fields of the run.
+    haltStep = run->halt_step;
+    EXPECT_GT(haltStep, 0) << run->status_message;
+    EXPECT_NE(run->status_message.find("after step " + std::to_string(haltStep) + " "), std::string::npos) << run->status_message;
+    EXPECT_EQ(run->resume_step, 0);
+    EXPECT_EQ(run->partition.size(), 3u);
     // The stored message names the run too (runs show, the Runs tab), not only the terminal's.
     EXPECT_NE(run->status_message.find("pipemare run --resume 1)"), std::string::npos) << run->status_message;
     EXPECT_NE(readFile((dir_ / "run.log").string()).find("pipemare run --resume 1)"), std::string::npos)
@@ -324,6 +321,8 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   pm::RunStore store(db_);
   auto run = store.getRun(1);
   EXPECT_EQ(run->status, "finished");
+  EXPECT_EQ(run->resume_step, haltStep) << "the session continued from the stop checkpoint";
+  EXPECT_EQ(run->halt_step, 0);
   // The resumed session's rate counts its own samples over its own time: the summary's samples_per_s
   // times wall_s is samples - resumed_samples.
   nlohmann::json summary;
@@ -448,7 +447,7 @@ TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
   ASSERT_GT(n0, 0);
   ASSERT_GT(n1, 0);
   // A connection to node 0's event port that never says hello (a port scan, a health probe) is not
-  // a node: it failed the run ("node -1's launcher disconnected").
+  // a node: the run goes on (no "node -1's launcher disconnected" failure).
   for (int i = 0; i < 50; ++i) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in sa{};
@@ -488,8 +487,8 @@ TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
 }
 
 // Multi-node runs end the same way on every node: a node whose experiment differs is refused at
-// once on both nodes, and told why (node 1 waited out the timeout and reported a TCPStore error);
-// Ctrl-C on node 1 stops the run everywhere (node 0 recorded a failure).
+// once on both nodes, and told why (node 1 does not wait out the timeout and report a TCPStore
+// error); Ctrl-C on node 1 stops the run everywhere (node 0 records a stop, not a failure).
 TEST_F(Lifecycle, MultiNodeRunsEndTheSameWayOnEveryNode) {
   auto launcher = [&](int node, int port, const std::string& lr, const std::string& log) {
     std::vector<std::string> a{bin(), "run", exp("tiny-synthetic.json"), "--db", node == 0 ? db_ : (dir_ / "remote.db").string(),
@@ -526,7 +525,7 @@ TEST_F(Lifecycle, MultiNodeRunsEndTheSameWayOnEveryNode) {
     ASSERT_TRUE(run);
     EXPECT_EQ(run->status, "stopped") << run->status_message;
   }
-  // Node 1 never comes: node 0's failure says so (the workers' message was only a Gloo timeout).
+  // Node 1 never comes: node 0's failure says so (the workers' message alone is a Gloo timeout).
   auto alone = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --node-rank 0 --master-port " +
                       std::to_string(freePortPair()) + " --set pipeline.stages=2 --set execution.mode=real --set execution.timeout_s=3 --quiet");
   EXPECT_EQ(alone.code, 1) << alone.out;
@@ -534,8 +533,8 @@ TEST_F(Lifecycle, MultiNodeRunsEndTheSameWayOnEveryNode) {
 }
 
 // Ctrl-C (SIGINT to the whole process group, as a terminal sends it) at any moment of a real
-// run's start-up is a stop, never a failure: the workers forming their group died of it and the
-// launcher recorded "failed: stage 1 was killed by signal 2".
+// run's start-up is a stop, never a failure, also when the workers forming their group die of it
+// (not "failed: stage 1 was killed by signal 2").
 TEST_F(Lifecycle, CtrlCDuringStartUpIsAStop) {
   for (const double delay : {0.3, 0.8, 1.3, 1.8}) {
     const std::string db = (dir_ / ("startup-" + std::to_string(delay) + ".db")).string();
@@ -544,7 +543,7 @@ TEST_F(Lifecycle, CtrlCDuringStartUpIsAStop) {
                                        "pipeline.stages=2", "--set", "execution.mode=real", "--set", "training.steps=3000"},
                                       log, /*ownGroup=*/true);
     ASSERT_GT(pid, 0);
-    ::usleep(static_cast<useconds_t>(delay * 1e6));
+    ::usleep(static_cast<useconds_t>(delay * 1e6));  // the moment of the Ctrl-C in the start-up
     ASSERT_EQ(::kill(-pid, SIGINT), 0);
     EXPECT_EQ(waitExit(pid, 60), 130) << "after " << delay << " s\n" << readFile(log);
     if (fs::exists(db)) {
@@ -556,10 +555,9 @@ TEST_F(Lifecycle, CtrlCDuringStartUpIsAStop) {
 }
 
 // Workers started by hand (srun, mpirun): bad RANK / WORLD_SIZE / MASTER_PORT values are usage
-// errors at once ("RANK=abc" ran as rank 0 and timed out); SIGINT stops every stage after one
-// common minibatch with a checkpoint, each worker exits 130 (it exited 0; without a checkpoint
-// directory SIGINT was ignored) and says which --resume-step continues; the workers started
-// again with it finish.
+// errors at once ("RANK=abc" is not rank 0 timing out); SIGINT stops every stage after one
+// common minibatch with a checkpoint, each worker exits 130 (not 0) and says which --resume-step
+// continues; the workers started again with it finish.
 TEST_F(Lifecycle, WorkersStartedByHandStopAndResume) {
   const std::string cfg = (dir_ / "p2.json").string();
   {
@@ -575,7 +573,7 @@ TEST_F(Lifecycle, WorkersStartedByHandStopAndResume) {
     EXPECT_EQ(r.code, 2) << env << "\n" << r.out;
     EXPECT_NE(r.out.find("expected a whole number"), std::string::npos) << env << "\n" << r.out;
   }
-  {  // An unresolvable MASTER_ADDR names itself at once (it read as a rendezvous timeout).
+  {  // An unresolvable MASTER_ADDR names itself at once (rather than read as a rendezvous timeout).
     auto r = runCmd("env RANK=1 WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid " + bin() + " worker --config " + cfg);
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_NE(r.out.find("MASTER_ADDR"), std::string::npos) << r.out;
@@ -632,11 +630,17 @@ TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
   ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 3; }, 90)) << readFile((dir_ / "real.log").string());
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   ASSERT_EQ(waitExit(pid, 60), 130) << readFile((dir_ / "real.log").string());
+  int64_t haltStep = 0;
   {
     pm::RunStore store(db_);
     auto run = store.getRun(1);
     EXPECT_EQ(run->status, "stopped");
     EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
+    // The stages' halt step reaches the run through their stage_finished events.
+    haltStep = run->halt_step;
+    EXPECT_GT(haltStep, 0) << run->status_message;
+    EXPECT_NE(run->status_message.find("after step " + std::to_string(haltStep) + " "), std::string::npos) << run->status_message;
+    EXPECT_EQ(run->partition.size(), 3u);
     // The stored message names the run too (runs show, the Runs tab), not only the terminal's.
     EXPECT_NE(run->status_message.find("pipemare run --resume 1)"), std::string::npos) << run->status_message;
   }
@@ -649,6 +653,7 @@ TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
   ASSERT_EQ(u.code, 0) << u.out;
   pm::RunStore store(db_);
   EXPECT_EQ(store.getRun(1)->status, "finished");
+  EXPECT_EQ(store.getRun(1)->resume_step, haltStep);
   EXPECT_EQ(store.loadMetric(1, "train/loss").size(), 60u);
   for (int s = 0; s < 3; ++s) {
     const std::string a = readFile(single + "/stage" + std::to_string(s) + ".pt");
@@ -673,7 +678,7 @@ TEST_F(Lifecycle, LauncherKilledAtAnyMomentLeavesNoWorkerBehind) {
                                             "pipeline.stages=2", "--set", "execution.mode=real", "--set", "training.steps=100000"},
                                            (dir_ / "killed.log").string());
     ASSERT_GT(launcher, 0);
-    ::usleep(static_cast<useconds_t>(at * 1e6));
+    ::usleep(static_cast<useconds_t>(at * 1e6));  // the random moment of the kill
     ASSERT_EQ(::kill(launcher, SIGKILL), 0);
     ASSERT_EQ(waitExit(launcher, 10), 128 + SIGKILL);
     const double killed = pm::monotonicSeconds();
@@ -744,8 +749,8 @@ struct Forger {
 }  // namespace
 
 // A forged hello (no run secret) followed by a fake metric, a log line and a stop: node 0 refuses
-// the connection, records none of it, and the genuine run goes on to finish. (Node 0 stored the
-// fake loss and log line, and the fake stop ended the run.)
+// the connection, records none of it (neither the fake loss nor the log line), and the genuine run
+// goes on to finish (the fake stop does not end it).
 TEST_F(Lifecycle, ForgedNodeHelloIsRefusedAndTheRunGoesOn) {
   const int port = freePortPair();
   const std::vector<std::string> env{"PIPEMARE_RUN_SECRET=a-secret-every-node-of-this-run-has"};

@@ -25,22 +25,16 @@ extern char** environ;
 namespace {
 
 int runCmd(const std::string& cmd, std::string* out = nullptr) {
-  auto r = pmtest::runCmd(cmd);
+  auto r = pm::test::runCmd(cmd);
   if (out) *out = r.out;
   return r.code;
 }
 
+// A fresh directory per test, removed afterwards.
 class RealMode : public ::testing::TestWithParam<std::tuple<std::string, int, std::string>> {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pm_real_" + std::to_string(getpid()) + "_" +
-                                        std::to_string(std::hash<std::string>{}(
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name())));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  pm::test::TempDir tmp_;
+  const fs::path dir_ = tmp_.dir;
 };
 
 std::vector<torch::Tensor> load(const fs::path& file) {
@@ -69,8 +63,8 @@ void expectForwardsInPipelineOrder(const std::vector<pm::TraceRecord>& trace, do
 
 TEST_P(RealMode, SameWeightsAsSingleProcess) {
   const auto [schedule, P, extra] = GetParam();
-  const std::string bin = std::string(PIPEMARE_BIN_DIR) + "/pipemare";
-  const std::string exp = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/tiny-synthetic.json";
+  const std::string bin = pm::test::binPath("pipemare");
+  const std::string exp = pm::test::experimentPath("tiny-synthetic.json");
   const std::string db = (dir_ / "runs.db").string();
   const std::string common = " --db " + db + " --quiet --set model.name=cnn --set pipeline.stages=" + std::to_string(P) +
                              " --set pipeline.microbatches=4 --set pipeline.schedule=" + schedule +
@@ -99,21 +93,19 @@ TEST_P(RealMode, SameWeightsAsSingleProcess) {
   EXPECT_FALSE(store.loadMetric(real, "train/loss").empty());
   const auto trace = store.loadTrace(real);
   EXPECT_FALSE(trace.empty());
-  // The stages' traces share one clock (each process timed from its own start, ~3 ms apart, so
-  // many forwards started "before" the previous stage ended them).
+  // The stages' traces share one clock (were each process timed from its own start, ~3 ms apart,
+  // many forwards would start "before" the previous stage ended them).
   expectForwardsInPipelineOrder(trace, 0.0);
 }
 
 // The stages of a multi-machine run align their traces through the wall clock: forced here on one
 // machine, the forwards still come in pipeline order.
 TEST(RealModeTraceClock, WallClockPathKeepsThePipelineOrder) {
-  const fs::path dir = fs::temp_directory_path() / ("pm_real_wall_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string db = (dir / "runs.db").string();
+  const pm::test::TempDir tmp;
+  const std::string db = tmp.file("runs.db");
   std::string out;
-  ASSERT_EQ(runCmd("PIPEMARE_TRACE_CLOCK=wall " + std::string(PIPEMARE_BIN_DIR) + "/pipemare run " + std::string(PIPEMARE_SOURCE_DIR) +
-                       "/experiments/tiny-synthetic.json --db " + db +
+  ASSERT_EQ(runCmd("PIPEMARE_TRACE_CLOCK=wall " + pm::test::binPath("pipemare") + " run " +
+                       pm::test::experimentPath("tiny-synthetic.json") + " --db " + db +
                        " --quiet --set model.name=cnn --set pipeline.stages=2 --set pipeline.microbatches=4"
                        " --set training.steps=4 --set execution.mode=real --set execution.timeout_s=30",
                    &out),
@@ -122,7 +114,6 @@ TEST(RealModeTraceClock, WallClockPathKeepsThePipelineOrder) {
   // The wall and monotonic clocks are read at slightly different instants (a busy machine may
   // preempt in between): allow 2 ms; a wrong offset is off by the run's whole start-up.
   expectForwardsInPipelineOrder(pm::RunStore(db).loadTrace(1), 2e-3);
-  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -143,38 +134,28 @@ INSTANTIATE_TEST_SUITE_P(
 // A worker that dies ends the run within seconds: status failed, naming the stage and signal,
 // and what was recorded until then stays.
 TEST(RealModeFailure, KilledWorkerFailsTheRunWithoutHanging) {
-  const fs::path dir = fs::temp_directory_path() / ("pm_realkill_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string bin = std::string(PIPEMARE_BIN_DIR) + "/pipemare";
-  const std::string exp = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/tiny-synthetic.json";
+  const pm::test::TempDir tmp;
+  const fs::path& dir = tmp.dir;
+  const std::string bin = pm::test::binPath("pipemare");
+  const std::string exp = pm::test::experimentPath("tiny-synthetic.json");
   const std::string db = (dir / "runs.db").string();
-  std::vector<std::string> args{bin, "run", exp, "--db", db, "--quiet", "--set", "model.name=cnn",
-                                "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=4",
-                                "--set", "execution.mode=real", "--set", "training.steps=100000",
-                                "--set", "training.log_interval=1", "--set", "execution.timeout_s=30"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t launcher = -1;
-  ASSERT_EQ(posix_spawn(&launcher, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
+  const pid_t launcher = pm::test::spawnBackground({bin, "run", exp, "--db", db, "--quiet", "--set", "model.name=cnn",
+                                                    "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=4",
+                                                    "--set", "execution.mode=real", "--set", "training.steps=100000",
+                                                    "--set", "training.log_interval=1", "--set", "execution.timeout_s=30"},
+                                                   "/dev/null");
+  ASSERT_GT(launcher, 0);
 
   // Wait until some losses are recorded, then kill -9 the launcher's stage-1 worker.
-  bool recorded = false;
-  for (int i = 0; i < 300 && !recorded; ++i) {
-    usleep(200 * 1000);
+  const bool recorded = pm::test::waitUntil([&] {
     try {
       pm::RunStore store(db);
       auto runs = store.listRuns();
-      recorded = !runs.empty() && store.loadMetric(runs[0].id, "train/loss").size() >= 2;
+      return !runs.empty() && store.loadMetric(runs[0].id, "train/loss").size() >= 2;
     } catch (const std::exception&) {
+      return false;
     }
-  }
+  }, 60);
   ASSERT_TRUE(recorded) << "no losses recorded within 60 s";
   std::string o;
   runCmd("pgrep -P " + std::to_string(launcher) + " -f -- '[-]-rank 1 '", &o);
@@ -197,5 +178,4 @@ TEST(RealModeFailure, KilledWorkerFailsTheRunWithoutHanging) {
   EXPECT_NE(runs[0].status_message.find("SIGKILL"), std::string::npos) << runs[0].status_message;
   EXPECT_GE(store.loadMetric(runs[0].id, "train/loss").size(), 2u);  // what was recorded stays
   EXPECT_NE(::kill(worker, 0), 0);  // the worker is gone
-  fs::remove_all(dir);
 }

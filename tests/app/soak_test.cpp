@@ -5,10 +5,9 @@
 //
 // "Flat" is judged on the trend, not on one sample: the median RSS of the last fifth of the
 // post-warm-up samples against the median of the first fifth, extrapolated to the whole post-warm-up
-// span, must grow by less than 5 %. A leak
-// grows steadily, so it moves the late median; a one-off spike (an allocator arena mapped in for a
-// moment, seen once on CI as +5.05 % peak against +0.07 % in the other worker) moves neither. The
-// judgement itself is tested below on synthetic series.
+// span, must grow by less than 5 %. A leak grows steadily, so it moves the late median; a one-off
+// spike (an allocator arena mapped in for a moment: a +5.05 % peak in one worker against +0.07 % in
+// the other) moves neither. The judgement itself is tested below on synthetic series.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -21,7 +20,7 @@
 #include "core/store/run_store.h"
 #include "tests/app/app_test_support.h"
 
-using namespace pmtest;
+using namespace pm::test;
 using Soak = AppTest;
 
 namespace {

@@ -19,6 +19,7 @@
 #include "core/config/experiment.h"
 #include "core/store/run_store.h"
 #include "core/util/paths.h"
+#include "tests/support/test_support.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
@@ -32,19 +33,9 @@
 namespace fs = std::filesystem;
 
 namespace {
-const QString kPresets = QStringLiteral(PIPEMARE_SOURCE_DIR "/experiments");
-const QString kPipemare = QStringLiteral(PIPEMARE_BIN_DIR "/pipemare");
-
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    dir = fs::temp_directory_path() / ("pm_uilive_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-};
+const QString kPresets = QString::fromStdString(pm::test::sourcePath("experiments"));
+const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
+using pm::test::TempDir;
 }  // namespace
 
 TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
@@ -95,8 +86,8 @@ TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
 }
 
 // A value the format does not allow in a choice field ("PipeMare") is shown and flagged, not
-// replaced by the list's first item and called valid (which ran gpipe); saving reports a file
-// that cannot be written and names the saved file afterwards.
+// replaced by the list's first item and called valid (which would run gpipe); saving reports a
+// file that cannot be written and names the saved file afterwards.
 TEST(Designer, KeepsAndFlagsAChoiceOutsideTheListAndReportsSaveFailures) {
   pm::test::app();
   TempDir tmp;
@@ -204,7 +195,8 @@ struct LongLiveRun {
     view->setStoreWatcher(watcher.get());
     done = std::make_unique<QSignalSpy>(view.get(), &pm::ui::LiveRunView::runFinished);
     view->start(exp, title);
-    for (int i = 0; i < 600 && view->lossPoints() == 0; ++i) QTest::qWait(100);
+    // Until the first loss point, for at most 60 s: each test asserts that it came.
+    static_cast<void>(QTest::qWaitFor([this] { return view->lossPoints() > 0; }, 60000));
   }
 };
 
@@ -222,8 +214,8 @@ TEST(LiveRun, StopFromTheGui) {
   EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());
 }
 
-// The run's process killed with -9: the log names the run and says the process was killed (it
-// said "run 0: failed"), and the record reads interrupted at once (the store watcher marks it when
+// The run's process killed with -9: the log names the run (not "run 0: failed") and says the
+// process was killed, and the record reads interrupted at once (the store watcher marks it when
 // the process ends).
 TEST(LiveRun, KilledRunProcessIsExplained) {
   LongLiveRun run("to-kill");
@@ -261,8 +253,8 @@ TEST(LiveRun, BadExperimentShowsItsErrorOnce) {
 }
 
 // A language model's evaluations carry perplexity and next-byte accuracy: the plot shows
-// perplexity alone (the two shared one axis, the accuracy flat at the bottom); a classifier's
-// shows accuracy.
+// perplexity alone (on an axis shared with perplexity the accuracy would lie flat at the bottom);
+// a classifier's shows accuracy.
 TEST(LiveRun, LanguageModelsPlotPerplexityAlone) {
   pm::test::app();
   pm::ui::LiveRunView lm(kPipemare, "");
@@ -330,8 +322,7 @@ TEST(LiveRun, ClosingTheGuiWithLeaveRunningLetsTheRunFinishRecorded) {
     auto* w = new pm::ui::MainWindow(db.toStdString(), kPresets, kPipemare);
     w->setCloseAnswer("leave");
     auto* view = w->livePanel()->startRun(exp, "left running");
-    for (int i = 0; i < 600 && view->lossPoints() < 3; ++i) QTest::qWait(100);
-    ASSERT_GE(view->lossPoints(), 3u) << view->logText().toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return view->lossPoints() >= 3; }, 60000)) << view->logText().toStdString();
     ASSERT_LT(view->lossPoints(), 400u) << "the run ended before the window was closed";
     pid = view->pid();
     ASSERT_GT(pid, 0);
@@ -339,6 +330,7 @@ TEST(LiveRun, ClosingTheGuiWithLeaveRunningLetsTheRunFinishRecorded) {
     delete w;
   }
   EXPECT_EQ(::kill(static_cast<pid_t>(pid), 0), 0) << "the run ended with the window";
+  // The run's record, read every 100 ms for at most 120 s, until it ends.
   std::string status;
   for (int i = 0; i < 1200; ++i) {
     QTest::qWait(100);
@@ -399,7 +391,7 @@ TEST(PlannerPanel, ShowsTheUtilizationOfAWarmUp) {
 }
 
 // The panel plans the design's partition: explicit boundaries and "time" (FLOPs stand in) reach
-// the planner (it planned the parameter balance whatever the design said).
+// the planner, which plans them rather than the parameter balance.
 TEST(PlannerPanel, PlansTheDesignsPartition) {
   pm::test::app();
   pm::ui::PlannerPanel panel(kPipemare);
@@ -416,28 +408,6 @@ TEST(PlannerPanel, PlansTheDesignsPartition) {
   panel.setExperiment(e);
   ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
   EXPECT_EQ(panel.plan().value("partition", std::string()), "flops");
-}
-
-// The warm-up's share of the run, from epochs or, when training.steps is set, from the steps.
-TEST(PlannerPanel, WarmUpFractionFollowsEpochsOrSteps) {
-  nlohmann::json e = {{"pipemare", {{"warmup_epochs", 1}}}, {"training", {{"epochs", 4}}}};
-  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 0.25);
-  // 1 epoch of 6,000 images in minibatches of 100 = 60 of 240 steps.
-  e["training"] = {{"steps", 240}};
-  e["data"] = {{"dataset", "fashion-mnist"}, {"train_limit", 6000}, {"batch_size", 100}};
-  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 0.25);
-  e["data"] = {{"dataset", "synthetic"}, {"synthetic_samples", 1000}, {"batch_size", 100}};
-  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 10.0 / 240);
-  // Rounded as the engine rounds: 0.3 x (20 whole minibatches + a partial one of 48 >= N = 4
-  // samples) = 6.3 -> 6 of 240 steps.
-  e["pipemare"]["warmup_epochs"] = 0.3;
-  e["data"] = {{"dataset", "synthetic"}, {"synthetic_samples", 2048}, {"batch_size", 100}};
-  e["pipeline"] = {{"microbatches", 4}};
-  EXPECT_DOUBLE_EQ(pm::ui::warmupFraction(e), 6.0 / 240);
-  e["data"]["dataset"] = "text";  // the corpus decides: unknown here
-  EXPECT_EQ(pm::ui::warmupFraction(e), 0.0);
-  e["pipemare"]["warmup_epochs"] = 0;
-  EXPECT_EQ(pm::ui::warmupFraction(e), 0.0);
 }
 
 // A design the planner rejects clears what the previous design's plan showed, and says why; a
@@ -469,10 +439,8 @@ TEST(PlannerPanel, AFailedPlanClearsThePreviousOneAndSaysWhy) {
   EXPECT_TRUE(missing.statusText().contains("cannot start /nonexistent/pipemare")) << missing.statusText().toStdString();
 }
 
-// Every menu shortcut of the workbench is its own (Refresh is F5, not the platform's Ctrl+R,
-// which is Run on GNOME).
-// A design that stops validating takes its plan off the screen (it described the design before)
-// and says why; the plan comes back once the design validates again.
+// A design that stops validating takes its plan, which describes the design as it was, off the
+// screen and says why; the plan comes back once the design validates again.
 TEST(PlannerPanel, AnInvalidDesignClearsThePlan) {
   pm::test::app();
   TempDir tmp;
@@ -492,6 +460,8 @@ TEST(PlannerPanel, AnInvalidDesignClearsThePlan) {
   EXPECT_GT(w.plannerPanel()->rowCount(), 0);
 }
 
+// Every menu shortcut of the workbench is its own (Refresh is F5, not the platform's Ctrl+R,
+// which is Run on GNOME).
 TEST(MainWindowShortcuts, EveryShortcutIsUnique) {
   pm::test::app();
   TempDir tmp;

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/store/run_store.h"
+#include "tests/support/test_support.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/main/main_window.h"
 #include "ui/plots/curve_plot.h"
@@ -19,18 +20,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    dir = fs::temp_directory_path() / ("pm_ui_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-};
-}  // namespace
+using pm::test::TempDir;
 
 TEST(RunsBrowser, MainWindowListsRunsFromTheStoreAndPlotsTheSelectedOne) {
   pm::test::app();
@@ -221,7 +211,7 @@ TEST(RunsBrowser, RefreshRereadsCurvesOnlyWhileTheShownRunIsGoing) {
 }
 
 // The 2-second refresh resets the model: the keyboard's current row stays on the shown run (Down
-// jumped back to the top row). A run whose launcher died is marked interrupted by the store
+// does not jump back to the top row). A run whose launcher died is marked interrupted by the store
 // watcher when asked (at start, when a run process ends, F5), never by a refresh or a poll, and
 // the table then shows it.
 TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
@@ -246,10 +236,8 @@ TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
   EXPECT_EQ(browser.shownRun(), ids[2]);
 
   // A launcher that is gone: a child process that has exited.
-  const pid_t child = fork();
-  if (child == 0) _exit(0);
+  const pid_t child = pm::test::deadPid();
   ASSERT_GT(child, 0);
-  waitpid(child, nullptr, 0);
   int64_t dead = 0;
   {
     pm::RunStore store(db);

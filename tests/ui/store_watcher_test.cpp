@@ -23,6 +23,7 @@
 
 #include "core/store/run_store.h"
 #include "core/util/errors.h"
+#include "tests/support/test_support.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/compare/compare_view.h"
 #include "ui/main/main_window.h"
@@ -35,22 +36,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const QString kPipemare = QStringLiteral(PIPEMARE_BIN_DIR "/pipemare");
-const QString kTiny = QStringLiteral(PIPEMARE_SOURCE_DIR "/experiments/tiny-synthetic.json");
+const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
+const QString kTiny = QString::fromStdString(pm::test::experimentPath("tiny-synthetic.json"));
 const char* kConfig = R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})";
 
 // A folder of this test, by its canonical path: /proc names open files by their canonical path.
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    dir = fs::temp_directory_path() / ("pm_uiwatch_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    dir = fs::canonical(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-};
+using pm::test::TempDir;
 
 // The files of the store `db` (the file, its -wal and -shm) this process has open, as the kernel
 // names them in /proc/self/fd: a file deleted while open reads "<path> (deleted)".
@@ -93,13 +84,7 @@ QString statusShown(pm::ui::RunsBrowser* browser, int64_t id, const QString& nam
   return {};
 }
 
-// The id of a child that has exited and been reaped: no process has it.
-pid_t deadPid() {
-  const pid_t child = fork();
-  if (child == 0) _exit(0);
-  if (child > 0) waitpid(child, nullptr, 0);
-  return child;
-}
+using pm::test::deadPid;
 
 // Runs the engine (another process) with these arguments; true when it exits 0. Waits on the
 // event loop, so the window goes on polling while the child writes.
@@ -221,7 +206,7 @@ TEST(StoreWatcher, MarksDeadRunsAtStartAndWhenAskedNeverOnAPoll) {
 }
 
 // The negative control of the check below: this process opens and closes the store file by hand
-// (as a hand-written header check did) while its connection is open, which drops that
+// (as a hand-written header check would) while its connection is open, which drops that
 // connection's POSIX locks; another process then writes and, the last connection to close,
 // checkpoints and deletes the write-ahead log and its index under this process's connection.
 // /proc/self/fd shows them "(deleted)".

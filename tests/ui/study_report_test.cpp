@@ -204,7 +204,7 @@ TEST(StudyReport, QualityLongSectionShowsTheThirdEpoch) {
   EXPECT_TRUE(md.contains("| t1t2 | 0.1 | 0.8250 | 0.8450 | 0.9150 | -0.50 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("all 60,000 images, 10 epochs, lr 0.1: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-long-lr0.1.png"));
-  {  // stopped right after its epoch-3 evaluation: that evaluation is its "after epoch 3" (it showed "-")
+  {  // stopped right after its epoch-3 evaluation: that evaluation is its "after epoch 3", not "-"
     pm::RunStore store(db);
     const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
     const int64_t id = store.createRun("study-resnet20-naive [optimizer.lr=0.1]", cfg, {"study:quality-long", "optimizer.lr=0.1"});
@@ -298,7 +298,7 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
   }
   md = writeReport(dir, db);
   EXPECT_TRUE(md.contains("at the highest learning rate (0.5): diverged (met).")) << md.toStdString();
-  {  // A T1+T2 run that diverged after evaluating close to gpipe: not a result (it read "-0.50 (met)").
+  {  // A T1+T2 run that diverged after evaluating close to gpipe: not a result (not "-0.50 (met)").
     pm::RunStore store(db);
     const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
     const int64_t id = store.createRun("study-resnet20-t1t2 [optimizer.lr=0.5]", cfg, {"study:quality-n8", "optimizer.lr=0.5"});

@@ -3,14 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QFile>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "core/store/run_store.h"
+#include "tests/support/test_support.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/main/main_window.h"
 #include "ui/plots/gantt_plot.h"
@@ -25,7 +28,7 @@ using pm::ui::SweepMetric;
 
 namespace {
 
-const QString kPipemare = QStringLiteral(PIPEMARE_BIN_DIR "/pipemare");
+const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
 
 RunRecord rec(int64_t id, const std::string& lr, const std::string& stages, const std::string& status, double acc,
               double loss) {
@@ -70,11 +73,16 @@ struct SweepStore {
   }
 };
 
-// Waits until the view's planner process is done (true) or 20 s have passed (false).
+// Waits until the view's prediction has ended (true) or 20 s have passed (false): its planner is
+// done and the summary reports the outcome, the predicted timeline ("Predicted: ...") or why there
+// is none ("No prediction: ..."), a planner that could not start included.
 bool waitForPrediction(const pm::ui::TimelineView& view) {
-  for (int i = 0; i < 400 && view.predicting(); ++i) QTest::qWait(50);
-  QTest::qWait(10);  // let a queued failure report arrive
-  return !view.predicting();
+  return QTest::qWaitFor(
+      [&] {
+        const QString summary = view.predictedSummary();
+        return !view.predicting() && (summary.startsWith("Predicted: ") || summary.contains("No prediction: "));
+      },
+      20000);
 }
 
 // Two minibatches of GPipe over 2 stages, 2 microbatches, starting at t0 s: per stage F F (1 ms
@@ -92,8 +100,8 @@ void appendGpipeTrace(pm::RunStore& store, int64_t id, double t0, bool sends) {
   }
 }
 
-// pipemare's recompute run ahead (R) is drawn and counted as compute: the summary names it and its
-// time counts in the utilization (it read as communication).
+// pipemare's recompute run ahead (R) is drawn and counted as compute, not as communication: the
+// summary names it and its time counts in the utilization.
 TEST(TimelineView, RecomputeAheadCountsAsCompute) {
   pm::test::app();
   QTemporaryDir dir;
@@ -211,7 +219,7 @@ TEST(SweepGrid, PointsNotStartedAreMarked) {
 }
 
 // A sweep stopped after its first point: the view shows the recorded grid, the rest of it as
-// not started (before, only the one run's cell: a 1x1 map).
+// not started (not a 1x1 map of the one run's cell).
 TEST(SweepsView, ShowsTheRecordedGridsPointsNotStarted) {
   pm::test::app();
   QTemporaryDir dir;
@@ -298,7 +306,7 @@ TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
   stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("2")));
   EXPECT_EQ(view.grid().runAt(0, 1), fx.ids[1][1]);
   // One value shown beside a diverged run: no colour scale (a single value padded into a range
-  // read as accuracy up to 1.04); nor with only a diverged run; it comes back when values differ.
+  // would read as accuracy up to 1.04); nor with only a diverged run; it comes back when values differ.
   EXPECT_FALSE(map->scaleShown());
   ASSERT_TRUE(view.setAxes("", ""));
   auto* lrBox = view.findChild<QComboBox*>("optimizer.lr");
@@ -357,6 +365,16 @@ TEST(SweepsView, MainWindowOpensTheClickedRunInTheRunsTab) {
   EXPECT_EQ(w.runsBrowser()->selectedRunIds(), (std::vector<int64_t>{fx.ids[0][1]}));
 }
 
+// The experiment the Timeline view handed to `plan --experiment` (the file its arguments name);
+// null when there is none.
+static nlohmann::json handedExperiment(const QStringList& args) {
+  const auto i = args.indexOf("--experiment");
+  if (i < 0 || i + 1 >= args.size()) return nlohmann::json();
+  QFile f(args.at(i + 1));
+  if (!f.open(QIODevice::ReadOnly)) return nlohmann::json();
+  return nlohmann::json::parse(f.readAll().toStdString(), nullptr, false);
+}
+
 TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   pm::test::app();
   QTemporaryDir dir;
@@ -377,7 +395,7 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   view.show();
   ASSERT_EQ(view.runCount(), 1) << view.lastError();  // only the run with a trace
   EXPECT_EQ(view.currentRun(), traced);
-  // A run without a trace shows nothing and says why (it left the traced run on screen).
+  // A run without a trace shows nothing and says why, rather than leave the traced run on screen.
   EXPECT_FALSE(view.setRun(untraced));
   EXPECT_EQ(view.currentRun(), 0);
   EXPECT_EQ(view.measuredPlot()->boxCount(), 0u);
@@ -390,13 +408,17 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   EXPECT_NE(view.measuredSummary().indexOf("F 8, B 8, S 4, communication 2; utilization 0.67"), -1)
       << view.measuredSummary().toStdString();
   EXPECT_EQ(view.predictedMinibatches(), 2);  // two steps on stage 0
+  // No recorded partition: the planner gets the run's stored experiment and maps it itself.
   const QStringList args = view.planArguments();
-  ASSERT_FALSE(args.isEmpty());
-  EXPECT_EQ(args.at(args.indexOf("--model") + 1).toStdString(), "mlp");
-  EXPECT_EQ(args.at(args.indexOf("--stages") + 1).toStdString(), "2");
-  EXPECT_EQ(args.at(args.indexOf("--microbatches") + 1).toStdString(), "2");
-  EXPECT_EQ(args.at(args.indexOf("--schedule") + 1).toStdString(), "gpipe");
-  EXPECT_EQ(args.at(args.indexOf("--batch") + 1).toStdString(), "8");
+  ASSERT_TRUE(args.contains("--experiment")) << args.join(' ').toStdString();
+  EXPECT_FALSE(args.contains("--model")) << args.join(' ').toStdString();
+  const nlohmann::json handed = handedExperiment(args);
+  ASSERT_TRUE(handed.is_object()) << args.join(' ').toStdString();
+  EXPECT_EQ(handed["model"]["name"], "mlp");
+  EXPECT_EQ(handed["pipeline"]["stages"], 2);
+  EXPECT_EQ(handed["pipeline"]["microbatches"], 2);
+  EXPECT_EQ(handed["pipeline"]["schedule"], "gpipe");
+  EXPECT_EQ(handed["data"]["batch_size"], 8);
   EXPECT_EQ(args.at(args.indexOf("--trace-minibatches") + 1).toStdString(), "2");
 
   // Zoom by hand, then Fit shows everything again.
@@ -460,14 +482,18 @@ TEST(TimelineView, PlannerErrorsReadAsText) {
   pm::ui::TimelineView view(db, kPipemare);
   ASSERT_TRUE(waitForPrediction(view));
   const std::string text = view.predictedSummary().toStdString();
-  EXPECT_NE(text.find("unknown model"), std::string::npos) << text;
+  // The experiment's problem, named as the run's experiment (not the temporary file it went in).
+  EXPECT_NE(text.find("model.name"), std::string::npos) << text;
+  EXPECT_NE(text.find("nosuch"), std::string::npos) << text;
+  EXPECT_NE(text.find("the run's experiment"), std::string::npos) << text;
+  EXPECT_EQ(text.find("run-experiment.json"), std::string::npos) << text;
   EXPECT_EQ(text.find("pipemare plan:"), std::string::npos) << text;
   EXPECT_EQ(text.find('{'), std::string::npos) << text;
   EXPECT_EQ(view.predictedPlot()->boxCount(), 0u);
 }
 
-// A run whose log names its partition is predicted from its own partition, timing and measured
-// costs (`plan --against`); when that fails (here: the log's partition does not match the
+// A run with a recorded partition is predicted from its own partition, timing and measured costs
+// (`plan --against`); when that fails (here: the recorded partition does not match the
 // configuration) the view falls back to the planner's model of the configuration.
 TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
   pm::test::app();
@@ -479,11 +505,12 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
     pm::RunStore store(db);
     const char* cfg = R"({"model":{"name":"mlp"},"data":{"batch_size":8},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2},"optimizer":{"name":"sgd","lr":0.1}})";
     good = store.createRun("partitioned", cfg);
-    mismatched = store.createRun("three stages in the log", cfg);
+    mismatched = store.createRun("three stages recorded", cfg);
     for (int64_t id : {good, mismatched}) {
       // GPipe, 2 stages, 2 microbatches, 2 minibatches: F 1 ms, B 2 ms, S 1 ms per stage.
       appendGpipeTrace(store, id, 0.0, /*sends=*/false);
-      store.appendLog(id, 0.0, "info", id == good ? "partition (parameters): [0,1) [1,3)" : "partition (parameters): [0,1) [1,2) [2,3)");
+      store.setPartition(id, id == good ? std::vector<std::pair<int, int>>{{0, 1}, {1, 3}}
+                                        : std::vector<std::pair<int, int>>{{0, 1}, {1, 2}, {2, 3}});
       store.setStatus(id, "finished");
     }
     store.flush();
@@ -499,15 +526,15 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
 
   ASSERT_TRUE(view.setRun(mismatched));
   ASSERT_TRUE(waitForPrediction(view)) << view.predictedSummary().toStdString();
-  EXPECT_TRUE(view.planArguments().contains("--model")) << view.planArguments().join(' ').toStdString();
+  EXPECT_TRUE(view.planArguments().contains("--experiment")) << view.planArguments().join(' ').toStdString();
   EXPECT_FALSE(view.planArguments().contains("--against"));
   EXPECT_GT(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
 }
 
 // The chooser's minibatch count comes from the traced microbatches, not from counting optimizer
-// steps (pipedream steps per microbatch: 2 minibatches of N = 2 read as 4); the model-based
-// fallback plans the run's own timing and partition (it always planned 1F1B timing and the
-// parameter partition); an answer for a run no longer shown is dropped.
+// steps (pipedream steps per microbatch: 2 minibatches of N = 2 would read as 4); the model-based
+// fallback plans the run's own timing and partition (not always 1F1B timing and the parameter
+// partition); an answer for a run no longer shown is dropped.
 TEST(TimelineView, PipedreamTraceTimingAndStaleAnswers) {
   pm::test::app();
   QTemporaryDir dir;
@@ -517,7 +544,7 @@ TEST(TimelineView, PipedreamTraceTimingAndStaleAnswers) {
     pm::RunStore store(db);
     dream = store.createRun("pipedream", R"({"model":{"name":"mlp"},"data":{"batch_size":8},)"
                                          R"("pipeline":{"schedule":"pipedream","stages":2,"microbatches":2,"timing":"paper",)"
-                                         R"("update_interval":1,"partition":{"method":"explicit","boundaries":[0,2,3]}},)"
+                                         R"("update_interval":1,"partition":{"method":"explicit","boundaries":[2]}},)"
                                          R"("optimizer":{"name":"sgd","lr":0.1}})");
     untraced = store.createRun("no trace", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2}})");
     for (int mb = 0; mb < 4; ++mb)  // 2 minibatches of 2 microbatches, a step after each microbatch
@@ -534,15 +561,19 @@ TEST(TimelineView, PipedreamTraceTimingAndStaleAnswers) {
   pm::ui::TimelineView view(db, kPipemare);
   ASSERT_TRUE(view.setRun(dream));
   EXPECT_EQ(view.predictedMinibatches(), 2);
-  const QStringList args = view.planArguments();  // no partition in the log: the model-based plan
-  ASSERT_TRUE(args.contains("--timing")) << args.join(' ').toStdString();
-  EXPECT_EQ(args.at(args.indexOf("--timing") + 1).toStdString(), "paper");
-  ASSERT_TRUE(args.contains("--boundaries")) << args.join(' ').toStdString();
-  EXPECT_EQ(args.at(args.indexOf("--boundaries") + 1).toStdString(), "0,2,3");
-  EXPECT_EQ(args.at(args.indexOf("--update-interval") + 1).toStdString(), "1");
-  // Switch to a run without a trace while the planner works: its answer must not appear.
+  // No recorded partition: the model-based plan of the run's own experiment, timing and partition
+  // included (the planner takes them from it, with no --timing of the view's).
+  const QStringList args = view.planArguments();
+  EXPECT_FALSE(args.contains("--timing")) << args.join(' ').toStdString();
+  const nlohmann::json handed = handedExperiment(args);
+  ASSERT_TRUE(handed.is_object()) << args.join(' ').toStdString();
+  EXPECT_EQ(handed["pipeline"]["timing"], "paper");
+  EXPECT_EQ(handed["pipeline"]["partition"]["boundaries"], nlohmann::json::array({2}));
+  EXPECT_EQ(handed["pipeline"]["update_interval"], 1);
+  // Switch to a run without a trace while the planner works: its answer, once the planner has
+  // ended (and the view has had its finished() report), must not appear.
   EXPECT_FALSE(view.setRun(untraced));
-  QTest::qWait(QFile::exists(kPipemare) ? 3000 : 100);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !view.predicting(); }, 20000)) << "the planner did not end within 20 s";
   EXPECT_EQ(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
   EXPECT_EQ(view.predictedSummary().indexOf("Predicted: makespan"), -1) << view.predictedSummary().toStdString();
 }

@@ -92,7 +92,7 @@ class CompareView : public QWidget {
 
   CurvePlot* plot() const { return plot_; }
   QTreeWidget* runList() const { return runList_; }
-  // A ticked run's colour: kept while it stays ticked (ticking another run no longer recolours it).
+  // A ticked run's colour: kept while it stays ticked (ticking another run does not recolour it).
   QColor colorOf(int64_t runId) const;
   // Types into the run list's filter box (as the user would).
   void setFilterText(const QString& text);

@@ -232,7 +232,8 @@ void DesignerView::validate() {
   for (auto& [path, w] : widgets_) w->setStyleSheet(QString());
   invalidField_.clear();
   try {
-    // The place names the file being edited (its lines no longer apply: the field is flagged in place).
+    // The place names the file being edited (its line numbers do not fit the edited values: the
+    // field is flagged in place).
     experimentFromJson(currentJson(), file_.isEmpty() ? std::string("design")
                                                       : QFileInfo(file_).fileName().toStdString() + " (as edited)");
     valid_ = true;

@@ -82,7 +82,7 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
   grid->addWidget(tabbed({{utilization_, tr("utilization")}, {wait_, tr("waiting / idle")}}), 1, 0);
   grid->addWidget(tabbed({{memory_, tr("over time")}, {memoryNow_, tr("now, by category")}}), 1, 1);
   grid->addWidget(tabbed({{asyncPlot_, tr("delay")}, {lr_, tr("learning rate")}, {gap_, tr("weight gap")}}), 1, 2);
-  grid->setRowStretch(0, 1);  // the two rows share the height (the tabbed row took most of it)
+  grid->setRowStretch(0, 1);  // the two rows share the height (else the tabbed row takes most of it)
   grid->setRowStretch(1, 1);
   auto* plots = new QWidget(this);
   plots->setLayout(grid);

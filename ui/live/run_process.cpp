@@ -2,10 +2,14 @@
 
 #include <signal.h>
 
+#include <QCoreApplication>
+
 #include "core/events/event.h"
 #include "ui/store/store_watcher.h"
 
 namespace pm::ui {
+
+QString defaultPipemareBinary() { return QCoreApplication::applicationDirPath() + QStringLiteral("/pipemare"); }
 
 RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
     : QObject(parent), binary_(std::move(pipemareBinary)), db_(std::move(dbPath)), proc_(new QProcess(this)) {

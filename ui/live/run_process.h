@@ -13,6 +13,10 @@ namespace pm::ui {
 
 class StoreWatcher;
 
+// The `pipemare` executable the workbench starts (runs, plans): the one beside this program's own
+// executable, where the build puts both (build/bin). Needs a QCoreApplication.
+QString defaultPipemareBinary();
+
 class RunProcess : public QObject {
   Q_OBJECT
  public:
@@ -32,7 +36,7 @@ class RunProcess : public QObject {
   void detach();
   // The process's store connection (MainWindow's). When the child ends, before finished() is
   // emitted, the watcher marks runs whose launcher is gone as interrupted (a child killed with -9
-  // left its record "running") and refreshes, so every view shows the run's end. Without one
+  // leaves its record "running") and refreshes, so every view shows the run's end. Without one
   // (a view on its own) nothing is marked. Not used once this object is being destroyed.
   void setStoreWatcher(StoreWatcher* watcher);
 

@@ -25,6 +25,7 @@
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
 #include "ui/live/live_run_view.h"
+#include "ui/live/run_process.h"
 #include "ui/planner/planner_panel.h"
 #include "ui/runs/runs_browser.h"
 #include "ui/store/store_watcher.h"
@@ -39,8 +40,7 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
       runs_(new RunsBrowser(watcher_, this)),
       dbPath_(QString::fromStdString(dbPath)) {
   setWindowTitle(tr("PipeMare Workbench"));
-  const QString binary =
-      pipemareBinary.isEmpty() ? QCoreApplication::applicationDirPath() + QStringLiteral("/pipemare") : pipemareBinary;
+  const QString binary = pipemareBinary.isEmpty() ? defaultPipemareBinary() : pipemareBinary;
   auto* tabs = new QTabWidget(this);
   designer_ = new DesignerView(presetDir, this);
   planner_ = new PlannerPanel(binary, this);
@@ -120,7 +120,7 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   auto* quit = file->addAction(tr("&Quit"));
   quit->setShortcut(QKeySequence::Quit);
   connect(quit, &QAction::triggered, this, &QWidget::close);
-  // A permanent widget: a timed message ("no schedule trace") no longer wipes it for good.
+  // A permanent widget, which a timed message ("no schedule trace") does not hide.
   auto* storeLabel = new QLabel(tr("Store: %1").arg(QString::fromStdString(dbPath)), this);
   storeLabel->setObjectName(QStringLiteral("storeLabel"));
   storeLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -1,6 +1,5 @@
 #include "ui/planner/planner_panel.h"
 
-#include <algorithm>
 #include <QComboBox>
 #include <QFile>
 #include <QHBoxLayout>
@@ -67,7 +66,8 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
       return;
     }
     if (code != 0) {
-      showFailure(QString::fromUtf8(proc_->readAllStandardError()).trimmed());
+      // A problem of the design names the temporary file it was handed over in.
+      showFailure(QString::fromUtf8(proc_->readAllStandardError()).trimmed().replace(tmp_->filePath("design.json"), tr("the design")));
       return;
     }
     Json j = Json::parse(out.toStdString(), nullptr, false);
@@ -76,6 +76,10 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
       return;
     }
     plan_ = j;
+    // The design's own row: the schedule the planner traced for it.
+    shownSchedule_ = plan_.contains("trace") && plan_["trace"].is_object()
+                         ? QString::fromStdString(plan_["trace"].value("schedule", std::string()))
+                         : QString();
     showPlan();
     Q_EMIT planned();
   });
@@ -137,101 +141,26 @@ void PlannerPanel::setTimingModel(const QString& timing) {
   if (i >= 0) timing_->setCurrentIndex(i);
 }
 
-namespace {
-// A section of the experiment; a missing one reads as empty (the planner's defaults), not as an
-// exception.
-Json sectionOf(const Json& experiment, const char* key) {
-  const auto it = experiment.find(key);
-  return it != experiment.end() && it->is_object() ? *it : Json::object();
-}
-}  // namespace
-
-double warmupFraction(const Json& experiment) {
-  auto section = [&](const char* key) { return sectionOf(experiment, key); };
-  const double warmup = section("pipemare").value("warmup_epochs", 0.0);
-  const Json training = section("training"), data = section("data");
-  const double epochs = training.value("epochs", 1.0);
-  const double steps = training.value("steps", 0.0);
-  if (warmup <= 0) return 0;
-  if (steps <= 0) return epochs > 0 ? std::min(1.0, warmup / epochs) : 0;
-  // training.steps wins over epochs: the warm-up's minibatches over the run's, where the size of
-  // an epoch is known without reading the data.
-  const std::string dataset = data.value("dataset", std::string("fashion-mnist"));
-  double samples = 0;
-  if (dataset == "fashion-mnist") samples = 60000;
-  else if (dataset == "synthetic") samples = data.value("synthetic_samples", 2048.0);
-  else return 0;  // text: the corpus decides
-  const double limit = data.value("train_limit", 0.0);
-  if (limit > 0) samples = std::min(samples, limit);
-  // As the engine counts (TrainingPlan, StageWorker): whole minibatches per epoch, a partial last
-  // one when it holds at least N samples; the warm-up rounded to whole minibatches.
-  const auto batch = static_cast<int64_t>(std::max(1.0, data.value("batch_size", 64.0)));
-  const auto n = static_cast<int64_t>(std::max(1.0, section("pipeline").value("microbatches", 1.0)));
-  const auto count = static_cast<int64_t>(samples);
-  int64_t stepsPerEpoch = count / batch + (count % batch >= n ? 1 : 0);
-  stepsPerEpoch = std::max<int64_t>(1, stepsPerEpoch);
-  const double warmupSteps = std::min(steps, static_cast<double>(std::llround(warmup * static_cast<double>(stepsPerEpoch))));
-  return std::min(1.0, warmupSteps / steps);
-}
-
 void PlannerPanel::runPlanner() {
   if (!experiment_.is_object()) return;
   if (proc_->state() != QProcess::NotRunning) {
     debounce_->start();  // try again when the running one is done
     return;
   }
-  auto section = [this](const char* key) { return sectionOf(experiment_, key); };
-  const Json pipe = section("pipeline");
-  QString schedule = QString::fromStdString(pipe.value("schedule", std::string("gpipe")));
-  // The plan's row for this design: T2 keeps a delta per stage, recompute trades activations for
-  // compute; each is a row of its own.
-  if (schedule == "pipemare" && section("pipemare").value("t2", false)) schedule = "pipemare+T2";
-  if (schedule == "gpipe" && pipe.value("recompute", false)) schedule = "gpipe+recompute";
-  QStringList args{"plan"};
-  args << plannerDesignArgs(experiment_, schedule) << "--timing" << timing_->currentData().toString() << "--json" << "--trace"
-       << tmp_->filePath("plan-trace.json");
-  shownSchedule_ = schedule;
+  // The design as a file for `plan --experiment`: the engine maps it to the planner's inputs
+  // (partition, context, update interval, warm-up share, the design's plan row).
+  const QString designFile = tmp_->filePath("design.json");
+  QFile f(designFile);
+  const QByteArray text = QByteArray::fromStdString(experiment_.dump(2));
+  if (!tmp_->isValid() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text) != text.size()) {
+    showFailure(tr("cannot write the design to %1").arg(designFile));
+    return;
+  }
+  f.close();
+  const QStringList args{"plan",   "--experiment", designFile, "--timing", timing_->currentData().toString(),
+                         "--json", "--trace",      tmp_->filePath("plan-trace.json")};
   status_->setText(tr("planning..."));
   proc_->start(binary_, args);
-}
-
-QStringList plannerDesignArgs(const Json& experiment, const QString& scheduleRow) {
-  auto section = [&](const char* key) { return sectionOf(experiment, key); };
-  const Json opt = section("optimizer");
-  const std::string optName = opt.value("name", std::string("sgd"));
-  const QString optimizer = optName == "sgd" ? (opt.value("momentum", 0.0) > 0 ? "sgd-momentum" : "sgd") : "adam";
-  const Json pipe = section("pipeline");
-  QStringList args{"--model", QString::fromStdString(section("model").value("name", std::string("mlp"))),
-                   "--stages", QString::number(pipe.value("stages", 1)),
-                   "--microbatches", QString::number(pipe.value("microbatches", 1)),
-                   "--optimizer", optimizer,
-                   "--granularity", "units",
-                   "--schedule", scheduleRow};
-  const Json batch = section("data").value("batch_size", Json());
-  if (batch.is_number_integer()) args << "--batch" << QString::number(batch.get<int64_t>());  // else the planner's default
-  // The design's partition (the engine measures "time" as it runs: FLOPs stand in for it here) and
-  // a language model's context, which sets its activations.
-  const Json part = pipe.contains("partition") && pipe["partition"].is_object() ? pipe["partition"] : Json::object();
-  const std::string method = part.value("method", std::string("parameters"));
-  if (method == "explicit" && part.contains("boundaries") && part["boundaries"].is_array() && !part["boundaries"].empty()) {
-    QStringList b;
-    for (const auto& v : part["boundaries"]) b << QString::fromStdString(v.dump());
-    args << "--boundaries" << b.join(',');
-  } else if (method == "time") {
-    args << "--partition" << "flops";
-  }
-  const Json data = section("data");
-  if (data.contains("context") && data["context"].is_number_integer()) args << "--context" << QString::number(data["context"].get<int>());
-  const int m = pipe.value("update_interval", 1);
-  if (pipe.value("schedule", std::string()) == "pipedream-2bw") args << "--m" << QString::number(m);
-  if (pipe.value("schedule", std::string()) == "pipedream") args << "--update-interval" << QString::number(m);
-  // pipemare with a synchronous warm-up: the share of the run it takes.
-  const double warmup = section("pipemare").value("warmup_epochs", 0.0);
-  if (pipe.value("schedule", std::string()) == "pipemare" && warmup > 0) {
-    const double fraction = warmupFraction(experiment);
-    if (fraction > 0) args << "--warmup-fraction" << QString::number(fraction, 'g', 17);
-  }
-  return args;
 }
 
 int PlannerPanel::rowCount() const { return table_->rowCount(); }

@@ -2,8 +2,9 @@
 // The planner panel: what the planner predicts for the experiment being designed, before anything
 // runs: utilization, bubble, delay and versions of every schedule side by side, per-stage memory
 // as stacked bars (weights, gradients, optimizer, stash, delta, activations) and the predicted
-// timeline as a Gantt chart. It asks the engine (`pipemare plan --json --trace`) in a child
-// process, debounced, so the GUI never blocks. GUI thread only.
+// timeline as a Gantt chart. It asks the engine (`pipemare plan --experiment FILE --json --trace`
+// on the design written to a temporary file) in a child process, debounced, so the GUI never
+// blocks; the engine maps the design to the planner's inputs. GUI thread only.
 #include <QWidget>
 #include <nlohmann/json.hpp>
 
@@ -33,8 +34,8 @@ class PlannerPanel : public QWidget {
   int rowCount() const;
   size_t ganttBoxes() const;
   QString statusText() const;
-  // The plan row of the design being shown: its schedule, "pipemare+T2" with T2 on,
-  // "gpipe+recompute" with recompute ("" before the first plan).
+  // The plan row selected: first the design's own, as the planner names it (its schedule,
+  // "pipemare+T2" with T2 on, "gpipe+recompute" with recompute); "" before the first plan.
   QString selectedSchedule() const;
   // The timing model the planner uses: "1f1b" | "paper". It follows the experiment's
   // pipeline.timing whenever that changes; in between the user may pick the other.
@@ -63,19 +64,7 @@ class PlannerPanel : public QWidget {
   QTimer* debounce_;
   QProcess* proc_;
   QTemporaryDir* tmp_;
-  QString shownSchedule_;
+  QString shownSchedule_;  // the design's row, as the latest plan's trace names it
 };
-
-// The share of a pipemare run's minibatches that its synchronous warm-up takes
-// (pipemare.warmup_epochs over training.epochs, or over training.steps when that is set and the
-// size of an epoch is known without the data); 0 when there is no warm-up or it cannot be told.
-double warmupFraction(const nlohmann::json& experiment);
-
-// The `pipemare plan` options that describe an experiment's design: model, stages, microbatches,
-// batch, optimizer, `scheduleRow` (a plan row such as "pipemare+T2"), unit granularity, its
-// partition (explicit boundaries, or FLOPs standing in for a measured "time" partition), a
-// language model's context, update interval / m, and a pipemare warm-up's share. Not the timing
-// model, --json or --trace. Missing sections read as the planner's defaults.
-QStringList plannerDesignArgs(const nlohmann::json& experiment, const QString& scheduleRow);
 
 }  // namespace pm::ui

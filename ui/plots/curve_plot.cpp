@@ -15,7 +15,7 @@ namespace {
 
 // A QCustomPlot whose legend moves, at every layout (on screen and when saved at another size), to
 // the corner of the axes where it hides the fewest data points, starting from the preferred one:
-// a fixed corner covered the newest points of rising curves (accuracy) or of loss curves that
+// a fixed corner would cover the newest points of rising curves (accuracy) or of loss curves that
 // start high on the left.
 class LegendPlacingPlot : public QCustomPlot {
  public:

@@ -106,7 +106,7 @@ StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new Q
   plot_->axisRect()->insetLayout()->take(plot_->legend);
   plot_->axisRect()->insetLayout()->simplify();
   // In a holder with margins: the legend draws its frame on its outer rectangle, which at the
-  // image's edge was cut off in saved figures.
+  // image's edge would be cut off in saved figures.
   const int row = plot_->plotLayout()->rowCount();
   auto* holder = new QCPLayoutGrid;
   plot_->plotLayout()->addElement(row, 0, holder);

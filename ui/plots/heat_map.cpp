@@ -151,7 +151,7 @@ void HeatMap::redraw() {
   plot_->yAxis->setLabel(rowTitle_);
 
   // The colour scale only when cells are coloured by values that differ (one value padded into
-  // a range read as, say, accuracy up to 1.04).
+  // a range would read as, say, accuracy up to 1.04).
   const bool showScale = !scaleLabel_.isEmpty() && hi_ > lo_;
   if (showScale && !scale_->layout()) {
     plot_->plotLayout()->addElement(1, 1, scale_);

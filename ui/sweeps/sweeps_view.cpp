@@ -340,7 +340,7 @@ void SweepsView::rebuildGrid() {
     h.color = markColor(c.mark);
     if (c.mark == kNotStartedMark) {
       ++notStarted;
-      h.text = tr("not started");  // the mark alone was a dot, easy to miss
+      h.text = tr("not started");  // the mark alone, a dot, is easy to miss
       h.toolTip = tr("not started: the sweep stopped before this point\ncontinue the sweep with: pipemare sweep --resume %1")
                       .arg(currentSweep());
       cells.push_back(h);

@@ -18,7 +18,6 @@
 
 #include "core/events/event.h"
 #include "core/store/run_store.h"
-#include "ui/planner/planner_panel.h"
 #include "ui/plots/gantt_plot.h"
 #include "ui/store/store_watcher.h"
 
@@ -318,7 +317,7 @@ void TimelineView::showRun(int64_t runId) {
   measured_->setBoxes(boxes, stages);
   measuredCounts_ = actionCounts(boxes);
   // Minibatches in the measured trace: from the last microbatch stage 0 ran forward (counting
-  // optimizer steps read N times too many for pipedream, which steps per microbatch).
+  // optimizer steps would read N times too many for pipedream, which steps per microbatch).
   int64_t lastForward = -1;
   for (const auto& b : boxes)
     if (b.stage == 0 && b.action == "F") lastForward = std::max<int64_t>(lastForward, b.microbatch);
@@ -350,10 +349,10 @@ void TimelineView::startPlanner() {
   if (!againstFailed_) {
     try {
       RunStore* store = watcher_->store();
-      for (const auto& l : store ? store->loadLog(shownRun_) : std::vector<LogRecord>{})
-        if (l.message.rfind("partition", 0) == 0) against_ = true;
+      const auto rec = store ? store->getRun(shownRun_) : std::nullopt;
+      against_ = rec && !rec->partition.empty();
     } catch (const std::exception&) {
-      against_ = false;  // the model-based prediction below does not need the log
+      against_ = false;  // the model-based prediction below does not need the recorded partition
     }
   }
   plannedRun_ = shownRun_;
@@ -363,17 +362,19 @@ void TimelineView::startPlanner() {
     proc_->start(binary_, planArgs_);
     return;
   }
-  // The run's design as the Design tab would plan it (its partition, context, update interval),
-  // with the timing model the engine ran.
-  Json cfg = Json::parse(configJson_, nullptr, false);
-  if (!cfg.is_object()) cfg = Json::object();
-  const Json pipe = cfg.contains("pipeline") && cfg["pipeline"].is_object() ? cfg["pipeline"] : Json::object();
-  const QString timing = pipe.value("timing", std::string("1f1b")) == "paper" ? "paper" : "1f1b";
-  QStringList args{"plan"};
-  args << plannerDesignArgs(cfg, q(schedule_)) << "--timing" << timing << "--trace-minibatches"
-       << QString::number(minibatches_->value()) << "--json" << "--trace" << traceFile;
-  planArgs_ = args;
-  proc_->start(binary_, args);
+  // The run's experiment as a file for `plan --experiment`, as the Design tab plans a design: the
+  // engine maps it to the planner's inputs (its partition, timing, context, update interval, plan row).
+  const QString experimentFile = tmp_->filePath("run-experiment.json");
+  QFile f(experimentFile);
+  const QByteArray text = QByteArray::fromStdString(configJson_);
+  if (!tmp_->isValid() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text) != text.size()) {
+    planFailed(tr("cannot write the run's experiment to %1").arg(experimentFile));
+    return;
+  }
+  f.close();
+  planArgs_ = QStringList{"plan",   "--experiment", experimentFile, "--trace-minibatches", QString::number(minibatches_->value()),
+                          "--json", "--trace",      traceFile};
+  proc_->start(binary_, planArgs_);
 }
 
 void TimelineView::planFinished(int exitCode) {
@@ -395,7 +396,8 @@ void TimelineView::planFinished(int exitCode) {
     return;
   }
   if (exitCode != 0) {
-    planFailed(readableError(err, exitCode));
+    // A problem of the run's experiment names the temporary file it was handed over in.
+    planFailed(readableError(err, exitCode).replace(tmp_->filePath("run-experiment.json"), tr("the run's experiment")));
     return;
   }
   const Json plan = Json::parse(out.toStdString(), nullptr, false);

@@ -1,8 +1,9 @@
 #pragma once
 // The Timeline view: a stored run's measured schedule trace (what each stage did when, from the
 // store) as a Gantt chart on top, and below it the planner's predicted timeline of the same
-// experiment (`pipemare plan ... --trace FILE`, in a child process so the GUI never blocks) for
-// as many minibatches as the measured trace holds. Zoom and pan each chart with the mouse (wheel,
+// experiment (`pipemare plan --against RUN --trace FILE`, or `plan --experiment FILE --trace FILE`
+// on the run's stored experiment; in a child process so the GUI never blocks) for as many
+// minibatches as the measured trace holds. Zoom and pan each chart with the mouse (wheel,
 // drag); Fit shows all of it again. Under each chart a one-line summary: makespan, actions by kind
 // and what the shown window holds. GUI thread only; reads the store through a StoreWatcher (the
 // process's one connection) and re-reads the list of runs when the watcher reports a change.
@@ -80,9 +81,9 @@ class TimelineView : public QWidget {
   bool pending_ = false;     // a prediction was asked for while the planner was busy
   int64_t shownRun_ = 0;
   int64_t plannedRun_ = 0;  // the run the running planner was started for
-  // The prediction of a run whose log names its partition comes from `plan --against` (the run's
-  // own partition, timing and measured action costs); otherwise, or when that fails, from the
-  // planner's model of the configuration (simulated costs).
+  // The prediction of a run with a recorded partition comes from `plan --against` (the run's
+  // own partition, timing and measured action costs); otherwise, or when that fails, from
+  // `plan --experiment` on the run's stored experiment (simulated costs).
   bool against_ = false, againstFailed_ = false;
   std::string model_, schedule_, configJson_;
   bool singleMode_ = false;  // the shown run ran all stages in one process (execution.mode single)

@@ -648,8 +648,8 @@ TEST(ExperimentOverrides, ProblemsOfTheBaseAreLeftToTheCallersValidation) {
 
 // --- Files --------------------------------------------------------------------------------------------
 
-// A problem of the file itself keeps its line when --set options are given (it lost it); one an
-// override causes still names the override.
+// A problem of the file itself keeps its line when --set options are given; one an override
+// causes still names the override.
 TEST(ExperimentFile, ProblemsOfTheFileKeepTheirLineWithOverrides) {
   TempFile f("{\n  \"name\": \"x\",\n  \"data\": {\n    \"batch_size\": \"big\"\n  }\n}\n");
   EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(f.path(), {"training.steps=5"}); }, f.path() + ":4 (with --set): data.batch_size",
@@ -768,8 +768,8 @@ TEST(ExperimentNames, SchedulesAndModels) {
   EXPECT_FALSE(isAsynchronousSchedule("bogus"));
 }
 
-// JSON nested deeper than any experiment needs is a usage error naming the place: 100,000 levels
-// crashed the error message (printing the value recursed); --set values likewise.
+// JSON nested deeper than any experiment needs is a usage error naming the place, also at
+// 100,000 levels (printing the value in the error message recurses); --set values likewise.
 TEST(ExperimentErrors, DeepNestingIsRefused) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   try {

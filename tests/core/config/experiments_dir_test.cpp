@@ -10,6 +10,7 @@
 
 #include "core/config/experiment.h"
 #include "core/util/errors.h"
+#include "tests/support/test_support.h"
 
 using namespace pm;
 namespace fs = std::filesystem;
@@ -18,7 +19,7 @@ namespace {
 
 std::vector<fs::path> presetFiles() {
   std::vector<fs::path> files;
-  const fs::path dir = fs::path(PIPEMARE_SOURCE_DIR) / "experiments";
+  const fs::path dir = pm::test::sourcePath("experiments");
   std::error_code ec;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
     if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
@@ -30,7 +31,7 @@ std::vector<fs::path> presetFiles() {
 
 TEST(ExperimentsDir, EveryPresetLoadsAndValidates) {
   const auto files = presetFiles();
-  ASSERT_FALSE(files.empty()) << "no *.json files in " << PIPEMARE_SOURCE_DIR << "/experiments";
+  ASSERT_FALSE(files.empty()) << "no *.json files in " << pm::test::sourcePath("experiments");
   for (const auto& f : files) {
     SCOPED_TRACE(f.string());
     try {
@@ -44,7 +45,7 @@ TEST(ExperimentsDir, EveryPresetLoadsAndValidates) {
 }
 
 TEST(ExperimentsDir, QuickstartIsTheSmallDefault) {
-  const std::string path = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/quickstart.json";
+  const std::string path = pm::test::experimentPath("quickstart.json");
   Experiment e = loadExperimentFile(path);
   EXPECT_EQ(e.name, "quickstart");
   EXPECT_EQ(e.model.name, "mlp");
@@ -57,12 +58,9 @@ TEST(ExperimentsDir, QuickstartIsTheSmallDefault) {
 
 // The complete example in docs/experiment-format.md is valid and is exactly the normalised form.
 TEST(ExperimentsDir, DocumentedExampleIsCompleteAndValid) {
-  const std::string path = std::string(PIPEMARE_SOURCE_DIR) + "/docs/experiment-format.md";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string path = pm::test::sourcePath("docs/experiment-format.md");
+  const std::string text = pm::test::readFile(path);
+  ASSERT_FALSE(text.empty()) << "cannot read " << path;
   const std::string open = "```json\n";
   size_t begin = text.find(open);
   ASSERT_NE(begin, std::string::npos) << "no json block in " << path;

@@ -1,62 +1,30 @@
 #pragma once
-// Helpers for the data tests: a temporary directory removed at the end of the test, byte-level
-// file writing, and gzip compression (zlib) for hand-made .gz files.
+// Helpers for the data tests: byte-level file writing and reading, gzip compression (zlib) for
+// hand-made .gz files, IDX headers, and DataError checks. The temporary folder is the shared
+// pm::test::TempDir (tests/support/test_support.h).
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "core/util/errors.h"
+#include "tests/support/test_support.h"
 
 namespace pm::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "pipemare_data_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" +
-                       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-    if (info) name += std::string("_") + info->name();
-    path_ = std::filesystem::temp_directory_path() / name;
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string path() const { return path_.string(); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using pm::test::TempDir;
 
 inline void writeBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  ASSERT_TRUE(f) << path;
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f) << path;
+  pm::test::writeFile(path, std::string(bytes.begin(), bytes.end()));
 }
 
-inline void writeText(const std::string& path, const std::string& text) {
-  writeBytes(path, std::vector<uint8_t>(text.begin(), text.end()));
-}
+inline void writeText(const std::string& path, const std::string& text) { pm::test::writeFile(path, text); }
 
 inline std::vector<uint8_t> readBytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  const std::string bytes = pm::test::readFile(path);
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 
 // One complete gzip member holding `bytes`.

@@ -21,7 +21,7 @@ TEST(LrSchedule, ConstantStepCosineWarmup) {
   EXPECT_NEAR(baseLearningRate(o, 500, 1001), 0.05, 1e-12);
   EXPECT_NEAR(baseLearningRate(o, 1000, 1001), 0.0, 1e-12);  // the last step of 1001 reaches the floor
   // With a warm-up and a floor: the peak once (the warm-up's last step), then down to min_lr at the
-  // last step (it ended at 0.0145 and repeated the peak).
+  // last step (it does not stop above it, e.g. at 0.0145, nor repeat the peak).
   o.schedule.min_lr = 0.01;
   o.schedule.warmup_steps = 3;
   EXPECT_NEAR(baseLearningRate(o, 2, 10), 0.1, 1e-12);

@@ -37,6 +37,8 @@ TEST(MemoryAccounting, WeightsAndOptimizerStateEqualTensorBytes) {
 #include "core/util/system_info.h"
 
 // The BLAS report names the library that libblas.so.3 resolves to (OpenBLAS after scripts/setup.sh).
+// A test of core/util/system_info kept with the LibTorch tests: BLAS comes with LibTorch, which
+// util_test does not link.
 TEST(SystemInfo, ReportsTheLoadedBlasLibrary) {
   torch::mm(torch::randn({64, 64}), torch::randn({64, 64}));  // make sure BLAS is in use
   BlasInfo blas = loadedBlas();

@@ -12,10 +12,10 @@
 #include "core/engine/reference_training.h"
 #include "core/engine/training_plan.h"
 #include "core/models/model_zoo.h"
-#include "core/runner/local_run.h"
-#include "core/store/run_store.h"
+#include "tests/support/test_support.h"
 
 using namespace pm;
+using pm::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -35,18 +35,6 @@ Experiment tinyExperiment(const std::string& model = "mlp") {
   e.training.seed = 3;
   return e;
 }
-
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    dir = fs::temp_directory_path() / ("pm_engine_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-  std::string db() const { return (dir / "runs.db").string(); }
-};
 
 // Non-pipelined reference: the whole model, gradient accumulation over the same N microbatches
 // of the same minibatches, one optimizer step per minibatch; summed in gpipe's order for gpipe.
@@ -315,8 +303,8 @@ TEST(PipelineEngine, StageEventsReportMemoryPerStage) {
 // all N microbatches (for the mlp's first stage: its input, 784 floats per sample, and the two ReLU
 // outputs autograd saves, 2 x 512, the second being the stage output), 1f1b at most P - s + 1 = 2
 // of them at stage 0, pipemare none between forward and backward (it recomputes one at a time).
-// The old accounting (stage inputs and outputs only) counted 784 + 512 floats per sample, under the
-// lower bound below.
+// Counting stage inputs and outputs only would give 784 + 512 floats per sample, under the lower
+// bound below.
 TEST(PipelineEngine, ActivationsIncludeWhatAutogradKeeps) {
   std::map<std::string, int64_t> stage0;
   for (const std::string schedule : {"gpipe", "1f1b", "pipemare"}) {
@@ -374,45 +362,6 @@ TEST(PipelineEngine, RunSummaryCombinesTheStages) {
   EXPECT_FALSE(out.summary.contains("stage"));
 }
 
-TEST(LocalRun, RecordsTheRunAndItsMetricsInTheStore) {
-  TempDir tmp;
-  RunStore store(tmp.db());
-  LocalRunRequest req;
-  req.experiment = tinyExperiment();
-  req.runName = "slice \"quoted\" ✓";
-  LocalRunResult r = runLocally(store, req, nullptr);
-  EXPECT_EQ(r.outcome.status, "finished");
-  RunStore reader(tmp.db());
-  auto rec = reader.getRun(r.runId);
-  ASSERT_TRUE(rec.has_value());
-  EXPECT_EQ(rec->name, "slice \"quoted\" ✓");
-  EXPECT_EQ(rec->status, "finished");
-  EXPECT_EQ(rec->model, "mlp");
-  EXPECT_GT(rec->finished_at, 0);
-  auto loss = reader.loadMetric(r.runId, "train/loss");
-  ASSERT_EQ(loss.size(), 4u);
-  EXPECT_EQ(loss.back().step, 16);
-  EXPECT_FALSE(reader.loadMetric(r.runId, "eval/accuracy").empty());
-  EXPECT_FALSE(reader.loadStageMetric(r.runId, "utilization").empty());
-  EXPECT_FALSE(reader.loadStageMetric(r.runId, "mem/weights").empty());
-  EXPECT_FALSE(reader.loadTrace(r.runId).empty());
-}
-
-TEST(LocalRun, AFailingRunIsRecordedAsFailedWithItsMessage) {
-  TempDir tmp;
-  RunStore store(tmp.db());
-  LocalRunRequest req;
-  req.experiment = tinyExperiment();
-  req.experiment.data.dataset = "fashion-mnist";
-  req.experiment.data.path = (tmp.dir / "no-such-dir").string();
-  LocalRunResult r = runLocally(store, req, nullptr);
-  EXPECT_EQ(r.outcome.status, "failed");
-  auto rec = store.getRun(r.runId);
-  ASSERT_TRUE(rec);
-  EXPECT_EQ(rec->status, "failed");
-  EXPECT_NE(rec->status_message.find("no-such-dir"), std::string::npos) << rec->status_message;
-}
-
 // A partition balanced by measured time covers every unit once with P non-empty stages, and the
 // run trains with it.
 TEST(PipelineEngine, TimeBalancedPartitionIsValidAndTrains) {
@@ -443,11 +392,11 @@ TEST(PipelineEngine, TimeBalancedPartitionIsValidAndTrains) {
   EXPECT_EQ(recorded[2]["units"][1], 6);
 }
 
-// The training windows (samples/s, utilization) leave evaluation out: an evaluation after every
-// third step made the window after it read many times slower. Checked on the events' own clocks,
-// not on speeds (a busy machine, or the first step after an evaluation refilling caches, must not
-// decide it): the training time a window's samples/s implies is its wall time less the
-// evaluation's, not its whole wall time.
+// The training windows (samples/s, utilization) leave evaluation out: counted in, an evaluation
+// after every third step would make the window after it read many times slower. Checked on the
+// events' own clocks, not on speeds (a busy machine, or the first step after an evaluation
+// refilling caches, must not decide it): the training time a window's samples/s implies is its
+// wall time less the evaluation's, not its whole wall time.
 TEST(PipelineEngine, TrainingWindowsLeaveEvaluationOut) {
   Experiment e = tinyExperiment("cnn");
   e.data.synthetic_samples = 4096;  // a held-out set of 1024: each evaluation costs many steps
@@ -479,7 +428,7 @@ TEST(PipelineEngine, TrainingWindowsLeaveEvaluationOut) {
   EXPECT_GE(checked, 3);
 }
 
-// A limited text split takes windows spread over the whole text (the first K windows were one
+// A limited text split takes windows spread over the whole text (the first K windows would be one
 // corner of it: for the fortunes corpus, Star Trek quotes only).
 TEST(BatchSource, LimitedTextSamplesSpreadOverTheText) {
   TempDir tmp;

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/util/errors.h"
+#include "tests/support/test_support.h"
 
 using namespace pm;
 namespace fs = std::filesystem;
@@ -92,9 +93,8 @@ TEST(NodeLink, HelloIsAcceptedOnlyWithTheSecret) {
 }
 
 TEST(NodeLink, RunSecretSourcesAndTheirErrors) {
-  const fs::path dir = fs::temp_directory_path() / ("pm_secret_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const pm::test::TempDir tmp;
+  const fs::path& dir = tmp.dir;
   ::unsetenv(kRunSecretEnv);
   ::setenv("XDG_CONFIG_HOME", dir.c_str(), 1);
   // The default file is made once, private, and read back the same by every launcher.
@@ -127,5 +127,4 @@ TEST(NodeLink, RunSecretSourcesAndTheirErrors) {
   EXPECT_THROW(loadRunSecret((dir / "missing").string()), ConfigError);
   ::unsetenv(kRunSecretEnv);
   ::unsetenv("XDG_CONFIG_HOME");
-  fs::remove_all(dir);
 }

@@ -121,7 +121,7 @@ TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {
         EXPECT_EQ(p.maxStageTotal, maxTotal);
         EXPECT_LE(p.maxStageTotal, p.perStageMax.total());
       }
-      const auto& st0 = [&](PlanSchedule s) -> const StagePlan& { return c.plan(s).perStage[0]; };
+      const auto& st0 = [&](PlanSchedule s) -> const StagePrediction& { return c.plan(s).perStage[0]; };
       EXPECT_EQ(st0(PlanSchedule::GPipe).memory.activations, N * A);
       EXPECT_EQ(st0(PlanSchedule::GPipeRecompute).memory.activations, N * X + A);
       const int64_t F0 = t == TimingModel::Paper ? 2 * (P - 1) + 1 : P;

@@ -10,6 +10,7 @@
 #include "core/planner/chrome_trace.h"
 #include "core/planner/timeline_sim.h"
 #include "core/util/errors.h"
+#include "tests/support/test_support.h"
 
 using namespace pm;
 
@@ -175,11 +176,10 @@ TEST(TimelineSim, DeadlockAndBadCostsAreReported) {
 TEST(ChromeTrace, WritesParsableTraceEvents) {
   const int P = 3, N = 2;
   const auto r = simulateTimeline(sched(ScheduleKind::PipeMare, P, N, 2, N), uniform(P, 0.001, 0.002));
-  const auto path = std::filesystem::temp_directory_path() / ("planner_trace_" + std::to_string(::getpid()) + ".json");
-  writeChromeTrace(path.string(), r.trace, "test");
-  std::ifstream in(path);
-  const Json j = Json::parse(in);  // throws if it does not parse
-  std::filesystem::remove(path);
+  const pm::test::TempDir tmp;
+  const std::string path = tmp.file("planner_trace.json");
+  writeChromeTrace(path, r.trace, "test");
+  const Json j = Json::parse(pm::test::readFile(path));  // throws if it does not parse
   ASSERT_TRUE(j.contains("traceEvents"));
   size_t complete = 0;
   bool sawF0 = false;

@@ -4,25 +4,21 @@
 #include <sys/stat.h>
 
 #include <atomic>
-#include <filesystem>
 #include <fstream>
 
 #include "core/events/event_sink.h"
-
-namespace fs = std::filesystem;
+#include "tests/support/test_support.h"
 
 namespace {
 
 // A Ctrl-C that reaches the workers while they are still loading ends them at once (their own
 // handlers are not set yet): the run is a stop, not a failure (the killed workers) and not a
-// finished run. (When every worker was gone before the launcher's loop acted on the stop, it read
-// as finished; that ordering depends on timing and is not forced here: the workers end by SIGINT
-// at once and the stop is asked from the start.)
+// finished run, also when every worker is gone before the launcher's loop acts on the stop. That
+// ordering depends on timing and is not forced here: the workers end by SIGINT at once and the
+// stop is asked from the start.
 TEST(Launcher, WorkersEndedByCtrlCDuringStartUpMakeAStop) {
-  const fs::path dir = fs::temp_directory_path() / ("pm_launcher_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string fake = (dir / "fake-pipemare").string();
+  pm::test::TempDir tmp;
+  const std::string fake = tmp.file("fake-pipemare");
   std::ofstream(fake) << "#!/bin/sh\nkill -INT $$\n";
   ::chmod(fake.c_str(), 0755);
   pm::LaunchRequest req;
@@ -39,7 +35,33 @@ TEST(Launcher, WorkersEndedByCtrlCDuringStartUpMakeAStop) {
   const pm::RunOutcome out = pm::launchWorkers(req, sink, &stop);
   EXPECT_EQ(out.status, "stopped") << out.message;
   EXPECT_NE(out.message.find("stopped by request"), std::string::npos) << out.message;
-  fs::remove_all(dir);
+}
+
+// Stages that halted together at a stop report the step in their stage_finished events'
+// `halt_step`: the run's outcome carries it as data, with the stages' message for people.
+TEST(Launcher, StagesHaltStepIsTheOutcomesHaltStep) {
+  pm::test::TempDir tmp;
+  const std::string fake = tmp.file("fake-pipemare");
+  std::ofstream(fake) << "#!/bin/sh\n"
+                         "echo '{\"v\":1,\"type\":\"stage_finished\",\"t\":0,\"stage\":0,\"rank\":0,\"status\":\"stopped\","
+                         "\"message\":\"stopped by request after step 7 (checkpoint written: resume with pipemare run --resume)\","
+                         "\"halt_step\":7}'\n"
+                         "exit 130\n";
+  ::chmod(fake.c_str(), 0755);
+  pm::LaunchRequest req;
+  req.experiment.name = "halted";
+  req.experiment.model.name = "mlp";
+  req.experiment.pipeline.stages = 2;
+  req.experiment.pipeline.partition.method = "explicit";
+  req.experiment.pipeline.partition.boundaries = {1};
+  req.experiment.execution.mode = "real";
+  req.experiment.execution.timeout_s = 10;
+  req.workerBinary = fake;
+  pm::MemorySink sink;
+  const pm::RunOutcome out = pm::launchWorkers(req, sink, nullptr);
+  EXPECT_EQ(out.status, "stopped") << out.message;
+  EXPECT_EQ(out.haltStep, 7) << out.message;
+  EXPECT_NE(out.message.find("after step 7 (checkpoint written"), std::string::npos) << out.message;
 }
 
 }  // namespace

@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "core/events/event.h"
 #include "core/store/run_store.h"
-
-namespace fs = std::filesystem;
+#include "tests/support/test_support.h"
 
 namespace {
 
@@ -15,10 +15,8 @@ namespace {
 // checkpoint must not lose rows that a resume from it will not record again. Before it, rows wait
 // for the flushing interval (here far longer than the test).
 TEST(StoreRecorder, ACheckpointWritesTheBufferedRows) {
-  const fs::path dir = fs::temp_directory_path() / ("pm_recorder_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string db = (dir / "runs.db").string();
+  pm::test::TempDir tmp;
+  const std::string db = tmp.file("runs.db");
   pm::RunStore store(db);
   const int64_t run = store.createRun("recorded", "{}");
   pm::StoreRecorder recorder(store, run, /*flushInterval=*/3600.0);
@@ -40,7 +38,47 @@ TEST(StoreRecorder, ACheckpointWritesTheBufferedRows) {
   recorder.emit(checkpoint);
   EXPECT_EQ(visibleSteps(), 3u);
   recorder.close();
-  fs::remove_all(dir);
+}
+
+// The run's partition and halt step come from the events' structured fields, at once; a log line
+// that reads like a partition is only a line.
+TEST(StoreRecorder, StructuredFieldsBecomeFieldsOfTheRun) {
+  pm::test::TempDir tmp;
+  const std::string db = tmp.file("runs.db");
+  pm::RunStore store(db);
+  const int64_t run = store.createRun("recorded", "{}");
+  pm::StoreRecorder recorder(store, run, /*flushInterval=*/3600.0);
+  auto stored = [&] { return *pm::RunStore(db, /*readOnly=*/true).getRun(run); };
+  using Units = std::vector<std::pair<int, int>>;
+
+  pm::Json decided = pm::makeEvent(pm::ev::kLog);  // the launcher's partition (real mode)
+  decided["message"] = "partition (parameters): [0,2) [2,6)";
+  decided["partition"] = pm::Json::array({{{"stage", 0}, {"units", {0, 2}}}, {{"stage", 1}, {"units", {2, 6}}}});
+  decided["partition_method"] = "parameters";
+  recorder.emit(decided);
+  EXPECT_EQ(stored().partition, (Units{{0, 2}, {2, 6}}));
+
+  pm::Json prose = pm::makeEvent(pm::ev::kLog);
+  prose["message"] = "partition: [0,1) [1,2) [2,6)";
+  recorder.emit(prose);
+  EXPECT_EQ(stored().partition, (Units{{0, 2}, {2, 6}}));
+
+  pm::Json started = pm::makeEvent(pm::ev::kRunStarted);  // the stages' own report
+  started["partition"] = pm::Json::array({{{"stage", 0}, {"units", {0, 3}}, {"unit_names", {"a", "b", "c"}}, {"parameters", 10}},
+                                          {{"stage", 1}, {"units", {3, 6}}, {"unit_names", {"d", "e", "f"}}, {"parameters", 20}}});
+  started["partition_text"] = "[0,3) [3,6)";
+  recorder.emit(started);
+  EXPECT_EQ(stored().partition, (Units{{0, 3}, {3, 6}}));
+  EXPECT_EQ(stored().halt_step, 0);
+
+  pm::Json finished = pm::makeEvent(pm::ev::kRunFinished);
+  finished["status"] = pm::toString(pm::RunStatus::Stopped);
+  finished["message"] = "stopped by request after step 12 (checkpoint written: resume with pipemare run --resume 1)";
+  finished["summary"] = pm::Json::object();
+  finished["halt_step"] = 12;
+  recorder.emit(finished);
+  EXPECT_EQ(stored().halt_step, 12);
+  recorder.close();
 }
 
 }  // namespace

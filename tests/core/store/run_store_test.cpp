@@ -1,4 +1,4 @@
-// Tests for the SQLite run store: persistence, concurrency (WAL), migration from version 1,
+// Tests for the SQLite run store: persistence, concurrency (WAL), migration from versions 1 and 3,
 // verbatim strings, refusal of foreign / newer files, filters, cascades, dead launchers,
 // batching and integrity.
 #include <gtest/gtest.h>
@@ -18,27 +18,19 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/store/run_store.h"
 #include "core/util/errors.h"
 #include "core/util/system_info.h"
+#include "tests/support/test_support.h"
 
 using namespace pm;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string readBytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-void writeBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f << bytes;
-}
 
 // Raw sqlite3 helpers (for building old / foreign files and checking the store from outside).
 struct RawDb {
@@ -88,21 +80,11 @@ std::vector<int64_t> ids(const std::vector<RunRecord>& runs) {
 
 const char* kConfig = R"({"model":{"name":"mlp"},"pipeline":{"schedule":"pipemare","stages":4,"microbatches":8}})";
 
+// A fresh folder per test, removed afterwards.
 class RunStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "pipemare-store-test-XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    ASSERT_NE(mkdtemp(buf.data()), nullptr);
-    dir_ = buf.data();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-  std::string dir_;
+  std::string file(const std::string& name) const { return tmp_.file(name); }
+  pm::test::TempDir tmp_;
 };
 
 }  // namespace
@@ -294,7 +276,7 @@ TEST_F(RunStoreTest, MigratesVersion1Store) {
       INSERT INTO logs (run_id, time, level, message) VALUES (1, 0.5, 'info', 'started');
     )SQL");
   }
-  const std::string v1Bytes = readBytes(db);
+  const std::string v1Bytes = pm::test::readFile(db);
   // Read-only never migrates: refused, file untouched.
   try {
     RunStore ro(db, true);
@@ -302,7 +284,7 @@ TEST_F(RunStoreTest, MigratesVersion1Store) {
   } catch (const StoreError& e) {
     EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(readBytes(db), v1Bytes);
+  EXPECT_EQ(pm::test::readFile(db), v1Bytes);
 
   {
     RunStore s(db);
@@ -316,6 +298,9 @@ TEST_F(RunStoreTest, MigratesVersion1Store) {
     EXPECT_EQ(r->sweep_id, "");
     EXPECT_EQ(r->launcher_pid, 0);
     EXPECT_EQ(r->status_message, "");
+    EXPECT_TRUE(r->partition.empty()) << "its log names no partition";
+    EXPECT_EQ(r->halt_step, 0);
+    EXPECT_EQ(r->resume_step, 0);
     EXPECT_EQ(r->schedule, "gpipe");
     EXPECT_EQ(r->model, "tiny");
     EXPECT_EQ(r->stages, 2);
@@ -408,7 +393,7 @@ TEST_F(RunStoreTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
   const std::string path = file("notes.txt");
   std::string content;
   for (int i = 0; i < 100; ++i) content += "this is a plain text file, line " + std::to_string(i) + "\n";
-  writeBytes(path, content);
+  pm::test::writeFile(path, content);
   for (bool readOnly : {false, true}) {
     try {
       RunStore s(path, readOnly);
@@ -421,16 +406,16 @@ TEST_F(RunStoreTest, FileThatIsNotADatabaseIsRefusedAndUntouched) {
       EXPECT_EQ(e.kind(), ErrorKind::Usage);
       EXPECT_EQ(e.exitCode(), 2);
     }
-    EXPECT_EQ(readBytes(path), content);
+    EXPECT_EQ(pm::test::readFile(path), content);
   }
   EXPECT_FALSE(fs::exists(path + "-wal"));
   EXPECT_FALSE(fs::exists(path + "-journal"));
 
   // A short file is refused as well.
   const std::string tiny = file("tiny.db");
-  writeBytes(tiny, "SQLite");
+  pm::test::writeFile(tiny, "SQLite");
   EXPECT_THROW(RunStore s(tiny), StoreError);
-  EXPECT_EQ(readBytes(tiny), "SQLite");
+  EXPECT_EQ(pm::test::readFile(tiny), "SQLite");
 }
 
 TEST_F(RunStoreTest, NewerSchemaVersionIsRefusedAndUntouched) {
@@ -443,7 +428,7 @@ TEST_F(RunStoreTest, NewerSchemaVersionIsRefusedAndUntouched) {
     RawDb raw(db);
     raw.exec("UPDATE schema_version SET version = 7");
   }
-  const std::string bytes = readBytes(db);
+  const std::string bytes = pm::test::readFile(db);
   ASSERT_FALSE(bytes.empty());
   for (bool readOnly : {false, true}) {
     try {
@@ -456,7 +441,7 @@ TEST_F(RunStoreTest, NewerSchemaVersionIsRefusedAndUntouched) {
       EXPECT_NE(what.find("version " + std::to_string(kStoreSchemaVersion)), std::string::npos) << what;
       EXPECT_EQ(e.kind(), ErrorKind::Usage);
     }
-    EXPECT_EQ(readBytes(db), bytes);
+    EXPECT_EQ(pm::test::readFile(db), bytes);
   }
   RawDb raw(db);
   EXPECT_EQ(queryOne(raw.db, "SELECT version FROM schema_version"), "7");
@@ -468,7 +453,7 @@ TEST_F(RunStoreTest, ForeignSqliteDatabaseIsRefusedAndUntouched) {
     RawDb raw(db);
     raw.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('alice');");
   }
-  const std::string bytes = readBytes(db);
+  const std::string bytes = pm::test::readFile(db);
   try {
     RunStore s(db);
     FAIL() << "a foreign database should be refused";
@@ -478,7 +463,7 @@ TEST_F(RunStoreTest, ForeignSqliteDatabaseIsRefusedAndUntouched) {
     EXPECT_NE(what.find("users"), std::string::npos) << what;
     EXPECT_EQ(e.kind(), ErrorKind::Usage);
   }
-  EXPECT_EQ(readBytes(db), bytes);
+  EXPECT_EQ(pm::test::readFile(db), bytes);
   RawDb raw(db);
   EXPECT_EQ(queryOne(raw.db, "SELECT COUNT(*) FROM sqlite_master"), "1");
 }
@@ -623,11 +608,8 @@ TEST_F(RunStoreTest, DeleteCascadesToAllRows) {
 }
 
 TEST_F(RunStoreTest, MarksRunsOfDeadLaunchersInterrupted) {
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) _exit(0);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);  // reaped: the pid no longer exists
+  const pid_t child = pm::test::deadPid();  // reaped: no process has this id
+  ASSERT_GT(child, 0);
 
   RunStore s(file("runs.db"));
   int64_t dead = s.createRun("dead", "{}");
@@ -828,10 +810,10 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
     live = s.createRun("still running there", kConfig);
     s.markRunning(live, 4243);
   }
-  const std::string before = readBytes(b);
+  const std::string before = pm::test::readFile(b);
   RunStore s(a);
   const auto mapping = s.importRuns(b);
-  EXPECT_EQ(readBytes(b), before) << "the source is only read";
+  EXPECT_EQ(pm::test::readFile(b), before) << "the source is only read";
   ASSERT_EQ(mapping.size(), 2u);
   EXPECT_EQ(mapping[0].first, finished);
   EXPECT_EQ(mapping[1].first, live);
@@ -847,7 +829,7 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
   // The imported run's sweep definition comes along (only that one).
   EXPECT_EQ(s.sweepDefinition("sweep-7").value_or(""), R"({"grid":"there"})");
   EXPECT_FALSE(s.sweepDefinition("sweep-unused").has_value());
-  // Tags keep their given order (they came back alphabetical).
+  // Tags keep their given order (not alphabetical).
   EXPECT_EQ(r->tags, (std::vector<std::string>{"study:quality", "remote", "b-tag"}));
   EXPECT_EQ(r->config_json, std::string(kConfig));
   const auto loss = s.loadMetric(mapping[0].second, "train/loss");
@@ -869,7 +851,7 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
 
   // Bad sources: a missing file, a text file, this store itself. Nothing changes.
   const std::string text = file("notes.txt");
-  writeBytes(text, std::string(4096, 'x'));
+  pm::test::writeFile(text, std::string(4096, 'x'));
   for (const std::string& bad : {file("missing.db"), text, a}) {
     try {
       s.importRuns(bad);
@@ -907,4 +889,163 @@ TEST_F(RunStoreTest, LongLivedReaderSeesRunsRecordedLater) {
     reader.listRuns(RunFilter{});
     reader.getRun(runs[0].id);
   }
+}
+
+// A store of schema version 3 (before the run's partition, halt step and resume step were
+// columns) migrates: each old run gets them once from the text its runner wrote for people (the
+// first "partition ..." log line, a stopped run's "after step N" with a checkpoint, the latest
+// "resumed from its checkpoint after step N" line), or none; the log rows stay as they were.
+TEST_F(RunStoreTest, MigratesVersion3StoreFillingTheRunFieldsFromItsText) {
+  const std::string db = file("v3.db");
+  {
+    RawDb raw(db);
+    raw.exec(storeSchemaAt(3));
+    raw.exec(R"SQL(
+      INSERT INTO runs (name, created_at, status, status_message, config_json) VALUES
+        ('real, stopped', 1000, 'stopped',
+         'stopped by request after step 12 (checkpoint written: resume with pipemare run --resume 1)',
+         '{"pipeline":{"stages":2,"partition":{"method":"parameters"}}}'),
+        ('single, finished', 1001, 'finished', '', '{"pipeline":{"stages":3}}'),
+        ('failed before its stages started', 1002, 'failed', 'no such data file', '{}'),
+        ('stopped without a checkpoint', 1003, 'stopped', 'stopped by request after step 7 (no checkpoint written)', '{}'),
+        ('resumed twice', 1004, 'finished', '', '{}'),
+        ('stopped, no step', 1005, 'stopped', 'stopped by request', '{}');
+      INSERT INTO logs (run_id, time, level, message) VALUES
+        (1, 1.0, 'info', 'run 1 created in runs.db'),
+        (1, 2.0, 'info', 'partition (parameters): [0,2) [2,6)'),
+        (1, 3.0, 'info', 'partition: [0,2) [2,6)'),
+        (2, 1.0, 'info', 'partition: [0,1) [1,2) [2,3)'),
+        (3, 1.0, 'info', 'partitioned nothing yet'),
+        (5, 1.0, 'info', 'run 5 resumed from its checkpoint after step 8 (/tmp/ckpt)'),
+        (5, 2.0, 'info', 'run 5 resumed from its checkpoint after step 16 (/tmp/ckpt)');
+    )SQL");
+  }
+  // Read-only never migrates.
+  EXPECT_THROW({ RunStore ro(db, true); }, StoreError);
+  using Units = std::vector<std::pair<int, int>>;
+  {
+    RunStore s(db);
+    EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
+    auto r = s.getRun(1);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->partition, (Units{{0, 2}, {2, 6}}));
+    EXPECT_EQ(r->partition_method, "parameters");
+    EXPECT_EQ(r->halt_step, 12);
+    EXPECT_EQ(r->resume_step, 0);
+    EXPECT_EQ(r->runStatus(), RunStatus::Stopped);
+    EXPECT_EQ(s.loadLog(1).size(), 3u);
+    r = s.getRun(2);
+    EXPECT_EQ(r->partition, (Units{{0, 1}, {1, 2}, {2, 3}}));
+    EXPECT_EQ(r->partition_method, "");
+    EXPECT_EQ(r->halt_step, 0);
+    r = s.getRun(3);
+    EXPECT_TRUE(r->partition.empty());
+    EXPECT_EQ(r->halt_step, 0);
+    EXPECT_EQ(s.getRun(4)->halt_step, 0) << "no checkpoint was written";
+    r = s.getRun(5);
+    EXPECT_EQ(r->resume_step, 16) << "the latest session's";
+    EXPECT_EQ(r->halt_step, 0);
+    EXPECT_TRUE(r->partition.empty());
+    EXPECT_EQ(s.getRun(6)->halt_step, 0);
+    EXPECT_EQ(queryOne(s.handle(), "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(queryOne(s.handle(), "SELECT COUNT(*) FROM schema_version"), "1");
+  }
+  // Reopening changes nothing; read-only now works; the schema is a fresh store's.
+  {
+    RunStore s(db);
+    EXPECT_EQ(s.getRun(1)->partition, (Units{{0, 2}, {2, 6}}));
+    RunStore ro(db, true);
+    EXPECT_EQ(ro.getRun(5)->resume_step, 16);
+  }
+  RunStore fresh(file("fresh.db"));
+  RunStore migrated(db);
+  const char* schemaSql = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+  EXPECT_EQ(queryRows(fresh.handle(), schemaSql), queryRows(migrated.handle(), schemaSql));
+}
+
+// The partition, the halt step and the resume step are fields of the run: written, read back by
+// getRun and listRuns (also read-only), kept by a resume (partition) or cleared (halt step), and
+// carried by an import.
+TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
+  using Units = std::vector<std::pair<int, int>>;
+  const std::string db = file("runs.db");
+  int64_t run = 0;
+  {
+    RunStore s(db);
+    run = s.createRun("r", kConfig);
+    auto r = s.getRun(run);
+    EXPECT_TRUE(r->partition.empty());
+    EXPECT_EQ(r->halt_step, 0);
+    EXPECT_EQ(r->resume_step, 0);
+    s.markRunning(run, 4242);
+    s.setPartition(run, {{0, 1}, {1, 3}, {3, 4}, {4, 6}});
+    s.setHaltStep(run, 40);
+    s.setStatus(run, RunStatus::Stopped, "stopped by request after step 40");
+  }
+  {
+    RunStore ro(db, true);
+    auto r = ro.getRun(run);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->partition, (Units{{0, 1}, {1, 3}, {3, 4}, {4, 6}}));
+    EXPECT_EQ(r->halt_step, 40);
+    EXPECT_EQ(r->status, "stopped");
+    EXPECT_GT(r->finished_at, 0);
+    EXPECT_EQ(ro.listRuns().at(0).partition, r->partition);
+    EXPECT_EQ(ro.listRuns().at(0).halt_step, 40);
+    EXPECT_EQ(queryOne(ro.handle(), "SELECT partition_units FROM runs"), "[[0,1],[1,3],[3,4],[4,6]]");
+  }
+  RunStore s(db);
+  s.markResumed(run, 4243, 40);
+  auto r = s.getRun(run);
+  EXPECT_EQ(r->status, "running");
+  EXPECT_EQ(r->resume_step, 40);
+  EXPECT_EQ(r->halt_step, 0) << "a running run has no stop checkpoint";
+  EXPECT_EQ(r->partition, (Units{{0, 1}, {1, 3}, {3, 4}, {4, 6}}));
+  EXPECT_EQ(r->status_message, "");
+  s.setStatus(run, RunStatus::Finished);
+  EXPECT_EQ(s.getRun(run)->status, "finished");
+
+  RunStore other(file("other.db"));
+  const auto mapping = other.importRuns(db);
+  ASSERT_EQ(mapping.size(), 1u);
+  r = other.getRun(mapping[0].second);
+  EXPECT_EQ(r->partition, (Units{{0, 1}, {1, 3}, {3, 4}, {4, 6}}));
+  EXPECT_EQ(r->resume_step, 40);
+
+  // Damaged text reads as no partition; an empty one clears it.
+  RawDb(db).exec("UPDATE runs SET partition_units = '[[0,1],\"x\"]'");
+  EXPECT_TRUE(s.getRun(run)->partition.empty());
+  s.setPartition(run, {{0, 6}});
+  EXPECT_EQ(s.getRun(run)->partition, (Units{{0, 6}}));
+  s.setPartition(run, {});
+  EXPECT_TRUE(s.getRun(run)->partition.empty());
+  EXPECT_THROW(s.setPartition(run + 100, {{0, 1}}), StoreError);
+  EXPECT_THROW(s.setHaltStep(run + 100, 1), StoreError);
+  EXPECT_THROW(s.markResumed(run + 100, 1, 1), StoreError);
+}
+
+// RunStatus names are the strings the store keeps (and the events carry), one each way.
+TEST(RunStatusNames, RoundTripAndClassify) {
+  const std::vector<std::pair<RunStatus, std::string>> all{
+      {RunStatus::Created, "created"},   {RunStatus::Running, "running"}, {RunStatus::Finished, "finished"},
+      {RunStatus::Stopped, "stopped"},   {RunStatus::Failed, "failed"},   {RunStatus::Diverged, "diverged"},
+      {RunStatus::Interrupted, "interrupted"}};
+  for (const auto& [status, name] : all) {
+    EXPECT_EQ(toString(status), name);
+    EXPECT_EQ(parseRunStatus(name), status) << name;
+    EXPECT_EQ(isTerminalStatus(name), isTerminal(status)) << name;
+  }
+  for (const char* other : {"", "Finished", "completed", "running ", "bogus"}) {
+    EXPECT_FALSE(parseRunStatus(other).has_value()) << other;
+    EXPECT_FALSE(isTerminalStatus(other)) << other;
+  }
+  EXPECT_FALSE(isTerminal(RunStatus::Created));
+  EXPECT_FALSE(isTerminal(RunStatus::Running));
+  EXPECT_TRUE(isTerminal(RunStatus::Interrupted));
+  EXPECT_TRUE(isResumable(RunStatus::Stopped));
+  EXPECT_TRUE(isResumable(RunStatus::Failed));
+  EXPECT_TRUE(isResumable(RunStatus::Interrupted));
+  EXPECT_FALSE(isResumable(RunStatus::Finished));
+  EXPECT_FALSE(isResumable(RunStatus::Diverged));
+  EXPECT_FALSE(isResumable(RunStatus::Running));
 }

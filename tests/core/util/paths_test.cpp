@@ -9,6 +9,7 @@
 
 #include "core/util/errors.h"
 #include "core/util/paths.h"
+#include "tests/support/test_support.h"
 
 namespace fs = std::filesystem;
 
@@ -17,14 +18,8 @@ namespace {
 // A fresh directory per test, removed afterwards.
 class EnsureParentDirectory : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pm_paths_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  pm::test::TempDir tmp_;
+  const fs::path dir_ = tmp_.dir;
 };
 
 }  // namespace

@@ -1,18 +1,20 @@
 #pragma once
 // `pipemare plan`: profile a model, plan every schedule analytically, print the comparison
-// (text or JSON), optionally simulate one schedule's timeline into a Chrome trace.
+// (text or JSON), optionally simulate one schedule's timeline into a Chrome trace. The design is
+// given option by option, or as an experiment file (`--experiment FILE`, mapped by
+// core/planner/plan_design).
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace pm {
+namespace pm::cli {
 
 struct PlanOptions {
   std::string model = "resnet50";        // a model of the zoo
   int stages = 0;                         // P; 0 = one stage per weight layer / per unit
   int microbatches = 8;                   // N
   std::string optimizer = "sgd-momentum"; // sgd | sgd-momentum | adam
-  std::string timing = "paper";           // paper | 1f1b
+  std::string timing;                     // paper | 1f1b; "" = the experiment's pipeline.timing, or paper
   std::string granularity = "layers";     // layers: one stage per weight layer (P < layers: grouped by
                                           // parameters) | units: the engine partition by parameters
   bool json = false;                      // print JSON instead of the table
@@ -34,12 +36,18 @@ struct PlanOptions {
   // stages 1..P-1; given, they win).
   std::string partition = "parameters";
   std::vector<int> boundaries;
+  // An experiment file (with `key=value` overrides, as `run --set`) whose design replaces the
+  // design fields above (model, stages, microbatches, batch, optimizer, granularity = units,
+  // schedule = the design's plan row, context, update interval, m, warm-up share, partition);
+  // timing too unless given. "" = the fields as given.
+  std::string experiment;
+  std::vector<std::string> overrides;
 };
 
 // Returns 0, 2 for bad input (unknown model / schedule / optimizer / timing / granularity,
-// stages > weight layers or units, N < 1, ...) with "pipemare plan: <place>: <problem>" on `err`,
-// 1 when the trace cannot be written.
+// stages > weight layers or units, N < 1, an experiment file that does not validate, ...) with
+// "pipemare plan: <place>: <problem>" on `err`, 1 when the trace cannot be written.
 int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err);
 int planCommand(const PlanOptions& o);  // std::cout / std::cerr
 
-}  // namespace pm
+}  // namespace pm::cli

@@ -6,10 +6,11 @@
 
 #include <unistd.h>
 
+#include "core/cli/plan.h"
 #include "core/events/event.h"
-#include "core/planner/plan_command.h"
 
 using namespace pm;
+using namespace pm::cli;
 
 namespace {
 
@@ -198,4 +199,78 @@ TEST(PlanCommand, BadInputReturns2WithAMessage) {
   ok.model = "mlp";
   ok.stages = 0;  // one per weight layer
   EXPECT_EQ(plan(ok).code, 0);
+}
+
+// plan --experiment FILE: the design comes from the experiment through plan_design, and the output
+// is the flag-based plan's of the same design (the design's row traced, its partition, the
+// warm-up's share of the run). 1 warm-up epoch of 4 of Fashion-MNIST's 60,000 images in
+// minibatches of 128 (469 a epoch, the last one partial): 469 of 1,876 minibatches.
+TEST(PlanCommand, AnExperimentFilePlansAsItsFlagsDo) {
+  const auto dir = std::filesystem::temp_directory_path() / ("plan_experiment_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "design.json").string(), trace = (dir / "trace.json").string();
+  {
+    std::ofstream f(file);
+    f << R"({"model": {"name": "cnn"}, "data": {"batch_size": 128},
+             "pipeline": {"schedule": "pipemare", "stages": 2, "microbatches": 8,
+                          "partition": {"method": "explicit", "boundaries": [3]}},
+             "pipemare": {"t2": true, "warmup_epochs": 1},
+             "optimizer": {"name": "sgd", "momentum": 0.9}, "training": {"epochs": 4}})";
+  }
+  PlanOptions fromFile;
+  fromFile.experiment = file;
+  fromFile.json = true;
+  fromFile.traceFile = trace;
+  const auto a = plan(fromFile);
+  ASSERT_EQ(a.code, 0) << a.err;
+
+  PlanOptions flags;
+  flags.model = "cnn";
+  flags.stages = 2;
+  flags.microbatches = 8;
+  flags.batch = 128;
+  flags.optimizer = "sgd-momentum";
+  flags.timing = "1f1b";
+  flags.granularity = "units";
+  flags.schedule = "pipemare+T2";
+  flags.boundaries = {3};
+  flags.warmupFraction = 469.0 / 1876.0;
+  flags.json = true;
+  flags.traceFile = trace;
+  const auto b = plan(flags);
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  const Json j = Json::parse(a.out);
+  EXPECT_EQ(j["trace"]["schedule"], "pipemare+T2");
+  EXPECT_EQ(j["partition"], "explicit");
+  EXPECT_EQ(j["timing"], "1f1b");
+  EXPECT_DOUBLE_EQ(j["warmup_fraction"].get<double>(), 0.25);
+
+  // A timing model asked for wins over the experiment's; --set overrides a field.
+  fromFile.timing = "paper";
+  fromFile.overrides = {"pipeline.microbatches=4"};
+  const auto c = plan(fromFile);
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Json k = Json::parse(c.out);
+  EXPECT_EQ(k["timing"], "paper");
+  EXPECT_EQ(k["microbatches"], 4);
+
+  // An experiment that does not validate, a missing file, --set without an experiment: exit 2.
+  fromFile.timing.clear();
+  fromFile.overrides = {"pipeline.stages=9"};
+  auto bad = plan(fromFile);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("pipeline.stages"), std::string::npos) << bad.err;
+  fromFile.overrides.clear();
+  fromFile.experiment = (dir / "missing.json").string();
+  bad = plan(fromFile);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("missing.json"), std::string::npos) << bad.err;
+  PlanOptions setAlone;
+  setAlone.model = "mlp";
+  setAlone.overrides = {"pipeline.stages=2"};
+  bad = plan(setAlone);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--set: applies to --experiment only"), std::string::npos) << bad.err;
+  std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,212 @@
+#include "core/cli/plan.h"
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+#include "core/config/experiment.h"
+#include "core/pipeline/partition.h"
+#include "core/planner/analytic_planner.h"
+#include "core/planner/chrome_trace.h"
+#include "core/planner/model_profile.h"
+#include "core/planner/plan_design.h"
+#include "core/planner/plan_report.h"
+#include "core/planner/timeline_sim.h"
+#include "core/util/errors.h"
+
+namespace pm::cli {
+
+namespace {
+
+// Bad input: exit code 2.
+struct Usage : std::runtime_error {
+  Usage(const std::string& place, const std::string& problem) : std::runtime_error(place + ": " + problem) {}
+};
+
+template <class F>
+auto parse(const std::string& place, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw Usage(place, e.what());
+  }
+}
+
+// What the options name: the planner's spec, the granularity and the schedule of the trace.
+struct ParsedOptions {
+  PlanSpec spec;
+  Granularity granularity = Granularity::Layers;
+  PlanSchedule traceSchedule = PlanSchedule::PipeMare;
+};
+
+// The numbers' ranges and the options that go together, before the model is profiled.
+void checkNumbers(const PlanOptions& o, Granularity gran) {
+  if (o.microbatches < 1) throw Usage("--microbatches", "expected N >= 1, found " + std::to_string(o.microbatches));
+  if (o.stages < 0) throw Usage("--stages", "expected P >= 1 (or 0 for the most), found " + std::to_string(o.stages));
+  if (o.batch < 0 || (o.batch > 0 && o.batch < o.microbatches))
+    throw Usage("--batch", "expected a minibatch of at least N = " + std::to_string(o.microbatches) +
+                               " samples (or 0 for one sample per microbatch), found " + std::to_string(o.batch));
+  if (o.updateInterval < 0) throw Usage("--update-interval", "expected >= 1 (or 0 for N)");
+  if (o.traceMinibatches < 1) throw Usage("--trace-minibatches", "expected >= 1");
+  if (!(o.warmupFraction >= 0 && o.warmupFraction <= 1)) {
+    char found[32];
+    std::snprintf(found, sizeof found, "%g", o.warmupFraction);
+    throw Usage("--warmup-fraction", std::string("expected a share of the minibatches in [0, 1], found ") + found);
+  }
+  if (!(o.flopsPerSecond > 0)) throw Usage("--flops", "expected a FLOP rate > 0");
+  if (o.partition != "parameters" && o.partition != "flops")
+    throw Usage("--partition", "expected parameters or flops (or --boundaries), found \"" + o.partition + "\"");
+  if ((!o.boundaries.empty() || o.partition != "parameters") && gran != Granularity::Units)
+    throw Usage(o.boundaries.empty() ? "--partition" : "--boundaries", "applies to --granularity units only");
+  const int maxContext = o.model == "charlm" ? 128 : 4096;  // as data.context (charlm's positions: 128)
+  if (o.context < 8 || o.context > maxContext)
+    throw Usage("--context", "expected a sequence length in 8.." + std::to_string(maxContext) + (o.model == "charlm" ? " for charlm" : "") +
+                                 ", found " + std::to_string(o.context));
+  if (!(o.linkLatency >= 0) || !(o.linkBandwidth >= 0)) throw Usage("--link", "latency and bandwidth must be >= 0");
+}
+
+ParsedOptions parseOptions(const PlanOptions& o) {
+  ParsedOptions p;
+  p.spec.timing = parse("--timing", [&] { return timingFromName(o.timing); });
+  p.spec.optimizer = parse("--optimizer", [&] { return optimizerFromName(o.optimizer); });
+  p.granularity = parse("--granularity", [&] { return granularityFromName(o.granularity); });
+  p.traceSchedule = parse("--schedule", [&] { return planScheduleFromName(o.schedule); });
+  checkNumbers(o, p.granularity);
+  p.spec.microbatches = o.microbatches;
+  p.spec.updateInterval = o.updateInterval;
+  p.spec.m = o.m;
+  p.spec.warmupFraction = o.warmupFraction;
+  return p;
+}
+
+// The options with the design filled in: an experiment file's (plan_design), else as given. The
+// timing model is the experiment's unless one was asked for; without either, the paper's.
+PlanOptions resolveDesign(const PlanOptions& given) {
+  PlanOptions o = given;
+  if (o.experiment.empty()) {
+    if (!o.overrides.empty()) throw Usage("--set", "applies to --experiment only");
+    if (o.timing.empty()) o.timing = "paper";
+    return o;
+  }
+  const Experiment e = loadExperimentFile(o.experiment, o.overrides);  // ConfigError: exit 2
+  const PlanDesign d = planDesign(e, knownTrainSamples(e));
+  o.model = d.model;
+  o.stages = d.stages;
+  o.microbatches = d.microbatches;
+  o.batch = d.batch;
+  o.context = d.context;
+  o.optimizer = optimizerName(d.optimizer);
+  if (o.timing.empty()) o.timing = timingName(d.timing);
+  o.granularity = "units";  // the engine's stages: the model's partitionable units
+  o.schedule = planScheduleName(d.schedule);
+  o.updateInterval = d.updateInterval;
+  o.m = d.m;
+  o.warmupFraction = d.warmupFraction;
+  o.boundaries.clear();
+  o.partition = "parameters";
+  if (d.partition == PlanPartition::Explicit)
+    o.boundaries = d.boundaries;
+  else
+    o.partition = planPartitionName(d.partition);
+  return o;
+}
+
+// P: the stages asked for (0: as many as the model has weight layers or units).
+int stageCount(const PlanOptions& o, const ModelProfile& prof, Granularity gran) {
+  const int available = static_cast<int>(gran == Granularity::Layers ? prof.layers.size() : prof.units.size());
+  const int P = o.stages == 0 ? available : o.stages;
+  if (P > available)
+    throw Usage("--stages", "model " + o.model + " has " + std::to_string(available) +
+                                (gran == Granularity::Layers ? " weight layers" : " partitionable units") +
+                                ", cannot make " + std::to_string(P) + " stages");
+  if (o.m != 0 && o.m < P)
+    throw Usage("--m", "pipedream-2bw needs m >= P = " + std::to_string(P) + ", found " + std::to_string(o.m));
+  return P;
+}
+
+// The report's stages: the units split as --boundaries or --partition say, or the weight layers
+// (one per stage, or grouped by parameters into P stages).
+void planStages(const PlanOptions& o, const ModelProfile& prof, int P, PlanReport& report) {
+  if (report.granularity == Granularity::Layers) {
+    if (P == static_cast<int>(prof.layers.size()))
+      report.stages = layerStages(prof, report.samplesPerMicrobatch);
+    else
+      report.stages = layerStages(prof, layerParameterPartition(prof, P), report.samplesPerMicrobatch);
+    return;
+  }
+  Partition part;
+  if (!o.boundaries.empty()) {
+    try {
+      part = explicitPartition(o.boundaries, static_cast<int>(prof.units.size()), P);
+    } catch (const std::invalid_argument& ex) {
+      throw Usage("--boundaries", ex.what());
+    }
+    report.partition = "explicit";
+  } else if (o.partition == "flops") {
+    std::vector<double> costs;
+    for (const auto& u : prof.units) costs.push_back(u.flops);
+    part = balancedPartition(costs, P);
+    report.partition = "flops";
+  } else {
+    part = parameterPartition(prof, P);
+  }
+  report.stages = unitStages(prof, part, report.samplesPerMicrobatch);
+}
+
+// --trace FILE: simulates the trace schedule over the report's stages and writes its timeline.
+void writeTrace(const PlanOptions& o, const ParsedOptions& p, int P, PlanReport& report) {
+  const DelayParams dp = delayParams(p.traceSchedule, P, p.spec);
+  const ScheduleParams sp = engineScheduleParams(dp, o.traceMinibatches);
+  const SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
+  const SimResult sim = simulateTimeline(sp, costs);
+  const std::string label = planScheduleName(p.traceSchedule) + ", " + o.model + ", P=" + std::to_string(P) +
+                            ", N=" + std::to_string(o.microbatches);
+  writeChromeTrace(o.traceFile, sim.trace, label);  // EngineError (exit 1) when it cannot be written
+  report.trace = PlanTraceInfo{o.traceFile, planScheduleName(p.traceSchedule), o.traceMinibatches, sim.makespan,
+                               sim.meanUtilization};
+}
+
+int run(const PlanOptions& given, std::ostream& out) {
+  const PlanOptions o = resolveDesign(given);
+  const ParsedOptions p = parseOptions(o);
+  const ModelProfile& prof = cachedModelProfile(o.model, o.context);  // ConfigError: unknown model
+  const int P = stageCount(o, prof, p.granularity);
+
+  PlanReport report;
+  report.model = o.model;
+  report.granularity = p.granularity;
+  report.samplesPerMicrobatch = o.batch == 0 ? 1 : samplesPerMicrobatch(o.batch, o.microbatches);
+  planStages(o, prof, P, report);
+  report.comparison = planAll(report.stages, p.spec);
+  if (!o.traceFile.empty()) writeTrace(o, p, P, report);
+
+  if (o.json)
+    out << planReportJson(report).dump(2) << "\n";
+  else
+    printPlanReport(out, report);
+  return 0;
+}
+
+}  // namespace
+
+int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    return run(o, out);
+  } catch (const Usage& e) {
+    err << "pipemare plan: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    err << "pipemare plan: " << e.place() << ": " << e.problem() << "\n";
+    return e.exitCode();
+  } catch (const std::invalid_argument& e) {
+    err << "pipemare plan: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "pipemare plan: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int planCommand(const PlanOptions& o) { return planCommand(o, std::cout, std::cerr); }
+
+}  // namespace pm::cli
