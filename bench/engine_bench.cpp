@@ -48,18 +48,18 @@ using namespace pm;
 
 namespace {
 
-Experiment cnnExperiment(int stages, int N, const std::string& schedule, int64_t steps) {
+Experiment cnnExperiment(int stages, int N, ScheduleKind schedule, int64_t steps) {
   Experiment e;
   e.name = "bench";
   e.model.name = "cnn";
-  e.data.dataset = "fashion-mnist";
+  e.data.dataset = DatasetKind::FashionMnist;
   e.data.batch_size = 128;
   e.data.train_limit = 128 * (steps + 1);
   e.data.eval_limit = 256;
   e.pipeline.stages = stages;
   e.pipeline.microbatches = N;
   e.pipeline.schedule = schedule;
-  e.pipeline.partition.method = "explicit";
+  e.pipeline.partition.method = PartitionMethod::Explicit;
   if (stages == 2) e.pipeline.partition.boundaries = {2};  // conv1-2 | conv3, conv4, fc1, fc2 (time-balanced)
   e.optimizer.lr = 0.05;
   e.optimizer.momentum = 0.9;
@@ -68,7 +68,7 @@ Experiment cnnExperiment(int stages, int N, const std::string& schedule, int64_t
   e.training.eval_interval = 100000;  // evaluate only at the end
   e.training.trace_steps = 12;  // for the planner comparison (plan --against uses the trace's action costs)
   e.execution.threads_per_stage = 1;
-  e.execution.mode = stages > 1 ? "real" : "single";
+  e.execution.mode = stages > 1 ? ExecutionMode::Real : ExecutionMode::Single;
   return e;
 }
 
@@ -108,7 +108,7 @@ Measured measure(const std::vector<Json>& events, int stages) {
 
 // P = 1 runs in this process; real runs go through runLocally into `store` (for plan --against).
 Measured runEngine(const Experiment& e, const std::string& pipemare, RunStore* store = nullptr, int64_t* runId = nullptr) {
-  if (e.execution.mode == "real" && store) {
+  if (e.execution.mode == ExecutionMode::Real && store) {
     auto sink = std::make_shared<MemorySink>();
     LocalRunRequest req;
     req.experiment = e;
@@ -218,8 +218,8 @@ std::vector<double> sideBySide(const Experiment& e, const std::string& pipemare,
 }
 
 // A P = 2 row's label names its schedule, or "pipemare/paper" (pipemare with pipeline.timing = paper).
-std::string scheduleOf(const std::string& label) { return label == "pipemare/paper" ? "pipemare" : label; }
-bool flushesEveryMinibatch(const std::string& schedule) { return schedule == "gpipe" || schedule == "1f1b"; }
+ScheduleKind scheduleOf(const std::string& label) { return scheduleFromName(label == "pipemare/paper" ? "pipemare" : label); }
+bool flushesEveryMinibatch(ScheduleKind schedule) { return !isAsynchronous(schedule); }
 
 struct Row {
   std::string figure, measured, baseline, ratio, target;
@@ -274,8 +274,8 @@ int main(int argc, char** argv) {
     if (!only.empty()) break;
     std::vector<double> engine, plain;
     for (int r = 0; r < runs; ++r) {
-      plain.push_back(plainLoop(cnnExperiment(1, N, "gpipe", steps)));
-      engine.push_back(runEngine(cnnExperiment(1, N, "gpipe", steps), pipemare).samplesPerS);
+      plain.push_back(plainLoop(cnnExperiment(1, N, ScheduleKind::GPipe, steps)));
+      engine.push_back(runEngine(cnnExperiment(1, N, ScheduleKind::GPipe, steps), pipemare).samplesPerS);
     }
     if (N == 1) engineN1 = median(engine);
     std::printf("1. P=1 engine vs plain LibTorch loop, N=%d: %.1f vs %.1f samples/s, ratio %.3f (target >= 0.95)\n", N,
@@ -319,11 +319,11 @@ int main(int argc, char** argv) {
   for (int r = 0; r < runs; ++r) {
     std::printf("   round %d of %d\n", r + 1, runs);
     std::fflush(stdout);
-    const Measured m1 = runEngine(cnnExperiment(1, 8, "gpipe", steps), pipemare);
+    const Measured m1 = runEngine(cnnExperiment(1, 8, ScheduleKind::GPipe, steps), pipemare);
     const double P1r = m1.samplesPerS, P1Compute = m1.stageCompute.at(0);
     p1.push_back(P1r);
     // The 2-core ceiling: two P = 1 processes side by side against one alone, both as child processes.
-    const Experiment e1 = cnnExperiment(1, 8, "gpipe", steps);
+    const Experiment e1 = cnnExperiment(1, 8, ScheduleKind::GPipe, steps);
     const double one = sideBySide(e1, pipemare, 1, scratch).at(0);
     const std::vector<double> two = sideBySide(e1, pipemare, 2, scratch);
     if (std::isfinite(one) && std::isfinite(two.at(0)) && std::isfinite(two.at(1))) {  // NaN: the pair never overlapped
@@ -335,12 +335,12 @@ int main(int argc, char** argv) {
     }
     for (const std::string& label : labels) {
       const bool paperTiming = label == "pipemare/paper";
-      const std::string schedule = scheduleOf(label);
+      const ScheduleKind schedule = scheduleOf(label);
       const bool flushes = flushesEveryMinibatch(schedule);
       Experiment e = cnnExperiment(2, 8, schedule, steps);
-      if (schedule == "pipedream-2bw") e.pipeline.update_interval = 2;
-      if (schedule == "pipemare") e.pipemare.t1 = true;
-      if (paperTiming) e.pipeline.timing = "paper";
+      if (schedule == ScheduleKind::PipeDream2BW) e.pipeline.update_interval = 2;
+      if (schedule == ScheduleKind::PipeMare) e.pipemare.t1 = true;
+      if (paperTiming) e.pipeline.timing = PipelineTiming::Paper;
       int64_t id = 0;
       Measured m = runEngine(e, pipemare, &store, &id);
       Acc& a = acc[label];
@@ -379,7 +379,7 @@ int main(int argc, char** argv) {
                   fmt("%.1f", median(alone)), fmt("%.2fx ceiling", ceiling), "-"});
   for (const std::string& label : labels) {
     const Acc& a = acc[label];
-    const std::string schedule = scheduleOf(label);
+    const ScheduleKind schedule = scheduleOf(label);
     const bool flushes = flushesEveryMinibatch(schedule);
     const double speedup = median(a.speedup);
     const double theory = flushes ? 8.0 / 9.0 : 1.0;
@@ -388,7 +388,7 @@ int main(int argc, char** argv) {
                 label.c_str(), median(a.tput), speedup, 100 * speedup / ceiling, median(a.u0), median(a.u1), median(a.pu0),
                 median(a.pu1), theory, median(a.spmErr), median(a.memErr));
     // The issues' targets assume ideal cores (limit 2x); at this machine's ceiling they read target x ceiling / 2.
-    const double target = schedule == "pipemare" ? 1.85 : schedule == "gpipe" ? 1.6 : 0;
+    const double target = schedule == ScheduleKind::PipeMare ? 1.85 : schedule == ScheduleKind::GPipe ? 1.6 : 0;
     rows.push_back({"P=2 " + label + " throughput vs P=1 (median of per-round ratios)", fmt("%.1f samples/s", median(a.tput)),
                     fmt("%.1f", P1), fmt("%.2fx", speedup) + fmt(" (%.0f%% of ceiling)", 100 * speedup / ceiling),
                     target > 0 ? fmt(">= %.2fx", target) + fmt(" (%.2fx at this ceiling)", target * ceiling / 2) : "-"});

@@ -16,6 +16,7 @@ PACKAGES=(
   libopenblas0-pthread
   dataset-fashion-mnist fortunes
   xvfb xauth
+  help2man desktop-file-utils appstream dpkg-dev
   clang libclang-rt-14-dev
 )
 

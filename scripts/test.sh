@@ -12,6 +12,10 @@ ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600
 # machine with AVX-512 or AMX also runs them on the kernels of a machine without.
 ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell \
   ctest --test-dir build -j "$(nproc)" -L numerics --output-on-failure --timeout 600
+# The installation: `cmake --install` into a staging folder, the installed programs run from outside
+# the checkout, the desktop entry and AppStream metadata validated, the .deb's files and fields
+# (scripts/install-test.sh; about a minute, re-using build/).
+scripts/install-test.sh
 # The libFuzzer targets (experiment parser, IDX and text-corpus readers), briefly and from a fixed
 # seed (the same inputs every run); longer, open-ended runs: scripts/fuzz.sh SECONDS.
 PIPEMARE_FUZZ_RUNS=${PIPEMARE_FUZZ_RUNS:-40000} scripts/fuzz.sh

@@ -9,6 +9,7 @@
 #include "core/cli/plan.h"
 #include "core/runner/worker_main.h"
 #include "core/util/errors.h"
+#include "core/util/paths.h"
 #include "core/util/strings.h"
 #include "core/cli/plan_against.h"
 #include "core/util/system_info.h"
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
 
   pm::cli::RunOptions run;
   auto* runCmd = app.add_subcommand("run", "validate, run and record an experiment");
-  runCmd->add_option("file", run.file, "experiment file (JSON)");
+  runCmd->add_option("file", run.file, "experiment file (JSON), or a preset's name (quickstart, tiny-synthetic)");
   auto* resumeOpt =
       runCmd->add_option("--resume", resumeText, "continue a stopped, failed or interrupted run from its latest checkpoint");
   runCmd->add_option("--nnodes", run.nnodes, "multi-node: number of launchers (one per node); node 0 records the run");
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
 
   pm::cli::SweepOptions sweep;
   auto* sweepCmd = app.add_subcommand("sweep", "run a grid of variants of an experiment, J at a time");
-  sweepCmd->add_option("file", sweep.file, "experiment file (JSON)");
+  sweepCmd->add_option("file", sweep.file, "experiment file (JSON), or a preset's name");
   sweepCmd->add_option("--grid", sweep.grids, "swept field and its values: --grid optimizer.lr=0.01,0.05,0.1 (repeatable)");
   sweepCmd->add_option("--resume", sweep.resume,
                        "continue this sweep: run its points that never started, resume stopped ones from their checkpoints, "
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
   std::string validateFile;
   std::vector<std::string> validateSets;
   auto* validateCmd = app.add_subcommand("validate", "check an experiment file without running it");
-  validateCmd->add_option("file", validateFile, "experiment file (JSON)")->required();
+  validateCmd->add_option("file", validateFile, "experiment file (JSON), or a preset's name")->required();
   validateCmd->add_option("--set", validateSets, "override a field (repeatable)");
 
   auto* runsCmd = app.add_subcommand("runs", "list and manage recorded runs");
@@ -118,6 +119,11 @@ int main(int argc, char** argv) {
   bool modelsJson = false;
   auto* modelsCmd = app.add_subcommand("models", "list the model zoo with parameter counts and units");
   modelsCmd->add_flag("--json", modelsJson, "print JSON");
+
+  bool versionJson = false;
+  auto* versionCmd =
+      app.add_subcommand("version", "print the version, the revision, the BLAS library LibTorch loaded and the presets' folder");
+  versionCmd->add_flag("--json", versionJson, "print JSON");
 
   pm::cli::CompareOptions compare;
   auto* compareCmd = app.add_subcommand("compare", "compare runs: loss, accuracy, time to target, throughput, utilization, memory");
@@ -189,6 +195,12 @@ int main(int argc, char** argv) {
   }
   if (run.db.empty()) run.db = db;
   list.db = db;
+  // An experiment may be a preset named without its path: `pipemare run quickstart` runs the
+  // quickstart.json of the installed presets (of the source checkout, from the build tree).
+  run.file = pm::resolveExperimentArgument(run.file);
+  sweep.file = pm::resolveExperimentArgument(sweep.file);
+  validateFile = pm::resolveExperimentArgument(validateFile);
+  plan.experiment = pm::resolveExperimentArgument(plan.experiment);
 
   int64_t runId = 0, againstRun = 0;
   try {
@@ -246,5 +258,6 @@ int main(int argc, char** argv) {
   if (deleteCmd->parsed()) return pm::cli::runsDeleteCommand(db, runId);
   if (importCmd->parsed()) return pm::cli::runsImportCommand(db, importFile);
   if (modelsCmd->parsed()) return pm::cli::modelsCommand(modelsJson);
+  if (versionCmd->parsed()) return pm::cli::versionCommand(versionJson);
   return 2;
 }

@@ -19,8 +19,10 @@
 
 #include "core/util/paths.h"
 #include "core/util/strings.h"
+#include "core/util/system_info.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
+#include "ui/main/about_box.h"
 #include "ui/live/run_process.h"
 #include "ui/main/main_window.h"
 #include "ui/main/signal_notifier.h"
@@ -39,7 +41,8 @@ constexpr const char* kUsage =
     "usage: pipemare-workbench [--db FILE] [--experiment FILE] [--run] [--run-id ID] [--compare IDS [--metric KEY]]\n"
     "                          [--tab NAME]\n"
     "  --db FILE          the run store (default: the user's data folder, pipemare/runs.db)\n"
-    "  --experiment FILE  open this experiment in the designer; without a display, run it headless\n"
+    "  --experiment FILE  open this experiment (a file, or a preset by name) in the designer; without a\n"
+    "                     display, run it headless\n"
     "  --run              start the designed experiment at once (Live tab)\n"
     "  --run-id ID        select this stored run (Runs tab) and show its trace (Timeline tab)\n"
     "  --compare IDS      lay these stored runs side by side (Compare tab), e.g. --compare 3,5,8\n"
@@ -157,6 +160,8 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  // A preset may be named without its path, as for `pipemare run` (--experiment quickstart).
+  args.experiment = pm::resolveExperimentArgument(args.experiment);
   std::string db = args.db;
   if (db.empty()) db = pm::defaultDatabasePath();
   if (!hasDisplay()) {
@@ -169,7 +174,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::string experiment = args.experiment;
-    if (experiment.empty()) experiment = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/quickstart.json";
+    // The quickstart preset: installed beside this program (share/pipemare/experiments), or the
+    // source checkout's when run from the build tree (core/util/paths.h).
+    if (experiment.empty()) experiment = pm::presetDirectory() + "/quickstart.json";
     std::fprintf(stderr, "pipemare-workbench: no display; running the experiment headless with pipemare run: %s\n",
                  experiment.c_str());
     std::fflush(stderr);  // before the child's lines, which it writes to the same stream itself
@@ -178,7 +185,14 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("PipeMare");
   QApplication::setApplicationName("PipeMare Workbench");
-  pm::ui::MainWindow w(db, QString::fromStdString(std::string(PIPEMARE_SOURCE_DIR) + "/experiments"));
+  QApplication::setApplicationVersion(QString::fromStdString(pm::projectVersion()));
+  // The desktop entry (resources/pipemare-workbench.desktop): Wayland compositors take the window's
+  // icon and name from it.
+  QApplication::setDesktopFileName(QStringLiteral("pipemare-workbench"));
+  QApplication::setWindowIcon(pm::ui::workbenchIcon());  // every window's and dialog's
+  // The presets: the installed ones (or the source checkout's, from the build tree); the designer
+  // adds those under $XDG_DATA_HOME and $XDG_DATA_DIRS (pipemare/experiments).
+  pm::ui::MainWindow w(db, QString::fromStdString(pm::presetDirectory()));
   // --experiment FILE: open it in the designer.
   // A file that cannot be read (or is not JSON) is a usage error: nothing opens or runs (with --run
   // neither: the designer's default experiment does not run in its place). One that reads but does

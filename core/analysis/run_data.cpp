@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+
+#include "core/config/choices.h"
 
 namespace pm {
 
@@ -88,8 +91,8 @@ double updatesPerStep(const RunRecord& run) {
   const auto j = nlohmann::json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object()) return 1;
   const auto& p = j["pipeline"];
-  const std::string schedule = p.value("schedule", std::string());
-  if (schedule != "pipedream" && schedule != "pipedream-2bw") return 1;
+  const std::optional<ScheduleKind> schedule = choiceFromName<ScheduleKind>(p.value("schedule", std::string()));
+  if (schedule != ScheduleKind::PipeDream && schedule != ScheduleKind::PipeDream2BW) return 1;
   const auto number = [&](const char* key) {
     const auto it = p.find(key);
     return it != p.end() && it->is_number() && it->get<double>() > 0 ? it->get<double>() : 1.0;

@@ -2,7 +2,7 @@
 // The command-line verbs, callable from app/pipemare/main.cpp and from tests. Each returns the
 // process exit code (0 ok, 1 run/engine failure, 2 usage/config/data error) and prints
 // human-readable errors of the form "<place>: <problem>" on stderr. Each verb has its own source
-// file in core/cli (run.cpp, sweep.cpp, validate.cpp, runs.cpp, models.cpp, export.cpp,
+// file in core/cli (run.cpp, sweep.cpp, validate.cpp, runs.cpp, models.cpp, version.cpp, export.cpp,
 // compare.cpp, worker.cpp); `pipemare plan` is declared in plan.h and plan_against.h.
 #include <atomic>
 #include <cstdint>
@@ -63,6 +63,8 @@ int runsDeleteCommand(const std::string& db, int64_t run);
 // Copies every run of the store file `other` into `db` with new ids (RunStore::importRuns).
 int runsImportCommand(const std::string& db, const std::string& other);
 int modelsCommand(bool json);
+// pipemare version [--json]: version, revision, the BLAS library LibTorch loaded, the presets' folder.
+int versionCommand(bool json);
 
 // pipemare export RUN --csv DIR | --json FILE | --chrome-trace FILE (any combination).
 struct ExportOptions {

@@ -172,7 +172,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
            {"model", design.model},
            {"stages", P},
            {"microbatches", N},
-           {"mode", e.execution.mode},
+           {"mode", choiceName(e.execution.mode)},
            {"partition", part.describe()}, {"link_latency_s", latency},
            {"costs_from_first_minibatch_only", firstMinibatchOnly},
            {"timing", timingName(design.timing)},

@@ -124,8 +124,8 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     const LocalRunRequest req = localRunRequest(o, e);
     std::fprintf(stderr, "%s \"%s\": %s, %d stage(s), %d microbatch(es), %s, %s mode, recording into %s\n",
                  o.resume > 0 ? "resume" : "run", escapeForTerminal(o.name.empty() ? e.name : o.name).c_str(),
-                 e.model.name.c_str(), e.pipeline.stages, e.pipeline.microbatches, e.pipeline.schedule.c_str(),
-                 e.execution.mode.c_str(), escapeForTerminal(store.path()).c_str());
+                 e.model.name.c_str(), e.pipeline.stages, e.pipeline.microbatches, choiceName(e.pipeline.schedule).c_str(),
+                 choiceName(e.execution.mode).c_str(), escapeForTerminal(store.path()).c_str());
     runStarted = true;
     const LocalRunResult r = runLocally(store, req, stop);
     printRunResult(r, store);

@@ -12,7 +12,7 @@ int validateCommand(const std::string& file, const std::vector<std::string>& ove
   try {
     Experiment e = loadWithOverrides(file, overrides);
     std::printf("%s: valid (%s, %s, P=%d, N=%d)\n", escapeForTerminal(file).c_str(), e.model.name.c_str(),
-                e.pipeline.schedule.c_str(), e.pipeline.stages, e.pipeline.microbatches);
+                choiceName(e.pipeline.schedule).c_str(), e.pipeline.stages, e.pipeline.microbatches);
     return 0;
   } catch (const std::exception& ex) {
     return reportError(ex);

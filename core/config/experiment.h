@@ -1,6 +1,8 @@
 #pragma once
 // The experiment: everything a run needs, as loaded from a JSON experiment file
-// (docs/experiment-format.md documents every field, default and range).
+// (docs/experiment-format.md documents every field, default and range). Fields with a fixed set of
+// values are enums (core/config/choices.h), parsed once here; files spell them by name.
+// experiment_fields.h describes every field (type, accepted values, help) for editors.
 // Pure data + validation; no LibTorch, no Qt.
 #include <cstdint>
 #include <map>
@@ -9,6 +11,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/config/choices.h"
 
 namespace pm {
 
@@ -20,32 +24,33 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string dataset = "fashion-mnist";  // fashion-mnist | text | synthetic
-  std::string path;                       // "" = the dataset's default location
-  int batch_size = 64;                    // samples per minibatch, 1..65536
-  std::string eval_split = "test";        // fashion-mnist: "test"; text: validation fraction via eval_fraction
+  DatasetKind dataset = DatasetKind::FashionMnist;
+  std::string path;                        // "" = the dataset's default location
+  int batch_size = 64;                     // samples per minibatch, 1..65536
+  EvalSplit eval_split = EvalSplit::Test;  // fashion-mnist: the split evaluated; text: eval_fraction
   double eval_fraction = 0.1;             // text corpus: share held out for validation, (0, 0.5]
   int64_t train_limit = 0;                // use only the first K training samples (0 = all)
   int64_t eval_limit = 0;                 // evaluate on only the first K held-out samples (0 = all)
   int context = 128;                      // text: sequence length in bytes, 8..4096
   int64_t synthetic_samples = 2048;       // synthetic: number of training samples
-  std::string synthetic_task = "classification";  // classification | regression
+  SyntheticTask synthetic_task = SyntheticTask::Classification;
   bool shuffle = true;
 };
 
 struct PartitionConfig {
-  std::string method = "parameters";  // parameters | time | explicit
-  std::vector<int> boundaries;        // explicit: first unit index of stages 2..P (P-1 increasing values)
+  PartitionMethod method = PartitionMethod::Parameters;
+  std::vector<int> boundaries;  // explicit: first unit index of stages 2..P (P-1 increasing values)
 };
 
 struct PipelineConfig {
   int stages = 1;          // P, 1..number of partitionable units of the model
   int microbatches = 1;    // N, 1..batch_size
   PartitionConfig partition;
-  std::string schedule = "gpipe";  // gpipe | 1f1b | pipedream | pipedream-2bw | pipemare
-  bool recompute = false;          // gpipe: recompute activations in the backward
-  int update_interval = 1;         // pipedream: microbatches per optimizer step; 2bw: m >= P
-  std::string timing = "1f1b";     // pipedream, pipemare: 1f1b (P-1-s forwards ahead) | paper (2(P-1-s))
+  ScheduleKind schedule = ScheduleKind::GPipe;
+  bool recompute = false;   // gpipe: recompute activations in the backward
+  int update_interval = 1;  // pipedream: microbatches per optimizer step; 2bw: m >= P
+  // pipedream, pipemare: 1f1b (P-1-s forwards ahead) | paper (2(P-1-s))
+  PipelineTiming timing = PipelineTiming::Software1F1B;
 };
 
 struct PipeMareConfig {
@@ -55,12 +60,12 @@ struct PipeMareConfig {
   bool t2 = false;             // discrepancy correction
   double decay = 0.1;          // D, in (0, 1)
   double warmup_epochs = 0;    // synchronous warm-up epochs, >= 0
-  std::string warmup_schedule = "gpipe";  // gpipe | 1f1b
-  std::string momentum_mode = "same";     // same | delay-scaled (momentum reduced with the stage's delay)
+  WarmupSchedule warmup_schedule = WarmupSchedule::GPipe;
+  MomentumMode momentum_mode = MomentumMode::Same;  // delay-scaled: momentum reduced with the stage's delay
 };
 
 struct LrScheduleConfig {
-  std::string name = "constant";  // constant | step | cosine | linear-warmup | inverse-sqrt
+  LrScheduleType name = LrScheduleType::Constant;
   int64_t warmup_steps = 0;       // linear-warmup / inverse-sqrt: steps of linear ramp
   int64_t step_size = 1000;       // step: decay every step_size optimizer steps
   double gamma = 0.1;             // step: multiplicative decay
@@ -68,7 +73,7 @@ struct LrScheduleConfig {
 };
 
 struct OptimizerConfig {
-  std::string name = "sgd";  // sgd | adam | adamw
+  OptimizerType name = OptimizerType::Sgd;
   double lr = 0.01;          // > 0
   double momentum = 0.0;     // sgd: [0, 1)
   bool nesterov = false;     // sgd: requires momentum > 0
@@ -96,8 +101,8 @@ struct TrainingConfig {
 };
 
 struct ExecutionConfig {
-  std::string mode = "single";    // real (one process per stage) | single (one process)
-  std::string backend = "gloo";   // gloo | nccl | local
+  ExecutionMode mode = ExecutionMode::Single;  // real: one process per stage; single: one process
+  CommBackend backend = CommBackend::Gloo;
   int threads_per_stage = 1;      // LibTorch intra-op + BLAS threads per stage, 1..256
   double timeout_s = 60;          // every blocking communication call (seconds, 1..3600)
   std::vector<std::string> devices{"cpu"};  // "cpu" or "cuda:K", one entry or one per stage
@@ -155,11 +160,7 @@ Json experimentToJson(const Experiment& e);
 // Cross-field and range validation of an already-parsed experiment; throws ConfigError.
 void validateExperiment(const Experiment& e, const std::string& source = "experiment");
 
-// True for pipedream, pipedream-2bw and pipemare.
-bool isAsynchronousSchedule(const std::string& schedule);
-
-// Names accepted by the format.
-const std::vector<std::string>& scheduleNames();
+// The model names the format accepts (the model catalog's, in its order).
 const std::vector<std::string>& modelNames();
 
 }  // namespace pm

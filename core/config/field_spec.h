@@ -1,6 +1,7 @@
 #pragma once
-// Internal to core/config: the pieces shared by experiment.cpp (fields, validation) and
-// experiment_io.cpp (files, --set overrides). Not part of the public interface.
+// Internal to core/config: the pieces shared by the field table and its visitors (experiment.cpp,
+// experiment_fields.cpp), the cross-field rules (experiment_rules.cpp) and experiment_io.cpp
+// (files, --set overrides). Not part of the public interface.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -126,5 +127,11 @@ struct TextSpec {
     return p;
   }
 };
+
+// The spec of a named value (an enum of choices.h): one of its names.
+template <class C>
+TextSpec choiceSpec() {
+  return TextSpec::oneOf(choiceNames<C>());
+}
 
 }  // namespace pm::config_detail

@@ -97,13 +97,13 @@ int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit
 void checkDataAvailable(const Experiment& e) {
   const auto& d = e.data;
   int64_t trainSamples = -1;  // -1: not known without reading the data (Fashion-MNIST: 60,000)
-  if (d.dataset == "fashion-mnist") {
+  if (d.dataset == DatasetKind::FashionMnist) {
     locateFashionMnist(d.path, "train");
-    locateFashionMnist(d.path, d.eval_split);
-  } else if (d.dataset == "text") {
+    locateFashionMnist(d.path, choiceName(d.eval_split));
+  } else if (d.dataset == DatasetKind::Text) {
     const TextCorpus corpus = loadTextCorpus(d.path, d.eval_fraction, d.context);  // a few MB at most: read it once
     trainSamples = limited((static_cast<int64_t>(corpus.train.size()) - 1) / std::max(1, d.context), d.train_limit);
-  } else if (d.dataset == "synthetic") {
+  } else if (d.dataset == DatasetKind::Synthetic) {
     trainSamples = limited(d.synthetic_samples, d.train_limit);
   }
   // What the training plan would refuse at the start of the run (a failed run, exit 1).
@@ -118,18 +118,19 @@ void checkDataAvailable(const Experiment& e) {
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
   const auto& d = e.data;
   const int64_t limit = train ? d.train_limit : d.eval_limit;
-  if (d.dataset == "fashion-mnist") {
+  if (d.dataset == DatasetKind::FashionMnist) {
+    const std::string split = train ? "train" : choiceName(d.eval_split);
     std::string dir = d.path.empty() ? defaultFashionMnistDir() : d.path;
-    ImageDataset ds = loadFashionMnist(dir, train ? "train" : d.eval_split);
+    ImageDataset ds = loadFashionMnist(dir, split);
     int64_t n = limited(ds.count, limit);
     auto pixels = torch::from_blob(ds.pixels.data(), {ds.count, 1, ds.rows, ds.cols}, torch::kUInt8).narrow(0, 0, n);
     auto x = ((pixels.to(torch::kFloat) / 255.0f) - kFmnistMean) / kFmnistStd;
     auto y = torch::from_blob(ds.labels.data(), {ds.count}, torch::kUInt8).narrow(0, 0, n).to(torch::kLong);
     return std::make_unique<TensorSource>(x.contiguous(), y.contiguous(), Task::Classification,
-                                          "fashion-mnist " + std::string(train ? "train" : d.eval_split) + ", " +
+                                          "fashion-mnist " + split + ", " +
                                               std::to_string(n) + " samples from " + dir);
   }
-  if (d.dataset == "text") {
+  if (d.dataset == DatasetKind::Text) {
     std::string path = d.path.empty() ? defaultTextCorpusPath() : d.path;
     TextCorpus corpus = loadTextCorpus(path, d.eval_fraction, d.context);
     auto bytes = train ? std::move(corpus.train) : std::move(corpus.valid);
@@ -138,22 +139,22 @@ std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
                                         std::string("text ") + (train ? "train" : "validation") + ", " +
                                             std::to_string(nbytes) + " bytes from " + path);
   }
-  if (d.dataset == "synthetic") {
+  if (d.dataset == DatasetKind::Synthetic) {
     if (e.model.name == "resnet50") {
       return std::make_unique<Synthetic224Source>(limited(train ? d.synthetic_samples : d.synthetic_samples / 4 + 1, limit),
                                                   e.training.seed + (train ? 0 : 7777));
     }
     int64_t count = train ? d.synthetic_samples : std::max<int64_t>(d.synthetic_samples / 4, 1);
-    SyntheticDataset s = makeSyntheticDataset(count, d.synthetic_task, e.training.seed + (train ? 0 : 7777));
+    SyntheticDataset s = makeSyntheticDataset(count, choiceName(d.synthetic_task), e.training.seed + (train ? 0 : 7777));
     int64_t n = limited(s.count, limit);
     auto x = torch::from_blob(s.x.data(), {s.count, 1, 28, 28}, torch::kFloat).narrow(0, 0, n).clone();
-    bool regression = d.synthetic_task == "regression";
+    bool regression = d.synthetic_task == SyntheticTask::Regression;
     torch::Tensor y = regression ? torch::from_blob(s.targets.data(), {s.count}, torch::kFloat).narrow(0, 0, n).clone()
                                  : torch::from_blob(s.labels.data(), {s.count}, torch::kLong).narrow(0, 0, n).clone();
     return std::make_unique<TensorSource>(x, y, regression ? Task::Regression : Task::Classification,
-                                          "synthetic " + d.synthetic_task + ", " + std::to_string(n) + " samples");
+                                          "synthetic " + choiceName(d.synthetic_task) + ", " + std::to_string(n) + " samples");
   }
-  throw ConfigError("data.dataset", "unknown dataset \"" + d.dataset + "\"");
+  throw ConfigError("data.dataset", "unknown dataset \"" + choiceName(d.dataset) + "\"");
 }
 
 std::vector<Batch> splitMicrobatches(const Batch& b, int n) {

@@ -9,11 +9,11 @@ double baseLearningRate(const OptimizerConfig& opt, int64_t step, int64_t totalS
   const auto& s = opt.schedule;
   const double lr = opt.lr;
   const double k = static_cast<double>(step);
-  if (s.name == "step") {
+  if (s.name == LrScheduleType::Step) {
     int64_t drops = s.step_size > 0 ? step / s.step_size : 0;
     return lr * std::pow(s.gamma, static_cast<double>(drops));
   }
-  if (s.name == "cosine") {
+  if (s.name == LrScheduleType::Cosine) {
     double warm = static_cast<double>(s.warmup_steps);
     if (warm > 0 && k < warm) return lr * (k + 1) / warm;
     // The decay starts at the peak (the warm-up's last step, or step 0) and reaches min_lr at the
@@ -24,11 +24,11 @@ double baseLearningRate(const OptimizerConfig& opt, int64_t step, int64_t totalS
     const double frac = std::min(1.0, (k - start) / span);
     return s.min_lr + (lr - s.min_lr) * 0.5 * (1.0 + std::cos(M_PI * frac));
   }
-  if (s.name == "linear-warmup") {
+  if (s.name == LrScheduleType::LinearWarmup) {
     double warm = static_cast<double>(s.warmup_steps);
     return (warm > 0 && k < warm) ? lr * (k + 1) / warm : lr;
   }
-  if (s.name == "inverse-sqrt") {
+  if (s.name == LrScheduleType::InverseSqrt) {
     double warm = std::max<double>(1.0, static_cast<double>(s.warmup_steps));
     if (k < warm) return lr * (k + 1) / warm;
     return lr * std::sqrt(warm / (k + 1));

@@ -127,7 +127,7 @@ Json startedEvent(const Experiment& e, const Partition& p, const std::vector<Uni
   started["partition_text"] = p.describe();
   started["total_steps"] = plan.totalSteps();
   started["steps_per_epoch"] = plan.stepsPerEpoch();
-  started["mode"] = e.execution.mode;
+  started["mode"] = choiceName(e.execution.mode);
   return started;
 }
 
@@ -208,7 +208,7 @@ Partition resolvePartition(const Experiment& e) { return resolvePartition(e, bui
 Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units) {
   const int P = e.pipeline.stages;
   const auto& part = e.pipeline.partition;
-  if (part.method == "explicit") {
+  if (part.method == PartitionMethod::Explicit) {
     try {
       return explicitPartition(part.boundaries, static_cast<int>(units.size()), P);
     } catch (const std::invalid_argument& ex) {
@@ -216,7 +216,7 @@ Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units) 
     }
   }
   std::vector<double> costs;
-  if (part.method == "time") {
+  if (part.method == PartitionMethod::Time) {
     auto scratch = buildModel(e.model.name, e.training.seed);
     costs = measuredUnitCosts(e, scratch);
   } else {

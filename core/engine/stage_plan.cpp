@@ -17,16 +17,16 @@ StagePlan::StagePlan(const Experiment& e, int stage, int stages, int64_t trainSa
       logInterval_(std::max<int64_t>(1, e.training.log_interval)),
       recompute_(e.pipeline.recompute),
       recomputeAheadAlways_(recomputeAheadAlways) {
-  const ScheduleKind kind = scheduleFromName(e.pipeline.schedule);
+  const ScheduleKind kind = e.pipeline.schedule;
   params_.kind = kind;
   params_.stages = stages;
   params_.microbatches = training_.microbatches();
   params_.minibatches = training_.totalSteps();
   params_.update_interval = kind == ScheduleKind::PipeMare ? training_.microbatches() : std::max(1, e.pipeline.update_interval);
-  params_.paper_timing = e.pipeline.timing == "paper";
+  params_.paper_timing = e.pipeline.timing == PipelineTiming::Paper;
   async_ = isAsynchronous(kind);
   if (kind == ScheduleKind::PipeMare) warmupMinibatches_ = training_.warmupMinibatches(e.pipemare.warmup_epochs);
-  warmupKind_ = e.pipemare.warmup_schedule == "1f1b" ? ScheduleKind::OneFOneB : ScheduleKind::GPipe;
+  warmupKind_ = e.pipemare.warmup_schedule == WarmupSchedule::OneFOneB ? ScheduleKind::OneFOneB : ScheduleKind::GPipe;
   evalBatchSize_ = std::max<int64_t>(e.data.batch_size, 256);
   if (evalSamples > 0) evalBatches_ = (evalSamples + evalBatchSize_ - 1) / evalBatchSize_;
 
@@ -41,7 +41,7 @@ StagePlan::StagePlan(const Experiment& e, int stage, int stages, int64_t trainSa
     annealSteps_ = t1AnnealSteps(e.pipemare, training_.stepsPerEpoch());
     t2_ = kind == ScheduleKind::PipeMare && e.pipemare.t2 && stageDelay_ > 0;
     t2Decay_ = e.pipemare.decay;
-    if (e.pipemare.momentum_mode == "delay-scaled" && e.optimizer.name == "sgd") {
+    if (e.pipemare.momentum_mode == MomentumMode::DelayScaled && e.optimizer.name == OptimizerType::Sgd) {
       // Asynchrony acts like extra momentum (Mitliagkas et al. 2016): implicit ~ tau/(1+tau).
       // Applied from the first asynchronous step; a synchronous warm-up keeps the configured one.
       const double tau = static_cast<double>(stageDelay_);

@@ -71,7 +71,7 @@ void StageWorker::saveCheckpoint(int64_t step) {
   const std::string where = "stage " + std::to_string(stage) + " checkpoint at step " + std::to_string(step);
   const std::vector<int64_t> outbox = messagesCrossingCut(step);
   torch::serialize::OutputArchive a;
-  Json meta{{"format", 1}, {"step", step}, {"stage", stage}, {"stages", plan_.stages()}, {"schedule", e_.pipeline.schedule},
+  Json meta{{"format", 1}, {"step", step}, {"stage", stage}, {"stages", plan_.stages()}, {"schedule", choiceName(e_.pipeline.schedule)},
             {"pc", pc_}, {"ops", ops().size()}, {"last_loss", lastLoss_}, {"last_eval_loss", lastEvalLoss_},
             {"last_accuracy", lastAccuracy_}, {"best_accuracy", bestAccuracy_}, {"steps_done", stepsDone_},
             {"elapsed_s", monotonicSeconds() - runStart_}, {"trace_cut_s", monotonicSeconds() - traceOrigin_}};
@@ -114,7 +114,7 @@ std::string StageWorker::restore(int64_t step) {
   a.read("meta", metaV);
   const Json m = Json::parse(metaV.toStringRef());
   if (m.value("stage", -1) != plan_.stage() || m.value("stages", -1) != plan_.stages() ||
-      m.value("schedule", "") != e_.pipeline.schedule || m.value("ops", size_t{0}) != ops().size())
+      m.value("schedule", "") != choiceName(e_.pipeline.schedule) || m.value("ops", size_t{0}) != ops().size())
     throw EngineError(where, "was written by another stage or pipeline (stage " + std::to_string(m.value("stage", -1)) + " of " +
                                  std::to_string(m.value("stages", -1)) + ", " + m.value("schedule", std::string("?")) + ")");
   const size_t pc = m.value("pc", size_t{0});

@@ -9,31 +9,6 @@
 
 namespace pm {
 
-ScheduleKind scheduleFromName(const std::string& name) {
-  if (name == "gpipe") return ScheduleKind::GPipe;
-  if (name == "1f1b") return ScheduleKind::OneFOneB;
-  if (name == "pipedream") return ScheduleKind::PipeDream;
-  if (name == "pipedream-2bw") return ScheduleKind::PipeDream2BW;
-  if (name == "pipemare") return ScheduleKind::PipeMare;
-  throw std::invalid_argument("unknown schedule '" + name +
-                              "' (expected one of: gpipe, 1f1b, pipedream, pipedream-2bw, pipemare)");
-}
-
-std::string scheduleName(ScheduleKind k) {
-  switch (k) {
-    case ScheduleKind::GPipe: return "gpipe";
-    case ScheduleKind::OneFOneB: return "1f1b";
-    case ScheduleKind::PipeDream: return "pipedream";
-    case ScheduleKind::PipeDream2BW: return "pipedream-2bw";
-    case ScheduleKind::PipeMare: return "pipemare";
-  }
-  return "unknown";
-}
-
-bool isAsynchronous(ScheduleKind k) {
-  return k == ScheduleKind::PipeDream || k == ScheduleKind::PipeDream2BW || k == ScheduleKind::PipeMare;
-}
-
 namespace {
 
 void validate(const ScheduleParams& p) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/choices.h"
+
 namespace pm {
 
 enum class ActionKind {
@@ -25,12 +27,8 @@ struct Action {
   bool operator==(const Action& o) const { return kind == o.kind && mb == o.mb; }
 };
 
-enum class ScheduleKind { GPipe, OneFOneB, PipeDream, PipeDream2BW, PipeMare };
-
-// "gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"; throws std::invalid_argument otherwise.
-ScheduleKind scheduleFromName(const std::string& name);
-std::string scheduleName(ScheduleKind k);
-bool isAsynchronous(ScheduleKind k);  // pipedream, pipedream-2bw, pipemare
+// ScheduleKind, its names (scheduleFromName, scheduleName) and isAsynchronous are the experiment
+// format's (core/config/choices.h): one table of schedule names for the format and the engine.
 
 struct ScheduleParams {
   ScheduleKind kind = ScheduleKind::GPipe;

@@ -40,9 +40,9 @@ PlanSpec PlanDesign::spec() const {
 std::optional<int64_t> knownTrainSamples(const Experiment& e) {
   const DataConfig& d = e.data;
   int64_t samples = 0;
-  if (d.dataset == "fashion-mnist")
+  if (d.dataset == DatasetKind::FashionMnist)
     samples = kFashionMnistTrainSamples;
-  else if (d.dataset == "synthetic")
+  else if (d.dataset == DatasetKind::Synthetic)
     samples = d.synthetic_samples;
   else
     return std::nullopt;  // text: the corpus decides
@@ -51,7 +51,7 @@ std::optional<int64_t> knownTrainSamples(const Experiment& e) {
 
 double warmupFraction(const Experiment& e, std::optional<int64_t> trainSamples) {
   const double warmupEpochs = e.pipemare.warmup_epochs;
-  if (scheduleFromName(e.pipeline.schedule) != ScheduleKind::PipeMare || !(warmupEpochs > 0)) return 0;
+  if (e.pipeline.schedule != ScheduleKind::PipeMare || !(warmupEpochs > 0)) return 0;
   if (!trainSamples) {
     // Without the size of an epoch only a length in epochs compares with the warm-up's.
     if (e.training.steps > 0 || !(e.training.epochs > 0)) return 0;
@@ -70,18 +70,20 @@ PlanDesign planDesign(const Experiment& e, std::optional<int64_t> trainSamples) 
   d.context = e.data.context;
   // Optimizer state in units of the weights: plain SGD none, SGD with momentum one buffer,
   // Adam and AdamW two moments.
-  d.optimizer = optimizerFromName(e.optimizer.name == "sgd" && e.optimizer.momentum > 0 ? "sgd-momentum" : e.optimizer.name);
-  d.timing = timingFromName(e.pipeline.timing);
-  const ScheduleKind kind = scheduleFromName(e.pipeline.schedule);
+  d.optimizer = e.optimizer.name != OptimizerType::Sgd ? OptimizerKind::Adam
+                : e.optimizer.momentum > 0              ? OptimizerKind::SgdMomentum
+                                                        : OptimizerKind::Sgd;
+  d.timing = e.pipeline.timing == PipelineTiming::Paper ? TimingModel::Paper : TimingModel::Software1F1B;
+  const ScheduleKind kind = e.pipeline.schedule;
   d.schedule = planScheduleOf(kind, e.pipeline.recompute, e.pipemare.t2);
   if (kind == ScheduleKind::PipeDream) d.updateInterval = std::max(1, e.pipeline.update_interval);
   if (kind == ScheduleKind::PipeDream2BW) d.m = e.pipeline.update_interval;
   d.warmupFraction = warmupFraction(e, trainSamples);
   const PartitionConfig& part = e.pipeline.partition;
-  if (part.method == "explicit" && !part.boundaries.empty()) {
+  if (part.method == PartitionMethod::Explicit && !part.boundaries.empty()) {
     d.partition = PlanPartition::Explicit;
     d.boundaries = part.boundaries;
-  } else if (part.method == "time") {
+  } else if (part.method == PartitionMethod::Time) {
     d.partition = PlanPartition::Flops;
   }
   return d;

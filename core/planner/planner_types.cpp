@@ -12,17 +12,12 @@ const std::vector<PlanSchedule>& allPlanSchedules() {
   return all;
 }
 
+// The engine schedule's name (the experiment format's), with the variant's suffix.
 std::string planScheduleName(PlanSchedule s) {
-  switch (s) {
-    case PlanSchedule::GPipe: return "gpipe";
-    case PlanSchedule::GPipeRecompute: return "gpipe+recompute";
-    case PlanSchedule::OneFOneB: return "1f1b";
-    case PlanSchedule::PipeDream: return "pipedream";
-    case PlanSchedule::PipeDream2BW: return "pipedream-2bw";
-    case PlanSchedule::PipeMare: return "pipemare";
-    case PlanSchedule::PipeMareT2: return "pipemare+T2";
-  }
-  return "unknown";
+  const std::string engine = scheduleName(engineSchedule(s));
+  if (s == PlanSchedule::GPipeRecompute) return engine + "+recompute";
+  if (s == PlanSchedule::PipeMareT2) return engine + "+T2";
+  return engine;
 }
 
 PlanSchedule planScheduleFromName(const std::string& name) {

@@ -42,13 +42,13 @@ namespace {
 
 void checkMultiNode(const Experiment& e, int nnodes) {
   if (nnodes <= 1) return;
-  if (e.execution.mode != "real") throw ConfigError("execution.mode", "a multi-node run (--nnodes " + std::to_string(nnodes) + ") needs \"real\"");
+  if (e.execution.mode != ExecutionMode::Real) throw ConfigError("execution.mode", "a multi-node run (--nnodes " + std::to_string(nnodes) + ") needs \"real\"");
   if (nnodes > e.pipeline.stages)
     throw ConfigError("--nnodes", std::to_string(nnodes) + " nodes for " + std::to_string(e.pipeline.stages) + " stages: at most one node per stage");
   if (e.training.checkpoint_every > 0)
     throw ConfigError("training.checkpoint_every", "multi-node runs write no checkpoints (each node would hold only its own "
                                                    "stages'); set it to 0, or run on one node");
-  if (e.pipeline.partition.method == "time")
+  if (e.pipeline.partition.method == PartitionMethod::Time)
     throw ConfigError("pipeline.partition.method", "\"time\" is measured on each node and may differ between them; use \"parameters\" or \"explicit\" for a multi-node run");
 }
 
@@ -58,16 +58,16 @@ Experiment withExplicitPartition(Experiment e, EventSink& sink) {
   Partition part = resolvePartition(e);
   Json log = makeEvent(ev::kLog);
   log["level"] = "info";
-  log["message"] = "partition (" + e.pipeline.partition.method + "): " + part.describe();
+  log["message"] = "partition (" + choiceName(e.pipeline.partition.method) + "): " + part.describe();
   Json stages = Json::array();
   for (int s = 0; s < part.stages(); ++s) {
     const size_t i = static_cast<size_t>(s);
     stages.push_back(Json{{"stage", s}, {"units", Json::array({part.begin[i], part.end[i]})}});
   }
   log["partition"] = stages;
-  log["partition_method"] = e.pipeline.partition.method;
+  log["partition_method"] = choiceName(e.pipeline.partition.method);
   sink.emit(log);
-  e.pipeline.partition.method = "explicit";
+  e.pipeline.partition.method = PartitionMethod::Explicit;
   e.pipeline.partition.boundaries.assign(part.begin.begin() + 1, part.begin.end());
   return e;
 }
@@ -115,7 +115,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
       throw ConfigError(where, "the run has no complete checkpoint in " + (root.empty() ? std::string("(memory)") : root) +
                                    " (set training.checkpoint_every, or stop a single-mode run with Ctrl-C, which checkpoints)");
     e.pipeline.partition.boundaries = CheckpointLayout(root).readPartition(resumeStep);
-    e.pipeline.partition.method = "explicit";
+    e.pipeline.partition.method = PartitionMethod::Explicit;
     result.runId = rec->id;
     store.truncateAfterStep(rec->id, resumeStep);
     store.markResumed(rec->id, static_cast<int64_t>(getpid()), resumeStep);
@@ -151,7 +151,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     opts.saveStateDir = req.saveStateDir;
     opts.checkpointDir = root;
     opts.resumeStep = resumeStep;
-    if (e.execution.mode == "real") {
+    if (e.execution.mode == ExecutionMode::Real) {
       // The partition is decided once, here, and handed to every worker as explicit boundaries.
       e = withExplicitPartition(e, sink);
       LaunchRequest lr;

@@ -107,7 +107,7 @@ int workerMain(const WorkerOptions& o) {
     d.worldSize = world;
     d.masterAddr = !o.masterAddr.empty() ? o.masterAddr : (std::getenv("MASTER_ADDR") ? std::getenv("MASTER_ADDR") : "127.0.0.1");
     d.masterPort = o.masterPort > 0 ? o.masterPort : envInt("MASTER_PORT", 29500, 1, 65535);  // 29500: PyTorch's default
-    d.backend = e.execution.backend == "local" ? "gloo" : e.execution.backend;
+    d.backend = choiceName(e.execution.backend == CommBackend::Local ? CommBackend::Gloo : e.execution.backend);
     d.timeoutS = e.execution.timeout_s;
     d.storeFile = o.storeFile;
     if (d.storeFile.empty()) checkHostResolves(d.masterAddr, o.masterAddr.empty() ? "MASTER_ADDR" : "--master-addr");

@@ -1,5 +1,5 @@
 // The run store's rows: metrics, stage metrics, trace and logs, buffered and written in batches,
-// and read back.
+// read back, and removed from a resume point on.
 #include <string>
 #include <vector>
 
@@ -8,6 +8,32 @@
 namespace pm {
 
 using namespace store_detail;
+
+// ------------------------------------------------------------------------------------------
+// removing rows (a resumed run records again from its checkpoint)
+
+void RunStore::truncateAfterStep(int64_t run, int64_t step) {
+  requireWritable(readOnly_, path_);
+  flush();
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt m(db_, path_, "DELETE FROM metrics WHERE run_id = ? AND (step > ? OR (step = ? AND key LIKE 'eval/%'))");
+    m.bindInt(1, run).bindInt(2, step).bindInt(3, step).run();
+    Stmt s(db_, path_, "DELETE FROM stage_metrics WHERE run_id = ? AND step > ?");
+    s.bindInt(1, run).bindInt(2, step).run();
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+void RunStore::deleteTraceFrom(int64_t run, int stage, double from) {
+  requireWritable(readOnly_, path_);
+  flush();
+  Stmt q(db_, path_, "DELETE FROM trace WHERE run_id = ? AND stage = ? AND start >= ?");
+  q.bindInt(1, run).bindInt(2, stage).bindDouble(3, from).run();
+}
 
 // ------------------------------------------------------------------------------------------
 // batched writes

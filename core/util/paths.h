@@ -21,4 +21,17 @@ bool fileExists(const std::string& path);
 void dropWorldWritable(const std::string& path);
 bool isDirectory(const std::string& path);
 
+// PipeMare's read-only data (the experiment presets in experiments/), defined in data_dir.cpp:
+// - an installed program: <prefix>/share/pipemare, found relative to the executable (bin/../share),
+//   so that an installation moved elsewhere (cmake --install --prefix DIR, a DESTDIR staging folder,
+//   the .deb's /usr) finds its own data;
+// - a program run from the build tree (bin/, tests/, ...): the source checkout it was built from;
+// - otherwise the data folder fixed at configure time (PIPEMARE_DATA_DIR, e.g. /usr/local/share/pipemare).
+std::string pipemareDataDir();
+std::string presetDirectory();  // pipemareDataDir() + "/experiments"
+// An experiment argument of the command line: a path that exists is returned as given; otherwise a
+// relative one that names a preset, with or without ".json" ("quickstart", "study/resnet20-t1"),
+// is that preset's path; anything else is returned as given (the loader then names what is missing).
+std::string resolveExperimentArgument(const std::string& argument);
+
 }  // namespace pm

@@ -16,6 +16,21 @@ extern char** environ;
 
 namespace pm {
 
+std::vector<char*> execArgv(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  return argv;
+}
+
+std::vector<char*> execEnvironment(const std::vector<std::string>& extra) {
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (const auto& e : extra) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  return envp;
+}
+
 pid_t spawnProcess(const std::vector<std::string>& args, int& outFd, int& errFd, const std::string& who, int* lifelineFd,
                    const std::vector<std::string>& extraEnv) {
   int out[2], err[2], life[2] = {-1, -1};
@@ -30,13 +45,8 @@ pid_t spawnProcess(const std::vector<std::string>& args, int& outFd, int& errFd,
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   if (lifelineFd) posix_spawn_file_actions_adddup2(&fa, life[0], 0);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (char** e = environ; *e; ++e) envp.push_back(*e);
-  for (const auto& e : extraEnv) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
+  std::vector<char*> argv = execArgv(args);
+  std::vector<char*> envp = execEnvironment(extraEnv);
   pid_t pid = -1;
   int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);

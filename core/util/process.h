@@ -7,6 +7,11 @@
 
 namespace pm {
 
+// An exec argument vector: each string's characters, then nullptr (valid while `args` lives).
+std::vector<char*> execArgv(const std::vector<std::string>& args);
+// This process's environment with `extra` ("NAME=value") added, then nullptr (valid while `extra` lives).
+std::vector<char*> execEnvironment(const std::vector<std::string>& extra);
+
 // Starts args[0] (a path) with args and this process's environment plus `extraEnv` ("NAME=value");
 // its stdout and stderr go to two new non-blocking pipes whose read ends are returned. With
 // `lifelineFd`, the child's stdin is the read end of a pipe whose write end is returned there

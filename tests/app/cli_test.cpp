@@ -211,6 +211,29 @@ TEST_F(Cli, ModelsListsTheZoo) {
   EXPECT_EQ(params["charlm"], 875264);
 }
 
+// `pipemare version`: the version, the BLAS library LibTorch loaded and the presets' folder, which
+// from the build tree is the source checkout's; and a preset may be named without its path. (The
+// installed programs name their installed presets: scripts/test.sh checks a DESTDIR installation.)
+TEST_F(Cli, VersionNamesBlasAndPresetsAndAPresetRunsByName) {
+  auto r = runCmd(bin() + " version --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j.value("version", std::string()).empty()) << r.out;
+  EXPECT_FALSE(j["blas"].value("kind", std::string()).empty()) << r.out;
+  EXPECT_TRUE(fs::equivalent(j.value("presets", std::string()), fs::path(exp("tiny-synthetic.json")).parent_path())) << r.out;
+  r = runCmd(bin() + " version");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("BLAS: "), std::string::npos) << r.out;
+  r = runCmd(bin() + " validate tiny-synthetic");
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = runCmd(bin() + " run tiny-synthetic --quiet --db " + db_);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(pm::RunStore(db_).listRuns().size(), 1u);
+  r = runCmd(bin() + " validate no-such-preset");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no-such-preset"), std::string::npos) << r.out;
+}
+
 namespace {
 
 // The workbench without a display, in the background, its output in `log`: main.cpp runs headless

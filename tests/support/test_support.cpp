@@ -1,5 +1,7 @@
 #include "tests/support/test_support.h"
 
+#include "core/util/process.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -85,13 +87,8 @@ Result runCmd(const std::string& cmd) {
 
 pid_t spawnBackground(const std::vector<std::string>& args, const std::string& logFile, bool ownGroup,
                       const std::vector<std::string>& extraEnv) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (char** e = environ; *e; ++e) envp.push_back(*e);
-  for (const auto& e : extraEnv) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
+  std::vector<char*> argv = execArgv(args);
+  std::vector<char*> envp = execEnvironment(extraEnv);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

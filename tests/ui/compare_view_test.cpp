@@ -1,17 +1,26 @@
 #include <gtest/gtest.h>
 
 #include <QAction>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
+#include <algorithm>
 #include <cmath>
 
 #include "core/store/run_store.h"
+#include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/compare/compare_view.h"
 #include "ui/compare/smoothing.h"
@@ -91,6 +100,97 @@ int countLines(const QString& path) {
 
 double field(const pm::RunSummary& s, SummaryField f) { return s.value(f); }
 
+// The view's controls, found as a user finds them, by what they show: the x-axis box lists the
+// axes, the baseline box says what it is for in its tool tip, the metric box is the third; the
+// accuracy target's spin box reads "auto" at 0, the smoothing one does not; the buttons by label.
+struct Controls {
+  int comboBoxes = 0;
+  QComboBox* metric = nullptr;
+  QComboBox* xAxis = nullptr;
+  QComboBox* baseline = nullptr;
+  QDoubleSpinBox* smoothing = nullptr;
+  QDoubleSpinBox* target = nullptr;
+  QSlider* smoothingSlider = nullptr;
+  QLineEdit* filter = nullptr;
+  QPushButton* refresh = nullptr;
+  QPushButton* clear = nullptr;
+  bool complete() const {
+    return comboBoxes == 3 && metric && xAxis && baseline && smoothing && target && smoothingSlider && filter && refresh && clear;
+  }
+};
+
+Controls controlsOf(CompareView& view) {
+  Controls c;
+  const QString wallTime = QString::fromUtf8(pm::xAxisName(XAxis::WallTime));
+  for (QComboBox* box : view.findChildren<QComboBox*>()) {
+    ++c.comboBoxes;
+    if (box->findText(wallTime) >= 0)
+      c.xAxis = box;
+    else if (box->toolTip().startsWith("Ratios in the summary"))
+      c.baseline = box;
+    else
+      c.metric = box;
+  }
+  for (QDoubleSpinBox* spin : view.findChildren<QDoubleSpinBox*>()) {
+    if (spin->specialValueText().isEmpty())
+      c.smoothing = spin;
+    else
+      c.target = spin;
+  }
+  c.smoothingSlider = view.findChild<QSlider*>();
+  c.filter = view.findChild<QLineEdit*>("runFilter");
+  c.refresh = pm::test::buttonLabelled(&view, "Refresh");
+  c.clear = pm::test::buttonLabelled(&view, "Clear selection");
+  return c;
+}
+
+// A view of the fixture's store, shown (events go to widgets of their real size), with its controls.
+struct ShownView {
+  CompareView view;
+  Controls ui;
+  explicit ShownView(const std::string& db, int width = 1200, int height = 800) : view(db) {
+    view.resize(width, height);
+    if (pm::test::showWindow(&view)) ui = controlsOf(view);
+  }
+};
+
+QString axisName(XAxis a) { return QString::fromUtf8(pm::xAxisName(a)); }
+QVariant runData(int64_t id) { return QVariant::fromValue<qlonglong>(id); }
+
+QTreeWidgetItem* runItem(QTreeWidget* list, int64_t id) {
+  for (int i = 0; i < list->topLevelItemCount(); ++i)
+    if (list->topLevelItem(i)->data(0, Qt::UserRole).toLongLong() == id) return list->topLevelItem(i);
+  return nullptr;
+}
+
+bool ticked(const CompareView& view, int64_t id) {
+  const auto s = view.selectedRuns();
+  return std::find(s.begin(), s.end(), id) != s.end();
+}
+
+// Ticks or unticks the run's box in the list as a user does with the keyboard: a click on its first
+// cell, right of the box and the colour swatch, makes it the current row, Space toggles the box.
+// Waits until the view has taken it in (it rebuilds the list then). False when the run is not
+// shown in the list or its box did not change.
+bool toggleRun(CompareView& view, int64_t id) {
+  QTreeWidget* list = view.runList();
+  QTreeWidgetItem* item = runItem(list, id);
+  if (!item || item->isHidden()) return false;
+  const bool before = ticked(view, id);
+  list->scrollToItem(item);
+  const int x = list->header()->sectionViewportPosition(0) + list->header()->sectionSize(0) - 4;
+  QTest::mouseClick(list->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(x, list->visualItemRect(item).center().y()));
+  if (list->currentItem() != item) return false;
+  QTest::keyClick(list, Qt::Key_Space);
+  return QTest::qWaitFor([&] { return ticked(view, id) != before; }, 5000);
+}
+
+bool tickRuns(CompareView& view, std::initializer_list<int64_t> ids) {
+  for (int64_t id : ids)
+    if (ticked(view, id) || !toggleRun(view, id)) return false;
+  return true;
+}
+
 }  // namespace
 
 TEST(Smoothing, EmaOnFullDataKeepsLengthAndPassesNonFinite) {
@@ -118,28 +218,37 @@ TEST(CompareData, SamplesAxisInterpolatesBetweenLoggedSteps) {
 TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
   pm::test::app();
   Fixture fx;
-  CompareView view(fx.db);
-  view.resize(1200, 800);
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  const Controls& ui = shown.ui;
+  ASSERT_TRUE(ui.complete()) << ui.comboBoxes << " combo boxes";
   ASSERT_TRUE(view.lastError().empty()) << view.lastError();
   EXPECT_EQ(view.runList()->topLevelItemCount(), 3);
   EXPECT_EQ(view.accuracyTarget(), 0.0);  // auto by default, as pipemare compare
-  view.setAccuracyTarget(0.8);
-  view.setSelectedRuns({fx.gamma, fx.alpha, fx.beta, 999});
+  EXPECT_EQ(ui.target->text().toStdString(), "auto");
+  pm::test::retypeNumber(ui.target, 0.8);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.accuracyTarget() == 0.8; }, 5000)) << view.accuracyTarget();
+  // Ticked in another order than listed: plotted and tabulated by id.
+  ASSERT_TRUE(tickRuns(view, {fx.gamma, fx.alpha, fx.beta}));
   EXPECT_EQ(view.selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta, fx.gamma}));
-  ASSERT_TRUE(view.setMetric("train/loss"));
-  EXPECT_FALSE(view.setMetric("no/such/metric"));
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "train/loss"));
+  EXPECT_EQ(ui.metric->findText("no/such/metric"), -1);
   EXPECT_TRUE(view.availableMetrics().contains("eval/accuracy"));
   EXPECT_TRUE(view.availableMetrics().contains("train/samples"));
   // Per-stage metrics are metrics of their own: alpha's stage 1 utilization at steps 50..200.
   ASSERT_TRUE(view.availableMetrics().contains("stage1/utilization"));
   ASSERT_TRUE(view.availableMetrics().contains("stage0/mem/peak"));
-  ASSERT_TRUE(view.setMetric("stage1/utilization"));
-  ASSERT_GE(view.plot()->seriesCount(), 2);
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "stage1/utilization"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == "stage1/utilization" && view.plot()->seriesCount() >= 2; }, 5000))
+      << view.metric().toStdString();
   EXPECT_EQ(view.plot()->pointCount(0), 4u);
-  view.setXAxis(pm::XAxis::WallTime);  // at the wall time of the run-level points of the same step
+  // At the wall time of the run-level points of the same step.
+  ASSERT_TRUE(pm::test::chooseText(ui.xAxis, axisName(XAxis::WallTime)));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.xAxis() == XAxis::WallTime; }, 5000));
   EXPECT_EQ(view.plot()->pointCount(0), 4u);
-  view.setXAxis(pm::XAxis::Step);
-  ASSERT_TRUE(view.setMetric("train/loss"));
+  ASSERT_TRUE(pm::test::chooseText(ui.xAxis, axisName(XAxis::Step)));
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "train/loss"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.xAxis() == XAxis::Step && view.metric() == "train/loss"; }, 5000));
 
   // One series per run, every stored point plotted.
   auto* plot = view.plot();
@@ -197,10 +306,10 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
       << table->item(1, 1 + static_cast<int>(SummaryField::FinalAccuracy))->text().toStdString();
   EXPECT_EQ(table->item(2, 1 + static_cast<int>(SummaryField::TimeToTarget))->text(), "-");
 
-  // Another baseline.
-  ASSERT_TRUE(view.setBaseline(fx.beta));
-  EXPECT_FALSE(view.setBaseline(999));
-  EXPECT_EQ(view.baseline(), fx.beta);
+  // Another baseline, chosen in its box (a run not ticked is not offered).
+  ASSERT_TRUE(pm::test::chooseData(ui.baseline, runData(fx.beta)));
+  EXPECT_EQ(ui.baseline->findData(runData(999)), -1);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.baseline() == fx.beta; }, 5000)) << view.baseline();
   EXPECT_DOUBLE_EQ(view.summaryRow(fx.alpha)->ratio(SummaryField::FinalLoss), 0.5);
   EXPECT_DOUBLE_EQ(view.summaryRow(fx.alpha)->ratio(SummaryField::TimeToTarget), 0.5);
   EXPECT_NEAR(view.summaryRow(fx.alpha)->ratio(SummaryField::Throughput), (400.0 / 3.0) / 75.0, 1e-12);
@@ -208,14 +317,17 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
 
   // auto (0, the default): the baseline's best accuracy - 0.01, as pipemare compare: beta's best
   // is 0.9, so the target is 0.89, which alpha reaches at step 180 (89.5 s).
-  view.setAccuracyTarget(0);
+  pm::test::retypeNumber(ui.target, 0);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.accuracyTarget() == 0.0; }, 5000)) << view.accuracyTarget();
+  EXPECT_EQ(ui.target->text().toStdString(), "auto");
   EXPECT_DOUBLE_EQ(view.effectiveAccuracyTarget(), 0.89);
   EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.alpha), SummaryField::TimeToTarget), 89.5);
   EXPECT_TRUE(view.summaryTable()->horizontalHeaderItem(1 + static_cast<int>(SummaryField::TimeToTarget))->text().contains("0.89"));
 
   // A different accuracy target: alpha reaches 0.5 at step 100 (49.5 s), beta at step 100 (99 s),
   // gamma (max 0.35) never.
-  view.setAccuracyTarget(0.5);
+  pm::test::retypeNumber(ui.target, 0.5);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.accuracyTarget() == 0.5; }, 5000)) << view.accuracyTarget();
   EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.alpha), SummaryField::TimeToTarget), 49.5);
   EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.beta), SummaryField::TimeToTarget), 99.0);
   EXPECT_TRUE(std::isnan(field(*view.summaryRow(fx.gamma), SummaryField::TimeToTarget)));
@@ -224,30 +336,40 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
 TEST(CompareView, XAxesSmoothingAndUnchecking) {
   pm::test::app();
   Fixture fx;
-  CompareView view(fx.db);
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  const Controls& ui = shown.ui;
+  ASSERT_TRUE(ui.complete()) << ui.comboBoxes << " combo boxes";
   // Nothing ticked yet: the empty plot says so instead of naming a metric.
   EXPECT_TRUE(view.plot()->title().startsWith("No runs ticked")) << view.plot()->title().toStdString();
-  view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});
-  ASSERT_TRUE(view.setMetric("train/loss"));
+  ASSERT_TRUE(tickRuns(view, {fx.alpha, fx.beta, fx.gamma}));
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "train/loss"));
   EXPECT_EQ(view.plot()->title().toStdString(), "train/loss");
 
-  view.setXAxis(XAxis::WallTime);
+  // The x axis, chosen in its box.
+  const auto axis = [&](XAxis a) {
+    return pm::test::chooseText(ui.xAxis, axisName(a)) && QTest::qWaitFor([&] { return view.xAxis() == a; }, 5000);
+  };
+  ASSERT_TRUE(axis(XAxis::WallTime));
   ASSERT_EQ(view.plottedSeries().size(), 3u);
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x.front(), 0.0);
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x.back(), 99.5);
   EXPECT_DOUBLE_EQ(view.plottedSeries()[1].x.back(), 199.0);
-  view.setXAxis(XAxis::Samples);
+  ASSERT_TRUE(axis(XAxis::Samples));
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x[9], 320.0);  // train/samples at step 10
   // Runs without train/samples have nothing on the samples axis.
   EXPECT_TRUE(view.plottedSeries()[1].x.empty());
-  view.setXAxis(XAxis::Updates);
+  ASSERT_TRUE(axis(XAxis::Updates));
   EXPECT_DOUBLE_EQ(view.plottedSeries()[2].x.back(), 150.0);
   EXPECT_EQ(view.plot()->pointCount(2), 150u);
-  view.setXAxis(XAxis::Step);
+  ASSERT_TRUE(axis(XAxis::Step));
 
-  // Smoothing changes the drawn values, never the stored ones, and keeps every point.
-  view.setSmoothing(0.9);
+  // Smoothing, typed into its box, changes the drawn values, never the stored ones, and keeps
+  // every point; the slider beside it follows.
+  pm::test::retypeNumber(ui.smoothing, 0.9);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.smoothing() == 0.9; }, 5000)) << view.smoothing();
   EXPECT_DOUBLE_EQ(view.smoothing(), 0.9);
+  EXPECT_EQ(ui.smoothingSlider->value(), 90);
   const auto& s = view.plottedSeries()[0];
   ASSERT_EQ(s.y.size(), 200u);
   EXPECT_EQ(view.plot()->pointCount(0), 200u);
@@ -261,9 +383,12 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
   EXPECT_DOUBLE_EQ(pm::RunStore(fx.db).loadMetric(fx.alpha, "train/loss")[1].value, 0.5);
   // The summary uses the unsmoothed data.
   EXPECT_DOUBLE_EQ(field(*view.summaryRow(fx.alpha), SummaryField::FinalLoss), 1.0 / 200);
-  view.setSmoothing(5.0);
-  EXPECT_DOUBLE_EQ(view.smoothing(), 0.99);
-  view.setSmoothing(0);
+  // The slider's end (End key) is the most smoothing there is; its start (Home) none.
+  QTest::keyClick(ui.smoothingSlider, Qt::Key_End);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.smoothing() == 0.99; }, 5000)) << view.smoothing();
+  EXPECT_DOUBLE_EQ(ui.smoothing->value(), 0.99);
+  QTest::keyClick(ui.smoothingSlider, Qt::Key_Home);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.smoothing() == 0.0; }, 5000)) << view.smoothing();
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].y[1], 0.5);
 
   // Unticking a run in the list drops its series.
@@ -272,10 +397,13 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
     if (view.runList()->topLevelItem(i)->text(1) == "gamma") gammaItem = view.runList()->topLevelItem(i);
   ASSERT_NE(gammaItem, nullptr);
   EXPECT_EQ(gammaItem->checkState(0), Qt::Checked);
-  gammaItem->setCheckState(0, Qt::Unchecked);
+  ASSERT_TRUE(toggleRun(view, fx.gamma));
   QTRY_COMPARE(view.plot()->seriesCount(), 2);
   EXPECT_EQ(view.selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta}));
   EXPECT_EQ(view.summaryTable()->rowCount(), 2);
+  QTreeWidgetItem* unticked = runItem(view.runList(), fx.gamma);
+  ASSERT_NE(unticked, nullptr);
+  EXPECT_EQ(unticked->checkState(0), Qt::Unchecked);
 }
 
 // A run keeps its colour when others are ticked (colours followed the position in the selection);
@@ -284,28 +412,33 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
 TEST(CompareView, StableColoursFilterAndMemoryUnits) {
   pm::test::app();
   Fixture fx;
-  CompareView view(fx.db);
-  view.setSelectedRuns({fx.beta});
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  const Controls& ui = shown.ui;
+  ASSERT_TRUE(ui.complete()) << ui.comboBoxes << " combo boxes";
+  ASSERT_TRUE(tickRuns(view, {fx.beta}));
   const QColor betaColour = view.colorOf(fx.beta);
-  view.setSelectedRuns({fx.alpha, fx.beta});
+  ASSERT_TRUE(tickRuns(view, {fx.alpha}));
   EXPECT_EQ(view.colorOf(fx.beta), betaColour);
   EXPECT_NE(view.colorOf(fx.alpha), betaColour);
 
-  view.setFilterText("gamma");
   auto visible = [&] {
     int n = 0;
     for (int i = 0; i < view.runList()->topLevelItemCount(); ++i) n += view.runList()->topLevelItem(i)->isHidden() ? 0 : 1;
     return n;
   };
-  EXPECT_EQ(visible(), 1);
-  view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});  // rebuilds the list
-  EXPECT_EQ(visible(), 1);
-  view.refresh();
-  EXPECT_EQ(visible(), 1);
-  view.setFilterText("");
-  EXPECT_EQ(visible(), 3);
+  const auto showsRows = [&](int n) { return QTest::qWaitFor([&] { return visible() == n; }, 5000); };
+  pm::test::retype(ui.filter, "gamma");
+  EXPECT_TRUE(showsRows(1)) << visible();
+  ASSERT_TRUE(tickRuns(view, {fx.gamma}));  // rebuilds the list
+  EXPECT_TRUE(showsRows(1)) << visible();
+  QTest::mouseClick(ui.refresh, Qt::LeftButton);
+  EXPECT_TRUE(showsRows(1)) << visible();
+  pm::test::retype(ui.filter, "");
+  EXPECT_TRUE(showsRows(3)) << visible();
 
-  ASSERT_TRUE(view.setMetric("stage0/mem/peak"));
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "stage0/mem/peak"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == "stage0/mem/peak"; }, 5000)) << view.metric().toStdString();
   ASSERT_FALSE(view.plottedSeries().empty());
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].raw[1], 4e6 / (1024.0 * 1024.0));  // alpha at step 100
   EXPECT_TRUE(view.plot()->title().startsWith("stage0/mem/peak")) << view.plot()->title().toStdString();
@@ -316,8 +449,10 @@ TEST(CompareView, StableColoursFilterAndMemoryUnits) {
     for (int stage = 0; stage <= 10; ++stage) store.appendStageMetric(fx.gamma, stage, 10, "tau", 1);
     store.flush();
   }
-  view.setSelectedRuns({});  // an ended run's data is cached while ticked: read it afresh
-  view.setSelectedRuns({fx.gamma});
+  // An ended run's data is cached while ticked: Clear selection, then gamma ticked again, reads it afresh.
+  QTest::mouseClick(ui.clear, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.selectedRuns().empty(); }, 5000));
+  ASSERT_TRUE(tickRuns(view, {fx.gamma}));
   const QStringList metrics = view.availableMetrics();
   ASSERT_TRUE(metrics.contains("stage10/tau") && metrics.contains("stage2/tau")) << metrics.join(" ").toStdString();
   EXPECT_LT(metrics.indexOf("stage2/tau"), metrics.indexOf("stage10/tau"));
@@ -338,12 +473,17 @@ TEST(RunData, UpdatesPerStepFollowTheSchedule) {
 TEST(CompareView, ExportsPlotAndCsv) {
   pm::test::app();
   Fixture fx;
-  CompareView view(fx.db);
-  view.resize(1000, 700);
-  view.setAccuracyTarget(0.8);
-  view.setSelectedRuns({fx.alpha, fx.beta, fx.gamma});
-  ASSERT_TRUE(view.setMetric("train/loss"));
-  view.setSmoothing(0.5);
+  ShownView shown(fx.db, 1000, 700);
+  CompareView& view = shown.view;
+  const Controls& ui = shown.ui;
+  ASSERT_TRUE(ui.complete()) << ui.comboBoxes << " combo boxes";
+  pm::test::retypeNumber(ui.target, 0.8);
+  ASSERT_TRUE(tickRuns(view, {fx.alpha, fx.beta, fx.gamma}));
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "train/loss"));
+  pm::test::retypeNumber(ui.smoothing, 0.5);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.accuracyTarget() == 0.8 && view.metric() == "train/loss" && view.smoothing() == 0.5; }, 5000))
+      << view.accuracyTarget() << " " << view.metric().toStdString() << " " << view.smoothing();
+  // Written through the view's export functions (the buttons ask for these paths in a file dialog).
   QTemporaryDir out;
   const QString png = out.filePath("cmp.png"), pdf = out.filePath("cmp.pdf"), csv = out.filePath("cmp.csv");
   ASSERT_TRUE(view.exportPlot(png));
@@ -379,29 +519,34 @@ TEST(CompareView, MainWindowComparesRunsSelectedInTheBrowserWithCtrlK) {
   pm::test::app();
   Fixture fx;
   pm::ui::MainWindow w(fx.db);
-  w.show();
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
   ASSERT_NE(w.compareView(), nullptr);
+  auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+  ASSERT_NE(tabs, nullptr);
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Runs"));
   auto* table = w.runsBrowser()->table();
   ASSERT_EQ(table->model()->rowCount(), 3);
-  table->selectionModel()->clearSelection();
-  for (int r = 0; r < 3; ++r) {
-    const QModelIndex idx = table->model()->index(r, 0);
-    if (idx.data().toLongLong() != fx.gamma)
-      table->selectionModel()->select(idx, QItemSelectionModel::Select | QItemSelectionModel::Rows);
-  }
+  // alpha and beta selected with the mouse: a click, then a Ctrl+click.
+  const int alphaRow = pm::test::rowWithId(table, 0, fx.alpha), betaRow = pm::test::rowWithId(table, 0, fx.beta);
+  ASSERT_GE(alphaRow, 0);
+  ASSERT_GE(betaRow, 0);
+  pm::test::clickCell(table, alphaRow, 1);
+  pm::test::clickCell(table, betaRow, 1, Qt::ControlModifier);
   auto ids = w.runsBrowser()->selectedRunIds();
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(ids, (std::vector<int64_t>{fx.alpha, fx.beta}));
   QAction* action = w.findChild<QAction*>("compareSelectedAction");
   ASSERT_NE(action, nullptr);
   EXPECT_EQ(action->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_K));
-  action->trigger();
+  QTest::keyClick(&w, Qt::Key_K, Qt::ControlModifier);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return w.compareView()->isVisible(); }, 5000)) << "Ctrl+K did not show the Compare tab";
   EXPECT_EQ(w.compareView()->selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta}));
   EXPECT_EQ(w.compareView()->plot()->seriesCount(), 2);
-  EXPECT_TRUE(w.compareView()->isVisible());
-  EXPECT_TRUE(w.selectTab("runs"));
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Runs"));
   EXPECT_FALSE(w.compareView()->isVisible());
+  EXPECT_TRUE(w.selectTab("compare"));  // the command line's --tab: by name, in any case
+  EXPECT_TRUE(w.compareView()->isVisible());
   EXPECT_FALSE(w.selectTab("nope"));
 }
 
@@ -434,24 +579,30 @@ TEST(CompareView, RefreshRereadsOnlyRunsStillGoing) {
     store.appendMetric(going, "train/loss", 1, 0.0, 2.0);
     store.flush();
   }
-  CompareView view(fx.db);
-  view.setSelectedRuns({fx.alpha, going});
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  const Controls& ui = shown.ui;
+  ASSERT_TRUE(ui.complete()) << ui.comboBoxes << " combo boxes";
+  ASSERT_TRUE(tickRuns(view, {fx.alpha, going}));
+  // From here on no event loop runs between the store's changes and the checks (the Refresh
+  // button reads the store before the click returns): the counts are the button's alone, not
+  // the watcher's poll's.
   const int first = view.runLoads();
   {
     pm::RunStore store(fx.db);
     store.appendMetric(going, "train/loss", 2, 1.0, 1.0);
     store.flush();
   }
-  view.refresh();
+  QTest::mouseClick(ui.refresh, Qt::LeftButton);
   EXPECT_EQ(view.runLoads(), first + 1) << "only the running run is read again";
   EXPECT_EQ(view.storedPoints(going, "train/loss").size(), 2u);
   {
     pm::RunStore store(fx.db);
     store.setStatus(going, "finished");
   }
-  view.refresh();
+  QTest::mouseClick(ui.refresh, Qt::LeftButton);
   EXPECT_EQ(view.runLoads(), first + 2) << "read once more when it ends";
-  view.refresh();
+  QTest::mouseClick(ui.refresh, Qt::LeftButton);
   EXPECT_EQ(view.runLoads(), first + 2) << "finished runs are not read again";
   ASSERT_TRUE(view.summaryRow(fx.alpha).has_value());
   EXPECT_EQ(view.storedPoints(going, "train/loss").size(), 2u);

@@ -7,8 +7,10 @@
 #include <QImage>
 #include <QPalette>
 #include <QTemporaryDir>
+#include <QTest>
 #include <cmath>
 
+#include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/plots/curve_plot.h"
 
@@ -116,4 +118,34 @@ TEST(CurvePlot, LegendMovesOffTheCurves) {
       EXPECT_NE(plot.legendCorner(), topRight);
     }
   }
+}
+
+// The mouse wheel zooms the plot around the mouse: a turn away from the user shows less of both
+// axes (the point under the mouse stays in view), a turn back shows them all again.
+TEST(CurvePlot, WheelZoomsAroundTheMouse) {
+  pm::test::app();
+  pm::ui::CurvePlot plot;
+  plot.resize(500, 350);
+  const int s = plot.addSeries("train/loss", Qt::blue);
+  for (int i = 0; i <= 100; ++i) plot.appendPoint(s, i, 100.0 - i);
+  plot.replot();
+  ASSERT_TRUE(pm::test::showWindow(&plot));
+  QWidget* canvas = pm::test::plotCanvas(&plot);
+  ASSERT_NE(canvas, nullptr);
+  // Plain copies (a lambda cannot capture a structured binding in C++17).
+  const double xlo = plot.keyRange().first, xhi = plot.keyRange().second;
+  const double ylo = plot.valueRange().first, yhi = plot.valueRange().second;
+  const auto keySpan = [&] { return plot.keyRange().second - plot.keyRange().first; };
+  const auto valueSpan = [&] { return plot.valueRange().second - plot.valueRange().first; };
+
+  pm::test::wheel(canvas, 3);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return keySpan() < 0.8 * (xhi - xlo); }, 5000))
+      << "keys " << plot.keyRange().first << ".." << plot.keyRange().second << " after the wheel, " << xlo << ".." << xhi << " before";
+  EXPECT_LT(valueSpan(), 0.8 * (yhi - ylo));
+  EXPECT_GT(plot.keyRange().first, xlo);  // around the mouse, in the middle: both ends move in
+  EXPECT_LT(plot.keyRange().second, xhi);
+
+  pm::test::wheel(canvas, -3);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return keySpan() > 0.99 * (xhi - xlo); }, 5000))
+      << "keys " << plot.keyRange().first << ".." << plot.keyRange().second << " after turning back";
 }

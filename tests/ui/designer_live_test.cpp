@@ -4,14 +4,18 @@
 #include <signal.h>
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QTableView>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTest>
+#include <QTimer>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -20,6 +24,7 @@
 #include "core/store/run_store.h"
 #include "core/util/paths.h"
 #include "tests/support/test_support.h"
+#include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
@@ -36,20 +41,46 @@ namespace {
 const QString kPresets = QString::fromStdString(pm::test::sourcePath("experiments"));
 const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
 using pm::test::TempDir;
+
+// A field of the designer, found by its objectName (the field's dotted path).
+template <class W>
+W* field(QWidget* designer, const char* path) {
+  return designer->findChild<W*>(QString::fromLatin1(path));
+}
+
+// Types `text` over what the designer's field holds (Ctrl+A, then the keys), as a user edits it.
+// False when there is no such field or it is not a text field or spin box.
+bool typeInto(QWidget* designer, const char* path, const QString& text) {
+  QWidget* w = field<QWidget>(designer, path);
+  if (!qobject_cast<QLineEdit*>(w) && !qobject_cast<QSpinBox*>(w)) return false;
+  pm::test::retype(w, text);
+  return true;
+}
+
+// Chooses `text` in the designer's choice field with the arrow keys. False when there is no such
+// field or choice.
+bool chooseIn(QWidget* designer, const char* path, const QString& text) {
+  auto* box = field<QComboBox>(designer, path);
+  return box && pm::test::chooseText(box, text);
+}
+
+// The main window's tabs.
+QTabWidget* tabsOf(pm::ui::MainWindow& w) { return qobject_cast<QTabWidget*>(w.centralWidget()); }
 }  // namespace
 
 TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
   pm::test::app();
   pm::ui::DesignerView d(kPresets);
   ASSERT_TRUE(d.loadFile(kPresets + "/quickstart.json"));
+  ASSERT_TRUE(pm::test::showWindow(&d));
   EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
   auto* run = d.findChild<QPushButton*>("runButton");
   ASSERT_NE(run, nullptr);
   EXPECT_TRUE(run->isEnabled());
 
-  // Too many stages for the model: flagged at pipeline.stages with the range.
-  ASSERT_TRUE(d.setFieldText("pipeline.stages", "7"));
-  EXPECT_FALSE(d.valid());
+  // Too many stages for the model, typed: flagged at pipeline.stages with the range.
+  ASSERT_TRUE(typeInto(&d, "pipeline.stages", "7"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !d.valid(); }, 5000)) << "7 stages of mlp taken as valid";
   EXPECT_EQ(d.invalidField().toStdString(), "pipeline.stages");
   EXPECT_NE(d.validationMessage().toStdString().find("mlp has 3 partitionable units"), std::string::npos)
       << d.validationMessage().toStdString();
@@ -58,22 +89,26 @@ TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
       << d.validationMessage().toStdString();
   EXPECT_FALSE(run->isEnabled());
 
-  // A cross-field rule: T1 with a synchronous schedule.
-  ASSERT_TRUE(d.setFieldText("pipeline.stages", "1"));
-  EXPECT_TRUE(d.valid());
-  ASSERT_TRUE(d.setFieldText("pipemare.t1", "true"));
-  EXPECT_FALSE(d.valid());
+  // A cross-field rule: T1 (its box ticked with Space) with a synchronous schedule.
+  ASSERT_TRUE(typeInto(&d, "pipeline.stages", "1"));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d.valid(); }, 5000)) << d.validationMessage().toStdString();
+  auto* t1 = field<QCheckBox>(&d, "pipemare.t1");
+  ASSERT_NE(t1, nullptr);
+  ASSERT_FALSE(t1->isChecked());
+  QTest::keyClick(t1, Qt::Key_Space);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !d.valid(); }, 5000)) << "T1 ticked: " << t1->isChecked();
   EXPECT_EQ(d.invalidField().toStdString(), "pipemare.t1");
-  ASSERT_TRUE(d.setFieldText("pipeline.schedule", "pipemare"));
-  EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
+  ASSERT_TRUE(chooseIn(&d, "pipeline.schedule", "pipemare"));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d.valid(); }, 5000)) << d.validationMessage().toStdString();
 
   // A number typed as text.
-  ASSERT_TRUE(d.setFieldText("optimizer.lr", "fast"));
-  EXPECT_FALSE(d.valid());
+  ASSERT_TRUE(typeInto(&d, "optimizer.lr", "fast"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !d.valid(); }, 5000));
   EXPECT_EQ(d.invalidField().toStdString(), "optimizer.lr");
   EXPECT_NE(d.validationMessage().toStdString().find("\"fast\""), std::string::npos);
-  ASSERT_TRUE(d.setFieldText("optimizer.lr", "0.1"));
-  EXPECT_TRUE(d.valid());
+  ASSERT_TRUE(typeInto(&d, "optimizer.lr", "0.1"));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d.valid(); }, 5000)) << d.validationMessage().toStdString();
+  EXPECT_TRUE(run->isEnabled());
   EXPECT_DOUBLE_EQ(d.currentJson()["optimizer"]["lr"].get<double>(), 0.1);
 
   // Save and reload round trip.
@@ -97,21 +132,23 @@ TEST(Designer, KeepsAndFlagsAChoiceOutsideTheListAndReportsSaveFailures) {
   std::ofstream(bad) << j.dump(2);
   pm::ui::DesignerView d(kPresets);
   ASSERT_TRUE(d.loadFile(QString::fromStdString(bad)));
-  auto* box = qobject_cast<QComboBox*>(d.fieldWidget("pipeline.schedule"));
+  ASSERT_TRUE(pm::test::showWindow(&d));
+  auto* box = field<QComboBox>(&d, "pipeline.schedule");
   ASSERT_NE(box, nullptr);
   EXPECT_EQ(box->currentText().toStdString(), "PipeMare");
   EXPECT_FALSE(d.valid());
   EXPECT_EQ(d.invalidField().toStdString(), "pipeline.schedule");
   EXPECT_NE(d.validationMessage().indexOf("pipemare"), -1) << d.validationMessage().toStdString();
-  ASSERT_TRUE(d.setFieldText("pipeline.schedule", "pipemare"));
-  EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
+  ASSERT_TRUE(chooseIn(&d, "pipeline.schedule", "pipemare"));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d.valid(); }, 5000)) << d.validationMessage().toStdString();
 
   EXPECT_FALSE(d.saveTo(QString::fromStdString((tmp.dir / "no-such-dir" / "x.json").string())));
   EXPECT_NE(d.validationMessage().indexOf("cannot be written"), -1) << d.validationMessage().toStdString();
   const QString saved = QString::fromStdString((tmp.dir / "mine.json").string());
   ASSERT_TRUE(d.saveTo(saved));
-  ASSERT_TRUE(d.setFieldText("pipeline.stages", "99"));
-  EXPECT_TRUE(d.validationMessage().startsWith("mine.json (as edited)")) << d.validationMessage().toStdString();
+  ASSERT_TRUE(typeInto(&d, "pipeline.stages", "99"));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d.validationMessage().startsWith("mine.json (as edited)"); }, 5000))
+      << d.validationMessage().toStdString();
 }
 
 // A field's widget follows the format's type, not how the file wrote the value: quickstart writes
@@ -121,10 +158,13 @@ TEST(Designer, NumberFieldsWrittenAsIntegersTakeFractions) {
   pm::test::app();
   pm::ui::DesignerView d(kPresets);
   ASSERT_TRUE(d.loadFile(kPresets + "/quickstart.json"));
+  ASSERT_TRUE(pm::test::showWindow(&d));
   ASSERT_TRUE(d.currentJson()["training"]["epochs"].is_number_integer());  // as the file writes it
-  EXPECT_NE(qobject_cast<QLineEdit*>(d.fieldWidget("training.epochs")), nullptr);
-  EXPECT_NE(qobject_cast<QSpinBox*>(d.fieldWidget("pipeline.stages")), nullptr);
-  ASSERT_TRUE(d.setFieldText("training.epochs", "0.5"));
+  EXPECT_NE(field<QLineEdit>(&d, "training.epochs"), nullptr);
+  EXPECT_NE(field<QSpinBox>(&d, "pipeline.stages"), nullptr);
+  ASSERT_TRUE(typeInto(&d, "training.epochs", "0.5"));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d.currentJson()["training"]["epochs"] == 0.5; }, 5000))
+      << d.currentJson()["training"]["epochs"].dump();
   EXPECT_TRUE(d.valid()) << d.validationMessage().toStdString();
   EXPECT_DOUBLE_EQ(d.currentJson()["training"]["epochs"].get<double>(), 0.5);
 }
@@ -135,15 +175,19 @@ TEST(Designer, ARunOfAnEditedDesignSaysWhatWasEdited) {
   pm::test::app();
   pm::ui::DesignerView d(kPresets);
   ASSERT_TRUE(d.loadFile(kPresets + "/tiny-synthetic.json"));
+  ASSERT_TRUE(pm::test::showWindow(&d));
+  auto* run = d.findChild<QPushButton*>("runButton");
+  ASSERT_NE(run, nullptr);
   QSignalSpy spy(&d, &pm::ui::DesignerView::runRequested);
   const std::string fileNotes = d.currentJson()["notes"].get<std::string>();
-  d.requestRun();
-  ASSERT_EQ(spy.count(), 1);
+  QTest::mouseClick(run, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return spy.count() == 1; }, 5000)) << "Run clicked: " << spy.count() << " runs requested";
   EXPECT_EQ(nlohmann::json::parse(spy.at(0).at(0).toString().toStdString())["notes"], fileNotes);
-  ASSERT_TRUE(d.setFieldText("data.batch_size", "16"));
-  ASSERT_TRUE(d.setFieldText("optimizer.lr", "0.1"));
-  d.requestRun();
-  ASSERT_EQ(spy.count(), 2);
+  ASSERT_TRUE(typeInto(&d, "data.batch_size", "16"));
+  ASSERT_TRUE(typeInto(&d, "optimizer.lr", "0.1"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d.valid() && run->isEnabled(); }, 5000)) << d.validationMessage().toStdString();
+  QTest::mouseClick(run, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return spy.count() == 2; }, 5000)) << "Run clicked: " << spy.count() << " runs requested";
   EXPECT_EQ(nlohmann::json::parse(spy.at(1).at(0).toString().toStdString())["notes"],
             fileNotes + " [edited in the workbench: data.batch_size=16, optimizer.lr=0.1]");
   TempDir tmp;
@@ -204,8 +248,14 @@ TEST(LiveRun, StopFromTheGui) {
   LongLiveRun run("to-stop");  // waits for the first loss point
   pm::ui::LiveRunView& view = *run.view;
   ASSERT_GT(view.lossPoints(), 0u) << view.logText().toStdString();
-  view.stop();
-  ASSERT_TRUE(run.done->wait(30000));
+  view.resize(1000, 700);
+  ASSERT_TRUE(pm::test::showWindow(&view));
+  QPushButton* stop = pm::test::buttonLabelled(&view, "Stop");
+  ASSERT_NE(stop, nullptr);
+  ASSERT_TRUE(stop->isEnabled());
+  QTest::mouseClick(stop, Qt::LeftButton);
+  ASSERT_TRUE(run.done->wait(30000)) << view.logText().toStdString();
+  EXPECT_FALSE(stop->isEnabled()) << "Stop stays enabled after the run ended";
   EXPECT_EQ(view.status().toStdString(), "stopped") << view.logText().toStdString();
   pm::RunStore store(run.db.toStdString());
   auto runs = store.listRuns();
@@ -319,40 +369,94 @@ TEST(LiveRun, ClosingTheGuiWithLeaveRunningLetsTheRunFinishRecorded) {
   }
   qint64 pid = 0;
   {
-    auto* w = new pm::ui::MainWindow(db.toStdString(), kPresets, kPipemare);
-    w->setCloseAnswer("leave");
+    auto w = std::make_unique<pm::ui::MainWindow>(db.toStdString(), kPresets, kPipemare);
+    w->resize(1400, 860);
+    ASSERT_TRUE(pm::test::showWindow(w.get(), /*active=*/true));
     auto* view = w->livePanel()->startRun(exp, "left running");
     ASSERT_TRUE(QTest::qWaitFor([&] { return view->lossPoints() >= 3; }, 60000)) << view->logText().toStdString();
     ASSERT_LT(view->lossPoints(), 400u) << "the run ended before the window was closed";
     pid = view->pid();
     ASSERT_GT(pid, 0);
-    EXPECT_TRUE(w->close());
-    delete w;
+    // File > Quit by its shortcut; the window asks what to do with the run, and "Leave running" is clicked.
+    QAction* quit = pm::test::actionNamed(w.get(), "Quit");
+    ASSERT_NE(quit, nullptr);
+    ASSERT_FALSE(quit->shortcut().isEmpty());
+    QString question;
+    {
+      pm::test::ModalAnswers answers({pm::test::pressButtonLabelled("Leave running", &question)});
+      QTest::keySequence(w.get(), quit->shortcut());
+      EXPECT_TRUE(answers.done()) << answers.failure();
+    }
+    EXPECT_TRUE(question.contains("still in progress")) << question.toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !w->isVisible(); }, 5000)) << "the window did not close";
   }
   EXPECT_EQ(::kill(static_cast<pid_t>(pid), 0), 0) << "the run ended with the window";
-  // The run's record, read every 100 ms for at most 120 s, until it ends.
+  // The run's record, read every 100 ms (a timer: each read opens the store) for at most 120 s,
+  // until it ends.
   std::string status;
-  for (int i = 0; i < 1200; ++i) {
-    QTest::qWait(100);
-    pm::RunStore store(db.toStdString(), /*readOnly=*/true);
-    auto runs = store.listRuns();
-    if (runs.size() == 1 && runs[0].status != "running" && runs[0].status != "created") {
-      status = runs[0].status;
-      EXPECT_EQ(store.loadMetric(runs[0].id, "train/loss").size(), 400u);
-      break;
+  size_t points = 0;
+  QTimer reader;
+  QObject::connect(&reader, &QTimer::timeout, [&] {
+    try {
+      pm::RunStore store(db.toStdString(), /*readOnly=*/true);
+      auto runs = store.listRuns();
+      if (runs.size() == 1 && runs[0].status != "running" && runs[0].status != "created") {
+        points = store.loadMetric(runs[0].id, "train/loss").size();
+        status = runs[0].status;
+        reader.stop();
+      }
+    } catch (const std::exception&) {
+      // written meanwhile: read again at the next tick
     }
-  }
+  });
+  reader.start(100);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return !status.empty(); }, 120000)) << "the run did not end within 120 s";
   EXPECT_EQ(status, "finished");
+  EXPECT_EQ(points, 400u);
 }
 
 // The planner's timing model follows the experiment's pipeline.timing when that changes, and keeps
 // the user's choice while it does not.
+// The window destroyed while a run streams its events (no close dialog, as when a test or the
+// program ends): the run's process is stopped and its last lines and its end reach no view that
+// is being destroyed.
+TEST(LiveRun, WindowDestroyedDuringARunStopsItWithoutTouchingTheDeadView) {
+  pm::test::app();
+  TempDir tmp;
+  const QString db = QString::fromStdString((tmp.dir / "runs.db").string());
+  const QString exp = QString::fromStdString((tmp.dir / "streaming.json").string());
+  {
+    QFile f(exp);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "streaming", "model": {"name": "mlp"}, "data": {"dataset": "synthetic", "batch_size": 32},
+               "pipeline": {"stages": 2, "microbatches": 2, "schedule": "pipemare"},
+               "training": {"steps": 5000, "log_interval": 1}})");
+  }
+  qint64 pid = 0;
+  {
+    auto w = std::make_unique<pm::ui::MainWindow>(db.toStdString(), kPresets, kPipemare);
+    ASSERT_TRUE(pm::test::showWindow(w.get()));
+    auto* view = w->livePanel()->startRun(exp, "streaming");
+    ASSERT_TRUE(QTest::qWaitFor([&] { return view->lossPoints() >= 3; }, 60000)) << view->logText().toStdString();
+    pid = view->pid();
+    ASSERT_GT(pid, 0);
+  }
+  // Gone with the window (terminated, or killed after 5 s), not left running.
+  EXPECT_TRUE(QTest::qWaitFor([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0; }, 15000)) << "pid " << pid;
+}
+
 TEST(PlannerPanel, TimingFollowsTheExperimentsPipelineTiming) {
+  pm::test::app();
   pm::ui::PlannerPanel panel("/nonexistent/pipemare");
+  ASSERT_TRUE(pm::test::showWindow(&panel));
+  auto* timing = panel.findChild<QComboBox*>();  // the panel's one choice: the timing model
+  ASSERT_NE(timing, nullptr);
   nlohmann::json e = {{"pipeline", {{"schedule", "pipemare"}, {"stages", 2}, {"microbatches", 4}, {"timing", "paper"}}}};
   panel.setExperiment(e);
   EXPECT_EQ(panel.timingModel(), "paper");
-  panel.setTimingModel("1f1b");  // the user looks at the other model
+  // The user looks at the other model: chosen in the box with the keyboard.
+  ASSERT_TRUE(pm::test::chooseData(timing, QStringLiteral("1f1b")));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel.timingModel() == "1f1b"; }, 5000)) << panel.timingModel().toStdString();
   e["pipeline"]["stages"] = 3;   // an edit that leaves the timing alone
   panel.setExperiment(e);
   EXPECT_EQ(panel.timingModel(), "1f1b");
@@ -445,17 +549,20 @@ TEST(PlannerPanel, AnInvalidDesignClearsThePlan) {
   pm::test::app();
   TempDir tmp;
   pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w));
+  ASSERT_TRUE(pm::test::clickTab(tabsOf(w), "Design"));
   QSignalSpy planned(w.plannerPanel(), &pm::ui::PlannerPanel::planned);
   ASSERT_TRUE(w.designer()->loadFile(kPresets + "/quickstart.json"));
   ASSERT_TRUE(planned.wait(60000)) << w.plannerPanel()->statusText().toStdString();
   ASSERT_GT(w.plannerPanel()->rowCount(), 0);
-  ASSERT_TRUE(w.designer()->setFieldText("pipeline.stages", "7"));  // mlp has 3 units
-  ASSERT_FALSE(w.designer()->valid());
+  ASSERT_TRUE(typeInto(w.designer(), "pipeline.stages", "7"));  // mlp has 3 units
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !w.designer()->valid(); }, 5000)) << "7 stages of mlp taken as valid";
   EXPECT_EQ(w.plannerPanel()->rowCount(), 0);
   EXPECT_EQ(w.plannerPanel()->ganttBoxes(), 0u);
   EXPECT_TRUE(w.plannerPanel()->statusText().contains("not valid")) << w.plannerPanel()->statusText().toStdString();
   EXPECT_TRUE(w.plannerPanel()->statusText().contains("pipeline.stages")) << w.plannerPanel()->statusText().toStdString();
-  ASSERT_TRUE(w.designer()->setFieldText("pipeline.stages", "2"));
+  ASSERT_TRUE(typeInto(w.designer(), "pipeline.stages", "2"));
   ASSERT_TRUE(planned.wait(60000)) << w.plannerPanel()->statusText().toStdString();
   EXPECT_GT(w.plannerPanel()->rowCount(), 0);
 }
@@ -497,8 +604,9 @@ TEST(Workbench, ClickRunThenFindTheRunInTheRunsTab) {
   const std::string db = (tmp.dir / "runs.db").string();
   pm::ui::MainWindow w(db, kPresets, kPipemare);
   w.resize(1400, 900);
-  w.show();
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  QTabWidget* tabs = tabsOf(w);
+  ASSERT_NE(tabs, nullptr);
   ASSERT_TRUE(w.designer()->loadFile(kPresets + "/tiny-synthetic.json"));
   auto* run = w.designer()->findChild<QPushButton*>("runButton");
   ASSERT_NE(run, nullptr);
@@ -506,26 +614,25 @@ TEST(Workbench, ClickRunThenFindTheRunInTheRunsTab) {
   QSignalSpy finished(w.livePanel(), &pm::ui::LivePanel::runFinished);
   std::vector<pm::ui::LiveRunView*> views;
   for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
     QTest::mouseClick(run, Qt::LeftButton);
     ASSERT_NE(w.livePanel()->current(), nullptr) << "the click started no run";
+    EXPECT_EQ(tabs->currentWidget(), w.livePanel()) << "the Live tab did not come up";
     views.push_back(w.livePanel()->current());
     ASSERT_TRUE(finished.wait(120000)) << views.back()->logText().toStdString();
     EXPECT_EQ(finished.back().at(0).toString().toStdString(), "finished") << views.back()->logText().toStdString();
   }
   ASSERT_NE(views[0], views[1]) << "each click is a run of its own";
 
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Runs"));
   auto* browser = w.runsBrowser();
-  browser->refresh();
+  QTest::keyClick(&w, Qt::Key_F5);  // File > Refresh runs
   ASSERT_EQ(browser->runCount(), 2);
   auto* table = browser->table();
-  auto clickRow = [&](int row) {
-    const QRect cell = table->visualRect(table->model()->index(row, 1));
-    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
-  };
-  clickRow(0);  // newest first
-  EXPECT_EQ(browser->shownRun(), views[1]->runId());
-  clickRow(1);
-  EXPECT_EQ(browser->shownRun(), views[0]->runId());
+  pm::test::clickCell(table, 0, 1);  // newest first
+  EXPECT_TRUE(QTest::qWaitFor([&] { return browser->shownRun() == views[1]->runId(); }, 5000)) << browser->shownRun();
+  pm::test::clickCell(table, 1, 1);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return browser->shownRun() == views[0]->runId(); }, 5000)) << browser->shownRun();
   ASSERT_GE(browser->lossPlot()->seriesCount(), 1);
   EXPECT_EQ(browser->lossPlot()->pointCount(0), views[0]->lossPoints());
 }

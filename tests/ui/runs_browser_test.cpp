@@ -5,12 +5,18 @@
 
 #include <QComboBox>
 #include <QItemSelectionModel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "core/store/run_store.h"
 #include "tests/support/test_support.h"
+#include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/main/main_window.h"
 #include "ui/plots/curve_plot.h"
@@ -22,22 +28,41 @@ namespace fs = std::filesystem;
 
 using pm::test::TempDir;
 
+namespace {
+
+// The table row of a run (the Id column); -1 when it is not listed.
+int rowOf(const pm::ui::RunsBrowser& browser, int64_t id) { return pm::test::rowWithId(browser.table(), pm::ui::RunsTableModel::Id, id); }
+
+// Clicks the run's row, as the user picks a run; true once the browser shows that run's curves.
+bool clickRun(pm::ui::RunsBrowser& browser, int64_t id) {
+  const int row = rowOf(browser, id);
+  if (row < 0) return false;
+  pm::test::clickCell(browser.table(), row);
+  return QTest::qWaitFor([&] { return browser.shownRun() == id; }, 5000);
+}
+
+}  // namespace
+
 TEST(RunsBrowser, MainWindowListsRunsFromTheStoreAndPlotsTheSelectedOne) {
   pm::test::app();
   TempDir tmp;
   const std::string db = (tmp.dir / "runs.db").string();
+  int64_t a = 0, b = 0;
   {
     pm::RunStore store(db);
-    const auto a = store.createRun("first", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})");
-    const auto b = store.createRun("second 'quoted' ✓", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"1f1b","stages":2,"microbatches":8}})");
+    a = store.createRun("first", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})");
+    b = store.createRun("second 'quoted' ✓", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"1f1b","stages":2,"microbatches":8}})");
     for (int s = 1; s <= 50; ++s) store.appendMetric(b, "train/loss", s, 0, 2.0 / s);
     store.appendMetric(b, "eval/accuracy", 50, 0, 0.8);
     store.flush();
     store.setStatus(a, "finished");
   }
   pm::ui::MainWindow w(db);
-  w.show();
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+  ASSERT_NE(tabs, nullptr);
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Runs"));
   auto* browser = w.runsBrowser();
   EXPECT_TRUE(browser->lastError().empty()) << browser->lastError();
   ASSERT_EQ(browser->runCount(), 2);
@@ -47,13 +72,20 @@ TEST(RunsBrowser, MainWindowListsRunsFromTheStoreAndPlotsTheSelectedOne) {
   EXPECT_EQ(table->model()->index(0, 3).data().toString().toStdString(), "cnn");
   ASSERT_GE(browser->lossPlot()->seriesCount(), 1);
   EXPECT_EQ(browser->lossPlot()->pointCount(0), 50u);
+  // A click on the other run's row plots that one: it recorded no loss, and the plot says so.
+  ASSERT_TRUE(clickRun(*browser, a));
+  EXPECT_EQ(browser->lossPlot()->seriesCount(), 0);
+  EXPECT_TRUE(browser->lossPlot()->showsEmptyText());
+  ASSERT_TRUE(clickRun(*browser, b));
+  EXPECT_EQ(browser->lossPlot()->pointCount(0), 50u);
 
-  // A run added by another process appears on refresh.
+  // A run added by another process appears at once on File > Refresh runs (F5), without waiting
+  // for the watcher's poll (the action reads the store before the key press returns).
   {
     pm::RunStore store(db);
     store.createRun("third", "{}");
   }
-  browser->refresh();
+  QTest::keyClick(&w, Qt::Key_F5);
   EXPECT_EQ(browser->runCount(), 3);
 }
 
@@ -80,17 +112,19 @@ TEST(RunsBrowser, EvaluationPlotShowsPerplexityOrSaysWhyItIsEmpty) {
     store.flush();
   }
   pm::ui::RunsBrowser browser(db);
-  ASSERT_TRUE(browser.selectRun(lm));
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
+  ASSERT_TRUE(clickRun(browser, lm));
   EXPECT_EQ(browser.evalPlot()->title(), "Held-out perplexity");
   ASSERT_EQ(browser.evalPlot()->seriesCount(), 1);
   EXPECT_EQ(browser.evalPlot()->pointCount(0), 2u);
   EXPECT_FALSE(browser.evalPlot()->showsEmptyText());
-  ASSERT_TRUE(browser.selectRun(none));
+  ASSERT_TRUE(clickRun(browser, none));
   EXPECT_EQ(browser.evalPlot()->seriesCount(), 0);
   EXPECT_TRUE(browser.evalPlot()->showsEmptyText());
   EXPECT_NE(browser.evalPlot()->emptyText().indexOf("no evaluation"), -1);
   EXPECT_FALSE(browser.lossPlot()->showsEmptyText());
-  ASSERT_TRUE(browser.selectRun(classifier));
+  ASSERT_TRUE(clickRun(browser, classifier));
   EXPECT_EQ(browser.evalPlot()->title(), "Held-out accuracy");
   EXPECT_EQ(browser.evalPlot()->seriesCount(), 1);
   EXPECT_FALSE(browser.evalPlot()->showsEmptyText());
@@ -110,6 +144,10 @@ TEST(RunsBrowser, UnreadableStoreShowsAnErrorInsteadOfCrashing) {
   EXPECT_NE(browser.lastError().find("not-a-db.db"), std::string::npos) << browser.lastError();
 }
 
+// Tags, notes and deleting through the table's context menu, as a user does: a right click on
+// the run's row, the menu's entry (arrow keys, Return), the dialog's text typed and OK, the
+// question answered. Quotes and SQL in the text are stored as typed; a run still going is not
+// deleted, and the warning says why.
 TEST(RunsBrowser, EditTagsNotesAndDelete) {
   pm::test::app();
   TempDir tmp;
@@ -123,9 +161,28 @@ TEST(RunsBrowser, EditTagsNotesAndDelete) {
     store.flush();
   }
   pm::ui::RunsBrowser browser(db);
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
   ASSERT_EQ(browser.runCount(), 2);
-  EXPECT_TRUE(browser.setTags(a, "  baseline, it's \"quoted\" ,✓ "));
-  EXPECT_TRUE(browser.setNotes(a, "notes'); DROP TABLE runs;--"));
+  QTableView* table = browser.table();
+  ASSERT_TRUE(clickRun(browser, a));
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Edit tags"), pm::test::enterText("  baseline, it's \"quoted\" ,✓ ")});
+    pm::test::rightClickCell(table, rowOf(browser, a));
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  // The table's Tags column shows them.
+  EXPECT_TRUE(QTest::qWaitFor(
+      [&] {
+        const int row = rowOf(browser, a);
+        return row >= 0 && table->model()->index(row, pm::ui::RunsTableModel::Tags).data().toString().contains("it's \"quoted\"");
+      },
+      5000));
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Edit notes"), pm::test::enterText("notes'); DROP TABLE runs;--")});
+    pm::test::rightClickCell(table, rowOf(browser, a));
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
   {
     pm::RunStore store(db);
     auto r = store.getRun(a);
@@ -140,10 +197,23 @@ TEST(RunsBrowser, EditTagsNotesAndDelete) {
     live = store.createRun("live", "{}");
     store.markRunning(live, static_cast<int64_t>(getpid()));
   }
-  browser.refresh();
-  EXPECT_EQ(browser.deleteRuns({b, live}, /*confirm=*/false), 1);
-  EXPECT_NE(browser.lastError().find("run " + std::to_string(live) + " is still running"), std::string::npos) << browser.lastError();
-  EXPECT_EQ(browser.runCount(), 2);
+  // The watcher's poll lists it (every 2 s).
+  ASSERT_TRUE(QTest::qWaitFor([&] { return rowOf(browser, live) >= 0; }, 10000)) << "the poll did not list the new run";
+  // b and the live run selected (a click, then a Ctrl+click), then Delete on the context menu.
+  pm::test::clickCell(table, rowOf(browser, b));
+  pm::test::clickCell(table, rowOf(browser, live), 0, Qt::ControlModifier);
+  auto selected = browser.selectedRunIds();
+  std::sort(selected.begin(), selected.end());
+  ASSERT_EQ(selected, (std::vector<int64_t>{b, live}));
+  QString warning;
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Delete 2 run(s)"), pm::test::pressButton(QMessageBox::Yes),
+                                    pm::test::pressButton(QMessageBox::Ok, &warning)});
+    pm::test::rightClickCell(table, rowOf(browser, live));
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_NE(warning.indexOf(QStringLiteral("run %1 is still running").arg(live)), -1) << warning.toStdString();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return browser.runCount() == 2 && rowOf(browser, b) < 0; }, 5000)) << browser.runCount();
   pm::RunStore store(db);
   EXPECT_FALSE(store.getRun(b).has_value());
   EXPECT_EQ(store.countRows("metrics", b), 0);
@@ -164,22 +234,36 @@ TEST(RunsBrowser, FiltersByScheduleTagAndStatus) {
     store.setStatus(b, "diverged");
   }
   pm::ui::RunsBrowser browser(db);
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
   ASSERT_EQ(browser.runCount(), 3);
   auto* schedule = browser.findChild<QComboBox*>("scheduleFilter");
   auto* tag = browser.findChild<QComboBox*>("tagFilter");
   auto* status = browser.findChild<QComboBox*>("statusFilter");
   ASSERT_TRUE(schedule && tag && status);
-  schedule->setCurrentText("pipemare");
-  EXPECT_EQ(browser.runCount(), 2);
+  const auto listed = [&](int n) { return QTest::qWaitFor([&] { return browser.runCount() == n; }, 5000); };
+  // The filter boxes, chosen with the keyboard (arrow keys, one item at a time).
+  ASSERT_TRUE(pm::test::chooseText(schedule, "pipemare"));
+  EXPECT_TRUE(listed(2)) << browser.runCount();
   ASSERT_GE(tag->findText("study"), 1);
-  tag->setCurrentIndex(tag->findText("async"));
-  EXPECT_EQ(browser.runCount(), 1);
-  tag->setCurrentIndex(0);
-  status->setCurrentText("diverged");
-  EXPECT_EQ(browser.runCount(), 1);
-  schedule->setCurrentIndex(0);
-  status->setCurrentIndex(0);
+  ASSERT_TRUE(pm::test::chooseText(tag, "async"));
+  EXPECT_TRUE(listed(1)) << browser.runCount();
+  ASSERT_TRUE(pm::test::chooseIndex(tag, 0));
+  ASSERT_TRUE(pm::test::chooseText(status, "diverged"));
+  EXPECT_TRUE(listed(1)) << browser.runCount();
+  ASSERT_TRUE(pm::test::chooseIndex(schedule, 0));
+  ASSERT_TRUE(pm::test::chooseIndex(status, 0));
+  EXPECT_TRUE(listed(3)) << browser.runCount();
+
+  // The text filter, typed: the table shows the matching rows only (the runs listed are unchanged).
+  auto* text = browser.findChild<QLineEdit*>();
+  ASSERT_NE(text, nullptr);
+  const auto shown = [&](int n) { return QTest::qWaitFor([&] { return browser.table()->model()->rowCount() == n; }, 5000); };
+  pm::test::retype(text, "mlp");
+  EXPECT_TRUE(shown(1)) << browser.table()->model()->rowCount();
   EXPECT_EQ(browser.runCount(), 3);
+  pm::test::retype(text, "");
+  EXPECT_TRUE(shown(3)) << browser.table()->model()->rowCount();
 }
 
 // The 2-second refresh reads a shown run's curves again only while the run is going, and once
@@ -227,13 +311,17 @@ TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
     }
   }
   pm::ui::RunsBrowser browser(db);
-  browser.show();
-  ASSERT_TRUE(browser.selectRun(ids[2]));
-  browser.refresh();
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
+  ASSERT_TRUE(clickRun(browser, ids[2]));
+  browser.refresh();  // what the 2-second refresh does
   const QModelIndex current = browser.table()->selectionModel()->currentIndex();
   ASSERT_TRUE(current.isValid());
   EXPECT_EQ(browser.table()->model()->index(current.row(), pm::ui::RunsTableModel::Id).data().toLongLong(), ids[2]);
   EXPECT_EQ(browser.shownRun(), ids[2]);
+  // Down goes on from there (newest first: to ids[1]), not from the top row (which would show ids[2]).
+  QTest::keyClick(browser.table(), Qt::Key_Down);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return browser.shownRun() == ids[1]; }, 5000)) << browser.shownRun();
 
   // A launcher that is gone: a child process that has exited.
   const pid_t child = pm::test::deadPid();

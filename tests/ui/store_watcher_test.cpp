@@ -12,6 +12,7 @@
 #include <QKeySequence>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <QTreeWidget>
@@ -24,6 +25,7 @@
 #include "core/store/run_store.h"
 #include "core/util/errors.h"
 #include "tests/support/test_support.h"
+#include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/compare/compare_view.h"
 #include "ui/main/main_window.h"
@@ -252,9 +254,10 @@ TEST(StoreWatcher, WorkbenchKeepsItsLogWhileOtherConnectionsComeAndGo) {
   }
   pm::ui::MainWindow w(db, {}, kPipemare);
   w.resize(1200, 800);
-  w.show();
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
-  ASSERT_TRUE(w.selectTab("runs"));
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+  ASSERT_NE(tabs, nullptr);
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Runs"));
   pm::ui::RunsBrowser* browser = w.runsBrowser();
   ASSERT_EQ(browser->runCount(), 1) << browser->lastError();
   pm::RunStore* const connection = w.storeWatcher()->store();
@@ -305,11 +308,13 @@ TEST(StoreWatcher, WorkbenchKeepsItsLogWhileOtherConnectionsComeAndGo) {
   }
   EXPECT_GT(w.storeWatcher()->polls(), 0);
 
-  // File > Refresh runs (F5): a new run at once, and a run whose launcher died marked interrupted.
+  // File > Refresh runs, by its key (F5): a new run at once (before the key press returns, not at
+  // the next poll), and a run whose launcher died marked interrupted.
   QAction* refresh = nullptr;
   for (QAction* a : w.findChildren<QAction*>())
     if (a->shortcut() == QKeySequence(Qt::Key_F5)) refresh = a;
-  ASSERT_NE(refresh, nullptr);
+  ASSERT_NE(refresh, nullptr) << "no action has F5";
+  QSignalSpy triggered(refresh, &QAction::triggered);
   int64_t late = 0, dead = 0;
   {
     pm::RunStore other(db);
@@ -317,7 +322,9 @@ TEST(StoreWatcher, WorkbenchKeepsItsLogWhileOtherConnectionsComeAndGo) {
     dead = other.createRun("dead launcher", kConfig);
     other.markRunning(dead, deadPid());
   }
-  refresh->trigger();
+  ASSERT_TRUE(QApplication::activeWindow() == &w) << "F5 reaches only the active window";
+  QTest::keyClick(&w, Qt::Key_F5);
+  EXPECT_EQ(triggered.count(), 1) << "F5 did not trigger File > Refresh runs";
   EXPECT_EQ(statusShown(browser, late).toStdString(), "created");
   EXPECT_EQ(statusShown(browser, dead).toStdString(), "interrupted");
   EXPECT_TRUE(deletedStoreFiles(db).empty()) << joined(deletedStoreFiles(db));

@@ -14,6 +14,7 @@
 
 #include "core/store/run_store.h"
 #include "tests/support/test_support.h"
+#include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/main/main_window.h"
 #include "ui/plots/gantt_plot.h"
@@ -100,6 +101,36 @@ void appendGpipeTrace(pm::RunStore& store, int64_t id, double t0, bool sends) {
   }
 }
 
+// Clicks the heat map's cell with the mouse, once the map is laid out so that the cell lies under
+// its centre. False when it did not come to be within 5 s.
+bool clickHeatCell(pm::ui::HeatMap* map, int row, int col) {
+  const bool ready = QTest::qWaitFor(
+      [&] {
+        int r = -1, c = -1;
+        return map->canvas()->isVisible() && map->cellUnder(map->cellCenter(row, col), &r, &c) && r == row && c == col;
+      },
+      5000);
+  if (!ready) return false;
+  QTest::mouseClick(map->canvas(), Qt::LeftButton, Qt::NoModifier, map->cellCenter(row, col));
+  return true;
+}
+
+// Chooses the heat map's axes in the Rows and Columns boxes with the keyboard (rows first), as a
+// user does; "" is "(none)". False when a key is not offered.
+bool chooseAxes(pm::ui::SweepsView& view, const QString& rowKey, const QString& colKey) {
+  auto* rows = view.findChild<QComboBox*>("rowKeyBox");
+  auto* cols = view.findChild<QComboBox*>("colKeyBox");
+  return rows && cols && pm::test::chooseData(rows, rowKey) && pm::test::chooseData(cols, colKey) &&
+         view.grid().rowKey == rowKey.toStdString() && view.grid().colKey == colKey.toStdString();
+}
+
+// Chooses the run in the Timeline view's Run box with the keyboard; true once the view shows it.
+bool chooseRun(pm::ui::TimelineView& view, int64_t id) {
+  auto* box = view.findChild<QComboBox*>("runBox");
+  return box && pm::test::chooseData(box, QVariant::fromValue<qlonglong>(id)) &&
+         QTest::qWaitFor([&] { return view.currentRun() == id; }, 5000);
+}
+
 // pipemare's recompute run ahead (R) is drawn and counted as compute, not as communication: the
 // summary names it and its time counts in the utilization.
 TEST(TimelineView, RecomputeAheadCountsAsCompute) {
@@ -118,7 +149,7 @@ TEST(TimelineView, RecomputeAheadCountsAsCompute) {
     store.setStatus(id, "finished");
   }
   pm::ui::TimelineView view(db, "");
-  ASSERT_TRUE(view.setRun(id));
+  ASSERT_EQ(view.currentRun(), id);  // the one traced run, shown at once
   EXPECT_NE(view.measuredSummary().indexOf("F 1, B 1, S 0, recomputed ahead 1; utilization 1.00"), -1)
       << view.measuredSummary().toStdString();
 }
@@ -254,8 +285,11 @@ TEST(SweepsView, ShowsTheRecordedGridsPointsNotStarted) {
   EXPECT_NE(view.statusText().indexOf("1 run in the sweep"), -1) << view.statusText().toStdString();
   EXPECT_NE(view.statusText().indexOf("2 not started"), -1) << view.statusText().toStdString();
   QSignalSpy open(&view, &pm::ui::SweepsView::openRun);
-  view.activateCell(0, 2);
+  ASSERT_TRUE(clickHeatCell(map, 0, 2));
   EXPECT_EQ(open.count(), 0);  // no run to open there
+  ASSERT_TRUE(clickHeatCell(map, 0, 0));  // the run that was stopped opens
+  ASSERT_EQ(open.count(), 1);
+  EXPECT_EQ(open.takeFirst().at(0).value<int64_t>(), first);
 }
 
 TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
@@ -280,60 +314,64 @@ TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
   for (const auto& [r, c] : std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}})
     EXPECT_NE(map->fillColor(1, 1), map->fillColor(r, c));
 
+  // Clicks on cells open their runs.
   QSignalSpy open(&view, &pm::ui::SweepsView::openRun);
-  view.activateCell(1, 0);
+  ASSERT_TRUE(clickHeatCell(map, 1, 0));
   ASSERT_EQ(open.count(), 1);
   EXPECT_EQ(open.takeFirst().at(0).value<int64_t>(), fx.ids[1][0]);
-  // A real click on the diverged cell.
-  QTest::mouseClick(map->canvas(), Qt::LeftButton, {}, map->cellCenter(1, 1));
+  ASSERT_TRUE(clickHeatCell(map, 1, 1));  // the diverged cell
   ASSERT_EQ(open.count(), 1);
   EXPECT_EQ(open.takeFirst().at(0).value<int64_t>(), fx.ids[1][1]);
 
-  // Loss, and the axes swapped.
-  view.setMetric(SweepMetric::FinalLoss);
+  // Loss, chosen in the Metric box, and the axes swapped in the Rows and Columns boxes.
+  auto* metricBox = view.findChild<QComboBox*>("metricBox");
+  ASSERT_NE(metricBox, nullptr);
+  ASSERT_TRUE(pm::test::chooseData(metricBox, static_cast<int>(SweepMetric::FinalLoss)));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == SweepMetric::FinalLoss; }, 5000));
   EXPECT_EQ(map->cellAt(0, 1)->text.toStdString(), "1.5");
-  ASSERT_TRUE(view.setAxes("pipeline.stages", "optimizer.lr"));
-  view.activateCell(0, 1);
+  ASSERT_TRUE(chooseAxes(view, "pipeline.stages", "optimizer.lr"));
+  ASSERT_TRUE(clickHeatCell(map, 0, 1));
   ASSERT_EQ(open.count(), 1);
   EXPECT_EQ(open.takeFirst().at(0).value<int64_t>(), fx.ids[1][0]);
   // One axis: a single row, the other key gets a value chooser (its first value).
-  ASSERT_TRUE(view.setAxes("", "optimizer.lr"));
+  ASSERT_TRUE(chooseAxes(view, "", "optimizer.lr"));
   EXPECT_EQ(map->rows(), 1);
   EXPECT_EQ(map->cellCount(), 2);
   EXPECT_EQ(view.grid().runAt(0, 1), fx.ids[1][0]);
   auto* stagesBox = view.findChild<QComboBox*>("pipeline.stages");
   ASSERT_NE(stagesBox, nullptr);
-  stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("2")));
-  EXPECT_EQ(view.grid().runAt(0, 1), fx.ids[1][1]);
+  ASSERT_TRUE(pm::test::chooseData(stagesBox, QStringLiteral("2")));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return view.grid().runAt(0, 1) == fx.ids[1][1]; }, 5000)) << view.grid().runAt(0, 1);
   // One value shown beside a diverged run: no colour scale (a single value padded into a range
   // would read as accuracy up to 1.04); nor with only a diverged run; it comes back when values differ.
   EXPECT_FALSE(map->scaleShown());
-  ASSERT_TRUE(view.setAxes("", ""));
+  ASSERT_TRUE(chooseAxes(view, "", ""));
   auto* lrBox = view.findChild<QComboBox*>("optimizer.lr");
   stagesBox = view.findChild<QComboBox*>("pipeline.stages");
   ASSERT_NE(lrBox, nullptr);
   ASSERT_NE(stagesBox, nullptr);
-  lrBox->setCurrentIndex(lrBox->findData(QStringLiteral("10")));
-  stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("2")));
-  ASSERT_EQ(map->cellCount(), 1);
+  ASSERT_TRUE(pm::test::chooseData(lrBox, QStringLiteral("10")));
+  ASSERT_TRUE(pm::test::chooseData(stagesBox, QStringLiteral("2")));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return map->cellCount() == 1; }, 5000)) << map->cellCount();
   EXPECT_EQ(map->cellAt(0, 0)->text.toStdString(), "D");
   EXPECT_EQ(view.grid().runAt(0, 0), fx.ids[1][1]);
   EXPECT_FALSE(map->scaleShown());
-  stagesBox->setCurrentIndex(stagesBox->findData(QStringLiteral("1")));
-  EXPECT_EQ(map->cellAt(0, 0)->text.toStdString(), "1.5");
+  ASSERT_TRUE(pm::test::chooseData(stagesBox, QStringLiteral("1")));
+  EXPECT_TRUE(QTest::qWaitFor([&] { return map->cellAt(0, 0) && map->cellAt(0, 0)->text == "1.5"; }, 5000));
   EXPECT_FALSE(map->scaleShown());
-  ASSERT_TRUE(view.setAxes("optimizer.lr", "pipeline.stages"));
+  ASSERT_TRUE(chooseAxes(view, "optimizer.lr", "pipeline.stages"));
   EXPECT_TRUE(map->scaleShown());
 
-  // A new run of the sweep shows after Refresh.
+  // A new run of the sweep shows after a click on Refresh.
   {
     pm::RunStore store(fx.db);
     const int64_t extra = store.createRun("late", "{}", {"optimizer.lr=1", "pipeline.stages=1"}, "", "sweep-1");
     store.setStatus(extra, "failed", "boom");
   }
-  ASSERT_TRUE(view.setAxes("optimizer.lr", "pipeline.stages"));
-  view.findChild<QPushButton*>("refreshButton")->click();
-  EXPECT_EQ(view.grid().rows(), 3);
+  auto* refresh = view.findChild<QPushButton*>("refreshButton");
+  ASSERT_NE(refresh, nullptr);
+  QTest::mouseClick(refresh, Qt::LeftButton);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return view.grid().rows() == 3; }, 5000)) << view.grid().rows();
   EXPECT_EQ(view.grid().rowValues[1], "1");
   EXPECT_EQ(map->cellAt(1, 0)->text.toStdString(), "F");
   EXPECT_EQ(view.refreshIfChanged(), false);  // nothing new
@@ -353,14 +391,18 @@ TEST(SweepsView, MainWindowOpensTheClickedRunInTheRunsTab) {
   SweepStore fx;
   pm::ui::MainWindow w(fx.db, {}, kPipemare);
   w.setCloseAnswer("leave");
+  w.resize(1200, 800);
+  ASSERT_TRUE(pm::test::showWindow(&w));
+  // The command line's --tab, by name in any case.
   ASSERT_TRUE(w.selectTab("sweeps"));
   ASSERT_TRUE(w.selectTab("Timeline"));
-  ASSERT_TRUE(w.selectTab("Sweeps"));
   auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
   ASSERT_NE(tabs, nullptr);
+  // The user's way: a click on the tab, then on the cell.
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Sweeps"));
   EXPECT_EQ(tabs->currentWidget(), w.sweepsView());
-  w.sweepsView()->activateCell(0, 1);
-  EXPECT_EQ(tabs->currentWidget(), w.runsBrowser());
+  ASSERT_TRUE(clickHeatCell(w.sweepsView()->heatMap(), 0, 1));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return tabs->currentWidget() == w.runsBrowser(); }, 5000)) << "the Runs tab did not come up";
   EXPECT_EQ(w.runsBrowser()->shownRun(), fx.ids[0][1]);
   EXPECT_EQ(w.runsBrowser()->selectedRunIds(), (std::vector<int64_t>{fx.ids[0][1]}));
 }
@@ -392,7 +434,7 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   }
   pm::ui::TimelineView view(db, kPipemare);
   view.resize(1000, 700);
-  view.show();
+  ASSERT_TRUE(pm::test::showWindow(&view));
   ASSERT_EQ(view.runCount(), 1) << view.lastError();  // only the run with a trace
   EXPECT_EQ(view.currentRun(), traced);
   // A run without a trace shows nothing and says why, rather than leave the traced run on screen.
@@ -401,7 +443,8 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   EXPECT_EQ(view.measuredPlot()->boxCount(), 0u);
   EXPECT_NE(view.measuredSummary().indexOf(QString("Run %1 recorded no schedule trace").arg(untraced)), -1)
       << view.measuredSummary().toStdString();
-  ASSERT_TRUE(view.setRun(traced));
+  // Chosen again in the Run box.
+  ASSERT_TRUE(chooseRun(view, traced));
   EXPECT_EQ(view.measuredPlot()->boxCount(), 22u);
   EXPECT_NEAR(view.measuredPlot()->makespanMs(), 21.0, 1e-6);
   EXPECT_NE(view.measuredSummary().indexOf("22"), -1) << view.measuredSummary().toStdString();
@@ -421,11 +464,19 @@ TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   EXPECT_EQ(handed["data"]["batch_size"], 8);
   EXPECT_EQ(args.at(args.indexOf("--trace-minibatches") + 1).toStdString(), "2");
 
-  // Zoom by hand, then Fit shows everything again.
+  // Zoom in with the mouse wheel: part of the trace leaves the view; then Fit shows all of it again.
+  QWidget* canvas = pm::test::plotCanvas(view.measuredPlot());
+  ASSERT_NE(canvas, nullptr);
+  EXPECT_EQ(view.measuredPlot()->boxesInView(), 22u);
+  pm::test::wheel(canvas, 4);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.measuredPlot()->boxesInView() < 22u; }, 5000))
+      << view.measuredPlot()->viewStartMs() << ".." << view.measuredPlot()->viewEndMs() << " ms shown after the wheel";
+  EXPECT_GT(view.measuredPlot()->viewStartMs(), 0.0);
+  EXPECT_LT(view.measuredPlot()->viewEndMs(), view.measuredPlot()->makespanMs());
   auto* fit = view.findChild<QPushButton*>("measuredFit");
   ASSERT_NE(fit, nullptr);
-  fit->click();
-  EXPECT_EQ(view.measuredPlot()->boxesInView(), 22u);
+  QTest::mouseClick(fit, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.measuredPlot()->boxesInView() == 22u; }, 5000)) << view.measuredPlot()->boxesInView();
   EXPECT_NEAR(view.measuredPlot()->viewStartMs(), 0.0, 1e-9);
 
   // The planner's prediction, from the engine binary.
@@ -454,9 +505,10 @@ TEST(TimelineView, SingleProcessRunsAreMarkedAsSuch) {
     }
   }
   pm::ui::TimelineView view(db, "");
-  ASSERT_TRUE(view.setRun(single));
+  ASSERT_TRUE(pm::test::showWindow(&view));
+  ASSERT_TRUE(chooseRun(view, single));
   EXPECT_NE(view.measuredSummary().indexOf("Single-process run"), -1) << view.measuredSummary().toStdString();
-  ASSERT_TRUE(view.setRun(real));
+  ASSERT_TRUE(chooseRun(view, real));
   EXPECT_EQ(view.measuredSummary().indexOf("Single-process run"), -1) << view.measuredSummary().toStdString();
 }
 
@@ -516,7 +568,8 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
     store.flush();
   }
   pm::ui::TimelineView view(db, kPipemare);
-  ASSERT_TRUE(view.setRun(good));
+  ASSERT_TRUE(pm::test::showWindow(&view));
+  ASSERT_TRUE(chooseRun(view, good));
   EXPECT_TRUE(view.planArguments().contains("--against")) << view.planArguments().join(' ').toStdString();
   ASSERT_TRUE(waitForPrediction(view)) << view.predictedSummary().toStdString();
   EXPECT_GT(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
@@ -524,7 +577,7 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
   // Two minibatches of F 1 ms, B 2 ms, S 1 ms on each stage, N = 2: at least 2 x (2 x 3 ms + 1 ms) on a stage.
   EXPECT_GE(view.predictedPlot()->makespanMs(), 14.0);
 
-  ASSERT_TRUE(view.setRun(mismatched));
+  ASSERT_TRUE(chooseRun(view, mismatched));
   ASSERT_TRUE(waitForPrediction(view)) << view.predictedSummary().toStdString();
   EXPECT_TRUE(view.planArguments().contains("--experiment")) << view.planArguments().join(' ').toStdString();
   EXPECT_FALSE(view.planArguments().contains("--against"));
@@ -559,7 +612,8 @@ TEST(TimelineView, PipedreamTraceTimingAndStaleAnswers) {
     store.setStatus(untraced, "finished");
   }
   pm::ui::TimelineView view(db, kPipemare);
-  ASSERT_TRUE(view.setRun(dream));
+  ASSERT_TRUE(pm::test::showWindow(&view));
+  ASSERT_TRUE(chooseRun(view, dream));
   EXPECT_EQ(view.predictedMinibatches(), 2);
   // No recorded partition: the model-based plan of the run's own experiment, timing and partition
   // included (the planner takes them from it, with no --timing of the view's).

@@ -104,11 +104,25 @@ class CompareView : public QWidget {
   void refresh();
 
  private:
+  static constexpr int kRunColumns = 7;  // id (checkable), name, status, schedule, model, P, N
+  static QString runLabel(const RunRecord& r);  // "#<id> <name>"
+
+  // Construction (compare_view_build.cpp), called by the constructor in this order (the order the
+  // widgets are created in is their Tab order).
+  QWidget* buildRunPanel();      // left: the run list, its filter box and its buttons
+  void setUpControls();          // ranges, tooltips and sizes of the control bar's widgets
+  QWidget* buildResultsPanel();  // right: the control rows, the plot and the summary table
+  QWidget* buildSummaryBox();    // the summary table under its caption
+  void connectControls();
+  void connectWatcher();
+
   void reloadRunList();
   void redrawAll();  // run list, controls, plot and summary from the loaded data
   void loadSelected();
   void syncControls();
+  int64_t defaultBaseline() const;
   void rebuildPlot();
+  void showPlotStatus(size_t points, const QStringList& missing);  // the status line under the plot
   void rebuildSummary();
   void onRunChecked(QTreeWidgetItem* item);
   void exportPlotDialog();
@@ -130,6 +144,7 @@ class CompareView : public QWidget {
   XAxis xAxis_ = XAxis::Step;
   double smoothing_ = 0;
   int64_t baseline_ = 0;
+  bool baselineChosen_ = false;  // set by setBaseline (the user's choice)
   double target_ = 0;  // 0 = auto
   bool updating_ = false;  // guards control signals while the view updates them itself
 

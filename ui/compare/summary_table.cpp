@@ -59,9 +59,10 @@ QString formatSummaryValue(SummaryField f, double v) {
   return QString::number(v);
 }
 
-void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
-                      double target) {
-  table->clear();
+namespace {
+
+// The header: "Run", then each figure's title with its tooltip.
+void setSummaryHeaders(QTableWidget* table, double target) {
   QStringList headers{tr("Run")};
   for (int f = 0; f < kSummaryFieldCount; ++f) {
     if (summaryField(f) == SummaryField::TimeToTarget)
@@ -80,50 +81,66 @@ void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, 
       tr("Largest mem/peak of any stage")};
   for (int f = 0; f < kSummaryFieldCount; ++f)
     if (auto* h = table->horizontalHeaderItem(f + 1)) h->setToolTip(tips[f]);
+}
+
+// The run's name with its series colour; the baseline's in bold.
+QTableWidgetItem* runNameCell(const RunSummary& s, const QColor& color) {
+  auto* name = new QTableWidgetItem(colorSwatch(color),
+                                    QStringLiteral("#%1 %2%3")
+                                        .arg(s.runId)
+                                        .arg(QString::fromStdString(s.name))
+                                        .arg(s.isBaseline ? tr("  (base)") : QString()));
+  if (s.isBaseline) {
+    QFont f = name->font();
+    f.setBold(true);
+    name->setFont(f);
+  }
+  return name;
+}
+
+// One figure of a run, with its difference to the baseline (`base`, if any): accuracy in points,
+// the rest as a ratio; tinted green when better, red when worse.
+QTableWidgetItem* summaryCell(const RunSummary& s, SummaryField field, const RunSummary* base) {
+  const double v = s.value(field), ratio = s.ratio(field);
+  QString text = formatSummaryValue(field, v);
+  // Accuracy against the baseline in points (as pipemare compare), everything else as a ratio.
+  const bool accuracy = field == SummaryField::FinalAccuracy || field == SummaryField::BestAccuracy;
+  const double points = accuracy && base ? (v - base->value(field)) * 100.0 : NAN;
+  if (!s.isBaseline && accuracy && std::isfinite(points))
+    text += QStringLiteral("  %1%2 pts").arg(points >= 0 ? QStringLiteral("+") : QString(), QString::number(points, 'f', 2));
+  else if (!s.isBaseline && !accuracy && std::isfinite(ratio))
+    text += QStringLiteral("  ×%1").arg(QString::number(ratio, 'f', 2));
+  auto* item = new QTableWidgetItem(text);
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  item->setToolTip(!std::isfinite(v) ? tr("not available")
+                   : accuracy        ? tr("%1 (against the baseline: %2 points)")
+                                    .arg(QString::number(v, 'g', 10), std::isfinite(points) ? QString::number(points, 'g', 6) : tr("n/a"))
+                                     : tr("%1 (ratio to baseline: %2)")
+                                    .arg(QString::number(v, 'g', 10), std::isfinite(ratio) ? QString::number(ratio, 'g', 6) : tr("n/a")));
+  if (!s.isBaseline && (accuracy ? std::isfinite(points) : std::isfinite(ratio))) {
+    const bool higher = summaryFieldInfo(field).higherIsBetter;
+    const bool better = accuracy ? points > 0.5 : higher ? ratio > 1.01 : ratio < 0.99;
+    const bool worse = accuracy ? points < -0.5 : higher ? ratio < 0.99 : ratio > 1.01;
+    if (better) item->setBackground(QColor(214, 240, 214));
+    if (worse) item->setBackground(QColor(246, 218, 218));
+  }
+  return item;
+}
+
+}  // namespace
+
+void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
+                      double target) {
+  table->clear();
+  setSummaryHeaders(table, target);
   table->setRowCount(static_cast<int>(rows.size()));
   const auto baseIt = std::find_if(rows.begin(), rows.end(), [](const RunSummary& s) { return s.isBaseline; });
   const RunSummary* base = baseIt == rows.end() ? nullptr : &*baseIt;
   for (size_t r = 0; r < rows.size(); ++r) {
     const RunSummary& s = rows[r];
     const int row = static_cast<int>(r);
-    auto* name = new QTableWidgetItem(colorSwatch(r < colors.size() ? colors[r] : QColor()),
-                                      QStringLiteral("#%1 %2%3")
-                                          .arg(s.runId)
-                                          .arg(QString::fromStdString(s.name))
-                                          .arg(s.isBaseline ? tr("  (base)") : QString()));
-    if (s.isBaseline) {
-      QFont f = name->font();
-      f.setBold(true);
-      name->setFont(f);
-    }
-    table->setItem(row, 0, name);
-    for (int f = 0; f < kSummaryFieldCount; ++f) {
-      const SummaryField field = summaryField(f);
-      const double v = s.value(field), ratio = s.ratio(field);
-      QString text = formatSummaryValue(field, v);
-      // Accuracy against the baseline in points (as pipemare compare), everything else as a ratio.
-      const bool accuracy = field == SummaryField::FinalAccuracy || field == SummaryField::BestAccuracy;
-      const double points = accuracy && base ? (v - base->value(field)) * 100.0 : NAN;
-      if (!s.isBaseline && accuracy && std::isfinite(points))
-        text += QStringLiteral("  %1%2 pts").arg(points >= 0 ? QStringLiteral("+") : QString(), QString::number(points, 'f', 2));
-      else if (!s.isBaseline && !accuracy && std::isfinite(ratio))
-        text += QStringLiteral("  ×%1").arg(QString::number(ratio, 'f', 2));
-      auto* item = new QTableWidgetItem(text);
-      item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-      item->setToolTip(!std::isfinite(v) ? tr("not available")
-                       : accuracy        ? tr("%1 (against the baseline: %2 points)")
-                                        .arg(QString::number(v, 'g', 10), std::isfinite(points) ? QString::number(points, 'g', 6) : tr("n/a"))
-                                         : tr("%1 (ratio to baseline: %2)")
-                                        .arg(QString::number(v, 'g', 10), std::isfinite(ratio) ? QString::number(ratio, 'g', 6) : tr("n/a")));
-      if (!s.isBaseline && (accuracy ? std::isfinite(points) : std::isfinite(ratio))) {
-        const bool higher = summaryFieldInfo(field).higherIsBetter;
-        const bool better = accuracy ? points > 0.5 : higher ? ratio > 1.01 : ratio < 0.99;
-        const bool worse = accuracy ? points < -0.5 : higher ? ratio < 0.99 : ratio > 1.01;
-        if (better) item->setBackground(QColor(214, 240, 214));
-        if (worse) item->setBackground(QColor(246, 218, 218));
-      }
-      table->setItem(row, f + 1, item);
-    }
+    table->setItem(row, 0, runNameCell(s, r < colors.size() ? colors[r] : QColor()));
+    for (int f = 0; f < kSummaryFieldCount; ++f) table->setItem(row, f + 1, summaryCell(s, summaryField(f), base));
   }
   table->resizeColumnsToContents();
 }

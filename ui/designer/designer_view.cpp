@@ -16,38 +16,88 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
 #include "core/config/experiment.h"
+#include "core/config/experiment_fields.h"
 #include "core/util/errors.h"
 
 namespace pm::ui {
 
 namespace {
 
-// Fields with a fixed set of values get a combo box.
-const std::map<std::string, std::vector<std::string>>& enumerations() {
-  static const std::map<std::string, std::vector<std::string>> m = {
-      {"model.name", modelNames()},
-      {"data.dataset", {"fashion-mnist", "text", "synthetic"}},
-      {"data.eval_split", {"test", "train"}},
-      {"data.synthetic_task", {"classification", "regression"}},
-      {"pipeline.partition.method", {"parameters", "time", "explicit"}},
-      {"pipeline.schedule", scheduleNames()},
-      {"pipeline.timing", {"1f1b", "paper"}},
-      {"pipemare.warmup_schedule", {"gpipe", "1f1b"}},
-      {"pipemare.momentum_mode", {"same", "delay-scaled"}},
-      {"optimizer.name", {"sgd", "adam", "adamw"}},
-      {"optimizer.schedule.name", {"constant", "step", "cosine", "linear-warmup", "inverse-sqrt"}},
-      {"execution.mode", {"single", "real"}},
-      {"execution.backend", {"gloo", "nccl", "local"}},
-  };
-  return m;
+// What the format says about each field (type, accepted values, help), from core/config's field
+// table. Types and choices do not depend on the other fields' values.
+const std::vector<FieldInfo>& formatFields() {
+  static const std::vector<FieldInfo> fields = experimentFields();
+  return fields;
+}
+
+// The default value of a field; null for a path the format does not have.
+Json defaultOf(const std::string& path) {
+  static const Json defaults = experimentToJson(Experiment{});
+  try {
+    return defaults.at(Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString()));
+  } catch (...) {
+    return Json();
+  }
+}
+
+// The widget property holding a field's own tooltip (the validator's message replaces the tooltip
+// while the field is flagged).
+const char* kFieldTip = "fieldToolTip";
+
+// Each field's tooltip: its path, meaning, accepted values and default. Accepted values that
+// depend on other fields (pipeline.stages on model.name, ...) are those of `context`.
+void setFieldToolTips(const std::map<std::string, QWidget*>& widgets, const Experiment& context) {
+  const std::vector<FieldInfo> fields = experimentFields(context);
+  for (const auto& [path, w] : widgets) {
+    QString tip = QString::fromStdString(path);
+    if (const FieldInfo* f = findField(fields, path))
+      tip += QString::fromStdString(": " + f->help + "\naccepts " + f->accepts);
+    tip += QString::fromStdString("\ndefault: " + defaultOf(path).dump());
+    w->setProperty(kFieldTip, tip);
+    w->setToolTip(tip);
+  }
 }
 
 const char* kInvalidStyle = "border: 2px solid #d62728; border-radius: 3px;";
+
+// The user's own presets: $XDG_DATA_HOME/pipemare/experiments (~/.local/share/pipemare/experiments).
+QString userPresetDir() {
+  return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/pipemare/experiments");
+}
+
+// The presets beyond those of `presetDir` (the installed ones, or the source checkout's from the
+// build tree), each item holding its file's path: those of another installation on $XDG_DATA_DIRS
+// (pipemare/experiments) under names not yet listed, then, after a separator, the user's own.
+void addOtherPresets(QComboBox* presets, const QString& presetDir) {
+  const QString shipped = QFileInfo(presetDir).canonicalFilePath();
+  const QString own = QFileInfo(userPresetDir()).canonicalFilePath();  // empty while it does not exist
+  QStringList listed;
+  for (int i = 1; i < presets->count(); ++i) listed << presets->itemText(i);
+  const auto add = [presets](const QFileInfo& f) {
+    presets->addItem(f.fileName(), f.absoluteFilePath());
+    presets->setItemData(presets->count() - 1, f.absoluteFilePath(), Qt::ToolTipRole);
+  };
+  for (const QString& dir : QStandardPaths::locateAll(QStandardPaths::GenericDataLocation, QStringLiteral("pipemare/experiments"),
+                                                      QStandardPaths::LocateDirectory)) {
+    const QString canonical = QFileInfo(dir).canonicalFilePath();
+    if (canonical == shipped || canonical == own) continue;
+    for (const QFileInfo& f : QDir(dir).entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Name))
+      if (!listed.contains(f.fileName())) {
+        add(f);
+        listed << f.fileName();
+      }
+  }
+  if (own.isEmpty() || own == shipped) return;
+  const QFileInfoList mine = QDir(own).entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
+  if (!mine.isEmpty()) presets->insertSeparator(presets->count());
+  for (const QFileInfo& f : mine) add(f);
+}
 
 }  // namespace
 
@@ -58,6 +108,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   top->addWidget(new QLabel(tr("Preset:"), this));
   presets_->addItem(tr("(defaults)"));
   for (const QString& f : QDir(presetDir_).entryList({"*.json"}, QDir::Files, QDir::Name)) presets_->addItem(f);
+  addOtherPresets(presets_, presetDir_);
   top->addWidget(presets_, 1);
   auto* open = new QPushButton(tr("Open..."), this);
   auto* save = new QPushButton(tr("Save as..."), this);
@@ -139,12 +190,12 @@ void DesignerView::build(const Json& normalised) {
     formLayout_->addWidget(box);
   }
   formLayout_->addStretch(1);
+  setFieldToolTips(widgets_, Experiment{});  // the defaults' ranges until validate() finds the design valid
   building_ = false;
 }
 
 void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget* box, int depth) {
   auto* form = qobject_cast<QFormLayout*>(box->layout());
-  const Json defaults = experimentToJson(Experiment{});
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     const std::string path = prefix + it.key();
     if (path == "model.options") continue;  // reserved, always {}
@@ -157,18 +208,14 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
     }
     QWidget* w = nullptr;
     const Json& v = *it;
-    Json def;
-    try {
-      def = defaults.at(Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString()));
-    } catch (...) {
-    }
+    // nullptr for a key the format does not have (the validator flags it).
+    const FieldInfo* info = findField(formatFields(), path);
     // The field's type is the format's, not how the file happened to write the value: "epochs": 1
     // is a number that takes fractions, so it gets a text field, not an integer spin box.
-    const bool integerField = (v.is_number_integer() || v.is_number_unsigned()) && !def.is_number_float();
-    auto en = enumerations().find(path);
-    if (en != enumerations().end()) {
+    const bool integerField = (v.is_number_integer() || v.is_number_unsigned()) && (!info || info->type == FieldType::Integer);
+    if (info && info->type == FieldType::Choice) {
       auto* c = new QComboBox(box);
-      for (const auto& s : en->second) c->addItem(QString::fromStdString(s));
+      for (const auto& s : info->choices) c->addItem(QString::fromStdString(s));
       // A value the format does not allow ("PipeMare") is kept and shown as it is, so that the
       // validator flags it: a combo box would otherwise silently show (and run) its first item.
       const QString given = QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump());
@@ -182,6 +229,8 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
       connect(c, &QCheckBox::toggled, this, [this] { validate(); });
       w = c;
     } else if (integerField) {
+      // Out-of-range values stay editable (the validator flags them in place), so the spin box
+      // spans more than any one field's range.
       auto* s = new QSpinBox(box);
       s->setRange(-1, 1000000000);
       s->setValue(static_cast<int>(std::min<int64_t>(v.get<int64_t>(), 1000000000)));
@@ -193,7 +242,6 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
       connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
       w = e;
     }
-    w->setToolTip(tr("%1\ndefault: %2").arg(QString::fromStdString(path), QString::fromStdString(def.dump())));
     w->setObjectName(QString::fromStdString(path));
     widgets_[path] = w;
     kinds_[path] = v;
@@ -229,13 +277,17 @@ Json DesignerView::currentJson() const {
 
 void DesignerView::validate() {
   if (building_) return;
-  for (auto& [path, w] : widgets_) w->setStyleSheet(QString());
+  for (auto& [path, w] : widgets_) {
+    w->setStyleSheet(QString());
+    w->setToolTip(w->property(kFieldTip).toString());
+  }
   invalidField_.clear();
   try {
     // The place names the file being edited (its line numbers do not fit the edited values: the
     // field is flagged in place).
-    experimentFromJson(currentJson(), file_.isEmpty() ? std::string("design")
-                                                      : QFileInfo(file_).fileName().toStdString() + " (as edited)");
+    const Experiment design = experimentFromJson(
+        currentJson(), file_.isEmpty() ? std::string("design") : QFileInfo(file_).fileName().toStdString() + " (as edited)");
+    setFieldToolTips(widgets_, design);
     valid_ = true;
     message_.clear();
     status_->setText(tr("<span style='color:#2ca02c'>valid</span>"));
@@ -351,8 +403,14 @@ void DesignerView::openDialog() {
 }
 
 void DesignerView::saveAsDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), file_.isEmpty() ? presetDir_ : file_,
-                                                    tr("Experiments (*.json)"));
+  // Offered: the open file (or the presets' folder) where it can be written; else (installed
+  // presets are read-only) the user's own presets' folder, which the presets list shows.
+  QString start = file_.isEmpty() ? presetDir_ : file_;
+  if (!QFileInfo(file_.isEmpty() ? presetDir_ : QFileInfo(file_).absolutePath()).isWritable()) {
+    QDir().mkpath(userPresetDir());
+    start = userPresetDir() + (file_.isEmpty() ? QString() : QStringLiteral("/") + QFileInfo(file_).fileName());
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), start, tr("Experiments (*.json)"));
   if (!path.isEmpty() && !saveTo(path)) QMessageBox::warning(this, tr("Save experiment"), message_);
 }
 

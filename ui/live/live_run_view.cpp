@@ -13,7 +13,9 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <cmath>
+#include <optional>
 
+#include "core/config/choices.h"
 #include "core/util/strings.h"
 #include "ui/live/run_process.h"
 #include "ui/plots/curve_plot.h"
@@ -55,6 +57,45 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
       log_(new QPlainTextEdit(this)),
       stopButton_(new QPushButton(tr("Stop"), this)),
       timer_(new QTimer(this)) {
+  buildLayout();
+
+  connect(stopButton_, &QPushButton::clicked, this, &LiveRunView::stop);
+  connect(proc_, &RunProcess::event, this, &LiveRunView::onEvent);
+  connect(proc_, &RunProcess::finished, this, &LiveRunView::processFinished);
+  connect(timer_, &QTimer::timeout, this, [this] {
+    if (dirty_) redraw();
+  });
+  timer_->start(33);  // ~30 Hz
+}
+
+// The engine process ended: the run's status, the engine's stderr when it did not finish, and why
+// plots stayed empty.
+void LiveRunView::processFinished(int code, const QString& st) {
+  status_ = st.isEmpty() ? (code == 2 ? QStringLiteral("invalid") : QStringLiteral("failed")) : st;
+  stopButton_->setEnabled(false);
+  if (status_ != "finished") {
+    // The engine's stderr, less the lines that repeat an error event already in the log.
+    QStringList rest;
+    for (const QString& line : proc_->stderrText().split('\n', Qt::SkipEmptyParts)) {
+      const bool shown = std::any_of(errorsShown_.begin(), errorsShown_.end(), [&](const QString& m) { return line.contains(m); });
+      if (!shown) rest << line;
+    }
+    if (!rest.isEmpty()) log_->appendPlainText(tr("engine: %1").arg(rest.join('\n').trimmed()));
+  }
+  if (runId_ == 0) runId_ = proc_->runId();
+  log_->appendPlainText(runId_ > 0 ? tr("run %1: %2").arg(runId_).arg(status_) : tr("run: %1 (no run was recorded)").arg(status_));
+  accuracy_->setEmptyText(tr("this run recorded no evaluation"));
+  for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("no step was recorded"));
+  for (CurvePlot* p : {utilization_, wait_, memory_, lr_}) p->setEmptyText(tr("no stage report was recorded"));
+  if (!synchronous_)  // a synchronous run's delay and gap plots keep saying why they are empty
+    for (CurvePlot* p : {asyncPlot_, gap_}) p->setEmptyText(tr("no stage report was recorded"));
+  progress_->setFormat(status_);
+  redraw();
+  Q_EMIT runFinished(status_);
+}
+
+// The header and progress bar over the plots (the lower row tabbed) and the log.
+void LiveRunView::buildLayout() {
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
   progress_->setFormat(tr("waiting for the engine..."));
@@ -94,39 +135,15 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addWidget(split, 1);
-
-  connect(stopButton_, &QPushButton::clicked, this, &LiveRunView::stop);
-  connect(proc_, &RunProcess::event, this, &LiveRunView::onEvent);
-  connect(proc_, &RunProcess::finished, this, [this](int code, const QString& st) {
-    status_ = st.isEmpty() ? (code == 2 ? QStringLiteral("invalid") : QStringLiteral("failed")) : st;
-    stopButton_->setEnabled(false);
-    if (status_ != "finished") {
-      // The engine's stderr, less the lines that repeat an error event already in the log.
-      QStringList rest;
-      for (const QString& line : proc_->stderrText().split('\n', Qt::SkipEmptyParts)) {
-        const bool shown = std::any_of(errorsShown_.begin(), errorsShown_.end(), [&](const QString& m) { return line.contains(m); });
-        if (!shown) rest << line;
-      }
-      if (!rest.isEmpty()) log_->appendPlainText(tr("engine: %1").arg(rest.join('\n').trimmed()));
-    }
-    if (runId_ == 0) runId_ = proc_->runId();
-    log_->appendPlainText(runId_ > 0 ? tr("run %1: %2").arg(runId_).arg(status_) : tr("run: %1 (no run was recorded)").arg(status_));
-    accuracy_->setEmptyText(tr("this run recorded no evaluation"));
-    for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("no step was recorded"));
-    for (CurvePlot* p : {utilization_, wait_, memory_, lr_}) p->setEmptyText(tr("no stage report was recorded"));
-    if (!synchronous_)  // a synchronous run's delay and gap plots keep saying why they are empty
-      for (CurvePlot* p : {asyncPlot_, gap_}) p->setEmptyText(tr("no stage report was recorded"));
-    progress_->setFormat(status_);
-    redraw();
-    Q_EMIT runFinished(status_);
-  });
-  connect(timer_, &QTimer::timeout, this, [this] {
-    if (dirty_) redraw();
-  });
-  timer_->start(33);  // ~30 Hz
 }
 
-LiveRunView::~LiveRunView() = default;
+LiveRunView::~LiveRunView() {
+  // QWidget deletes its children after this class's members are gone, and ~RunProcess waits for
+  // the child: its last lines and its end must not reach a half-destroyed view.
+  timer_->stop();
+  proc_->disconnect(this);
+  delete proc_;
+}
 
 void LiveRunView::start(const QString& experimentFile, const QString& title) {
   header_->setText(tr("<b>%1</b>").arg(title.toHtmlEscaped()));
@@ -165,78 +182,13 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     if (!std::isnan(num(e, "samples_per_s")))
       throughput_->appendPoint(series(throughput_, tr("samples/s"), 0), step, num(e, "samples_per_s"));
   } else if (type == "eval") {
-    const double step = num(e, "step");
-    loss_->appendPoint(series(loss_, tr("eval"), 1), step, num(e, "loss"));
-    // A language model reports perplexity and next-byte accuracy: plot perplexity alone (as the
-    // Runs tab does); on one axis the 0-1 accuracy lay flat under a perplexity of tens.
-    if (!std::isnan(num(e, "perplexity"))) {
-      if (!perplexityShown_) {
-        perplexityShown_ = true;
-        accuracy_->setTitle(tr("Held-out perplexity"));
-        accuracy_->setAxisLabels(tr("step"), tr("perplexity"));
-      }
-      accuracy_->appendPoint(series(accuracy_, tr("perplexity"), 3), step, num(e, "perplexity"));
-    } else if (!std::isnan(num(e, "accuracy"))) {
-      if (!accuracyShown_) {
-        accuracyShown_ = true;
-        accuracy_->setTitle(tr("Held-out accuracy"));
-        accuracy_->setAxisLabels(tr("step"), tr("accuracy"));
-      }
-      accuracy_->appendPoint(series(accuracy_, tr("accuracy"), 2), step, num(e, "accuracy"));
-    }
+    showEval(e);
   } else if (type == "stage") {
-    const int stage = e.value("stage", 0);
-    const double step = num(e, "step");
-    const QString s = tr("stage %1").arg(stage);
-    utilization_->appendPoint(series(utilization_, s, stage), step, num(e, "utilization"));
-    if (e.contains("memory") && e["memory"].is_object()) {
-      memory_->appendPoint(series(memory_, s, stage), step, e["memory"].value("total", 0.0) / 1048576.0);
-      // The stage's peak so far (dashed, same colour): what the stage needed at its worst moment.
-      if (e["memory"].contains("peak"))
-        memory_->appendPoint(series(memory_, tr("stage %1 peak").arg(stage), stage, Qt::DashLine), step,
-                             e["memory"].value("peak", 0.0) / 1048576.0);
-    }
-    if (e.contains("tau")) asyncPlot_->appendPoint(series(asyncPlot_, s, stage), step, num(e, "tau"));
-    if (e.contains("lr")) lr_->appendPoint(series(lr_, s, stage), step, num(e, "lr"));
-    if (e.contains("weight_gap")) gap_->appendPoint(series(gap_, s, 2 * stage), step, num(e, "weight_gap"));
-    if (e.contains("weight_gap_t2"))
-      gap_->appendPoint(series(gap_, tr("stage %1 with T2").arg(stage), 2 * stage + 1), step, num(e, "weight_gap_t2"));
-    const double wall = num(e, "compute_s") + num(e, "wait_s") + num(e, "idle_s");
-    if (wall > 0) {
-      wait_->appendPoint(series(wait_, tr("stage %1 waiting").arg(stage), 2 * stage), step, num(e, "wait_s") / wall);
-      wait_->appendPoint(series(wait_, tr("stage %1 idle").arg(stage), 2 * stage + 1), step, num(e, "idle_s") / wall);
-    }
-    if (e.contains("memory") && e["memory"].is_object()) memoryNowByStage_[stage] = e["memory"];
+    showStageReport(e);
   } else if (type == "progress") {
-    const double step = num(e, "step"), total = num(e, "total_steps");
-    if (total > 0) {
-      progress_->setRange(0, 1000);
-      progress_->setValue(static_cast<int>(1000 * step / total));
-      progress_->setFormat(tr("step %1 / %2, epoch %3, ETA %4")
-                               .arg(step)
-                               .arg(total)
-                               .arg(num(e, "epoch"), 0, 'f', 2)
-                               .arg(QString::fromStdString(formatDuration(num(e, "eta_s")))));
-    }
+    showProgress(e);
   } else if (type == "run_started") {
-    // A synchronous schedule has no delay, learning-rate rescheduling or weight gap: say so on
-    // those plots instead of leaving them blank.
-    const std::string schedule =
-        e.contains("config") && e["config"].contains("pipeline") ? e["config"]["pipeline"].value("schedule", std::string()) : "";
-    synchronous_ = schedule == "gpipe" || schedule == "1f1b";
-    if (synchronous_) {
-      const QString name = QString::fromStdString(schedule);
-      asyncPlot_->setTitle(tr("Delay per stage: none (%1 is synchronous)").arg(name));
-      gap_->setTitle(tr("Weight gap: none (%1 is synchronous)").arg(name));
-      const QString why = tr("%1 is synchronous: forward and backward\nuse the same weights, with no delay").arg(name);
-      asyncPlot_->setEmptyText(why);
-      gap_->setEmptyText(why);
-    }
-    log_->appendPlainText(tr("started: partition %1, BLAS %2, %3 thread(s) per stage, %4 steps")
-                              .arg(QString::fromStdString(e.value("partition_text", std::string("?"))))
-                              .arg(QString::fromStdString(e.contains("blas") ? e["blas"].value("kind", std::string("?")) : "?"))
-                              .arg(e.value("threads", 0))
-                              .arg(e.value("total_steps", int64_t{0})));
+    runStarted(e);
   } else if (type == "log") {
     if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
     log_->appendPlainText(QString::fromStdString(e.value("message", std::string())));
@@ -253,6 +205,89 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     log_->appendPlainText(tr("finished: %1%2").arg(QString::fromStdString(e.value("status", std::string())),
                                                    msg.empty() ? QString() : QStringLiteral(" - ") + QString::fromStdString(msg)));
   }
+}
+
+void LiveRunView::showEval(const nlohmann::json& e) {
+  const double step = num(e, "step");
+  loss_->appendPoint(series(loss_, tr("eval"), 1), step, num(e, "loss"));
+  // A language model reports perplexity and next-byte accuracy: plot perplexity alone (as the
+  // Runs tab does); on one axis the 0-1 accuracy lay flat under a perplexity of tens.
+  if (!std::isnan(num(e, "perplexity"))) {
+    if (!perplexityShown_) {
+      perplexityShown_ = true;
+      accuracy_->setTitle(tr("Held-out perplexity"));
+      accuracy_->setAxisLabels(tr("step"), tr("perplexity"));
+    }
+    accuracy_->appendPoint(series(accuracy_, tr("perplexity"), 3), step, num(e, "perplexity"));
+  } else if (!std::isnan(num(e, "accuracy"))) {
+    if (!accuracyShown_) {
+      accuracyShown_ = true;
+      accuracy_->setTitle(tr("Held-out accuracy"));
+      accuracy_->setAxisLabels(tr("step"), tr("accuracy"));
+    }
+    accuracy_->appendPoint(series(accuracy_, tr("accuracy"), 2), step, num(e, "accuracy"));
+  }
+}
+
+// A stage's report: utilization, memory, delay, learning rate, weight gap, waiting and idle.
+void LiveRunView::showStageReport(const nlohmann::json& e) {
+  const int stage = e.value("stage", 0);
+  const double step = num(e, "step");
+  const QString s = tr("stage %1").arg(stage);
+  utilization_->appendPoint(series(utilization_, s, stage), step, num(e, "utilization"));
+  if (e.contains("memory") && e["memory"].is_object()) {
+    memory_->appendPoint(series(memory_, s, stage), step, e["memory"].value("total", 0.0) / 1048576.0);
+    // The stage's peak so far (dashed, same colour): what the stage needed at its worst moment.
+    if (e["memory"].contains("peak"))
+      memory_->appendPoint(series(memory_, tr("stage %1 peak").arg(stage), stage, Qt::DashLine), step,
+                           e["memory"].value("peak", 0.0) / 1048576.0);
+  }
+  if (e.contains("tau")) asyncPlot_->appendPoint(series(asyncPlot_, s, stage), step, num(e, "tau"));
+  if (e.contains("lr")) lr_->appendPoint(series(lr_, s, stage), step, num(e, "lr"));
+  if (e.contains("weight_gap")) gap_->appendPoint(series(gap_, s, 2 * stage), step, num(e, "weight_gap"));
+  if (e.contains("weight_gap_t2"))
+    gap_->appendPoint(series(gap_, tr("stage %1 with T2").arg(stage), 2 * stage + 1), step, num(e, "weight_gap_t2"));
+  const double wall = num(e, "compute_s") + num(e, "wait_s") + num(e, "idle_s");
+  if (wall > 0) {
+    wait_->appendPoint(series(wait_, tr("stage %1 waiting").arg(stage), 2 * stage), step, num(e, "wait_s") / wall);
+    wait_->appendPoint(series(wait_, tr("stage %1 idle").arg(stage), 2 * stage + 1), step, num(e, "idle_s") / wall);
+  }
+  if (e.contains("memory") && e["memory"].is_object()) memoryNowByStage_[stage] = e["memory"];
+}
+
+void LiveRunView::showProgress(const nlohmann::json& e) {
+  const double step = num(e, "step"), total = num(e, "total_steps");
+  if (total > 0) {
+    progress_->setRange(0, 1000);
+    progress_->setValue(static_cast<int>(1000 * step / total));
+    progress_->setFormat(tr("step %1 / %2, epoch %3, ETA %4")
+                             .arg(step)
+                             .arg(total)
+                             .arg(num(e, "epoch"), 0, 'f', 2)
+                             .arg(QString::fromStdString(formatDuration(num(e, "eta_s")))));
+  }
+}
+
+// The run's setup, in the log. A synchronous schedule has no delay, learning-rate rescheduling or
+// weight gap: say so on those plots instead of leaving them blank.
+void LiveRunView::runStarted(const nlohmann::json& e) {
+  const nlohmann::json* pipeline = e.contains("config") && e["config"].is_object() && e["config"].contains("pipeline") ? &e["config"]["pipeline"] : nullptr;
+  const std::string schedule = pipeline && pipeline->is_object() ? pipeline->value("schedule", std::string()) : "";
+  const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(schedule);
+  synchronous_ = kind && !isAsynchronous(*kind);
+  if (synchronous_) {
+    const QString name = QString::fromStdString(schedule);
+    asyncPlot_->setTitle(tr("Delay per stage: none (%1 is synchronous)").arg(name));
+    gap_->setTitle(tr("Weight gap: none (%1 is synchronous)").arg(name));
+    const QString why = tr("%1 is synchronous: forward and backward\nuse the same weights, with no delay").arg(name);
+    asyncPlot_->setEmptyText(why);
+    gap_->setEmptyText(why);
+  }
+  log_->appendPlainText(tr("started: partition %1, BLAS %2, %3 thread(s) per stage, %4 steps")
+                            .arg(QString::fromStdString(e.value("partition_text", std::string("?"))))
+                            .arg(QString::fromStdString(e.contains("blas") && e["blas"].is_object() ? e["blas"].value("kind", std::string("?")) : "?"))
+                            .arg(e.value("threads", 0))
+                            .arg(e.value("total_steps", int64_t{0})));
 }
 
 void LiveRunView::redraw() {

@@ -53,6 +53,13 @@ class LiveRunView : public QWidget {
   void runFinished(const QString& status);
 
  private:
+  void buildLayout();
+  void processFinished(int code, const QString& st);
+  // onEvent's handlers of the eval, stage, progress and run_started events.
+  void showEval(const nlohmann::json& e);
+  void showStageReport(const nlohmann::json& e);
+  void showProgress(const nlohmann::json& e);
+  void runStarted(const nlohmann::json& e);
   void redraw();
   bool perplexityShown_ = false, accuracyShown_ = false;  // which the evaluation plot shows
   int series(CurvePlot* plot, const QString& name, int index, Qt::PenStyle style = Qt::SolidLine);

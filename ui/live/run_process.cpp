@@ -40,6 +40,10 @@ RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
 
 RunProcess::~RunProcess() {
   watcher_.clear();  // going away with its view or the window: no refresh for a child stopped now
+  // Waiting for the child below delivers its last output and its end: none of it may reach an
+  // owner that is being destroyed.
+  disconnect(proc_, nullptr, this, nullptr);
+  blockSignals(true);
   if (!detached_ && proc_->state() != QProcess::NotRunning) {
     proc_->terminate();
     if (!proc_->waitForFinished(5000)) {

@@ -22,6 +22,7 @@
 
 #include "core/util/paths.h"
 #include "ui/compare/compare_view.h"
+#include "ui/main/about_box.h"
 #include "ui/designer/designer_view.h"
 #include "ui/live/live_panel.h"
 #include "ui/live/live_run_view.h"
@@ -40,7 +41,31 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
       runs_(new RunsBrowser(watcher_, this)),
       dbPath_(QString::fromStdString(dbPath)) {
   setWindowTitle(tr("PipeMare Workbench"));
+  setWindowIcon(workbenchIcon());  // the title bar's icon (compiled in: ui/main/about_box.cpp)
   const QString binary = pipemareBinary.isEmpty() ? defaultPipemareBinary() : pipemareBinary;
+  QTabWidget* tabs = buildTabs(presetDir, binary);
+  setCentralWidget(tabs);
+
+  buildRunMenu();
+  buildFileMenu(tabs);
+  // Help > About: the icon, the version, and the BLAS library the engine loads (it asks `pipemare
+  // version`, since the workbench itself does not load LibTorch).
+  auto* help = menuBar()->addMenu(tr("&Help"));
+  auto* about = help->addAction(tr("&About PipeMare Workbench"));
+  about->setObjectName(QStringLiteral("aboutAction"));
+  connect(about, &QAction::triggered, this, [this, binary] { showAboutBox(this, binary); });
+  // A permanent widget, which a timed message ("no schedule trace") does not hide.
+  auto* storeLabel = new QLabel(tr("Store: %1").arg(QString::fromStdString(dbPath)), this);
+  storeLabel->setObjectName(QStringLiteral("storeLabel"));
+  storeLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  statusBar()->addPermanentWidget(storeLabel);
+  restoreSettings(presetDir);
+  // The window's last child, so destroyed after the views that read through it.
+  watcher_->setParent(this);
+}
+
+// The tabs: Design (designer beside the planner), Live, Runs, Sweeps, Compare and Timeline.
+QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binary) {
   auto* tabs = new QTabWidget(this);
   designer_ = new DesignerView(presetDir, this);
   planner_ = new PlannerPanel(binary, this);
@@ -70,8 +95,10 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   tabs->addTab(compare_, tr("Compare"));
   timeline_ = new TimelineView(watcher_, binary, this);
   tabs->addTab(timeline_, tr("Timeline"));
-  setCentralWidget(tabs);
+  return tabs;
+}
 
+void MainWindow::buildRunMenu() {
   auto* runMenu = menuBar()->addMenu(tr("&Run"));
   auto* runAction = runMenu->addAction(tr("&Run the designed experiment"));
   runAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -81,7 +108,9 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   connect(stopAction, &QAction::triggered, this, [this] {
     if (auto* v = live_->current()) v->stop();
   });
+}
 
+void MainWindow::buildFileMenu(QTabWidget* tabs) {
   auto* file = menuBar()->addMenu(tr("&File"));
   auto* open = file->addAction(tr("&Open experiment..."));
   open->setShortcut(QKeySequence::Open);
@@ -118,14 +147,12 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   });
   file->addSeparator();
   auto* quit = file->addAction(tr("&Quit"));
-  quit->setShortcut(QKeySequence::Quit);
+  quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));  // QKeySequence::Quit is empty on some platforms (offscreen)
   connect(quit, &QAction::triggered, this, &QWidget::close);
-  // A permanent widget, which a timed message ("no schedule trace") does not hide.
-  auto* storeLabel = new QLabel(tr("Store: %1").arg(QString::fromStdString(dbPath)), this);
-  storeLabel->setObjectName(QStringLiteral("storeLabel"));
-  storeLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  statusBar()->addPermanentWidget(storeLabel);
+}
 
+// The designer's last file (else the quickstart preset) and the saved preferences.
+void MainWindow::restoreSettings(const QString& presetDir) {
   QSettings settings;
   if (!restoreGeometry(settings.value("main/geometry").toByteArray())) resize(1400, 860);
   const QString last = settings.value("designer/lastFile").toString();
@@ -138,14 +165,13 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   compare_->setSmoothing(settings.value("compare/smoothing", compare_->smoothing()).toDouble());
   compare_->setAccuracyTarget(settings.value("compare/accuracyTarget", compare_->accuracyTarget()).toDouble());
   if (auto* tabs = findChild<QTabWidget*>()) tabs->setCurrentIndex(settings.value("main/tab", 0).toInt());
-  // The window's last child, so destroyed after the views that read through it.
-  watcher_->setParent(this);
 }
 
 bool MainWindow::startRun(const QString& experimentJson, const QString& name) {
   // The experiment the run used is kept as a file in PipeMare's data directory
-  // ($XDG_DATA_HOME/pipemare/experiments); the run's record holds the configuration too.
-  const QString dir = QString::fromStdString(dataHomeDir()) + "/experiments";
+  // ($XDG_DATA_HOME/pipemare/run-experiments; experiments/ beside it holds the user's own presets,
+  // which the designer lists); the run's record holds the configuration too.
+  const QString dir = QString::fromStdString(dataHomeDir()) + "/run-experiments";
   QDir().mkpath(dir);
   const QString file = dir + "/" + QString(name).replace(QRegularExpression("[^A-Za-z0-9_.-]"), "_") + "-" +
                        QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss-zzz") + ".json";

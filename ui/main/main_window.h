@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+class QTabWidget;
+
 namespace pm::ui {
 
 class RunsBrowser;
@@ -49,6 +51,11 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
+  QTabWidget* buildTabs(const QString& presetDir, const QString& binary);
+  void buildRunMenu();
+  void buildFileMenu(QTabWidget* tabs);
+  void restoreSettings(const QString& presetDir);
+
   StoreWatcher* watcher_;  // made first (the views read through it), destroyed after them
   RunsBrowser* runs_;
   CompareView* compare_ = nullptr;

@@ -59,35 +59,40 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
     if (row >= 0 && table_->item(row, 0)) showSchedule(table_->item(row, 0)->text());
   });
   connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus exitStatus) {
-    const QByteArray out = proc_->readAllStandardOutput();
-    if (!experiment_.is_object()) return;  // the design became invalid while it planned
-    if (exitStatus != QProcess::NormalExit) {
-      showFailure(tr("the planner process crashed"));
-      return;
-    }
-    if (code != 0) {
-      // A problem of the design names the temporary file it was handed over in.
-      showFailure(QString::fromUtf8(proc_->readAllStandardError()).trimmed().replace(tmp_->filePath("design.json"), tr("the design")));
-      return;
-    }
-    Json j = Json::parse(out.toStdString(), nullptr, false);
-    if (j.is_discarded()) {
-      showFailure(tr("unreadable output"));
-      return;
-    }
-    plan_ = j;
-    // The design's own row: the schedule the planner traced for it.
-    shownSchedule_ = plan_.contains("trace") && plan_["trace"].is_object()
-                         ? QString::fromStdString(plan_["trace"].value("schedule", std::string()))
-                         : QString();
-    showPlan();
-    Q_EMIT planned();
+    planFinished(code, exitStatus != QProcess::NormalExit);
   });
   // A planner that cannot start (binary missing or not executable) gives no finished signal.
   connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
     if (error == QProcess::FailedToStart)
       showFailure(tr("cannot start %1: %2").arg(binary_, proc_->errorString()));
   });
+}
+
+// The planner's answer: its JSON plan on stdout, or what went wrong.
+void PlannerPanel::planFinished(int code, bool crashed) {
+  const QByteArray out = proc_->readAllStandardOutput();
+  if (!experiment_.is_object()) return;  // the design became invalid while it planned
+  if (crashed) {
+    showFailure(tr("the planner process crashed"));
+    return;
+  }
+  if (code != 0) {
+    // A problem of the design names the temporary file it was handed over in.
+    showFailure(QString::fromUtf8(proc_->readAllStandardError()).trimmed().replace(tmp_->filePath("design.json"), tr("the design")));
+    return;
+  }
+  Json j = Json::parse(out.toStdString(), nullptr, false);
+  if (j.is_discarded()) {
+    showFailure(tr("unreadable output"));
+    return;
+  }
+  plan_ = j;
+  // The design's own row: the schedule the planner traced for it.
+  shownSchedule_ = plan_.contains("trace") && plan_["trace"].is_object()
+                       ? QString::fromStdString(plan_["trace"].value("schedule", std::string()))
+                       : QString();
+  showPlan();
+  Q_EMIT planned();
 }
 
 // A failed plan leaves nothing of the previous one on screen: its table, bars and timeline

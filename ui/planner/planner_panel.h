@@ -49,6 +49,7 @@ class PlannerPanel : public QWidget {
 
  private:
   void runPlanner();
+  void planFinished(int code, bool crashed);
   void showFailure(const QString& message);
   void clearPlan(const QString& statusHtml);
   void showPlan();

@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "core/analysis/run_data.h"
 #include "core/analysis/speedup_breakdown.h"
 #include "core/analysis/run_summary.h"
 #include "core/analysis/sweep_tags.h"
+#include "core/config/choices.h"
 #include "core/util/stats.h"
 #include "core/pipeline/utilization.h"
 #include "core/store/run_store.h"
@@ -55,6 +57,59 @@ void StudyReportWriter::charlm() {
   md_ << "\n![charlm eval loss](" << name << ")\n\n";
 }
 
+namespace {
+
+// The accounted memory categories (stage metrics mem/<category>), in the figure's order.
+const char* const kCats[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
+
+// The samples/s of two P = 1 runs side by side (tag study:hardware-ceiling) while both were
+// training; empty unless there are exactly two.
+std::vector<double> ceilingRates(const RunStore& store) {
+  std::vector<std::vector<std::pair<double, double>>> progress;
+  for (const auto& r : runsTagged(store, "study:hardware-ceiling")) {
+    if (r.stages != 1) continue;
+    const auto pts = loadRunData(store, r.id).metric("train/samples_per_s");
+    std::vector<std::pair<double, double>> p;
+    for (size_t i = 0; i < pts.size(); ++i)  // from the end of the first window (start-up) on
+      p.push_back({pts[i].wall_time, i == 0 ? 0.0 : p.back().second + pts[i].value * (pts[i].wall_time - pts[i - 1].wall_time)});
+    progress.push_back(p);
+  }
+  return progress.size() == 2 ? sideBySideRates(progress) : std::vector<double>{};
+}
+
+// What the hardware table shows, and this machine's 2-core ceiling.
+void writeHardwareIntro(QTextStream& md, double ceiling, const std::vector<double>& side, double base) {
+  md << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8: 16-sample microbatches, so that the speedup is the pipeline's, not a change of batch shape). "
+         "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage. "
+         "The breakdown splits each speedup into its bounds: the balance bound (the stages' summed compute per minibatch over the slowest stage's), "
+         "the fill N / (N + P - 1) of flushing schedules, the compute inflation (summed stage compute against P = 1's: cores slowing each other, recompute), "
+         "their product (expected) and the pipeline efficiency (measured / expected: messages and waits).\n\n";
+  if (std::isfinite(ceiling))
+    md << "**This machine's 2-core ceiling: " << num(ceiling, 2) << "x.** Two independent P = 1 runs side by side (no pipeline, no messages; counted while both were training) ran at "
+       << num(side[0], 0) << " and " << num(side[1], 0) << " samples/s against " << num(base, 0)
+       << " alone: the two cores slow each other (shared cache, memory bandwidth, clock boost), so no 2-process speedup here "
+          "should be expected to pass this figure; ideal cores give 2x. The column \"of ceiling\" is each speedup over it.\n\n";
+  else
+    md << "_No two overlapping side-by-side P = 1 runs (tag `study:hardware-ceiling`): the machine's 2-core ceiling is unknown._\n\n";
+}
+
+// Each stage's peak of every memory category (MiB), a bar position per stage.
+void addStageMemory(const RunStore& store, const RunRecord& r, bool paperTiming, QStringList& labels,
+                    std::vector<std::vector<double>>& mem) {
+  for (int s = 0; s < r.stages; ++s) {
+    labels << QString("%1 s%2").arg(QString::fromStdString(paperTiming ? r.schedule + "/paper" : r.schedule)).arg(s);
+    for (int c = 0; c < 6; ++c) {
+      const auto pts = store.loadStageMetric(r.id, std::string("mem/") + kCats[c]);
+      double mx = 0;
+      for (const auto& p : pts)
+        if (p.stage == s) mx = std::max(mx, p.value);
+      mem[static_cast<size_t>(c)].push_back(mx / 1048576.0);
+    }
+  }
+}
+
+}  // namespace
+
 // (3) Hardware: real P = 2 runs of cnn.
 void StudyReportWriter::hardware() {
   auto runs = runsTagged(store_, "study:hardware");
@@ -72,73 +127,20 @@ void StudyReportWriter::hardware() {
   // This machine's 2-core ceiling: two independent P = 1 runs side by side against the P = 1 run alone.
   // Only the window in which both were training counts (sideBySideRates): each logged window's
   // samples/s times its length gives the run's progress.
-  std::vector<std::vector<std::pair<double, double>>> progress;
-  for (const auto& r : runsTagged(store_, "study:hardware-ceiling")) {
-    if (r.stages != 1) continue;
-    const auto pts = loadRunData(store_, r.id).metric("train/samples_per_s");
-    std::vector<std::pair<double, double>> p;
-    for (size_t i = 0; i < pts.size(); ++i)  // from the end of the first window (start-up) on
-      p.push_back({pts[i].wall_time, i == 0 ? 0.0 : p.back().second + pts[i].value * (pts[i].wall_time - pts[i - 1].wall_time)});
-    progress.push_back(p);
-  }
-  const std::vector<double> side = progress.size() == 2 ? sideBySideRates(progress) : std::vector<double>{};
+  const std::vector<double> side = ceilingRates(store_);
   const double ceiling = side.size() == 2 && base > 0 ? (side[0] + side[1]) / base : NAN;
-  md_ << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8: 16-sample microbatches, so that the speedup is the pipeline's, not a change of batch shape). "
-         "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage. "
-         "The breakdown splits each speedup into its bounds: the balance bound (the stages' summed compute per minibatch over the slowest stage's), "
-         "the fill N / (N + P - 1) of flushing schedules, the compute inflation (summed stage compute against P = 1's: cores slowing each other, recompute), "
-         "their product (expected) and the pipeline efficiency (measured / expected: messages and waits).\n\n";
-  if (std::isfinite(ceiling))
-    md_ << "**This machine's 2-core ceiling: " << num(ceiling, 2) << "x.** Two independent P = 1 runs side by side (no pipeline, no messages; counted while both were training) ran at "
-        << num(side[0], 0) << " and " << num(side[1], 0) << " samples/s against " << num(base, 0)
-        << " alone: the two cores slow each other (shared cache, memory bandwidth, clock boost), so no 2-process speedup here "
-           "should be expected to pass this figure; ideal cores give 2x. The column \"of ceiling\" is each speedup over it.\n\n";
-  else
-    md_ << "_No two overlapping side-by-side P = 1 runs (tag `study:hardware-ceiling`): the machine's 2-core ceiling is unknown._\n\n";
+  writeHardwareIntro(md_, ceiling, side, base);
   md_ << "| schedule | P | samples/s | vs P = 1 | of ceiling | breakdown: bound x fill / inflation = expected (efficiency) | utilization per stage | peak memory per stage (MiB) |\n"
          "|---|---|---|---|---|---|---|---|\n";
   QStringList labels, slowedBaseline;
   std::vector<std::pair<RunRecord, bool>> timelines;  // (run, paper timing)
   std::vector<std::vector<double>> mem(6);
-  static const char* kCats[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
   for (const auto& r : runs) {
-    RunData d = loadRunData(store_, r.id);
-    const double tput = median(values(d.metric("train/samples_per_s")));
-    // pipeline.timing = paper (forwards 2(P-1-s) ahead) is its own row.
-    const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
-    const bool paperTiming = cfg.value("pipeline").toObject().value("timing").toString() == "paper";
-    const std::string variant = r.schedule + (paperTiming ? " (paper timing)" : "");
-    std::map<int, double> util, peak;
-    for (const auto& p : d.utilization) util[p.stage] = p.value;
-    for (const auto& p : d.memPeak) peak[p.stage] = std::max(peak[p.stage], p.value);
-    QStringList u, m;
-    for (const auto& [s, v] : util) u << num(v, 3);
-    for (const auto& [s, v] : peak) m << num(v / 1048576.0, 2);
-    QString breakdown = "-";
-    if (r.stages > 1) {
-      const bool flushes = r.schedule == "gpipe" || r.schedule == "1f1b";
-      const SpeedupBreakdown b = breakdownSpeedup(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), r.stages), baseCompute,
-                                                  flushes, r.microbatches, tput / base);
-      if (b.computeInflation < 1.0) slowedBaseline << QString::fromStdString(variant);
-      breakdown = QString("%1 x %2 / %3 = %4x (%5)")
-                      .arg(num(b.balanceBound, 2), num(b.fill, 3), num(b.computeInflation, 3), num(b.expected, 2), num(b.efficiency, 3));
-    }
-    md_ << "| " << QString::fromStdString(variant) << " | " << r.stages << " | " << num(tput, 0) << " | " << num(tput / base, 2)
-        << "x | " << (std::isfinite(ceiling) && r.stages > 1 ? num(100 * tput / base / ceiling, 0) + " %" : QString("-")) << " | " << breakdown << " | " << u.join(" / ") << " | " << m.join(" / ") << " |\n";
-    hw_[variant + "/" + std::to_string(r.stages)] = {tput / base, util.empty() ? NAN : util.begin()->second,
-                                                         util.empty() ? NAN : util.rbegin()->second};
+    const bool paperTiming = hardwareRow(r, base, baseCompute, ceiling, slowedBaseline);
     if (r.stages < 2) continue;
-    for (int s = 0; s < r.stages; ++s) {
-      labels << QString("%1 s%2").arg(QString::fromStdString(paperTiming ? r.schedule + "/paper" : r.schedule)).arg(s);
-      for (int c = 0; c < 6; ++c) {
-        const auto pts = store_.loadStageMetric(r.id, std::string("mem/") + kCats[c]);
-        double mx = 0;
-        for (const auto& p : pts)
-          if (p.stage == s) mx = std::max(mx, p.value);
-        mem[static_cast<size_t>(c)].push_back(mx / 1048576.0);
-      }
-    }
-    if (r.schedule == "gpipe" || r.schedule == "pipemare") timelines.emplace_back(r, paperTiming);
+    addStageMemory(store_, r, paperTiming, labels, mem);
+    const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(r.schedule);
+    if (kind == ScheduleKind::GPipe || kind == ScheduleKind::PipeMare) timelines.emplace_back(r, paperTiming);
   }
   md_ << "\n";
   if (!slowedBaseline.isEmpty())
@@ -156,6 +158,40 @@ void StudyReportWriter::hardware() {
   const QString name = figure("hardware-memory.png");
   bars.save(o_.outDir + "/" + name, 1000, 450);
   md_ << "\n![memory per stage](" << name << ")\n\n";
+}
+
+// One run's row of the hardware table and its hw_ entry (for the claims); returns whether it ran
+// with the paper's timing.
+bool StudyReportWriter::hardwareRow(const RunRecord& r, double base, double baseCompute, double ceiling,
+                                    QStringList& slowedBaseline) {
+  RunData d = loadRunData(store_, r.id);
+  const double tput = median(values(d.metric("train/samples_per_s")));
+  // pipeline.timing = paper (forwards 2(P-1-s) ahead) is its own row.
+  const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
+  const bool paperTiming = choiceFromName<PipelineTiming>(cfg.value("pipeline").toObject().value("timing").toString().toStdString()) ==
+                           PipelineTiming::Paper;
+  const std::string variant = r.schedule + (paperTiming ? " (paper timing)" : "");
+  std::map<int, double> util, peak;
+  for (const auto& p : d.utilization) util[p.stage] = p.value;
+  for (const auto& p : d.memPeak) peak[p.stage] = std::max(peak[p.stage], p.value);
+  QStringList u, m;
+  for (const auto& [s, v] : util) u << num(v, 3);
+  for (const auto& [s, v] : peak) m << num(v / 1048576.0, 2);
+  QString breakdown = "-";
+  if (r.stages > 1) {
+    const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(r.schedule);
+    const bool flushes = kind && !isAsynchronous(*kind);
+    const SpeedupBreakdown b = breakdownSpeedup(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), r.stages), baseCompute,
+                                                flushes, r.microbatches, tput / base);
+    if (b.computeInflation < 1.0) slowedBaseline << QString::fromStdString(variant);
+    breakdown = QString("%1 x %2 / %3 = %4x (%5)")
+                    .arg(num(b.balanceBound, 2), num(b.fill, 3), num(b.computeInflation, 3), num(b.expected, 2), num(b.efficiency, 3));
+  }
+  md_ << "| " << QString::fromStdString(variant) << " | " << r.stages << " | " << num(tput, 0) << " | " << num(tput / base, 2)
+      << "x | " << (std::isfinite(ceiling) && r.stages > 1 ? num(100 * tput / base / ceiling, 0) + " %" : QString("-")) << " | " << breakdown << " | " << u.join(" / ") << " | " << m.join(" / ") << " |\n";
+  hw_[variant + "/" + std::to_string(r.stages)] = {tput / base, util.empty() ? NAN : util.begin()->second,
+                                                       util.empty() ? NAN : util.rbegin()->second};
+  return paperTiming;
 }
 
 void StudyReportWriter::timeline(const RunRecord& r, bool paperTiming) {

@@ -1,10 +1,12 @@
 #pragma once
 // Internal to ui/report: the study report's writer, one method per section. study_report.cpp has
-// the quality sections (1, 1b-1e) and the claims (6); study_report_sections.cpp the language
-// model (2), hardware (3), planner (4) and stability (5) sections. GUI thread only.
+// the shared helpers, the report's outline and the claims (6); study_report_quality.cpp the
+// quality sections (1, 1b-1f); study_report_sections.cpp the language model (2), hardware (3),
+// planner (4) and stability (5) sections. GUI thread only.
 #include <QColor>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 #include <QTextStream>
 
 #include <map>
@@ -22,6 +24,10 @@ class CurvePlot;
 namespace study {
 
 extern const QColor kPalette[10];
+
+// The PipeMare variants of the quality sections (T1 and T2 both on), each judged against the
+// target "within 1.0 point of gpipe", and their titles: (variant, title).
+extern const std::vector<std::pair<QString, QString>> kPipeMareVariants;
 
 QString num(double v, int decimals = 4);
 
@@ -59,6 +65,7 @@ class StudyReportWriter {
   void claims();
   void charlm();
   void hardware();
+  bool hardwareRow(const RunRecord& r, double base, double baseCompute, double ceiling, QStringList& slowedBaseline);
   void timeline(const RunRecord& r, bool paperTiming);
   static std::vector<double> values(const std::vector<MetricPoint>& pts);
   void planner();

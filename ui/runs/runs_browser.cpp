@@ -1,9 +1,6 @@
 #include "ui/runs/runs_browser.h"
 
 #include <QComboBox>
-#include <QInputDialog>
-#include <QMenu>
-#include <QMessageBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -19,6 +16,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "core/config/choices.h"
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
 #include "ui/plots/curve_plot.h"
@@ -60,7 +58,8 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
   filter_->setPlaceholderText(tr("Filter runs (name, model, schedule, tag)..."));
   filter_->setClearButtonEnabled(true);
   status_->addItems({tr("any status"), "running", "finished", "stopped", "failed", "diverged", "interrupted"});
-  schedule_->addItems({tr("any schedule"), "gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"});
+  schedule_->addItem(tr("any schedule"));
+  for (const std::string& name : scheduleNames()) schedule_->addItem(QString::fromStdString(name));
   tag_->addItem(tr("any tag"));
   tag_->setObjectName("tagFilter");
   schedule_->setObjectName("scheduleFilter");
@@ -94,6 +93,11 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split);
 
+  connectSignals();
+  refresh();
+}
+
+void RunsBrowser::connectSignals() {
   connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
     proxy_->setFilterFixedString(text);
     updateSummary();  // the count of runs shown (the runs themselves are unchanged)
@@ -111,7 +115,6 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
   // The watcher's poll: a change in the runs, or runs in progress (their rows and final figures grow).
   connect(watcher_, &StoreWatcher::runsChanged, this, &RunsBrowser::storeChanged);
   connect(watcher_, &StoreWatcher::activeRunsPolled, this, &RunsBrowser::storeChanged);
-  refresh();
 }
 
 RunsBrowser::~RunsBrowser() = default;
@@ -144,24 +147,7 @@ void RunsBrowser::refresh() {
     const int64_t keep = shownRun_;
     const std::vector<int64_t> selectedBeforeReload = selectedRunIds();
     auto runs = store ? store->listRuns(f) : std::vector<RunRecord>{};
-    // The tag list: every tag in the store (kept while one is chosen).
-    {
-      std::set<QString> tags;
-      for (const auto& r : (f.tag.empty() || !store) ? runs : store->listRuns(RunFilter{}))
-        for (const auto& t : r.tags) tags.insert(QString::fromStdString(t));
-      const QString chosen = tag_->currentText();
-      QStringList now{tr("any tag")};
-      for (const auto& t : tags) now << t;
-      QStringList had;
-      for (int i = 0; i < tag_->count(); ++i) had << tag_->itemText(i);
-      if (now != had) {
-        const QSignalBlocker block(tag_);
-        tag_->clear();
-        tag_->addItems(now);
-        const int idx = tag_->findText(chosen);
-        tag_->setCurrentIndex(idx < 0 ? 0 : idx);
-      }
-    }
+    updateTagList(store, f, runs);
     if (schedule_->currentIndex() > 0) {
       const std::string s = schedule_->currentText().toStdString();
       runs.erase(std::remove_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.schedule != s; }), runs.end());
@@ -169,40 +155,64 @@ void RunsBrowser::refresh() {
     const bool first = model_->rowCount() == 0;
     reloading_ = true;
     model_->setRuns(runs);
-    if (first && !runs.empty()) {
-      // Fit the columns to their contents once (later refreshes keep the user's widths); the
-      // status column fits its longest word whatever the first runs' statuses were.
-      table_->resizeColumnsToContents();
-      const int nameColumn = RunsTableModel::Name;
-      table_->setColumnWidth(nameColumn, std::min(table_->columnWidth(nameColumn), 320));
-      const int statusWidth = table_->fontMetrics().horizontalAdvance(QStringLiteral("interrupted")) + 24;
-      table_->setColumnWidth(RunsTableModel::Status, std::max(table_->columnWidth(RunsTableModel::Status), statusWidth));
-    }
+    if (first && !runs.empty()) fitColumns();
     updateSummary();
-    // Keep the user's selection: after a reload, re-select the shown run only (never replace a
-    // multi-row selection the user made).
-    const auto previous = selectedBeforeReload;
-    for (int r = 0; r < proxy_->rowCount(); ++r) {
-      const RunRecord* rec = model_->runAt(proxy_->mapToSource(proxy_->index(r, 0)).row());
-      if (!rec) continue;
-      if (std::find(previous.begin(), previous.end(), rec->id) != previous.end())
-        table_->selectionModel()->select(proxy_->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
-      if (rec->id == keep || (keep == 0 && r == 0)) {
-        if (previous.empty()) table_->selectRow(r);
-        // The keyboard goes on from this row (the model's reset put it back on the first).
-        table_->selectionModel()->setCurrentIndex(proxy_->index(r, 0), QItemSelectionModel::NoUpdate);
-        // The curves of a run that has ended do not change: read them again only for another
-        // run, a run still going, or one whose status changed since they were read.
-        if (rec->id != shownRun_ || !isTerminalStatus(rec->status) || rec->status != shownStatus_)
-          showRun(rec->id);
-      }
-    }
+    reselect(keep, selectedBeforeReload);
     reloading_ = false;
     lastError_.clear();
   } catch (const std::exception& ex) {
     reloading_ = false;
     lastError_ = ex.what();
     summary_->setText(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
+  }
+}
+
+// The tag filter's list: every tag in the store (kept while one is chosen).
+void RunsBrowser::updateTagList(RunStore* store, const RunFilter& f, const std::vector<RunRecord>& runs) {
+  std::set<QString> tags;
+  for (const auto& r : (f.tag.empty() || !store) ? runs : store->listRuns(RunFilter{}))
+    for (const auto& t : r.tags) tags.insert(QString::fromStdString(t));
+  const QString chosen = tag_->currentText();
+  QStringList now{tr("any tag")};
+  for (const auto& t : tags) now << t;
+  QStringList had;
+  for (int i = 0; i < tag_->count(); ++i) had << tag_->itemText(i);
+  if (now != had) {
+    const QSignalBlocker block(tag_);
+    tag_->clear();
+    tag_->addItems(now);
+    const int idx = tag_->findText(chosen);
+    tag_->setCurrentIndex(idx < 0 ? 0 : idx);
+  }
+}
+
+// Fit the columns to their contents once (later refreshes keep the user's widths); the
+// status column fits its longest word whatever the first runs' statuses were.
+void RunsBrowser::fitColumns() {
+  table_->resizeColumnsToContents();
+  const int nameColumn = RunsTableModel::Name;
+  table_->setColumnWidth(nameColumn, std::min(table_->columnWidth(nameColumn), 320));
+  const int statusWidth = table_->fontMetrics().horizontalAdvance(QStringLiteral("interrupted")) + 24;
+  table_->setColumnWidth(RunsTableModel::Status, std::max(table_->columnWidth(RunsTableModel::Status), statusWidth));
+}
+
+// Keep the user's selection: after a reload, re-select the shown run only (never replace a
+// multi-row selection the user made).
+void RunsBrowser::reselect(int64_t keep, const std::vector<int64_t>& previous) {
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    const RunRecord* rec = model_->runAt(proxy_->mapToSource(proxy_->index(r, 0)).row());
+    if (!rec) continue;
+    if (std::find(previous.begin(), previous.end(), rec->id) != previous.end())
+      table_->selectionModel()->select(proxy_->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    if (rec->id == keep || (keep == 0 && r == 0)) {
+      if (previous.empty()) table_->selectRow(r);
+      // The keyboard goes on from this row (the model's reset put it back on the first).
+      table_->selectionModel()->setCurrentIndex(proxy_->index(r, 0), QItemSelectionModel::NoUpdate);
+      // The curves of a run that has ended do not change: read them again only for another
+      // run, a run still going, or one whose status changed since they were read.
+      if (rec->id != shownRun_ || !isTerminalStatus(rec->status) || rec->status != shownStatus_)
+        showRun(rec->id);
+    }
   }
 }
 
@@ -240,109 +250,6 @@ bool RunsBrowser::selectRun(int64_t runId) {
   table_->scrollTo(proxy_->index(row, 0));
   showRun(runId);
   return true;
-}
-
-bool RunsBrowser::setTags(int64_t run, const QString& commaSeparated) {
-  try {
-    std::vector<std::string> tags;
-    for (const QString& t : commaSeparated.split(',', Qt::SkipEmptyParts)) tags.push_back(t.trimmed().toStdString());
-    watcher_->requireStore().setTags(run, tags);
-    watcher_->refresh();  // every view shows the new tags (this one through runsChanged)
-    return true;
-  } catch (const std::exception& ex) {
-    lastError_ = ex.what();
-    return false;
-  }
-}
-
-bool RunsBrowser::setNotes(int64_t run, const QString& notes) {
-  try {
-    watcher_->requireStore().setNotes(run, notes.toStdString());
-    watcher_->refresh();
-    return true;
-  } catch (const std::exception& ex) {
-    lastError_ = ex.what();
-    return false;
-  }
-}
-
-int RunsBrowser::deleteRuns(const std::vector<int64_t>& runs, bool confirm) {
-  if (runs.empty()) return 0;
-  if (confirm && QMessageBox::question(this, tr("Delete runs"),
-                                       tr("Delete %1 run(s) and all their metrics, traces and logs? This cannot be undone.")
-                                           .arg(runs.size())) != QMessageBox::Yes)
-    return 0;
-  int n = 0;
-  lastError_.clear();
-  try {
-    RunStore& store = watcher_->requireStore();
-    store.markDeadRunsInterrupted();  // before judging which runs are still running
-    std::vector<std::string> live;
-    for (int64_t id : runs) {
-      const auto rec = store.getRun(id);
-      if (rec && rec->status == "running") {  // its process (alive: dead ones were just marked) records into it
-        live.push_back(std::to_string(id));
-        continue;
-      }
-      store.deleteRun(id);
-      ++n;
-    }
-    if (!live.empty())
-      lastError_ = "not deleted: run " + join(live, ", ") + (live.size() == 1 ? " is" : " are") + " still running; stop " +
-                   (live.size() == 1 ? "it" : "them") + " first";
-  } catch (const std::exception& ex) {
-    lastError_ = ex.what();
-  }
-  if (shownRun_ && std::find(runs.begin(), runs.end(), shownRun_) != runs.end()) shownRun_ = 0;
-  const std::string problem = lastError_;
-  watcher_->refresh();  // every view drops the deleted runs (this one through runsChanged)
-  if (!problem.empty()) lastError_ = problem;  // for the caller to show (refresh clears it)
-  return n;
-}
-
-void RunsBrowser::contextMenu(const QPoint& pos) {
-  const auto ids = selectedRunIds();
-  if (ids.empty()) return;
-  // A copy: the refresh replaces the model's records while the menu or a dialog is open.
-  std::optional<RunRecord> first;
-  for (int r = 0; r < model_->rowCount(); ++r)
-    if (model_->runAt(r)->id == ids.front()) first = *model_->runAt(r);
-  // No refresh while the user is choosing or typing (it would also move the selection): a change
-  // the watcher reports meanwhile is read once the menu and its dialog are done.
-  menuOpen_ = true;
-  struct Resume {
-    RunsBrowser* b;
-    ~Resume() {
-      b->menuOpen_ = false;
-      if (b->changedMeanwhile_) {
-        b->changedMeanwhile_ = false;
-        b->refresh();
-      }
-    }
-  } resume{this};
-  QMenu menu(this);
-  auto* tags = menu.addAction(tr("Edit tags..."));
-  auto* notes = menu.addAction(tr("Edit notes..."));
-  menu.addSeparator();
-  auto* del = menu.addAction(tr("Delete %1 run(s)...").arg(ids.size()));
-  QAction* chosen = menu.exec(table_->viewport()->mapToGlobal(pos));
-  bool ok = false;
-  bool done = true;
-  if (chosen == tags && first) {
-    QStringList current;
-    for (const auto& t : first->tags) current << QString::fromStdString(t);
-    const QString text = QInputDialog::getText(this, tr("Tags"), tr("Tags of run %1 (comma-separated):").arg(first->id),
-                                               QLineEdit::Normal, current.join(", "), &ok);
-    if (ok) done = setTags(first->id, text);
-  } else if (chosen == notes && first) {
-    const QString text = QInputDialog::getMultiLineText(this, tr("Notes"), tr("Notes of run %1:").arg(first->id),
-                                                        QString::fromStdString(first->notes), &ok);
-    if (ok) done = setNotes(first->id, text);
-  } else if (chosen == del) {
-    deleteRuns(ids);
-    done = lastError_.empty();
-  }
-  if (!done) QMessageBox::warning(this, tr("Run store"), QString::fromStdString(lastError_));
 }
 
 void RunsBrowser::showRun(int64_t runId) {

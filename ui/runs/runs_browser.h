@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/store/run_store.h"
+
 class QTableView;
 class QLineEdit;
 class QComboBox;
@@ -53,7 +55,12 @@ class RunsBrowser : public QWidget {
   bool selectRun(int64_t runId);
 
  private:
+  void connectSignals();
   void showRun(int64_t runId);
+  // refresh()'s parts.
+  void updateTagList(RunStore* store, const RunFilter& f, const std::vector<RunRecord>& runs);
+  void fitColumns();
+  void reselect(int64_t keep, const std::vector<int64_t>& previous);
   void updateSummary();  // the footer: runs shown, running, store
   void contextMenu(const QPoint& pos);
   void storeChanged();   // the watcher's signals: refresh(), or later while the context menu is open

@@ -24,6 +24,7 @@ class QShowEvent;
 namespace pm::ui {
 
 class HeatMap;
+struct HeatCell;
 class StoreWatcher;
 
 class SweepsView : public QWidget {
@@ -64,9 +65,12 @@ class SweepsView : public QWidget {
   void showEvent(QShowEvent* e) override;
 
  private:
+  void connectSignals();
   void sweepChosen();
   void rebuildAxes(bool keepChoices = true);
   void rebuildGrid();
+  void showNoSweep();
+  HeatCell heatCell(const SweepCell& c, const QString& metricName, SweepMetric m) const;
   // The chosen sweep's runs, with stand-ins (id 0, "not started") for the points of its recorded
   // grid that no run lies on.
   std::vector<RunRecord> sweepRuns() const;

@@ -1,8 +1,8 @@
+// The Timeline view: its widgets, the measured chart and the summaries. The planner it runs for the
+// predicted chart is in timeline_planner.cpp.
 #include "ui/timeline/timeline_view.h"
 
 #include <QComboBox>
-#include <QFile>
-#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProcess>
@@ -69,24 +69,20 @@ int traceStages(const std::vector<GanttBox>& boxes, int atLeast) {
   return std::max(1, n);
 }
 
-// The planner's complaint without the program prefix; a JSON error object is reduced to its message.
-QString readableError(const QString& stderrText, int exitCode) {
-  QString text = stderrText.trimmed();
-  if (text.startsWith('{')) {
-    const Json j = Json::parse(text.toStdString(), nullptr, false);
-    if (j.is_object())
-      for (const char* key : {"error", "message", "problem"})
-        if (j.contains(key) && j[key].is_string()) {
-          text = q(j[key].get<std::string>());
-          break;
-        }
-  }
-  const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
-  text = lines.isEmpty() ? QString() : lines.last().trimmed();  // the last line says what went wrong
-  for (const QString& prefix : {QStringLiteral("pipemare plan: "), QStringLiteral("error: ")})
-    if (text.startsWith(prefix)) text = text.mid(prefix.size());
-  if (text.isEmpty()) text = QObject::tr("the planner exited with code %1").arg(exitCode);
-  return text;
+// The run ran all its stages in one process (execution.mode single).
+bool ranSingleProcess(const std::string& configJson) {
+  const Json cfg = Json::parse(configJson, nullptr, false);
+  return cfg.is_object() && cfg.contains("execution") && cfg["execution"].is_object() &&
+         cfg["execution"].value("mode", std::string()) == "single";
+}
+
+// Minibatches in the measured trace: from the last microbatch stage 0 ran forward (counting
+// optimizer steps would read N times too many for pipedream, which steps per microbatch).
+int tracedMinibatches(const std::vector<GanttBox>& boxes, int microbatches) {
+  int64_t lastForward = -1;
+  for (const auto& b : boxes)
+    if (b.stage == 0 && b.action == "F") lastForward = std::max<int64_t>(lastForward, b.microbatch);
+  return lastForward < 0 ? 1 : static_cast<int>(lastForward / std::max(1, microbatches) + 1);
 }
 
 }  // namespace
@@ -125,6 +121,13 @@ TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary,
   measured_->setTitle(tr("Measured schedule"));
   predicted_->setTitle(tr("Predicted by the planner"));
 
+  buildLayout();
+  connectSignals();
+  refresh();
+}
+
+// The run chooser over the two charts, each with its summary line and Fit button beneath it.
+void TimelineView::buildLayout() {
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("Run:"), this));
   top->addWidget(runBox_, 1);
@@ -164,12 +167,15 @@ TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary,
   layout->addLayout(top);
   layout->addWidget(split, 1);
 
+  connect(measuredFit, &QPushButton::clicked, measured_, &GanttPlot::fit);
+  connect(predictedFit, &QPushButton::clicked, predicted_, &GanttPlot::fit);
+}
+
+void TimelineView::connectSignals() {
   connect(refreshButton_, &QPushButton::clicked, this, &TimelineView::refresh);
   connect(runBox_, &QComboBox::currentIndexChanged, this, [this] {
     if (!updating_) showRun(currentRun());
   });
-  connect(measuredFit, &QPushButton::clicked, measured_, &GanttPlot::fit);
-  connect(predictedFit, &QPushButton::clicked, predicted_, &GanttPlot::fit);
   connect(measured_, &GanttPlot::viewChanged, this, &TimelineView::updateSummaries);
   connect(predicted_, &GanttPlot::viewChanged, this, &TimelineView::updateSummaries);
   connect(minibatches_, &QSpinBox::valueChanged, this, [this] {
@@ -183,7 +189,6 @@ TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary,
   });
   // A run came, went or changed (a run that finished has its whole trace): the list is read again.
   connect(watcher_, &StoreWatcher::runsChanged, this, &TimelineView::refresh);
-  refresh();
 }
 
 TimelineView::~TimelineView() {
@@ -279,32 +284,13 @@ void TimelineView::showRun(int64_t runId) {
     lastError_ = ex.what();
   }
   if (!rec) {
-    pending_ = false;  // a planner still running for the run shown before is answered into nothing
-    model_.clear();
-    schedule_.clear();
-    configJson_.clear();
-    stages_ = microbatches_ = 0;
-    singleMode_ = false;
-    measured_->setTitle(tr("Measured schedule"));
-    measured_->setBoxes({}, 1);
-    predicted_->setTitle(tr("Predicted by the planner"));
-    predicted_->setBoxes({}, 1);
-    measuredCounts_.clear();
-    predictedCounts_.clear();
-    updateSummaries();
-    measuredLabel_->setText(runBox_->count() == 0 ? tr("No run in this store has a schedule trace yet (runs record the first "
-                                                       "training.trace_steps minibatches).")
-                                                  : QString());
+    clearShownRun();
     return;
   }
   model_ = rec->model;
   schedule_ = rec->schedule;
   configJson_ = rec->config_json;
-  {
-    const Json cfg = Json::parse(configJson_, nullptr, false);
-    singleMode_ = cfg.is_object() && cfg.contains("execution") && cfg["execution"].is_object() &&
-                  cfg["execution"].value("mode", std::string()) == "single";
-  }
+  singleMode_ = ranSingleProcess(configJson_);
   stages_ = rec->stages;
   microbatches_ = rec->microbatches;
   const int stages = traceStages(boxes, stages_);
@@ -316,12 +302,7 @@ void TimelineView::showRun(int64_t runId) {
                           .arg(microbatches_));
   measured_->setBoxes(boxes, stages);
   measuredCounts_ = actionCounts(boxes);
-  // Minibatches in the measured trace: from the last microbatch stage 0 ran forward (counting
-  // optimizer steps would read N times too many for pipedream, which steps per microbatch).
-  int64_t lastForward = -1;
-  for (const auto& b : boxes)
-    if (b.stage == 0 && b.action == "F") lastForward = std::max<int64_t>(lastForward, b.microbatch);
-  const int steps = lastForward < 0 ? 1 : static_cast<int>(lastForward / std::max(1, microbatches_) + 1);
+  const int steps = tracedMinibatches(boxes, microbatches_);
   updating_ = true;
   minibatches_->setValue(std::clamp(steps, 1, minibatches_->maximum()));
   updating_ = false;
@@ -329,6 +310,26 @@ void TimelineView::showRun(int64_t runId) {
   predictedCounts_.clear();
   updateSummaries();
   requestPrediction();
+}
+
+// No run shown: empty charts, and the planner's answer for the run shown before is dropped.
+void TimelineView::clearShownRun() {
+  pending_ = false;  // a planner still running for the run shown before is answered into nothing
+  model_.clear();
+  schedule_.clear();
+  configJson_.clear();
+  stages_ = microbatches_ = 0;
+  singleMode_ = false;
+  measured_->setTitle(tr("Measured schedule"));
+  measured_->setBoxes({}, 1);
+  predicted_->setTitle(tr("Predicted by the planner"));
+  predicted_->setBoxes({}, 1);
+  measuredCounts_.clear();
+  predictedCounts_.clear();
+  updateSummaries();
+  measuredLabel_->setText(runBox_->count() == 0 ? tr("No run in this store has a schedule trace yet (runs record the first "
+                                                     "training.trace_steps minibatches).")
+                                                : QString());
 }
 
 void TimelineView::requestPrediction() {
@@ -342,86 +343,8 @@ void TimelineView::requestPrediction() {
   startPlanner();
 }
 
-void TimelineView::startPlanner() {
-  const QString traceFile = tmp_->filePath("predicted-trace.json");
-  QFile::remove(traceFile);
-  against_ = false;
-  if (!againstFailed_) {
-    try {
-      RunStore* store = watcher_->store();
-      const auto rec = store ? store->getRun(shownRun_) : std::nullopt;
-      against_ = rec && !rec->partition.empty();
-    } catch (const std::exception&) {
-      against_ = false;  // the model-based prediction below does not need the recorded partition
-    }
-  }
-  plannedRun_ = shownRun_;
-  if (against_) {
-    planArgs_ = QStringList{"--db", q(watcher_->dbPath()), "plan", "--against", QString::number(shownRun_), "--trace-minibatches",
-                            QString::number(minibatches_->value()), "--json", "--trace", traceFile};
-    proc_->start(binary_, planArgs_);
-    return;
-  }
-  // The run's experiment as a file for `plan --experiment`, as the Design tab plans a design: the
-  // engine maps it to the planner's inputs (its partition, timing, context, update interval, plan row).
-  const QString experimentFile = tmp_->filePath("run-experiment.json");
-  QFile f(experimentFile);
-  const QByteArray text = QByteArray::fromStdString(configJson_);
-  if (!tmp_->isValid() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text) != text.size()) {
-    planFailed(tr("cannot write the run's experiment to %1").arg(experimentFile));
-    return;
-  }
-  f.close();
-  planArgs_ = QStringList{"plan",   "--experiment", experimentFile, "--trace-minibatches", QString::number(minibatches_->value()),
-                          "--json", "--trace",      traceFile};
-  proc_->start(binary_, planArgs_);
-}
-
-void TimelineView::planFinished(int exitCode) {
-  const QByteArray out = proc_->readAllStandardOutput();
-  const QString err = QString::fromUtf8(proc_->readAllStandardError());
-  if (pending_) {  // the request changed while planning: plan again, drop this answer
-    pending_ = false;
-    if (shownRun_ != 0 && !model_.empty()) startPlanner();
-    return;
-  }
-  if (shownRun_ == 0 || plannedRun_ != shownRun_) return;  // an answer for a run no longer shown
-  if (proc_->exitStatus() != QProcess::NormalExit) {
-    planFailed(tr("the planner crashed (%1)").arg(binary_));
-    return;
-  }
-  if (exitCode != 0 && against_) {  // e.g. a run recorded without F/B/S records: the model's prediction instead
-    againstFailed_ = true;
-    startPlanner();
-    return;
-  }
-  if (exitCode != 0) {
-    // A problem of the run's experiment names the temporary file it was handed over in.
-    planFailed(readableError(err, exitCode).replace(tmp_->filePath("run-experiment.json"), tr("the run's experiment")));
-    return;
-  }
-  const Json plan = Json::parse(out.toStdString(), nullptr, false);
-  QFile f(tmp_->filePath("predicted-trace.json"));
-  if (!f.open(QIODevice::ReadOnly)) {
-    planFailed(tr("the planner wrote no trace"));
-    return;
-  }
-  const Json t = Json::parse(f.readAll().toStdString(), nullptr, false);
-  if (!t.is_object() || !t.contains("traceEvents") || !t["traceEvents"].is_array()) {
-    planFailed(tr("the planner's trace is unreadable"));
-    return;
-  }
-  std::vector<GanttBox> boxes;
-  for (const auto& e : t["traceEvents"]) {
-    if (!e.is_object() || e.value("ph", std::string()) != "X") continue;
-    const Json args = e.contains("args") && e["args"].is_object() ? e["args"] : Json::object();
-    const int stage = e.contains("pid") ? e.value("pid", 0) : e.value("tid", 0);
-    const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
-    boxes.push_back({stage, q(args.value("action", e.value("name", std::string("?")))), args.value("mb", -1), ts * 1e-6,
-                     (ts + dur) * 1e-6});
-  }
-  int stages = stages_;
-  if (plan.is_object()) stages = std::max(stages, plan.value("stages", 0));
+// The planner's timeline of the shown run; `stages`: the run's, or more when the plan has more.
+void TimelineView::showPrediction(const std::vector<GanttBox>& boxes, int stages) {
   predicted_->setTitle((against_ ? tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (this run's partition and measured "
                                        "F/B/S costs, fitted link latency)")
                                   : tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (simulated costs)"))

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 class QComboBox;
 class QLabel;
@@ -24,6 +25,7 @@ class QTemporaryDir;
 namespace pm::ui {
 
 class GanttPlot;
+struct GanttBox;
 class StoreWatcher;
 
 class TimelineView : public QWidget {
@@ -59,12 +61,17 @@ class TimelineView : public QWidget {
   void predictionFinished(bool ok);
 
  private:
+  void buildLayout();
+  void connectSignals();
   void showRun(int64_t runId);
+  void clearShownRun();
   void requestPrediction();
-  void startPlanner();
-  void planFinished(int exitCode);
+  void showPrediction(const std::vector<GanttBox>& boxes, int stages);
   void planFailed(const QString& message);
   void updateSummaries();
+  // Running the planner and reading its answer (timeline_planner.cpp).
+  void startPlanner();
+  void planFinished(int exitCode);
 
   StoreWatcher* watcher_;
   QString binary_;

@@ -51,32 +51,32 @@ Experiment everythingSet() {
   e.tags = {"a", "b"};
   e.notes = "notes\nwith a newline";
   e.model.name = "resnet20";
-  e.data.dataset = "synthetic";
+  e.data.dataset = DatasetKind::Synthetic;
   e.data.path = "/tmp/data";
   e.data.batch_size = 96;
-  e.data.eval_split = "train";
+  e.data.eval_split = EvalSplit::Train;
   e.data.eval_fraction = 0.25;
   e.data.train_limit = 1000;
   e.data.eval_limit = 200;
   e.data.context = 64;
   e.data.synthetic_samples = 4096;
-  e.data.synthetic_task = "regression";
+  e.data.synthetic_task = SyntheticTask::Regression;
   e.data.shuffle = false;
   e.pipeline.stages = 3;
   e.pipeline.microbatches = 6;
-  e.pipeline.partition.method = "explicit";
+  e.pipeline.partition.method = PartitionMethod::Explicit;
   e.pipeline.partition.boundaries = {4, 8};
-  e.pipeline.schedule = "pipemare";
+  e.pipeline.schedule = ScheduleKind::PipeMare;
   e.pipeline.recompute = false;
-  e.pipeline.timing = "paper";
+  e.pipeline.timing = PipelineTiming::Paper;
   e.pipemare.t1 = true;
   e.pipemare.anneal_steps = 500;
   e.pipemare.t2 = true;
   e.pipemare.decay = 0.3;
   e.pipemare.warmup_epochs = 0.5;
-  e.pipemare.warmup_schedule = "1f1b";
-  e.pipemare.momentum_mode = "delay-scaled";
-  e.optimizer.name = "sgd";
+  e.pipemare.warmup_schedule = WarmupSchedule::OneFOneB;
+  e.pipemare.momentum_mode = MomentumMode::DelayScaled;
+  e.optimizer.name = OptimizerType::Sgd;
   e.optimizer.lr = 0.2;
   e.optimizer.momentum = 0.8;
   e.optimizer.nesterov = true;
@@ -84,7 +84,7 @@ Experiment everythingSet() {
   e.optimizer.beta1 = 0.8;
   e.optimizer.beta2 = 0.99;
   e.optimizer.eps = 1e-6;
-  e.optimizer.schedule.name = "cosine";
+  e.optimizer.schedule.name = LrScheduleType::Cosine;
   e.optimizer.schedule.warmup_steps = 10;
   e.optimizer.schedule.step_size = 50;
   e.optimizer.schedule.gamma = 0.5;
@@ -98,8 +98,8 @@ Experiment everythingSet() {
   e.training.seed = 1234567890123ULL;
   e.training.divergence_guard.enabled = false;
   e.training.divergence_guard.max_loss = 50;
-  e.execution.mode = "real";
-  e.execution.backend = "nccl";
+  e.execution.mode = ExecutionMode::Real;
+  e.execution.backend = CommBackend::Nccl;
   e.execution.threads_per_stage = 4;
   e.execution.timeout_s = 15;
   e.execution.devices = {"cuda:0", "cuda:1", "cuda:2"};
@@ -142,19 +142,19 @@ TEST(Experiment, EmptyObjectGivesTheDefaults) {
   Experiment d;
   EXPECT_EQ(e.name, "experiment");
   EXPECT_EQ(e.model.name, "mlp");
-  EXPECT_EQ(e.data.dataset, "fashion-mnist");
+  EXPECT_EQ(e.data.dataset, DatasetKind::FashionMnist);
   EXPECT_EQ(e.data.batch_size, 64);
   EXPECT_EQ(e.pipeline.stages, 1);
   EXPECT_EQ(e.pipeline.microbatches, 1);
-  EXPECT_EQ(e.pipeline.schedule, "gpipe");
-  EXPECT_EQ(e.pipeline.partition.method, "parameters");
+  EXPECT_EQ(e.pipeline.schedule, ScheduleKind::GPipe);
+  EXPECT_EQ(e.pipeline.partition.method, PartitionMethod::Parameters);
   EXPECT_DOUBLE_EQ(e.pipemare.decay, 0.1);
-  EXPECT_EQ(e.optimizer.name, "sgd");
+  EXPECT_EQ(e.optimizer.name, OptimizerType::Sgd);
   EXPECT_DOUBLE_EQ(e.optimizer.lr, 0.01);
   EXPECT_EQ(e.training.log_interval, 10);
   EXPECT_EQ(e.training.seed, 1u);
   EXPECT_TRUE(e.training.divergence_guard.enabled);
-  EXPECT_EQ(e.execution.mode, "single");
+  EXPECT_EQ(e.execution.mode, ExecutionMode::Single);
   EXPECT_EQ(e.execution.devices, std::vector<std::string>{"cpu"});
   EXPECT_EQ(experimentToJson(e), experimentToJson(d));
   EXPECT_NO_THROW(validateExperiment(d));
@@ -479,7 +479,7 @@ TEST(ExperimentCrossField, PaperTimingOnlyForPipeDreamAndPipeMare) {
   j["pipeline"]["timing"] = "paper";
   for (const char* s : {"pipedream", "pipemare"}) {
     j["pipeline"]["schedule"] = s;
-    EXPECT_EQ(experimentFromJson(j).pipeline.timing, "paper") << s;
+    EXPECT_EQ(experimentFromJson(j).pipeline.timing, PipelineTiming::Paper) << s;
   }
   for (const char* s : {"gpipe", "1f1b"}) {
     j["pipeline"]["schedule"] = s;
@@ -564,8 +564,9 @@ TEST(ExperimentValidate, RangesAndRulesApplyToStructs) {
   e.pipeline.stages = 0;
   EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e, "gui"); }, "gui: pipeline.stages", "found 0"));
   e = Experiment{};
-  e.pipeline.schedule = "gpip";
-  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: pipeline.schedule", "did you mean \"gpipe\"?"));
+  e.pipeline.schedule = static_cast<ScheduleKind>(99);  // only a cast makes a value outside the table
+  EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: pipeline.schedule",
+                                "expected one of gpipe, 1f1b, pipedream, pipedream-2bw, pipemare, found 99"));
   e = Experiment{};
   e.training.seed = ~0ULL;
   EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: training.seed", "expected an integer >= 0"));
@@ -588,13 +589,13 @@ TEST(ExperimentOverrides, ValidOverrides) {
                                   "execution.devices=[\"cpu\"]", "optimizer.schedule.name=cosine"});
   Experiment e = experimentFromJson(j);
   EXPECT_EQ(e.pipeline.stages, 3);
-  EXPECT_EQ(e.pipeline.schedule, "pipemare");
+  EXPECT_EQ(e.pipeline.schedule, ScheduleKind::PipeMare);
   EXPECT_TRUE(e.pipemare.t1);
   EXPECT_DOUBLE_EQ(e.optimizer.lr, 1e-3);
   EXPECT_EQ(e.tags, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(e.name, "my run");
   EXPECT_EQ(e.notes, "4");  // JSON string
-  EXPECT_EQ(e.optimizer.schedule.name, "cosine");
+  EXPECT_EQ(e.optimizer.schedule.name, LrScheduleType::Cosine);
   // Intermediate sections are created; the last override of a key wins.
   Json k = applyOverrides(Json::object(), {"training.divergence_guard.max_loss=100", "data.batch_size=8",
                                            "data.batch_size=16"});
@@ -760,12 +761,12 @@ TEST(ExperimentNames, SchedulesAndModels) {
   EXPECT_EQ(scheduleNames(), (std::vector<std::string>{"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}));
   EXPECT_EQ(modelNames(), (std::vector<std::string>{"mlp", "cnn", "resnet20", "charlm", "resnet50"}));
   EXPECT_EQ(modelNames().size(), modelCatalog().size());
-  EXPECT_TRUE(isAsynchronousSchedule("pipedream"));
-  EXPECT_TRUE(isAsynchronousSchedule("pipedream-2bw"));
-  EXPECT_TRUE(isAsynchronousSchedule("pipemare"));
-  EXPECT_FALSE(isAsynchronousSchedule("gpipe"));
-  EXPECT_FALSE(isAsynchronousSchedule("1f1b"));
-  EXPECT_FALSE(isAsynchronousSchedule("bogus"));
+  EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream));
+  EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream2BW));
+  EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeMare));
+  EXPECT_FALSE(isAsynchronous(ScheduleKind::GPipe));
+  EXPECT_FALSE(isAsynchronous(ScheduleKind::OneFOneB));
+  EXPECT_FALSE(choiceFromName<ScheduleKind>("bogus").has_value());
 }
 
 // JSON nested deeper than any experiment needs is a usage error naming the place, also at

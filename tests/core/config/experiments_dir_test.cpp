@@ -50,7 +50,7 @@ TEST(ExperimentsDir, QuickstartIsTheSmallDefault) {
   EXPECT_EQ(e.name, "quickstart");
   EXPECT_EQ(e.model.name, "mlp");
   EXPECT_EQ(e.pipeline.stages, 1);
-  EXPECT_EQ(e.execution.mode, "single");
+  EXPECT_EQ(e.execution.mode, ExecutionMode::Single);
   EXPECT_EQ(e.data.train_limit, 0);  // the whole training split, one epoch: ~10 s on 2 cores
   EXPECT_EQ(e.training.steps, 0);
   EXPECT_DOUBLE_EQ(e.training.epochs, 1);

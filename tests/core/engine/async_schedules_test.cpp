@@ -17,14 +17,14 @@ namespace {
 Experiment asyncExperiment(const std::string& schedule, int P, int N) {
   Experiment e;
   e.model.name = "resnet20";
-  e.data.dataset = "synthetic";
+  e.data.dataset = DatasetKind::Synthetic;
   e.data.synthetic_samples = 64;
   e.data.batch_size = 16;
   e.data.eval_limit = 8;
   e.pipeline.stages = P;
   e.pipeline.microbatches = N;
-  e.pipeline.schedule = schedule;
-  e.pipeline.update_interval = schedule == "pipedream-2bw" ? P : 1;
+  e.pipeline.schedule = scheduleFromName(schedule);
+  e.pipeline.update_interval = e.pipeline.schedule == ScheduleKind::PipeDream2BW ? P : 1;
   e.optimizer.lr = 0.01;
   e.optimizer.momentum = 0.9;
   e.training.steps = 8;
@@ -75,7 +75,7 @@ TEST(AsyncSchedules, ObservedDelaysVersionsAndStashBytes) {
                         Case{"pipemare", 5, 2, 2}, Case{"pipemare", 4, 2, 2, true}, Case{"pipedream", 3, 2, 1, true}}) {
     SCOPED_TRACE(c.schedule + " P=" + std::to_string(c.P) + " N=" + std::to_string(c.N) + (c.paper ? " paper timing" : ""));
     Experiment e = asyncExperiment(c.schedule, c.P, c.N);
-    if (c.paper) e.pipeline.timing = "paper";
+    if (c.paper) e.pipeline.timing = PipelineTiming::Paper;
     MemorySink sink;
     ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
     auto stats = stageStats(sink);
@@ -361,11 +361,11 @@ TEST(AsyncSchedules, WarmupIsGpipeBitForBitWithEveryPipeMareOption) {
   g.data.synthetic_samples = 64;  // 4 minibatches per epoch: the warm-up
   g.training.steps = 8;
   Experiment m = g;
-  m.pipeline.schedule = "pipemare";
+  m.pipeline.schedule = ScheduleKind::PipeMare;
   m.pipemare.warmup_epochs = 1;
   m.pipemare.t1 = true;
   m.pipemare.t2 = true;
-  m.pipemare.momentum_mode = "delay-scaled";
+  m.pipemare.momentum_mode = MomentumMode::DelayScaled;
   const auto a = losses(g), b = losses(m);
   ASSERT_EQ(a.size(), 8u);
   ASSERT_EQ(b.size(), 8u);

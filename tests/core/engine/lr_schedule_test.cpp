@@ -10,12 +10,12 @@ TEST(LrSchedule, ConstantStepCosineWarmup) {
   OptimizerConfig o;
   o.lr = 0.1;
   EXPECT_DOUBLE_EQ(baseLearningRate(o, 500, 1000), 0.1);
-  o.schedule.name = "step";
+  o.schedule.name = LrScheduleType::Step;
   o.schedule.step_size = 100;
   o.schedule.gamma = 0.5;
   EXPECT_DOUBLE_EQ(baseLearningRate(o, 99, 1000), 0.1);
   EXPECT_DOUBLE_EQ(baseLearningRate(o, 250, 1000), 0.025);
-  o.schedule.name = "cosine";
+  o.schedule.name = LrScheduleType::Cosine;
   o.schedule.min_lr = 0.0;
   EXPECT_NEAR(baseLearningRate(o, 0, 1001), 0.1, 1e-12);
   EXPECT_NEAR(baseLearningRate(o, 500, 1001), 0.05, 1e-12);
@@ -29,11 +29,11 @@ TEST(LrSchedule, ConstantStepCosineWarmup) {
   EXPECT_NEAR(baseLearningRate(o, 9, 10), 0.01, 1e-12);
   o.schedule.warmup_steps = 0;
   o.schedule.min_lr = 0.0;
-  o.schedule.name = "linear-warmup";
+  o.schedule.name = LrScheduleType::LinearWarmup;
   o.schedule.warmup_steps = 10;
   EXPECT_NEAR(baseLearningRate(o, 4, 1000), 0.05, 1e-12);
   EXPECT_NEAR(baseLearningRate(o, 10, 1000), 0.1, 1e-12);
-  o.schedule.name = "inverse-sqrt";
+  o.schedule.name = LrScheduleType::InverseSqrt;
   EXPECT_NEAR(baseLearningRate(o, 39, 1000), 0.1 * std::sqrt(10.0 / 40.0), 1e-12);
 }
 

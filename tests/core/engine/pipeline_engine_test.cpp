@@ -13,6 +13,7 @@
 #include "core/engine/training_plan.h"
 #include "core/models/model_zoo.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_experiment.h"
 
 using namespace pm;
 using pm::test::TempDir;
@@ -20,26 +21,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Experiment tinyExperiment(const std::string& model = "mlp") {
-  Experiment e;
-  e.name = "tiny";
-  e.model.name = model;
-  e.data.dataset = "synthetic";
-  e.data.synthetic_samples = 256;
-  e.data.batch_size = 32;
-  e.pipeline.microbatches = 1;
-  e.optimizer.lr = 0.05;
-  e.optimizer.momentum = 0.9;
-  e.training.steps = 16;
-  e.training.log_interval = 4;
-  e.training.seed = 3;
-  return e;
-}
+using pm::test::tinyExperiment;
 
 // Non-pipelined reference: the whole model, gradient accumulation over the same N microbatches
 // of the same minibatches, one optimizer step per minibatch; summed in gpipe's order for gpipe.
 std::vector<torch::Tensor> referenceTraining(const Experiment& e, std::optional<BackwardOrder> order = std::nullopt) {
-  if (!order) order = e.pipeline.schedule == "gpipe" ? BackwardOrder::Reversed : BackwardOrder::InOrder;
+  if (!order) order = e.pipeline.schedule == ScheduleKind::GPipe ? BackwardOrder::Reversed : BackwardOrder::InOrder;
   return trainWithoutPipeline(e, 2, *order).state;
 }
 
@@ -155,7 +142,7 @@ TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
       e.data.batch_size = 16;
       e.pipeline.microbatches = 4;
       e.pipeline.stages = P;
-      e.pipeline.schedule = schedule;
+      e.pipeline.schedule = scheduleFromName(schedule);
       e.optimizer.lr = kLearningRate;
       e.training.steps = 4;
       e.training.eval_interval = 2;
@@ -195,7 +182,7 @@ TEST(PipelineEngine, PipeDreamAnd2BWStepsApplyTheMeanGradientOfTheirMicrobatches
     e.data.batch_size = 16;
     e.pipeline.microbatches = 2;
     e.pipeline.stages = 1;
-    e.pipeline.schedule = schedule;
+    e.pipeline.schedule = scheduleFromName(schedule);
     e.pipeline.update_interval = twoBW ? 4 : 1;
     e.optimizer.lr = kLearningRate;
     e.training.steps = twoBW ? 6 : 4;  // 3 steps of 4 microbatches; 8 steps of one
@@ -205,7 +192,7 @@ TEST(PipelineEngine, PipeDreamAnd2BWStepsApplyTheMeanGradientOfTheirMicrobatches
     RunOutcome out = runSingleProcess(e, sink, nullptr, opts);
     ASSERT_EQ(out.status, "finished") << out.message;
     Experiment plain = e;
-    plain.pipeline.schedule = "gpipe";
+    plain.pipeline.schedule = ScheduleKind::GPipe;
     plain.pipeline.update_interval = 1;
     plain.data.batch_size = twoBW ? 32 : 8;
     plain.pipeline.microbatches = twoBW ? 4 : 1;
@@ -269,7 +256,7 @@ TEST(PipelineEngine, NoDeadlockForSmallPipelines) {
         e.data.batch_size = 16;
         e.pipeline.stages = P;
         e.pipeline.microbatches = N;
-        e.pipeline.schedule = schedule;
+        e.pipeline.schedule = scheduleFromName(schedule);
         e.training.steps = 2;
         e.training.trace_steps = 0;
         e.data.eval_limit = 4;
@@ -285,7 +272,7 @@ TEST(PipelineEngine, StageEventsReportMemoryPerStage) {
   Experiment e = tinyExperiment("cnn");
   e.pipeline.stages = 3;
   e.pipeline.microbatches = 4;
-  e.pipeline.schedule = "1f1b";
+  e.pipeline.schedule = ScheduleKind::OneFOneB;
   e.training.steps = 4;
   ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
   auto part = resolvePartition(e);
@@ -314,8 +301,8 @@ TEST(PipelineEngine, ActivationsIncludeWhatAutogradKeeps) {
     e.data.batch_size = 2048;
     e.pipeline.stages = 2;
     e.pipeline.microbatches = 8;
-    e.pipeline.schedule = schedule;
-    e.pipeline.partition.method = "explicit";
+    e.pipeline.schedule = scheduleFromName(schedule);
+    e.pipeline.partition.method = PartitionMethod::Explicit;
     e.pipeline.partition.boundaries = {2};  // stage 0: 784-512-ReLU-512-ReLU
     e.training.steps = 3;
     e.training.log_interval = 3;
@@ -341,7 +328,7 @@ TEST(PipelineEngine, RunSummaryCombinesTheStages) {
   Experiment e = tinyExperiment("mlp");
   e.pipeline.stages = 3;
   e.pipeline.microbatches = 2;
-  e.pipeline.schedule = "pipemare";
+  e.pipeline.schedule = ScheduleKind::PipeMare;
   RunOutcome out = runSingleProcess(e, sink, nullptr);
   ASSERT_EQ(out.status, "finished") << out.message;
   const Json& stages = out.summary["stages"];
@@ -370,7 +357,7 @@ TEST(PipelineEngine, TimeBalancedPartitionIsValidAndTrains) {
   e.data.batch_size = 16;
   e.pipeline.microbatches = 2;
   e.pipeline.stages = 3;
-  e.pipeline.partition.method = "time";
+  e.pipeline.partition.method = PartitionMethod::Time;
   e.training.steps = 2;
   const Partition p = resolvePartition(e);
   ASSERT_EQ(p.stages(), 3);
@@ -438,7 +425,7 @@ TEST(BatchSource, LimitedTextSamplesSpreadOverTheText) {
     for (int i = 0; i < 100; ++i) f << static_cast<char>('a' + i % 26) << std::string(9, '.');  // 1000 bytes
   }
   Experiment e;
-  e.data.dataset = "text";
+  e.data.dataset = DatasetKind::Text;
   e.data.path = file;
   e.data.context = 10;
   e.data.eval_fraction = 0.5;

@@ -12,7 +12,7 @@ namespace {
 
 Experiment pipeline(const std::string& schedule, int P, int N, int64_t steps, int batch = 8) {
   Experiment e;
-  e.pipeline.schedule = schedule;
+  e.pipeline.schedule = scheduleFromName(schedule);
   e.pipeline.stages = P;
   e.pipeline.microbatches = N;
   e.data.batch_size = batch;
@@ -108,17 +108,17 @@ TEST(StagePlan, LearningRateWithT1AndWarmup) {
 TEST(StagePlan, DelayScaledMomentum) {
   Experiment e = pipeline("pipemare", 3, 1, 20);
   e.optimizer.momentum = 0.9;
-  e.pipemare.momentum_mode = "delay-scaled";
+  e.pipemare.momentum_mode = MomentumMode::DelayScaled;
   e.pipemare.warmup_epochs = 0.25;  // 8 steps per epoch: 2 warm-up steps
   const StagePlan s0(e, 0, 3, 64, 0), s1(e, 1, 3, 64, 0), s2(e, 2, 3, 64, 0);
   EXPECT_DOUBLE_EQ(s0.momentumAt(0), 0.9);
   EXPECT_NEAR(s0.momentumAt(2), 0.9 - 2.0 / 3.0, 1e-12);
   EXPECT_NEAR(s1.momentumAt(2), 0.9 - 1.0 / 2.0, 1e-12);
   EXPECT_DOUBLE_EQ(s2.momentumAt(2), 0.9);
-  e.pipemare.momentum_mode = "same";
+  e.pipemare.momentum_mode = MomentumMode::Same;
   EXPECT_LT(StagePlan(e, 0, 3, 64, 0).momentumAt(2), 0);
-  e.pipemare.momentum_mode = "delay-scaled";
-  e.optimizer.name = "adam";
+  e.pipemare.momentum_mode = MomentumMode::DelayScaled;
+  e.optimizer.name = OptimizerType::Adam;
   EXPECT_LT(StagePlan(e, 0, 3, 64, 0).momentumAt(2), 0);
 }
 

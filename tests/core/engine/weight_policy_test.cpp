@@ -39,7 +39,7 @@ double valueOf(const std::optional<std::vector<torch::Tensor>>& w) { return w ? 
 
 Experiment pipemare(bool t2) {
   Experiment e;
-  e.pipeline.schedule = "pipemare";
+  e.pipeline.schedule = ScheduleKind::PipeMare;
   e.pipeline.stages = 3;
   e.pipeline.microbatches = 1;
   e.data.batch_size = 8;

@@ -24,11 +24,11 @@ TEST(PlanDesign, WarmupFractionIsTheEnginesWarmupOverItsRun) {
   for (const Case& c : cases) {
     Experiment e;
     e.model.name = "mlp";
-    e.data.dataset = "synthetic";
+    e.data.dataset = DatasetKind::Synthetic;
     e.data.batch_size = c.batch;
     e.pipeline.stages = 2;
     e.pipeline.microbatches = c.N;
-    e.pipeline.schedule = "pipemare";
+    e.pipeline.schedule = ScheduleKind::PipeMare;
     e.pipemare.warmup_epochs = c.warmupEpochs;
     e.training.epochs = c.epochs;
     e.training.steps = c.steps;

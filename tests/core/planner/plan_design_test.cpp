@@ -23,7 +23,7 @@ Experiment base() {
   e.data.batch_size = 32;
   e.pipeline.stages = 2;
   e.pipeline.microbatches = 4;
-  e.pipeline.schedule = "gpipe";
+  e.pipeline.schedule = ScheduleKind::GPipe;
   return e;
 }
 
@@ -49,26 +49,26 @@ TEST(PlanDesign, MapsTheScheduleOptimizerTimingAndPartition) {
       {"gpipe", [](Experiment&) {}, S::GPipe, O::Sgd, T::Software1F1B, 0, 0, Part::Parameters, {}},
       {"gpipe with recompute", [](Experiment& e) { e.pipeline.recompute = true; }, S::GPipeRecompute, O::Sgd,
        T::Software1F1B, 0, 0, Part::Parameters, {}},
-      {"1f1b", [](Experiment& e) { e.pipeline.schedule = "1f1b"; }, S::OneFOneB, O::Sgd, T::Software1F1B, 0, 0,
+      {"1f1b", [](Experiment& e) { e.pipeline.schedule = ScheduleKind::OneFOneB; }, S::OneFOneB, O::Sgd, T::Software1F1B, 0, 0,
        Part::Parameters, {}},
       {"pipedream, paper timing",
        [](Experiment& e) {
-         e.pipeline.schedule = "pipedream";
+         e.pipeline.schedule = ScheduleKind::PipeDream;
          e.pipeline.update_interval = 3;
-         e.pipeline.timing = "paper";
+         e.pipeline.timing = PipelineTiming::Paper;
        },
        S::PipeDream, O::Sgd, T::Paper, 3, 0, Part::Parameters, {}},
       {"pipedream-2bw: update_interval is m",
        [](Experiment& e) {
-         e.pipeline.schedule = "pipedream-2bw";
+         e.pipeline.schedule = ScheduleKind::PipeDream2BW;
          e.pipeline.update_interval = 4;
        },
        S::PipeDream2BW, O::Sgd, T::Software1F1B, 0, 4, Part::Parameters, {}},
-      {"pipemare", [](Experiment& e) { e.pipeline.schedule = "pipemare"; }, S::PipeMare, O::Sgd, T::Software1F1B, 0, 0,
+      {"pipemare", [](Experiment& e) { e.pipeline.schedule = ScheduleKind::PipeMare; }, S::PipeMare, O::Sgd, T::Software1F1B, 0, 0,
        Part::Parameters, {}},
       {"pipemare with T2",
        [](Experiment& e) {
-         e.pipeline.schedule = "pipemare";
+         e.pipeline.schedule = ScheduleKind::PipeMare;
          e.pipemare.t2 = true;
        },
        S::PipeMareT2, O::Sgd, T::Software1F1B, 0, 0, Part::Parameters, {}},
@@ -76,15 +76,15 @@ TEST(PlanDesign, MapsTheScheduleOptimizerTimingAndPartition) {
        Part::Parameters, {}},
       {"sgd with momentum", [](Experiment& e) { e.optimizer.momentum = 0.9; }, S::GPipe, O::SgdMomentum, T::Software1F1B,
        0, 0, Part::Parameters, {}},
-      {"adam", [](Experiment& e) { e.optimizer.name = "adam"; }, S::GPipe, O::Adam, T::Software1F1B, 0, 0,
+      {"adam", [](Experiment& e) { e.optimizer.name = OptimizerType::Adam; }, S::GPipe, O::Adam, T::Software1F1B, 0, 0,
        Part::Parameters, {}},
-      {"adamw", [](Experiment& e) { e.optimizer.name = "adamw"; }, S::GPipe, O::Adam, T::Software1F1B, 0, 0,
+      {"adamw", [](Experiment& e) { e.optimizer.name = OptimizerType::AdamW; }, S::GPipe, O::Adam, T::Software1F1B, 0, 0,
        Part::Parameters, {}},
-      {"time partition: FLOPs stand in", [](Experiment& e) { e.pipeline.partition.method = "time"; }, S::GPipe, O::Sgd,
+      {"time partition: FLOPs stand in", [](Experiment& e) { e.pipeline.partition.method = PartitionMethod::Time; }, S::GPipe, O::Sgd,
        T::Software1F1B, 0, 0, Part::Flops, {}},
       {"explicit partition",
        [](Experiment& e) {
-         e.pipeline.partition.method = "explicit";
+         e.pipeline.partition.method = PartitionMethod::Explicit;
          e.pipeline.partition.boundaries = {3};
        },
        S::GPipe, O::Sgd, T::Software1F1B, 0, 0, Part::Explicit, {3}},
@@ -112,15 +112,15 @@ TEST(PlanDesign, MapsTheScheduleOptimizerTimingAndPartition) {
 TEST(PlanDesign, CopiesTheSizesAndGivesThePlannersSpec) {
   Experiment e = base();
   e.model.name = "charlm";
-  e.data.dataset = "text";
+  e.data.dataset = DatasetKind::Text;
   e.data.context = 64;
   e.data.batch_size = 10;
   e.pipeline.stages = 3;
   e.pipeline.microbatches = 4;
-  e.pipeline.schedule = "pipedream";
+  e.pipeline.schedule = ScheduleKind::PipeDream;
   e.pipeline.update_interval = 2;
-  e.pipeline.timing = "paper";
-  e.optimizer.name = "adam";
+  e.pipeline.timing = PipelineTiming::Paper;
+  e.optimizer.name = OptimizerType::Adam;
   const PlanDesign d = planDesign(e, std::nullopt);
   EXPECT_EQ(d.model, "charlm");
   EXPECT_EQ(d.stages, 3);
@@ -149,17 +149,18 @@ TEST(PlanDesign, SamplesPerMicrobatchIsTheLargestMicrobatch) {
 // synthetic count, each cut to train_limit; a text corpus is unknown until read.
 TEST(PlanDesign, KnownTrainSamples) {
   struct Case {
-    const char* dataset;
+    DatasetKind dataset;
     int64_t trainLimit;
     std::optional<int64_t> expected;
   };
-  const std::vector<Case> cases = {{"fashion-mnist", 0, kFashionMnistTrainSamples},
-                                   {"fashion-mnist", 6000, 6000},
-                                   {"fashion-mnist", 100000, kFashionMnistTrainSamples},
-                                   {"synthetic", 0, 2048},
-                                   {"synthetic", 100, 100},
-                                   {"text", 0, std::nullopt},
-                                   {"text", 500, std::nullopt}};
+  using D = DatasetKind;
+  const std::vector<Case> cases = {{D::FashionMnist, 0, kFashionMnistTrainSamples},
+                                   {D::FashionMnist, 6000, 6000},
+                                   {D::FashionMnist, 100000, kFashionMnistTrainSamples},
+                                   {D::Synthetic, 0, 2048},
+                                   {D::Synthetic, 100, 100},
+                                   {D::Text, 0, std::nullopt},
+                                   {D::Text, 500, std::nullopt}};
   EXPECT_EQ(kFashionMnistTrainSamples, 60000);
   for (const auto& c : cases) {
     Experiment e = base();
@@ -192,7 +193,7 @@ TEST(PlanDesign, WarmupFractionCountsMinibatchesAsTheEngine) {
       {"synthetic: 10 of 240 steps",
        [](Experiment& e) {
          e.training.steps = 240;
-         e.data.dataset = "synthetic";
+         e.data.dataset = DatasetKind::Synthetic;
          e.data.synthetic_samples = 1000;
          e.data.batch_size = 100;
        },
@@ -201,7 +202,7 @@ TEST(PlanDesign, WarmupFractionCountsMinibatchesAsTheEngine) {
        [](Experiment& e) {
          e.pipemare.warmup_epochs = 0.3;
          e.training.steps = 240;
-         e.data.dataset = "synthetic";
+         e.data.dataset = DatasetKind::Synthetic;
          e.data.synthetic_samples = 2048;
          e.data.batch_size = 100;
        },
@@ -210,7 +211,7 @@ TEST(PlanDesign, WarmupFractionCountsMinibatchesAsTheEngine) {
        [](Experiment& e) {
          e.pipemare.warmup_epochs = 0.5;
          e.training.steps = 240;
-         e.data.dataset = "synthetic";
+         e.data.dataset = DatasetKind::Synthetic;
          e.data.synthetic_samples = 2002;
          e.data.batch_size = 100;
        },
@@ -218,7 +219,7 @@ TEST(PlanDesign, WarmupFractionCountsMinibatchesAsTheEngine) {
       {"2.5 epochs of 10 minibatches: 25 steps, 10 of them warm-up",
        [](Experiment& e) {
          e.training.epochs = 2.5;
-         e.data.dataset = "synthetic";
+         e.data.dataset = DatasetKind::Synthetic;
          e.data.synthetic_samples = 1000;
          e.data.batch_size = 100;
        },
@@ -233,29 +234,29 @@ TEST(PlanDesign, WarmupFractionCountsMinibatchesAsTheEngine) {
        [](Experiment& e) {
          e.pipemare.warmup_epochs = 2;
          e.training.steps = 100;
-         e.data.dataset = "text";
+         e.data.dataset = DatasetKind::Text;
          e.data.batch_size = 50;
        },
        int64_t{500}, false, 0.2},
       {"text, size unknown, a length in epochs: the epochs' share",
        [](Experiment& e) {
          e.training.epochs = 4;
-         e.data.dataset = "text";
+         e.data.dataset = DatasetKind::Text;
        },
        std::nullopt, true, 0.25},
       {"text, size unknown, a length in steps: unknown, 0",
        [](Experiment& e) {
          e.training.steps = 240;
-         e.data.dataset = "text";
+         e.data.dataset = DatasetKind::Text;
        },
        std::nullopt, true, 0.0},
       {"no warm-up", [](Experiment& e) { e.pipemare.warmup_epochs = 0; }, std::nullopt, true, 0.0},
-      {"not pipemare", [](Experiment& e) { e.pipeline.schedule = "gpipe"; }, std::nullopt, true, 0.0},
+      {"not pipemare", [](Experiment& e) { e.pipeline.schedule = ScheduleKind::GPipe; }, std::nullopt, true, 0.0},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
     Experiment e = base();
-    e.pipeline.schedule = "pipemare";
+    e.pipeline.schedule = ScheduleKind::PipeMare;
     e.pipemare.warmup_epochs = 1;
     c.edit(e);
     const std::optional<int64_t> samples = c.useKnown ? knownTrainSamples(e) : c.samples;
@@ -267,9 +268,9 @@ TEST(PlanDesign, WarmupFractionCountsMinibatchesAsTheEngine) {
 // A training split smaller than N: the run would refuse it, and so does the warm-up's count.
 TEST(PlanDesign, WarmupOfASplitSmallerThanNIsAConfigError) {
   Experiment e = base();
-  e.pipeline.schedule = "pipemare";
+  e.pipeline.schedule = ScheduleKind::PipeMare;
   e.pipemare.warmup_epochs = 1;
-  e.data.dataset = "synthetic";
+  e.data.dataset = DatasetKind::Synthetic;
   e.data.train_limit = 2;  // N = 4
   EXPECT_THROW(warmupFraction(e, knownTrainSamples(e)), ConfigError);
 }

@@ -25,9 +25,9 @@ TEST(Launcher, WorkersEndedByCtrlCDuringStartUpMakeAStop) {
   req.experiment.name = "ctrl-c";
   req.experiment.model.name = "mlp";
   req.experiment.pipeline.stages = 2;
-  req.experiment.pipeline.partition.method = "explicit";
+  req.experiment.pipeline.partition.method = pm::PartitionMethod::Explicit;
   req.experiment.pipeline.partition.boundaries = {1};
-  req.experiment.execution.mode = "real";
+  req.experiment.execution.mode = pm::ExecutionMode::Real;
   req.experiment.execution.timeout_s = 10;
   req.workerBinary = fake;
   std::atomic<bool> stop{true};
@@ -52,9 +52,9 @@ TEST(Launcher, StagesHaltStepIsTheOutcomesHaltStep) {
   req.experiment.name = "halted";
   req.experiment.model.name = "mlp";
   req.experiment.pipeline.stages = 2;
-  req.experiment.pipeline.partition.method = "explicit";
+  req.experiment.pipeline.partition.method = pm::PartitionMethod::Explicit;
   req.experiment.pipeline.partition.boundaries = {1};
-  req.experiment.execution.mode = "real";
+  req.experiment.execution.mode = pm::ExecutionMode::Real;
   req.experiment.execution.timeout_s = 10;
   req.workerBinary = fake;
   pm::MemorySink sink;

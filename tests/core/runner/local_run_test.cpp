@@ -7,27 +7,13 @@
 
 #include "core/store/run_store.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny_experiment.h"
 
 using namespace pm;
 
 namespace {
 
-// 16 steps of the mlp on 256 synthetic samples, a loss logged every 4 steps.
-Experiment tinyExperiment() {
-  Experiment e;
-  e.name = "tiny";
-  e.model.name = "mlp";
-  e.data.dataset = "synthetic";
-  e.data.synthetic_samples = 256;
-  e.data.batch_size = 32;
-  e.pipeline.microbatches = 1;
-  e.optimizer.lr = 0.05;
-  e.optimizer.momentum = 0.9;
-  e.training.steps = 16;
-  e.training.log_interval = 4;
-  e.training.seed = 3;
-  return e;
-}
+using pm::test::tinyExperiment;
 
 }  // namespace
 
@@ -60,7 +46,7 @@ TEST(LocalRun, AFailingRunIsRecordedAsFailedWithItsMessage) {
   RunStore store(tmp.file("runs.db"));
   LocalRunRequest req;
   req.experiment = tinyExperiment();
-  req.experiment.data.dataset = "fashion-mnist";
+  req.experiment.data.dataset = DatasetKind::FashionMnist;
   req.experiment.data.path = (tmp.dir / "no-such-dir").string();
   LocalRunResult r = runLocally(store, req, nullptr);
   EXPECT_EQ(r.outcome.status, "failed");

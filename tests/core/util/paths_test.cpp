@@ -77,3 +77,24 @@ TEST_F(EnsureParentDirectory, MakesTheDataFolderWithItsParents) {
   else
     ::unsetenv("XDG_DATA_HOME");
 }
+
+// A program run from the build tree (this test too) finds the presets of the source checkout it was
+// built from, and a preset may be named without its folder and ".json" (`pipemare run quickstart`).
+// The installed programs' side is checked by scripts/test.sh on a DESTDIR installation.
+TEST(DataDir, BuildTreeProgramsUseTheCheckoutsPresets) {
+  EXPECT_TRUE(fs::equivalent(pm::presetDirectory(), pm::test::sourcePath("experiments"))) << pm::presetDirectory();
+  const std::string preset = pm::test::experimentPath("tiny-synthetic.json");
+  EXPECT_TRUE(fs::equivalent(pm::resolveExperimentArgument("tiny-synthetic"), preset));
+  EXPECT_TRUE(fs::equivalent(pm::resolveExperimentArgument("tiny-synthetic.json"), preset));
+  EXPECT_TRUE(fs::equivalent(pm::resolveExperimentArgument("study/resnet20-t1"),
+                             pm::test::experimentPath("study/resnet20-t1.json")));
+  // Anything else is left as given, for the loader to report.
+  EXPECT_EQ(pm::resolveExperimentArgument("no-such-preset"), "no-such-preset");
+  EXPECT_EQ(pm::resolveExperimentArgument("./tiny-synthetic"), "./tiny-synthetic");
+  EXPECT_EQ(pm::resolveExperimentArgument(""), "");
+  // A file that exists is taken as it is, even where a preset has its name.
+  pm::test::TempDir tmp;
+  const std::string own = (tmp.dir / "tiny-synthetic.json").string();
+  std::ofstream(own) << "{}";
+  EXPECT_EQ(pm::resolveExperimentArgument(own), own);
+}

@@ -1,0 +1,159 @@
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment.h"
+#include "core/config/field_spec.h"
+#include "core/config/field_table.h"
+#include "core/config/model_catalog.h"
+#include "core/util/errors.h"
+#include "core/util/strings.h"
+
+// The cross-field rules: what no single field's range says. Checked after every field passed its
+// own range, in the order of docs/experiment-format.md's table; the first broken rule is reported
+// at the first field it names.
+
+namespace pm::config_detail {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& source, const std::string& field, const std::string& problem) {
+  throw FieldError(source, field, problem);
+}
+
+void checkModelData(const Experiment& e, const std::string& source) {
+  const ModelInfo* model = findModel(e.model.name);
+  if (!model) return;
+  std::vector<DatasetKind> ok;
+  if (model->input == "tokens")
+    ok = {DatasetKind::Text};
+  else if (model->input == "image224")
+    ok = {DatasetKind::Synthetic};
+  else
+    ok = {DatasetKind::FashionMnist, DatasetKind::Synthetic};
+  if (std::find(ok.begin(), ok.end(), e.data.dataset) != ok.end()) return;
+  std::vector<std::string> names;
+  for (DatasetKind d : ok) names.push_back(choiceName(d));
+  fail(source, "data.dataset", "model " + e.model.name + " (model.name) needs data.dataset " + join(names, " or ") +
+                                   ", found data.dataset=" + choiceName(e.data.dataset));
+}
+
+void checkPartition(const Experiment& e, const std::string& source) {
+  const auto& p = e.pipeline;
+  const int units = modelUnits(e.model.name);
+  const auto& b = p.partition.boundaries;
+  if (p.partition.method != PartitionMethod::Explicit) {
+    if (!b.empty())
+      fail(source, "pipeline.partition.boundaries",
+           "boundaries apply only to pipeline.partition.method=explicit, found pipeline.partition.method=" +
+               choiceName(p.partition.method));
+    return;
+  }
+  if (static_cast<int>(b.size()) != p.stages - 1)
+    fail(source, "pipeline.partition.boundaries",
+         "the explicit partition needs pipeline.stages-1 = " + std::to_string(p.stages - 1) +
+             " boundaries (the first unit of stages 2.." + std::to_string(p.stages) + "), found " +
+             std::to_string(b.size()) + ": " + shown(Json(b)));
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i] < 1 || b[i] > units - 1)
+      fail(source, "pipeline.partition.boundaries[" + std::to_string(i) + "]",
+           "expected an integer 1.." + std::to_string(units - 1) + " (model " + e.model.name + " has " +
+               std::to_string(units) + " units), found " + std::to_string(b[i]));
+    if (i > 0 && b[i] <= b[i - 1])
+      fail(source, "pipeline.partition.boundaries[" + std::to_string(i) + "]",
+           "boundaries must be strictly increasing, found " + std::to_string(b[i]) + " after " +
+               std::to_string(b[i - 1]));
+  }
+}
+
+void checkSchedule(const Experiment& e, const std::string& source) {
+  const auto& p = e.pipeline;
+  const std::string schedule = choiceName(p.schedule);
+  if (p.schedule == ScheduleKind::PipeDream2BW) {
+    if (p.update_interval < p.stages)
+      fail(source, "pipeline.update_interval",
+           "pipedream-2bw accumulates gradients over m >= P microbatches: expected an integer >= " +
+               std::to_string(p.stages) + " (pipeline.stages), found " + std::to_string(p.update_interval) +
+               "; set pipeline.update_interval to at least " + std::to_string(p.stages));
+  } else if (p.schedule != ScheduleKind::PipeDream && p.update_interval != 1) {
+    fail(source, "pipeline.update_interval",
+         "update_interval applies only to the pipedream and pipedream-2bw schedules (expected 1), found pipeline.schedule=" +
+             schedule);
+  }
+  if (p.timing == PipelineTiming::Paper && p.schedule != ScheduleKind::PipeDream && p.schedule != ScheduleKind::PipeMare)
+    fail(source, "pipeline.timing",
+         "the paper's timing (forwards 2(P-1-s) ahead) applies only to the pipedream and pipemare schedules, found "
+         "pipeline.schedule=" + schedule);
+  if (e.pipemare.anneal_steps > 0 && e.pipemare.anneal_epochs > 0)
+    fail(source, "pipemare.anneal_epochs",
+         "T1's anneal length K is set twice: give pipemare.anneal_steps or pipemare.anneal_epochs, not both; found "
+         "anneal_steps=" + std::to_string(e.pipemare.anneal_steps) + ", anneal_epochs=" + number(e.pipemare.anneal_epochs));
+  if (p.schedule != ScheduleKind::PipeMare) {
+    const std::string found = ", found pipeline.schedule=" + schedule;
+    if (e.pipemare.t1) fail(source, "pipemare.t1", "T1 (pipemare.t1) applies only to the pipemare schedule" + found);
+    if (e.pipemare.t2) fail(source, "pipemare.t2", "T2 (pipemare.t2) applies only to the pipemare schedule" + found);
+    if (e.pipemare.warmup_epochs > 0)
+      fail(source, "pipemare.warmup_epochs", "warm-up (pipemare.warmup_epochs) applies only to the pipemare schedule" + found);
+  }
+}
+
+void checkOptimizer(const Experiment& e, const std::string& source) {
+  const auto& o = e.optimizer;
+  const bool sgd = o.name == OptimizerType::Sgd;
+  if (!sgd && o.momentum > 0)
+    fail(source, "optimizer.momentum",
+         "momentum applies only to sgd (adam and adamw use beta1), found optimizer.name=" + choiceName(o.name));
+  if (o.nesterov && !sgd)
+    fail(source, "optimizer.nesterov", "nesterov applies only to sgd, found optimizer.name=" + choiceName(o.name));
+  if (o.nesterov && o.momentum <= 0)
+    fail(source, "optimizer.nesterov",
+         "nesterov requires optimizer.momentum > 0, found optimizer.momentum=" + number(o.momentum));
+  if (o.schedule.name == LrScheduleType::LinearWarmup && o.schedule.warmup_steps < 1)
+    fail(source, "optimizer.schedule.warmup_steps",
+         "the linear-warmup schedule needs warmup_steps >= 1, found " + std::to_string(o.schedule.warmup_steps));
+}
+
+void checkTrainingLength(const Experiment& e, const std::string& source) {
+  const auto& p = e.pipeline;
+  // The fields are in range here (microbatches and stages at least 1, their product at most
+  // 65536 x 2^31): the division needs no overflow check.
+  if (e.training.steps == 0 && !(e.training.epochs > 0))
+    fail(source, "training.epochs",
+         "expected a number in (0, 1000] when training.steps is 0, found " + number(e.training.epochs));
+  const int64_t perStep = static_cast<int64_t>(p.microbatches) * p.stages;
+  if (e.training.steps > kMaxRunMicrobatches / perStep)
+    fail(source, "training.steps",
+         "a run has at most " + std::to_string(kMaxRunMicrobatches) +
+             " microbatches over all its stages (training.steps x pipeline.microbatches x pipeline.stages: "
+             "the engine lays out each stage's schedule for the whole run before the first step), found " +
+             std::to_string(e.training.steps) + " x " + std::to_string(p.microbatches) + " x " + std::to_string(p.stages));
+}
+
+void checkExecution(const Experiment& e, const std::string& source) {
+  const auto& x = e.execution;
+  if (x.mode == ExecutionMode::Real && x.backend == CommBackend::Local)
+    fail(source, "execution.backend",
+         "backend local (in-process channels) needs execution.mode=single, found execution.mode=real; use gloo or nccl");
+  if (x.devices.size() != 1 && static_cast<int>(x.devices.size()) != e.pipeline.stages)
+    fail(source, "execution.devices",
+         "expected 1 entry or one per stage (pipeline.stages=" + std::to_string(e.pipeline.stages) + "), found " +
+             std::to_string(x.devices.size()) + " entries");
+  if (x.backend == CommBackend::Nccl)
+    for (size_t i = 0; i < x.devices.size(); ++i)
+      if (x.devices[i].compare(0, 5, "cuda:") != 0)
+        fail(source, "execution.devices[" + std::to_string(i) + "]",
+             "backend nccl (execution.backend) needs cuda devices, found " + inQuotes(x.devices[i]));
+}
+
+}  // namespace
+
+void checkCrossFieldRules(const Experiment& e, const std::string& source) {
+  checkModelData(e, source);
+  checkPartition(e, source);
+  checkSchedule(e, source);
+  checkOptimizer(e, source);
+  checkTrainingLength(e, source);
+  checkExecution(e, source);
+}
+
+}  // namespace pm::config_detail

@@ -1,0 +1,169 @@
+// The Compare view's output: the overlay plot, the summary table and the CSV / image exports.
+#include "ui/compare/compare_view.h"
+
+#include <QCheckBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/compare/compare_csv.h"
+#include "ui/compare/smoothing.h"
+#include "ui/compare/summary_table.h"
+#include "ui/plots/curve_plot.h"
+
+namespace pm::ui {
+
+namespace {
+
+// Per-stage memory (stage<s>/mem/<category>): stored in bytes, shown in MiB.
+bool isMemoryMetric(const QString& key) { return key.contains(QStringLiteral("/mem/")) || key.startsWith(QStringLiteral("mem/")); }
+
+// One run's points of a metric as plotted: values scaled by yScale, smoothed on the full data in
+// step order, then ordered by x; points whose x is not finite are left out.
+CompareView::PlottedSeries toSeries(const RunData& d, const std::vector<MetricPoint>& pts, double yScale, double smoothing,
+                                    XAxis axis) {
+  std::vector<double> raw(pts.size());
+  for (size_t k = 0; k < pts.size(); ++k) raw[k] = pts[k].value * yScale;
+  const std::vector<double> smooth = emaSmooth(raw, smoothing);  // on the full data, in step order
+  const std::vector<double> x = xValues(d, pts, axis);
+  std::vector<size_t> order;
+  order.reserve(pts.size());
+  for (size_t k = 0; k < pts.size(); ++k)
+    if (std::isfinite(x[k])) order.push_back(k);
+  // The plot wants x ascending; wall time from several processes may step back a little.
+  if (!std::is_sorted(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; }))
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  CompareView::PlottedSeries s;
+  s.runId = d.record.id;
+  s.runName = QString::fromStdString(d.record.name);
+  s.steps.reserve(order.size());
+  s.x.reserve(order.size());
+  s.raw.reserve(order.size());
+  s.y.reserve(order.size());
+  for (size_t k : order) {
+    s.steps.push_back(pts[k].step);
+    s.x.push_back(x[k]);
+    s.raw.push_back(raw[k]);
+    s.y.push_back(smooth[k]);
+  }
+  return s;
+}
+
+}  // namespace
+
+void CompareView::rebuildPlot() {
+  plot_->clear();
+  plotted_.clear();
+  const std::string key = metric_.toStdString();
+  // Memory (stage<s>/mem/<category>) is stored in bytes and shown in MiB, as everywhere else.
+  const bool memory = isMemoryMetric(metric_);
+  const double yScale = memory ? 1.0 / (1024.0 * 1024.0) : 1.0;
+  QStringList missing;
+  size_t points = 0;
+  for (size_t i = 0; i < selected_.size(); ++i) {
+    auto dit = data_.find(selected_[i]);
+    if (dit == data_.end()) continue;
+    const RunData& d = dit->second;
+    const auto& pts = d.metric(key);
+    if (pts.empty()) {
+      missing << QStringLiteral("#%1").arg(d.record.id);
+      continue;
+    }
+    PlottedSeries s = toSeries(d, pts, yScale, smoothing_, xAxis_);
+    points += s.x.size();
+    const int series = plot_->addSeries(runLabel(d.record), colorOf(d.record.id));
+    plot_->setSeriesData(series, s.x, s.y);
+    plotted_.push_back(std::move(s));
+  }
+  QString title = selected_.empty() ? tr("No runs ticked: tick runs on the left to overlay their curves") : metric_;
+  if (smoothing_ > 0 && !selected_.empty()) title += tr("  (EMA %1)").arg(smoothing_, 0, 'f', 2);
+  plot_->setTitle(title);
+  plot_->setAxisLabels(tr(xAxisName(xAxis_)), memory ? tr("%1 (MiB)").arg(metric_) : metric_);
+  plot_->setLogY(logY_->isChecked());
+  plot_->replot();
+  showPlotStatus(points, missing);
+}
+
+void CompareView::showPlotStatus(size_t points, const QStringList& missing) {
+  if (!lastError_.empty()) {
+    showError(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
+  } else if (selected_.empty()) {
+    status_->setText(tr("Tick runs on the left (or select them in the Runs tab and press Ctrl+K) to compare them."));
+  } else {
+    QString text = tr("%1 run(s), %2 point(s) of %3 at full resolution").arg(selected_.size()).arg(points).arg(metric_);
+    if (!missing.isEmpty()) text += tr("; no %1 in %2").arg(metric_, missing.join(QStringLiteral(", ")));
+    if (xAxis_ == XAxis::Samples)
+      for (const auto& s : plotted_)
+        if (s.x.empty()) text += tr("; run #%1 has no train/samples").arg(s.runId);
+    status_->setText(text);
+  }
+}
+
+void CompareView::rebuildSummary() {
+  summaries_.clear();
+  const double target = effectiveAccuracyTarget();
+  for (int64_t id : selected_) {
+    auto it = data_.find(id);
+    if (it != data_.end()) summaries_.push_back(summarizeRun(it->second, target));
+  }
+  auto base = std::find_if(summaries_.begin(), summaries_.end(), [&](const RunSummary& s) { return s.runId == baseline_; });
+  if (base != summaries_.end()) {
+    const RunSummary b = *base;
+    for (auto& s : summaries_) applyBaseline(s, b);
+  }
+
+  std::vector<QColor> colors;
+  for (const auto& row : summaries_)
+    colors.push_back(colorOf(row.runId));
+  fillSummaryTable(table_, summaries_, colors, target);
+}
+
+QString CompareView::summaryCsvPath(const QString& csvPath) {
+  QString base = csvPath;
+  if (base.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) base.chop(4);
+  return base + QStringLiteral("_summary.csv");
+}
+
+bool CompareView::exportPlot(const QString& path) { return plot_->save(path, 1200, 700); }
+
+bool CompareView::exportCsv(const QString& path) {
+  QByteArray out = "run_id,run_name,metric,step,x,value,smoothed\n";
+  // Memory values are written as plotted, in MiB; the metric column says so.
+  const QString metricField = csvField(isMemoryMetric(metric_) ? metric_ + QStringLiteral(" (MiB)") : metric_);
+  for (const auto& s : plotted_) {
+    const QString prefix = QStringLiteral("%1,%2,%3,").arg(s.runId).arg(csvField(s.runName), metricField);
+    for (size_t k = 0; k < s.x.size(); ++k)
+      out += (prefix + QStringLiteral("%1,%2,%3,%4\n")
+                           .arg(s.steps[k])
+                           .arg(csvNumber(s.x[k]), csvNumber(s.raw[k]), csvNumber(s.y[k])))
+                 .toUtf8();
+  }
+  if (!writeFileAtomically(path, out)) return false;
+  return writeFileAtomically(summaryCsvPath(path), summaryCsv(summaries_, data_, effectiveAccuracyTarget()));
+}
+
+void CompareView::exportPlotDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), QDir::home().filePath("compare.png"),
+                                                    tr("PNG image (*.png);;PDF document (*.pdf)"));
+  if (path.isEmpty()) return;
+  if (exportPlot(path))
+    status_->setText(tr("Plot saved to %1").arg(path));
+  else
+    showError(tr("Could not save the plot to %1").arg(path));
+}
+
+void CompareView::exportCsvDialog() {
+  QString path = QFileDialog::getSaveFileName(this, tr("Export CSV"), QDir::home().filePath("compare.csv"),
+                                              tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".csv");
+  if (exportCsv(path))
+    status_->setText(tr("Points saved to %1, summary to %2").arg(path, summaryCsvPath(path)));
+  else
+    showError(tr("Could not write %1").arg(path));
+}
+
+}  // namespace pm::ui
