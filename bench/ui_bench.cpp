@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       for (int64_t s = 1; s <= 100000; ++s)
         store.appendMetric(id, "train/loss", s, 1.7e9 + static_cast<double>(s), 2.0 / std::sqrt(static_cast<double>(s)) + 0.001 * (s % 13));
       store.flush();
-      store.setStatus(id, "finished");
+      store.setStatus(id, pm::RunStatus::Finished);
       ids.push_back(id);
     }
   }

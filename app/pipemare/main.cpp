@@ -7,6 +7,7 @@
 
 #include "core/cli/commands.h"
 #include "core/cli/plan.h"
+#include "core/events/run_status.h"
 #include "core/runner/worker_main.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
@@ -92,8 +93,11 @@ int main(int argc, char** argv) {
   runsCmd->require_subcommand(1);
   pm::cli::ListOptions list;
   auto* listCmd = runsCmd->add_subcommand("list", "list runs");
-  listCmd->add_option("--status", list.status, "only runs with this status")
-      ->check(CLI::IsMember({"created", "running", "finished", "stopped", "diverged", "failed", "interrupted"}));
+  std::vector<std::string> statusNames;  // the store's names, as RunFilter::status takes them
+  for (pm::RunStatus s : {pm::RunStatus::Created, pm::RunStatus::Running, pm::RunStatus::Finished, pm::RunStatus::Stopped,
+                          pm::RunStatus::Diverged, pm::RunStatus::Failed, pm::RunStatus::Interrupted})
+    statusNames.push_back(pm::toString(s));
+  listCmd->add_option("--status", list.status, "only runs with this status")->check(CLI::IsMember(statusNames));
   listCmd->add_option("--tag", list.tag, "only runs with this tag");
   listCmd->add_option("--sweep", list.sweep, "only runs of this sweep");
   listCmd->add_option("--text", list.text, "only runs whose name contains this text");

@@ -88,8 +88,8 @@ std::vector<RunRecord> notStartedPoints(const std::vector<RunRecord>& runs, cons
   std::vector<RunRecord> out;
   for (const auto& point : gridPoints(grid)) {
     if (std::any_of(runs.begin(), runs.end(), [&](const RunRecord& r) { return runOnPoint(r, point); })) continue;
-    RunRecord r;
-    r.status = "not started";
+    RunRecord r;  // id 0: a stand-in (sweepPointStatus reads "not started")
+    r.status = RunStatus::Created;
     r.tags = point;
     r.final_loss = r.final_accuracy = std::numeric_limits<double>::quiet_NaN();
     if (!runs.empty()) r.sweep_id = runs.front().sweep_id;
@@ -97,5 +97,7 @@ std::vector<RunRecord> notStartedPoints(const std::vector<RunRecord>& runs, cons
   }
   return out;
 }
+
+std::string sweepPointStatus(const RunRecord& run) { return run.id == 0 ? kNotStartedStatus : toString(run.status); }
 
 }  // namespace pm

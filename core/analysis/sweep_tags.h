@@ -42,8 +42,15 @@ SweepDefinition sweepDefinitionFromJson(const std::string& json, const std::stri
 
 // Whether `run` lies on `point` (its key=value tags hold every key=value of the point).
 bool runOnPoint(const RunRecord& run, const std::vector<std::string>& point);
-// Stand-ins for the grid points that no run of `runs` lies on: id 0, status "not started", the
-// point's key=value tags. With them a sweep's table and map show the whole grid.
+// Stand-ins for the grid points that no run of `runs` lies on: id 0 (a stored run's id is 1 or
+// more), status Created (shown as kNotStartedStatus: sweepPointStatus), the point's key=value
+// tags. With them a sweep's table and map show the whole grid.
 std::vector<RunRecord> notStartedPoints(const std::vector<RunRecord>& runs, const std::vector<GridAxis>& grid);
+
+// How a stand-in's status reads.
+inline constexpr const char* kNotStartedStatus = "not started";
+// The status of a sweep's run as shown: toString(run.status), or kNotStartedStatus for a
+// stand-in from notStartedPoints (id 0).
+std::string sweepPointStatus(const RunRecord& run);
 
 }  // namespace pm

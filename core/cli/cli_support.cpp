@@ -48,7 +48,7 @@ Json runJson(const RunRecord& r) {
   auto nanOrNull = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
   return Json{{"id", r.id},
               {"name", r.name},
-              {"status", r.status},
+              {"status", toString(r.status)},
               {"status_message", r.status_message},
               {"created_at", r.created_at},
               {"started_at", r.started_at},

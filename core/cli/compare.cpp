@@ -60,7 +60,7 @@ void printJson(const std::vector<RunData>& data, const std::vector<RunSummary>& 
     const auto& r = rows[i];
     const auto& rec = data[i].record;
     Json j{{"id", rec.id}, {"name", rec.name}, {"schedule", rec.schedule}, {"model", rec.model}, {"stages", rec.stages},
-           {"microbatches", rec.microbatches}, {"status", rec.status}, {"baseline", r.isBaseline}};
+           {"microbatches", rec.microbatches}, {"status", toString(rec.status)}, {"baseline", r.isBaseline}};
     for (int f = 0; f < kSummaryFieldCount; ++f) {
       j[summaryFieldInfo(summaryField(f)).key] = nanNull(r.values[static_cast<size_t>(f)]);
       j[std::string(summaryFieldInfo(summaryField(f)).key) + "_ratio"] = nanNull(r.ratios[static_cast<size_t>(f)]);
@@ -91,7 +91,7 @@ void printFigures(const std::vector<RunData>& data, const std::vector<RunSummary
     const auto& rec = data[i].record;
     std::printf("%-5lld %s %-13s %3d %3d %-10s %8s %8s %8s %8s %9s %10s %6s %9s\n", static_cast<long long>(rec.id),
                 padText(fitText(names[i], nameWidth), nameWidth).c_str(), escapeForTerminal(rec.schedule).c_str(), rec.stages,
-                rec.microbatches, escapeForTerminal(rec.status).c_str(),
+                rec.microbatches, toString(rec.status),
                 fmt(r.value(SummaryField::FinalLoss), "%.4f").c_str(), fmt(r.value(SummaryField::BestLoss), "%.4f").c_str(),
                 fmt(r.value(SummaryField::FinalAccuracy), "%.4f").c_str(),
                 fmt(r.value(SummaryField::BestAccuracy), "%.4f").c_str(),

@@ -49,9 +49,9 @@ int runRemoteShareCommand(const RunOptions& o, const std::atomic<bool>* stop) {
   std::fprintf(stderr, "node %d of %d: starting ranks of \"%s\"; node 0 at %s:%d records the run\n", o.nodeRank, o.nnodes,
                escapeForTerminal(e.name).c_str(), escapeForTerminal(o.masterAddr).c_str(), o.masterPort);
   RunOutcome out = runRemoteShare(e, o.nnodes, o.nodeRank, o.masterAddr, o.masterPort, sink, stop, o.saveState, o.secretFile);
-  std::fprintf(stderr, "node %d: %s%s%s\n", o.nodeRank, out.status.c_str(), out.message.empty() ? "" : ": ",
+  std::fprintf(stderr, "node %d: %s%s%s\n", o.nodeRank, toString(out.status), out.message.empty() ? "" : ": ",
                escapeForTerminal(out.message).c_str());
-  return out.status == "finished" ? 0 : out.status == "stopped" ? 130 : 1;
+  return out.status == RunStatus::Finished ? 0 : out.status == RunStatus::Stopped ? 130 : 1;
 }
 
 // The experiment to run: the stored run's with --resume RUN, else the file's with its overrides.
@@ -84,7 +84,7 @@ LocalRunRequest localRunRequest(const RunOptions& o, const Experiment& e) {
 void printRunResult(const LocalRunResult& r, const RunStore& store) {
   const auto& s = r.outcome.summary;
   const std::string& message = r.outcome.message;
-  std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), r.outcome.status.c_str(),
+  std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), toString(r.outcome.status),
                message.empty() ? "" : ": ", escapeForTerminal(message).c_str());
   if (s.is_object() && s.contains("samples_per_s")) {
     std::fprintf(stderr, "  final loss %s, accuracy %s, %.0f samples/s over %s (start-up and evaluation included)\n",
@@ -129,8 +129,8 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
     runStarted = true;
     const LocalRunResult r = runLocally(store, req, stop);
     printRunResult(r, store);
-    if (r.outcome.status == "finished") return 0;
-    if (r.outcome.status == "stopped") return 130;
+    if (r.outcome.status == RunStatus::Finished) return 0;
+    if (r.outcome.status == RunStatus::Stopped) return 130;
     return 1;
   } catch (const std::exception& ex) {
     if (o.events == "stdout" && !runStarted) emitStartError(ex);

@@ -39,7 +39,7 @@ void printRunTable(const std::vector<RunRecord>& runs) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::printf("%-5lld %s %-11s %-9s %-13s %3d %3d %9s %9s %-19s %s\n", static_cast<long long>(r.id),
-                padText(fitText(names[i], nameWidth), nameWidth).c_str(), escapeForTerminal(r.status).c_str(),
+                padText(fitText(names[i], nameWidth), nameWidth).c_str(), toString(r.status),
                 escapeForTerminal(r.model).c_str(), escapeForTerminal(r.schedule).c_str(), r.stages, r.microbatches,
                 fmtNum(r.final_loss).c_str(), fmtNum(r.final_accuracy).c_str(), fmtTime(r.created_at).c_str(),
                 escapeForTerminal(join(r.tags, ",")).c_str());
@@ -97,7 +97,7 @@ int runsShowCommand(const std::string& db, int64_t run, bool json) {
     // Stored text is shown escaped (escapeForTerminal: a newline in the notes reads \n); --json gives it exactly.
     const auto shown = [](const std::string& s) { return escapeForTerminal(s); };
     std::printf("run %lld: %s\n  status: %s%s%s\n  model %s, schedule %s, P=%d, N=%d\n  created %s, started %s, finished %s\n",
-                static_cast<long long>(r->id), shown(r->name).c_str(), shown(r->status).c_str(),
+                static_cast<long long>(r->id), shown(r->name).c_str(), toString(r->status),
                 r->status_message.empty() ? "" : " - ", shown(r->status_message).c_str(), shown(r->model).c_str(),
                 shown(r->schedule).c_str(), r->stages, r->microbatches, fmtTime(r->created_at).c_str(),
                 fmtTime(r->started_at).c_str(), fmtTime(r->finished_at).c_str());
@@ -152,8 +152,8 @@ int runsDeleteCommand(const std::string& db, int64_t run) {
     store.markDeadRunsInterrupted();
     const auto rec = store.getRun(run);
     if (!rec) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
-    if (rec->status == "running")  // its launcher (alive: dead ones were just marked) still records into it
-      throw ConfigError("runs delete " + std::to_string(run), "the run is " + rec->status + " (launcher pid " +
+    if (rec->status == RunStatus::Running)  // its launcher (alive: dead ones were just marked) still records into it
+      throw ConfigError("runs delete " + std::to_string(run), std::string("the run is ") + toString(rec->status) + " (launcher pid " +
                                                                   std::to_string(rec->launcher_pid) + "); stop it first");
     store.deleteRun(run);
     return 0;

@@ -117,10 +117,10 @@ std::vector<Work> pointsToResume(const RunStore& store, const std::string& id, c
     const RunRecord* r = newest[i];
     if (!r) {
       work.push_back({i, 0});
-    } else if (r->status == "running" || r->status == "created") {
+    } else if (r->status == RunStatus::Running || r->status == RunStatus::Created) {
       throw ConfigError("--resume " + id, "run " + std::to_string(r->id) + " (" + join(points[i], " ") +
                                               ") is still running; resume the sweep after it has ended");
-    } else if (r->status == "stopped" || r->status == "failed" || r->status == "interrupted") {
+    } else if (isResumable(r->status)) {  // stopped, failed or interrupted
       const auto e = Json::parse(r->config_json, nullptr, false);
       const int stages = e.is_object() ? e.value("/pipeline/stages"_json_pointer, 1) : 1;
       const bool resumable = resumableStep(store.path(), *r, stages) > 0;
@@ -301,8 +301,8 @@ int reportOutcome(const Sweep& s, const std::vector<RunRecord>& runs, const Grid
   int diverged = 0, failed = noRun;
   for (const RunRecord* r : newestOnPoints(runs, points)) {
     if (!r) continue;
-    if (r->status == "diverged") ++diverged;
-    if (r->status == "failed" || r->status == "interrupted" || r->status == "stopped") ++failed;
+    if (r->status == RunStatus::Diverged) ++diverged;
+    if (r->status == RunStatus::Failed || r->status == RunStatus::Interrupted || r->status == RunStatus::Stopped) ++failed;
   }
   if (diverged > 0) std::fprintf(stderr, "sweep %s: %d run(s) diverged (recorded as results)\n", id.c_str(), diverged);
   if (failed > 0)

@@ -29,11 +29,16 @@ std::string rightAligned(const std::string& s, size_t w) { return std::string(w 
 
 // A cell of the matrix: a letter for a run without a final metric of its own, else the metric.
 std::string matrixCell(const RunRecord& r, bool accuracy) {
-  if (r.status == "diverged") return "D";
-  if (r.status == "failed") return "F";
-  if (r.status == "stopped" || r.status == "interrupted") return "S";
-  if (r.status == "running" || r.status == "created") return "...";
-  if (r.status == "not started") return ".";
+  if (r.id == 0) return ".";  // a stand-in from notStartedPoints: the point has not started
+  switch (r.status) {
+    case RunStatus::Diverged: return "D";
+    case RunStatus::Failed: return "F";
+    case RunStatus::Stopped:
+    case RunStatus::Interrupted: return "S";
+    case RunStatus::Running:
+    case RunStatus::Created: return "...";
+    case RunStatus::Finished: break;
+  }
   return num(accuracy ? r.final_accuracy : r.final_loss);
 }
 
@@ -89,7 +94,7 @@ void printSweepTable(const std::vector<RunRecord>& runs, const std::string& swee
     for (size_t i = 0; i < keys.size(); ++i) std::printf("%s ", padText(shownValue(r, keys[i]), width[i]).c_str());
     const std::string message = escapeForTerminal(r.status_message);
     const std::string msg = textLength(message) > 60 ? firstChars(message, 59) + "~" : message;
-    std::printf("%5s %-11s %9s %9s  %s\n", r.id > 0 ? std::to_string(r.id).c_str() : "-", escapeForTerminal(r.status).c_str(),
+    std::printf("%5s %-11s %9s %9s  %s\n", r.id > 0 ? std::to_string(r.id).c_str() : "-", sweepPointStatus(r).c_str(),
                 num(r.final_loss).c_str(), num(r.final_accuracy).c_str(), msg.c_str());
   }
   if (keys.size() == 2) printSweepMatrix(runs, keys);

@@ -189,14 +189,9 @@ class Parser : PathTracker {
 // Experiment -> range errors (for experiments built in code; parsed ones already passed these).
 class RangeChecker : PathTracker {
  public:
+  using PathTracker::section;
   explicit RangeChecker(std::string source) : source_(std::move(source)) {}
 
-  template <class F>
-  void section(const char* key, F&& body) {
-    path_.push_back(key);
-    body();
-    path_.pop_back();
-  }
   template <class T>
   void field(const char* key, const T& ref, const IntSpec& spec, const char*) {
     int64_t x = 0;

@@ -16,14 +16,9 @@ namespace {
 
 class FieldCollector : PathTracker {
  public:
+  using PathTracker::section;
   std::vector<FieldInfo> fields;
 
-  template <class F>
-  void section(const char* key, F&& body) {
-    path_.push_back(key);
-    body();
-    path_.pop_back();
-  }
   template <class T>
   void field(const char* key, const T&, const IntSpec& spec, const char* help) {
     FieldInfo& f = add(key, FieldType::Integer, spec.describe(), help);

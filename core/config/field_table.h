@@ -174,6 +174,15 @@ void visitExperiment(V& v, E& e) {
 
 // Tracks the dotted path of the section being visited.
 class PathTracker {
+ public:
+  // A visitor's section: its fields are named under `key`.
+  template <class F>
+  void section(const char* key, F&& body) {
+    path_.push_back(key);
+    body();
+    path_.pop_back();
+  }
+
  protected:
   std::vector<std::string> path_;
   std::string at(const std::string& key) const {

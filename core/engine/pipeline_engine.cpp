@@ -247,13 +247,13 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   }
   for (auto& w : workers) w->resendPending();
 
-  RunOutcome out{"finished", "", Json::object()};
+  RunOutcome out{RunStatus::Finished, "", Json::object()};
   // The executor: run each stage until it would block; a full round without progress while a
   // stage is unfinished is a deadlock (a schedule bug), reported instead of hanging.
   bool running = true, halting = false;
   while (running) {
     if (stop && stop->load() && !halting) {
-      out.status = "stopped";
+      out.status = RunStatus::Stopped;
       out.message = "stopped by request";
       // Finish the minibatch in progress on every stage and checkpoint there (the stage cuts
       // after the same minibatch form a consistent state).
@@ -273,7 +273,7 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
         if (w->diverged() || (stop && stop->load() && !halting)) break;
       }
       if (w->diverged()) {
-        out.status = "diverged";
+        out.status = RunStatus::Diverged;
         out.message = w->divergedMessage();
         running = false;
         break;
@@ -319,17 +319,17 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
   w.resendPending();
   w.runToEnd(stop, opts.halt);
   saveStates({&w}, opts);
-  RunOutcome out{"finished", "", w.summary()};
+  RunOutcome out{RunStatus::Finished, "", w.summary()};
   if (w.diverged()) {
-    out.status = "diverged";
+    out.status = RunStatus::Diverged;
     out.message = w.divergedMessage();
   } else if (w.halted()) {
-    out.status = "stopped";
+    out.status = RunStatus::Stopped;
     out.haltStep = w.haltStep();
     out.message = "stopped by request after step " + std::to_string(w.haltStep()) + " " +
                   (opts.checkpointDir.empty() ? std::string("(no checkpoint written)") : std::string(kResumeHint));
   } else if (stop && stop->load() && !w.done()) {
-    out.status = "stopped";
+    out.status = RunStatus::Stopped;
     out.message = "stopped by request";
   }
   const double wall = monotonicSeconds() - t0;

@@ -34,7 +34,7 @@ Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units);
 
 // single mode. Emits run_started, then every stage's events, returns the outcome. A stop request
 // with a checkpoint directory finishes the minibatch in progress on every stage, writes a
-// checkpoint there and returns "stopped" (resumable).
+// checkpoint there and returns RunStatus::Stopped (resumable).
 RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop,
                             const EngineOptions& opts = {});
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/events/event_sink.h"
+#include "core/events/run_status.h"
 
 namespace pm {
 
@@ -17,7 +18,7 @@ inline std::string withRunId(std::string message, int64_t run) {
 }
 
 struct RunOutcome {
-  std::string status;   // finished | stopped | diverged | failed
+  RunStatus status = RunStatus::Finished;  // Finished | Stopped | Diverged | Failed (sent and stored as toString(status))
   std::string message;
   Json summary;         // final/best metrics, samples, wall_s, samples_per_s, per-stage figures
   int64_t haltStep = 0; // stopped at a common checkpoint: the step it was taken after (0: none)

@@ -71,7 +71,7 @@ void StageWorker::runToEnd(const std::atomic<bool>* stop, const std::atomic<bool
     if (haltAfter_ < 0) {  // a stop: every stage halts after the same minibatch (with a checkpoint if it has a directory)
       if (last && !published && halt && halt->load()) {
         published = true;
-        const int64_t k = nextMinibatchDone();
+        const int64_t k = safeHaltMinibatch();
         if (k >= 0) {
           haltAfter_ = k;
           comm_->putControl("halt", k);
@@ -95,6 +95,23 @@ void StageWorker::runToEnd(const std::atomic<bool>* stop, const std::atomic<bool
   // wait for them, but keep the connections open until every stage has halted, or a peer's
   // pending send to this stage would fail before it reaches its own cut.
   meetAndLeave("halted", "the stop checkpoint");
+}
+
+// The other stages complete minibatch k once the gradient of its last microbatch has gone back
+// through them; until then none of them is past k. So the last stage halts after its next
+// minibatch only while that gradient is still to be sent, and after the one after otherwise.
+int64_t StageWorker::safeHaltMinibatch() const {
+  size_t at = pc_;
+  while (at < ops().size() && ops()[at].kind != OpKind::MinibatchDone) ++at;
+  if (at >= ops().size()) return -1;
+  const int64_t k = ops()[at].arg;
+  if (plan_.first()) return k;
+  const int64_t lastMb = k * plan_.microbatches() + plan_.microbatches() - 1;
+  for (size_t i = pc_; i < at; ++i)
+    if (ops()[i].kind == OpKind::Act && ops()[i].act.kind == ActionKind::SendGrad && ops()[i].act.mb == lastMb) return k;
+  for (++at; at < ops().size(); ++at)
+    if (ops()[at].kind == OpKind::MinibatchDone) return ops()[at].arg;
+  return -1;
 }
 
 // Publishes `phase`/<stage> in the shared store, waits until every stage has, then leaves in

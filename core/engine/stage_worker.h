@@ -55,8 +55,8 @@ class StageWorker {
   // diverged.
   // `halt` (real mode, may be null): a request to stop at a checkpoint. The last stage then picks
   // k = its next minibatch and publishes it (Communicator::putControl); every stage reads it before
-  // each of its minibatch bookkeeping steps and halts after minibatch k with a checkpoint. (The
-  // last stage finishes minibatch k first, so no stage has passed k when it is published.)
+  // each of its minibatch bookkeeping steps and halts after minibatch k with a checkpoint. (k is
+  // chosen so that no stage can have passed it when it is published: see safeHaltMinibatch.)
   void runToEnd(const std::atomic<bool>* stop, const std::atomic<bool>* halt = nullptr);
 
   bool diverged() const { return diverged_; }
@@ -98,6 +98,8 @@ class StageWorker {
 
  private:
   const std::vector<StageOp>& ops() const { return plan_.ops(); }
+  // The last stage's choice of the minibatch every stage halts after (-1: none is left).
+  int64_t safeHaltMinibatch() const;
   void meetAndLeave(const std::string& phase, const std::string& what);
   // Waits for `key` in the shared control store until monotonic time `until`; then throws
   // EngineError "<failure> within <timeout_s> s".

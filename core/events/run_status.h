@@ -1,9 +1,11 @@
 #pragma once
-// How a run, or one stage or node of it, stands or ended, declared once. The store's runs.status,
-// the `status` field of the run_finished, stage_finished and node_finished events, and
-// RunOutcome::status hold these names (docs/events.md). Header only: the store, which does not
-// link the event library, uses it too.
+// How a run, or one stage or node of it, stands or ended, declared once. The store's runs.status
+// and the `status` field of the run_finished, stage_finished and node_finished events hold these
+// names (docs/events.md); RunRecord::status and RunOutcome::status hold the enum, parsed once
+// where the text is read. Header only: the store, which does not link the event library, uses it
+// too.
 #include <optional>
+#include <ostream>
 #include <string>
 
 namespace pm {
@@ -40,6 +42,9 @@ inline std::optional<RunStatus> parseRunStatus(const std::string& name) {
     if (name == toString(s)) return s;
   return std::nullopt;
 }
+
+// Writes the name (test failure messages, logs).
+inline std::ostream& operator<<(std::ostream& os, RunStatus s) { return os << toString(s); }
 
 // Ended: the run's rows no longer change. Created and running are not terminal.
 inline bool isTerminal(RunStatus s) { return s != RunStatus::Created && s != RunStatus::Running; }

@@ -74,7 +74,7 @@ RunOutcome settleOutcome(RunVerdict& v, const WorkerProcesses& workers, const Re
     v.message = v.failure;
     if (remotes) v.message += remotes->missingNote();
   }
-  RunOutcome out{toString(v.status), v.message, Json::object()};
+  RunOutcome out{v.status, v.message, Json::object()};
   if (v.stopping)
     for (const auto& w : ws)
       if (w.finishedStatus == RunStatus::Stopped && w.haltStep > 0) {  // halted at a common minibatch: its message names the step

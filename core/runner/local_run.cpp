@@ -25,10 +25,9 @@ int64_t resumableStep(const std::string& storePath, const RunRecord& run, int st
 int64_t latestCompleteCheckpoint(const std::string& root, int stages) { return CheckpointLayout(root).latestComplete(stages); }
 
 void checkResumable(const RunRecord& r) {
-  const auto status = r.runStatus();
-  if (!status || !isResumable(*status))
+  if (!isResumable(r.status))
     throw ConfigError("--resume " + std::to_string(r.id),
-                      "the run is " + r.status + "; only stopped, failed or interrupted runs can be resumed");
+                      std::string("the run is ") + toString(r.status) + "; only stopped, failed or interrupted runs can be resumed");
 }
 
 Experiment storedExperiment(const RunRecord& r) {
@@ -170,14 +169,14 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
       result.outcome = runSingleProcess(e, sink, stop, opts);
     }
   } catch (const std::exception& ex) {
-    result.outcome = RunOutcome{toString(RunStatus::Failed), ex.what(), Json::object()};
+    result.outcome = RunOutcome{RunStatus::Failed, ex.what(), Json::object()};
     sink.emit(makeErrorEvent(ex));
   }
   result.outcome.message = withRunId(result.outcome.message, result.runId);
-  const auto status = parseRunStatus(result.outcome.status);
+  const RunStatus status = result.outcome.status;
   Json fin = makeEvent(ev::kRunFinished);
   fin["run"] = result.runId;
-  fin["status"] = result.outcome.status;
+  fin["status"] = toString(status);
   fin["message"] = result.outcome.message;
   fin["summary"] = result.outcome.summary;
   // The step of the stop checkpoint; a run that writes no checkpoints (root "") has none.

@@ -242,9 +242,9 @@ void UpLink::handle(const std::string& line, RunVerdict& verdict) {
   if (type == node_msg::kStop) verdict.stopFromNode(0);
 }
 
-void UpLink::finish(const std::string& status, const std::string& message) {
+void UpLink::finish(RunStatus status, const std::string& message) {
   if (fd_ < 0) return;
-  send(Json{{"type", node_msg::kFinished}, {"node", node_}, {"status", status}, {"message", message}});
+  send(Json{{"type", node_msg::kFinished}, {"node", node_}, {"status", toString(status)}, {"message", message}});
   ::close(fd_);
   fd_ = -1;
 }

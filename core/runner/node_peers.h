@@ -109,7 +109,7 @@ class UpLink {
   // while the run goes on fails it.
   void service(RunVerdict& verdict);
   // Says how this node's launcher ended (node_finished) and closes the link.
-  void finish(const std::string& status, const std::string& message);
+  void finish(RunStatus status, const std::string& message);
 
  private:
   void handle(const std::string& line, RunVerdict& verdict);

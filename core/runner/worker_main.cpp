@@ -82,11 +82,11 @@ int workerMain(const WorkerOptions& o) {
   // Events go to the launcher through stdout: a broken pipe means it is gone.
   JsonLinesSink sink(stdout, launcherPid() > 0 ? [] { std::_Exit(kLauncherGoneExit); } : std::function<void()>());
   int rank = o.rank;
-  auto finish = [&](const std::string& status, const std::string& message, const Json& summary, int64_t haltStep) {
+  auto finish = [&](RunStatus status, const std::string& message, const Json& summary, int64_t haltStep) {
     Json f = makeEvent(ev::kStageFinished);
     f["stage"] = rank;
     f["rank"] = rank;
-    f["status"] = status;
+    f["status"] = toString(status);
     f["message"] = message;
     f["summary"] = summary;
     if (haltStep > 0) f["halt_step"] = haltStep;
@@ -134,13 +134,13 @@ int workerMain(const WorkerOptions& o) {
     std::fflush(stdout);
     // Skip static destructors of the process group (they may wait on peers that are gone). A
     // stopped stage exits 130, as `pipemare run` does (a batch system sees it did not finish).
-    std::_Exit(parseRunStatus(out.status) == RunStatus::Stopped ? 130 : 0);
+    std::_Exit(out.status == RunStatus::Stopped ? 130 : 0);
   } catch (const std::exception& ex) {
     Json ev = makeErrorEvent(ex);
     ev["stage"] = rank;
     ev["rank"] = rank;
     sink.emit(ev);
-    finish(toString(RunStatus::Failed), ex.what(), Json::object(), 0);
+    finish(RunStatus::Failed, ex.what(), Json::object(), 0);
     std::fflush(stdout);
     const auto* err = dynamic_cast<const Error*>(&ex);
     std::_Exit(err ? err->exitCode() : 1);

@@ -22,7 +22,11 @@ struct RunRecord {
   int64_t id = 0;
   std::string name;
   double created_at = 0, started_at = 0, finished_at = 0;  // seconds since epoch, 0 = not yet
-  std::string status;           // toString(RunStatus): created | running | finished | stopped | failed | diverged | interrupted
+  // Parsed once when the row is read; the database holds toString(status) (created | running |
+  // finished | stopped | failed | diverged | interrupted). A row whose text names no RunStatus
+  // (only a store edited by hand: the store writes no other names, and imports copy its own
+  // kind's rows) reads as Failed, with status_message saying which text it held (readRun).
+  RunStatus status = RunStatus::Created;
   std::string status_message;   // why it failed / diverged / stopped
   std::string config_json;      // normalised experiment JSON
   std::string host;
@@ -44,9 +48,6 @@ struct RunRecord {
   int stages = 0, microbatches = 0;
   // Last recorded value of the run's headline metrics (NaN when absent).
   double final_loss = 0, final_accuracy = 0;
-
-  // The typed status; nothing for a text that names none (a store edited by hand).
-  std::optional<RunStatus> runStatus() const { return parseRunStatus(status); }
 };
 
 struct MetricPoint {
@@ -81,8 +82,9 @@ struct RunFilter {
   std::string text;     // substring of the name, "" = any
 };
 
-// A run in this status has ended (finished, stopped, failed, diverged, interrupted): its rows no
-// longer change. "created", "running" and unknown names are not terminal.
+// A run in the status of this name has ended (finished, stopped, failed, diverged, interrupted):
+// its rows no longer change. "created", "running" and unknown names are not terminal. (A
+// RunRecord's status is already typed: isTerminal(r.status).)
 bool isTerminalStatus(const std::string& status);
 
 class RunStore {

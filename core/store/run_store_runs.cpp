@@ -81,8 +81,14 @@ RunRecord readRun(const Stmt& q) {
   r.created_at = q.dbl(2);
   r.started_at = q.dbl(3);
   r.finished_at = q.dbl(4);
-  r.status = q.text(5);
   r.status_message = q.text(6);
+  const std::string status = q.text(5);
+  if (const auto st = parseRunStatus(status)) {
+    r.status = *st;
+  } else {  // a store edited by hand (the store writes only RunStatus names): such a run reads as failed, saying why
+    r.status = RunStatus::Failed;
+    r.status_message = "unknown status \"" + status + "\" in the store" + (r.status_message.empty() ? "" : ": " + r.status_message);
+  }
   r.config_json = q.text(7);
   r.host = q.text(8);
   r.revision = q.text(9);

@@ -289,7 +289,7 @@ TEST_F(Cli, WorkbenchWithoutDisplayRunsTheDefaultExperimentHeadless) {
   EXPECT_NE(out.find(db_), std::string::npos) << out;
   pm::RunStore store(db_);
   ASSERT_EQ(store.listRuns().size(), 1u);
-  EXPECT_EQ(store.listRuns()[0].status, "finished");
+  EXPECT_EQ(store.listRuns()[0].status, pm::RunStatus::Finished);
   const auto run = store.getRun(1);
   ASSERT_TRUE(run);
   EXPECT_GT(run->launcher_pid, 0);
@@ -333,7 +333,7 @@ TEST_F(Cli, HeadlessWorkbenchStopsItsRunOnSigint) {
   pm::RunStore store(db_);
   const auto run = store.getRun(1);
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->status, "stopped") << run->status_message;
+  EXPECT_EQ(run->status, pm::RunStatus::Stopped) << run->status_message;
   EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
   EXPECT_LT(store.loadMetric(1, "train/loss").size(), 20000u);
   EXPECT_EQ(store.listRuns().size(), 1u);
@@ -693,7 +693,7 @@ TEST_F(Cli, RunsImportCopiesRunsFromAnotherStore) {
   auto imported = store.getRun(2);  // listed by creation time: it was made first, elsewhere
   ASSERT_TRUE(imported);
   EXPECT_EQ(imported->name, "made-elsewhere");
-  EXPECT_EQ(imported->status, "finished");
+  EXPECT_EQ(imported->status, pm::RunStatus::Finished);
   EXPECT_FALSE(store.loadMetric(2, "train/loss").empty());
   // Importing the same store again copies nothing twice.
   r = runCmd(bin() + " --db " + db_ + " runs import " + other);

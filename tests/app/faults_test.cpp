@@ -126,7 +126,7 @@ TEST_F(Faults, WorkerKilledAtRandomPointsOver20Trials) {
     pm::RunStore store(db, /*readOnly=*/true);
     auto runs = store.listRuns();
     ASSERT_EQ(runs.size(), 1u) << readFile(log);
-    EXPECT_EQ(runs[0].status, "failed") << runs[0].status_message;
+    EXPECT_EQ(runs[0].status, pm::RunStatus::Failed) << runs[0].status_message;
     EXPECT_NE(runs[0].status_message.find("SIGKILL"), std::string::npos) << runs[0].status_message;
     EXPECT_GE(store.loadMetric(runs[0].id, "train/loss").size(), before);
   }
@@ -156,7 +156,7 @@ TEST_F(Faults, StoppedPeerTimesOutWithAClearMessage) {
   pm::RunStore store(db_, /*readOnly=*/true);
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "failed");
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Failed);
   const std::string msg = runs[0].status_message;
   EXPECT_NE(msg.find("stage 0"), std::string::npos) << msg;
   EXPECT_NE(msg.find("not answering"), std::string::npos) << msg;

@@ -48,7 +48,7 @@ TEST_F(Lifecycle, SweepRunsEveryGridPointTaggedWithTheSweep) {
   ASSERT_EQ(runs.size(), 4u);
   std::set<std::string> points;
   for (const auto& run : runs) {
-    EXPECT_EQ(run.status, "finished");
+    EXPECT_EQ(run.status, pm::RunStatus::Finished);
     EXPECT_EQ(run.sweep_id, runs[0].sweep_id);
     std::string lr, stages;
     for (const auto& t : run.tags) {
@@ -97,7 +97,7 @@ TEST_F(Lifecycle, SweepStoppedBeforeEveryPointStartedExits) {
   pm::RunStore store(db_);
   const auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "stopped");
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Stopped);
   // The curve ends at the step the stop halted at (logged although not a multiple of the log
   // interval), so the stored final loss is the summary's.
   const std::string& message = runs[0].status_message;
@@ -131,7 +131,7 @@ TEST_F(Lifecycle, StoppedSweepResumesWhereItStopped) {
     pm::RunStore store(db_);
     const auto runs = store.listRuns();
     ASSERT_EQ(runs.size(), 1u);
-    ASSERT_EQ(runs[0].status, "stopped") << "the point ended before the stop; make it longer";
+    ASSERT_EQ(runs[0].status, pm::RunStatus::Stopped) << "the point ended before the stop; make it longer";
     sweepId = runs[0].sweep_id;
   }
   EXPECT_NE(readFile(log).find("pipemare sweep --resume " + sweepId), std::string::npos) << readFile(log);
@@ -154,7 +154,7 @@ TEST_F(Lifecycle, StoppedSweepResumesWhereItStopped) {
     auto runs = store.listRuns();
     ASSERT_EQ(runs.size(), 2u);
     for (const auto& r : runs) {
-      EXPECT_EQ(r.status, "finished") << r.name;
+      EXPECT_EQ(r.status, pm::RunStatus::Finished) << r.name;
       EXPECT_EQ(r.sweep_id, sweepId);
     }
     // The resumed point's curve runs to the end, each step once.
@@ -273,7 +273,7 @@ TEST_F(Lifecycle, SweepWithADivergedPointSucceeds) {
   EXPECT_NE(r.out.find("1 run(s) diverged"), std::string::npos) << r.out;
   pm::RunStore store(db_);
   std::multiset<std::string> statuses;
-  for (const auto& run : store.listRuns()) statuses.insert(run.status);
+  for (const auto& run : store.listRuns()) statuses.insert(pm::toString(run.status));
   EXPECT_EQ(statuses, (std::multiset<std::string>{"diverged", "finished"}));
 }
 
@@ -295,7 +295,7 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
     pm::RunStore store(db_);
     auto run = store.getRun(1);
     ASSERT_TRUE(run);
-    EXPECT_EQ(run->status, "stopped");
+    EXPECT_EQ(run->status, pm::RunStatus::Stopped);
     EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
     // The stop checkpoint's step and the partition are fields of the run.
     haltStep = run->halt_step;
@@ -320,7 +320,7 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   EXPECT_EQ(runCmd(bin() + " run --resume 7 --db " + db_).code, 2);
   pm::RunStore store(db_);
   auto run = store.getRun(1);
-  EXPECT_EQ(run->status, "finished");
+  EXPECT_EQ(run->status, pm::RunStatus::Finished);
   EXPECT_EQ(run->resume_step, haltStep) << "the session continued from the stop checkpoint";
   EXPECT_EQ(run->halt_step, 0);
   // The resumed session's rate counts its own samples over its own time: the summary's samples_per_s
@@ -359,7 +359,7 @@ TEST_F(Lifecycle, DivergingRunEndsAsDivergedKeepingItsCurve) {
   pm::RunStore store(db_);
   auto run = store.getRun(1);
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->status, "diverged");
+  EXPECT_EQ(run->status, pm::RunStatus::Diverged);
   EXPECT_NE(run->status_message.find("at step"), std::string::npos) << run->status_message;
   auto loss = store.loadMetric(1, "train/loss");
   ASSERT_FALSE(loss.empty());
@@ -385,7 +385,7 @@ TEST_F(Lifecycle, FourConcurrentRunsIntoOneDatabase) {
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 4u);
   for (const auto& run : runs) {
-    EXPECT_EQ(run.status, "finished") << run.name;
+    EXPECT_EQ(run.status, pm::RunStatus::Finished) << run.name;
     EXPECT_EQ(store.loadMetric(run.id, "train/loss").size(), 300u) << run.name;
     EXPECT_EQ(store.loadStageMetric(run.id, "utilization").size(), 2u * 300u) << run.name;
   }
@@ -464,7 +464,7 @@ TEST_F(Lifecycle, TwoLaunchersFormOneMultiNodePipeline) {
   pm::RunStore store(db_);
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "finished") << runs[0].status_message;
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Finished) << runs[0].status_message;
   EXPECT_EQ(store.loadMetric(runs[0].id, "train/loss").size(), 12u);  // from stage 2, on node 1
   std::set<int> stages;
   for (const auto& p : store.loadStageMetric(runs[0].id, "utilization")) stages.insert(p.stage);
@@ -523,7 +523,7 @@ TEST_F(Lifecycle, MultiNodeRunsEndTheSameWayOnEveryNode) {
     EXPECT_EQ(waitExit(n0, 60), 130) << readFile((dir_ / "stop0.log").string());
     const auto run = pm::RunStore(db_).getRun(2);
     ASSERT_TRUE(run);
-    EXPECT_EQ(run->status, "stopped") << run->status_message;
+    EXPECT_EQ(run->status, pm::RunStatus::Stopped) << run->status_message;
   }
   // Node 1 never comes: node 0's failure says so (the workers' message alone is a Gloo timeout).
   auto alone = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --nnodes 2 --node-rank 0 --master-port " +
@@ -548,7 +548,7 @@ TEST_F(Lifecycle, CtrlCDuringStartUpIsAStop) {
     EXPECT_EQ(waitExit(pid, 60), 130) << "after " << delay << " s\n" << readFile(log);
     if (fs::exists(db)) {
       for (const auto& r : pm::RunStore(db).listRuns()) {
-        EXPECT_EQ(r.status, "stopped") << "after " << delay << " s: " << r.status_message;
+        EXPECT_EQ(r.status, pm::RunStatus::Stopped) << "after " << delay << " s: " << r.status_message;
       }
     }
   }
@@ -634,7 +634,7 @@ TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
   {
     pm::RunStore store(db_);
     auto run = store.getRun(1);
-    EXPECT_EQ(run->status, "stopped");
+    EXPECT_EQ(run->status, pm::RunStatus::Stopped);
     EXPECT_NE(run->status_message.find("checkpoint"), std::string::npos) << run->status_message;
     // The stages' halt step reaches the run through their stage_finished events.
     haltStep = run->halt_step;
@@ -652,7 +652,7 @@ TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
   auto u = runCmd(cmd);
   ASSERT_EQ(u.code, 0) << u.out;
   pm::RunStore store(db_);
-  EXPECT_EQ(store.getRun(1)->status, "finished");
+  EXPECT_EQ(store.getRun(1)->status, pm::RunStatus::Finished);
   EXPECT_EQ(store.getRun(1)->resume_step, haltStep);
   EXPECT_EQ(store.loadMetric(1, "train/loss").size(), 60u);
   for (int s = 0; s < 3; ++s) {
@@ -788,7 +788,7 @@ TEST_F(Lifecycle, ForgedNodeHelloIsRefusedAndTheRunGoesOn) {
   pm::RunStore store(db_);
   const auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "finished") << runs[0].status_message;
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Finished) << runs[0].status_message;
   const auto losses = store.loadMetric(runs[0].id, "train/loss");
   EXPECT_EQ(losses.size(), 30u);
   for (const auto& p : losses) EXPECT_LT(p.value, 1000.0) << "the forged loss was recorded at step " << p.step;

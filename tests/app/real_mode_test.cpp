@@ -84,7 +84,7 @@ TEST_P(RealMode, SameWeightsAsSingleProcess) {
   pm::RunStore store(db);
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 2u);
-  for (const auto& r : runs) EXPECT_EQ(r.status, "finished") << r.status_message;
+  for (const auto& r : runs) EXPECT_EQ(r.status, pm::RunStatus::Finished) << r.status_message;
   // The real run recorded per-stage metrics of every rank and the last stage's loss curve.
   const int64_t real = runs[0].id;  // newest first
   std::set<int> stages;
@@ -173,7 +173,7 @@ TEST(RealModeFailure, KilledWorkerFailsTheRunWithoutHanging) {
   pm::RunStore store(db);
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "failed");
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Failed);
   EXPECT_NE(runs[0].status_message.find("stage 1"), std::string::npos) << runs[0].status_message;
   EXPECT_NE(runs[0].status_message.find("SIGKILL"), std::string::npos) << runs[0].status_message;
   EXPECT_GE(store.loadMetric(runs[0].id, "train/loss").size(), 2u);  // what was recorded stays

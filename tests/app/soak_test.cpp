@@ -135,7 +135,7 @@ TEST_F(Soak, TenThousandStepsOfATwoStagePipelineKeepMemoryFlat) {
   pm::RunStore store(db_, /*readOnly=*/true);
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "finished");
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Finished);
   EXPECT_EQ(store.loadMetric(runs[0].id, "train/loss").size(), static_cast<size_t>(steps / logInterval));
   const auto rss = store.loadStageMetric(runs[0].id, "rss");
   EXPECT_EQ(rss.size(), 2u * static_cast<size_t>(steps / logInterval));

@@ -213,7 +213,7 @@ TEST(LiveRun, TinyExperimentEndToEnd) {
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].name, "from-gui");
-  EXPECT_EQ(runs[0].status, "finished");
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Finished);
   EXPECT_EQ(view.runId(), runs[0].id);
 }
 
@@ -260,7 +260,7 @@ TEST(LiveRun, StopFromTheGui) {
   pm::RunStore store(run.db.toStdString());
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "stopped");
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Stopped);
   EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());
 }
 
@@ -277,7 +277,7 @@ TEST(LiveRun, KilledRunProcessIsExplained) {
   EXPECT_NE(log.find("was killed or crashed"), std::string::npos) << log;
   EXPECT_NE(log.find("run 1: failed"), std::string::npos) << log;
   EXPECT_NE(log.find("the run is recorded as interrupted"), std::string::npos) << log;
-  EXPECT_EQ(pm::RunStore(run.db.toStdString()).getRun(1)->status, "interrupted");
+  EXPECT_EQ(pm::RunStore(run.db.toStdString()).getRun(1)->status, pm::RunStatus::Interrupted);
 }
 
 // A run the engine refuses (a bad field): the log says why once, with the field's line; the
@@ -400,9 +400,9 @@ TEST(LiveRun, ClosingTheGuiWithLeaveRunningLetsTheRunFinishRecorded) {
     try {
       pm::RunStore store(db.toStdString(), /*readOnly=*/true);
       auto runs = store.listRuns();
-      if (runs.size() == 1 && runs[0].status != "running" && runs[0].status != "created") {
+      if (runs.size() == 1 && runs[0].status != pm::RunStatus::Running && runs[0].status != pm::RunStatus::Created) {
         points = store.loadMetric(runs[0].id, "train/loss").size();
-        status = runs[0].status;
+        status = pm::toString(runs[0].status);
         reader.stop();
       }
     } catch (const std::exception&) {

@@ -217,7 +217,7 @@ TEST(RunsBrowser, EditTagsNotesAndDelete) {
   pm::RunStore store(db);
   EXPECT_FALSE(store.getRun(b).has_value());
   EXPECT_EQ(store.countRows("metrics", b), 0);
-  EXPECT_EQ(store.getRun(live)->status, "running");
+  EXPECT_EQ(store.getRun(live)->status, pm::RunStatus::Running);
 }
 
 // Filters by status, schedule and tag (besides the text filter).
@@ -336,9 +336,9 @@ TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
   pm::ui::StoreWatcher* watcher = browser.storeWatcher();
   ASSERT_NE(watcher, nullptr);
   watcher->poll();
-  EXPECT_EQ(pm::RunStore(db).getRun(dead)->status, "running") << "neither a refresh nor a poll marks dead runs";
+  EXPECT_EQ(pm::RunStore(db).getRun(dead)->status, pm::RunStatus::Running) << "neither a refresh nor a poll marks dead runs";
   EXPECT_EQ(watcher->markDeadRunsInterrupted(), 1);
-  EXPECT_EQ(pm::RunStore(db).getRun(dead)->status, "interrupted");
+  EXPECT_EQ(pm::RunStore(db).getRun(dead)->status, pm::RunStatus::Interrupted);
   watcher->refresh();
   auto* model = browser.table()->model();
   int row = -1;

@@ -193,7 +193,7 @@ TEST(StoreWatcher, MarksDeadRunsAtStartAndWhenAskedNeverOnAPoll) {
   }
   pm::ui::StoreWatcher watcher(db);
   ASSERT_NE(watcher.store(), nullptr) << watcher.lastError();
-  EXPECT_EQ(watcher.store()->getRun(before)->status, "interrupted") << "marked when the connection opened";
+  EXPECT_EQ(watcher.store()->getRun(before)->status, pm::RunStatus::Interrupted) << "marked when the connection opened";
   {
     pm::RunStore store(db);
     after = store.createRun("died while watched", kConfig);
@@ -201,9 +201,9 @@ TEST(StoreWatcher, MarksDeadRunsAtStartAndWhenAskedNeverOnAPoll) {
   }
   watcher.poll();
   watcher.poll();
-  EXPECT_EQ(watcher.store()->getRun(after)->status, "running") << "a poll marked a dead run";
+  EXPECT_EQ(watcher.store()->getRun(after)->status, pm::RunStatus::Running) << "a poll marked a dead run";
   EXPECT_EQ(watcher.markDeadRunsInterrupted(), 1);
-  EXPECT_EQ(watcher.store()->getRun(after)->status, "interrupted");
+  EXPECT_EQ(watcher.store()->getRun(after)->status, pm::RunStatus::Interrupted);
   EXPECT_EQ(watcher.markDeadRunsInterrupted(), 0);
 }
 

@@ -31,7 +31,7 @@ namespace {
 
 const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
 
-RunRecord rec(int64_t id, const std::string& lr, const std::string& stages, const std::string& status, double acc,
+RunRecord rec(int64_t id, const std::string& lr, const std::string& stages, pm::RunStatus status, double acc,
               double loss) {
   RunRecord r;
   r.id = id;
@@ -159,8 +159,10 @@ TEST(TimelineView, RecomputeAheadCountsAsCompute) {
 TEST(SweepGrid, TwoByTwoWithADivergedRun) {
   const double nan = std::nan("");
   // Given out of order: the axes still come out numerically sorted; "10" after "2".
-  std::vector<RunRecord> runs{rec(4, "10", "2", "diverged", nan, 1e7), rec(1, "0.1", "1", "finished", 0.5, 0.9),
-                              rec(3, "10", "1", "finished", 0.7, 0.4), rec(2, "0.1", "2", "finished", 0.6, 0.8)};
+  std::vector<RunRecord> runs{rec(4, "10", "2", pm::RunStatus::Diverged, nan, 1e7),
+                              rec(1, "0.1", "1", pm::RunStatus::Finished, 0.5, 0.9),
+                              rec(3, "10", "1", pm::RunStatus::Finished, 0.7, 0.4),
+                              rec(2, "0.1", "2", pm::RunStatus::Finished, 0.6, 0.8)};
   const auto keys = pm::sweepKeys(runs);
   ASSERT_EQ(keys, (std::vector<std::string>{"lr", "stages"}));
   const auto g = pm::ui::buildSweepGrid(runs, "lr", "stages", SweepMetric::FinalAccuracy);
@@ -204,15 +206,15 @@ TEST(SweepGrid, TwoByTwoWithADivergedRun) {
 }
 
 TEST(SweepGrid, AxisOrderMarksAndSweepList) {
-  std::vector<RunRecord> runs{rec(1, "b", "1", "failed", 0, 0), rec(2, "a", "1", "stopped", 0, 0),
-                              rec(3, "c", "1", "running", 0, 0), rec(4, "c", "1", "interrupted", 0, 0)};
+  std::vector<RunRecord> runs{rec(1, "b", "1", pm::RunStatus::Failed, 0, 0), rec(2, "a", "1", pm::RunStatus::Stopped, 0, 0),
+                              rec(3, "c", "1", pm::RunStatus::Running, 0, 0), rec(4, "c", "1", pm::RunStatus::Interrupted, 0, 0)};
   EXPECT_EQ(pm::ui::axisValues(runs, "lr"), (std::vector<std::string>{"b", "a", "c"}));  // first seen
   EXPECT_EQ(pm::ui::axisValues(runs, "stages"), (std::vector<std::string>{"1"}));
-  EXPECT_EQ(pm::ui::statusMark("failed"), "F");
-  EXPECT_EQ(pm::ui::statusMark("stopped"), "S");
-  EXPECT_EQ(pm::ui::statusMark("interrupted"), "S");
-  EXPECT_EQ(pm::ui::statusMark("running"), "\xE2\x80\xA6");
-  EXPECT_EQ(pm::ui::statusMark("finished"), "");
+  EXPECT_EQ(pm::ui::statusMark(pm::RunStatus::Failed), "F");
+  EXPECT_EQ(pm::ui::statusMark(pm::RunStatus::Stopped), "S");
+  EXPECT_EQ(pm::ui::statusMark(pm::RunStatus::Interrupted), "S");
+  EXPECT_EQ(pm::ui::statusMark(pm::RunStatus::Running), "\xE2\x80\xA6");
+  EXPECT_EQ(pm::ui::statusMark(pm::RunStatus::Finished), "");
   EXPECT_TRUE(pm::ui::isNumber("1e-3"));
   EXPECT_FALSE(pm::ui::isNumber("1e-3x"));
   EXPECT_FALSE(pm::ui::isNumber(""));
@@ -230,7 +232,8 @@ TEST(SweepGrid, AxisOrderMarksAndSweepList) {
 // Stand-ins for the points a stopped sweep never started: cells marked as not started, with no
 // run to open, and no part in the colour range or the run count.
 TEST(SweepGrid, PointsNotStartedAreMarked) {
-  std::vector<RunRecord> runs{rec(1, "0.1", "1", "finished", 0.5, 0.9), rec(2, "0.1", "2", "stopped", 0.6, 0.8)};
+  std::vector<RunRecord> runs{rec(1, "0.1", "1", pm::RunStatus::Finished, 0.5, 0.9),
+                              rec(2, "0.1", "2", pm::RunStatus::Stopped, 0.6, 0.8)};
   const std::vector<pm::GridAxis> axes{{"lr", {"0.1", "10"}}, {"stages", {"1", "2"}}};
   for (auto& r : pm::notStartedPoints(runs, axes)) runs.push_back(r);
   ASSERT_EQ(runs.size(), 4u);

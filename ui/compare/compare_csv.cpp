@@ -38,7 +38,7 @@ QByteArray summaryCsv(const std::vector<RunSummary>& rows, const std::map<int64_
                     csvField(QString::fromStdString(r.model)),
                     QString::number(r.stages),
                     QString::number(r.microbatches),
-                    csvField(QString::fromStdString(r.status)),
+                    csvField(it != runs.end() ? QString::fromUtf8(toString(r.status)) : QString()),  // "" without a record
                     s.isBaseline ? QStringLiteral("1") : QStringLiteral("0"),
                     csvNumber(target)};
     for (double v : s.values) row << csvNumber(v);

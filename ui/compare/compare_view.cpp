@@ -108,7 +108,7 @@ void CompareView::loadSelected() {
   for (int64_t id : selected_) {
     auto it = data_.find(id);
     const auto f = fresh.find(id);
-    const bool stale = it == data_.end() || !isTerminalStatus(it->second.record.status) ||
+    const bool stale = it == data_.end() || !isTerminal(it->second.record.status) ||
                        (f != fresh.end() && it->second.record.status != f->second->status);
     if (stale) {
       data_[id] = loadRunData(*store, id);
@@ -240,7 +240,7 @@ std::optional<RunSummary> CompareView::summaryRow(int64_t runId) const {
 int64_t CompareView::defaultBaseline() const {
   for (int64_t id : selected_) {
     auto it = data_.find(id);
-    if (it != data_.end() && it->second.record.status == "finished") return id;
+    if (it != data_.end() && it->second.record.status == RunStatus::Finished) return id;
   }
   return selected_.empty() ? 0 : selected_.front();
 }

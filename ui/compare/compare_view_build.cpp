@@ -181,7 +181,7 @@ void CompareView::connectWatcher() {
   connect(watcher_, &StoreWatcher::activeRunsPolled, this, [this] {
     const bool live = std::any_of(selected_.begin(), selected_.end(), [this](int64_t id) {
       auto it = data_.find(id);
-      return it != data_.end() && it->second.record.status == "running";
+      return it != data_.end() && it->second.record.status == RunStatus::Running;
     });
     if (live) refresh();
   });

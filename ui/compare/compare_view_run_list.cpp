@@ -62,7 +62,7 @@ void CompareView::reloadRunList() {
     it->setText(0, QStringLiteral("#%1").arg(r.id));
     it->setData(0, Qt::UserRole, QVariant::fromValue<qlonglong>(r.id));
     it->setText(1, QString::fromStdString(r.name));
-    it->setText(2, QString::fromStdString(r.status));
+    it->setText(2, QString::fromUtf8(toString(r.status)));
     it->setText(3, QString::fromStdString(r.schedule));
     it->setText(4, QString::fromStdString(r.model));
     it->setText(5, r.stages ? QString::number(r.stages) : QString());

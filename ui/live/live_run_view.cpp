@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "core/config/choices.h"
+#include "core/events/run_status.h"
 #include "core/util/strings.h"
 #include "ui/live/run_process.h"
 #include "ui/plots/curve_plot.h"
@@ -71,9 +72,10 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
 // The engine process ended: the run's status, the engine's stderr when it did not finish, and why
 // plots stayed empty.
 void LiveRunView::processFinished(int code, const QString& st) {
-  status_ = st.isEmpty() ? (code == 2 ? QStringLiteral("invalid") : QStringLiteral("failed")) : st;
+  // The run_finished event's status (toString(RunStatus)); "invalid" when the experiment was refused.
+  status_ = st.isEmpty() ? (code == 2 ? QStringLiteral("invalid") : QString::fromUtf8(toString(RunStatus::Failed))) : st;
   stopButton_->setEnabled(false);
-  if (status_ != "finished") {
+  if (status_ != QLatin1String(toString(RunStatus::Finished))) {
     // The engine's stderr, less the lines that repeat an error event already in the log.
     QStringList rest;
     for (const QString& line : proc_->stderrText().split('\n', Qt::SkipEmptyParts)) {

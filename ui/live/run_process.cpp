@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 
 #include "core/events/event.h"
+#include "core/events/run_status.h"
 #include "ui/store/store_watcher.h"
 
 namespace pm::ui {
@@ -33,7 +34,7 @@ RunProcess::RunProcess(QString pipemareBinary, QString dbPath, QObject* parent)
   connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError err) {
     if (err == QProcess::FailedToStart) {
       stderr_ += tr("cannot start %1: %2\n").arg(binary_, proc_->errorString());
-      Q_EMIT finished(-1, QStringLiteral("failed"));
+      Q_EMIT finished(-1, QString::fromUtf8(toString(RunStatus::Failed)));
     }
   });
 }

@@ -65,17 +65,28 @@ QString optimizerText(const std::vector<RunRecord>& runs) {
   return names.size() == 1 ? names.front() : "mixed optimizers (" + names.join(", ") + ")";
 }
 
+// Whether every one of `status` (one per seed) is `s` (false for none).
+bool allAre(const std::vector<RunStatus>& status, RunStatus s) {
+  return !status.empty() && std::all_of(status.begin(), status.end(), [s](RunStatus x) { return x == s; });
+}
+
+// The status shared by every seed, or each seed's: "finished", "finished / diverged".
+std::string seedsStatusText(const std::vector<RunStatus>& status) {
+  if (allAre(status, status.front())) return toString(status.front());
+  std::string out;
+  for (RunStatus x : status) out += (out.empty() ? "" : " / ") + std::string(toString(x));
+  return out;
+}
+
 // One variant at one learning rate in a quality section: a figure per seed.
 struct QualityCell {
   std::vector<int64_t> seeds;
   std::vector<double> epoch1, mid, last;  // mid: after the section's alsoEpoch
-  std::vector<std::string> status;
+  std::vector<RunStatus> status;
   // The final accuracy the targets judge: the mean over seeds, and only when every seed finished
   // (a diverged, failed or stopped run's last evaluation came before its end: it must not read as
   // a result, let alone meet a target).
-  bool allFinished() const {
-    return !status.empty() && std::all_of(status.begin(), status.end(), [](const std::string& x) { return x == "finished"; });
-  }
+  bool allFinished() const { return allAre(status, RunStatus::Finished); }
   double meanLast() const {
     if (!allFinished()) return NAN;
     for (double x : last)
@@ -95,12 +106,7 @@ struct QualityCell {
     return QString("%1 (mean of %2; %3)").arg(num(mean(v))).arg(of).arg(each.join(", "));
   }
   // The status shared by every seed, or each seed's.
-  std::string statusText() const {
-    if (std::all_of(status.begin(), status.end(), [&](const std::string& x) { return x == status.front(); })) return status.front();
-    std::string out;
-    for (const auto& x : status) out += (out.empty() ? "" : " / ") + x;
-    return out;
-  }
+  std::string statusText() const { return seedsStatusText(status); }
 };
 
 // lr -> variant -> the variant's cell; lr -> (variant, data) of each run, for the figures.
@@ -189,11 +195,11 @@ void StudyReportWriter::quality(const std::string& tag, const QString& heading, 
   writeQualityTable(md_, byLr, alsoEpoch, into);
   md_ << "\n";
   std::map<std::string, std::map<QString, std::pair<double, double>>> means;  // lr -> variant -> (epoch1, last)
-  std::map<std::string, std::map<QString, std::string>> statusOf;
+  std::map<std::string, std::map<QString, std::vector<RunStatus>>> statusOf;
   for (const auto& [lr, variants] : byLr)
     for (const auto& [v, c] : variants) {
       means[lr][v] = {mean(c.epoch1), c.meanLast()};
-      statusOf[lr][v] = c.statusText();
+      statusOf[lr][v] = c.status;
     }
   qualityTargets(means, statusOf);
   warmupCost(runs);
@@ -215,18 +221,19 @@ void StudyReportWriter::quality(const std::string& tag, const QString& heading, 
 // baseline more than 5 points worse, or diverged, at the highest learning rate.
 void StudyReportWriter::qualityTargets(
     const std::map<std::string, std::map<QString, std::pair<double, double>>>& byLr,
-    const std::map<std::string, std::map<QString, std::string>>& statusOf) {
+    const std::map<std::string, std::map<QString, std::vector<RunStatus>>>& statusOf) {
   QStringList within;  // per PipeMare variant: "T1+T2 within 1.0 point of gpipe: lr .. (met), .."
   for (const auto& [variant, title] : kPipeMareVariants) {
     QStringList per;
     for (const auto& [lr, v] : byLr)
       if (v.count("gpipe") && v.count(variant)) {
-        const std::string& st = statusOf.at(lr).at(variant);
+        const std::vector<RunStatus>& st = statusOf.at(lr).at(variant);
+        const std::vector<RunStatus>& gpipeSt = statusOf.at(lr).at("gpipe");
         const double d = (v.at(variant).second - v.at("gpipe").second) * 100;
-        if (st != "finished")  // diverged, failed, stopped: its last accuracy is not a final one
-          per << QString("lr %1 %2 (not met)").arg(QString::fromStdString(lr), QString::fromStdString(st));
-        else if (statusOf.at(lr).at("gpipe") != "finished")
-          per << QString("lr %1 - (gpipe %2: no reference)").arg(QString::fromStdString(lr), QString::fromStdString(statusOf.at(lr).at("gpipe")));
+        if (!allAre(st, RunStatus::Finished))  // diverged, failed, stopped: its last accuracy is not a final one
+          per << QString("lr %1 %2 (not met)").arg(QString::fromStdString(lr), QString::fromStdString(seedsStatusText(st)));
+        else if (!allAre(gpipeSt, RunStatus::Finished))
+          per << QString("lr %1 - (gpipe %2: no reference)").arg(QString::fromStdString(lr), QString::fromStdString(seedsStatusText(gpipeSt)));
         else
           per << QString("lr %1 %2 (%3)").arg(QString::fromStdString(lr), num(d, 2), std::isfinite(d) && d >= -1.0 ? "met" : "not met");
       }
@@ -245,17 +252,17 @@ void StudyReportWriter::qualityTargets(
   }
   if (!high.empty()) {
     const auto& v = byLr.at(high);
-    const std::string& naiveStatus = statusOf.at(high).at("naive");
-    const std::string& gpipeStatus = statusOf.at(high).at("gpipe");
+    const std::vector<RunStatus>& naiveStatus = statusOf.at(high).at("naive");
+    const std::vector<RunStatus>& gpipeStatus = statusOf.at(high).at("gpipe");
     // Diverged in any seed counts: the rate is not safe for the naive baseline.
-    const bool diverged = naiveStatus.find("diverged") != std::string::npos;
-    const bool allDiverged = naiveStatus == "diverged";
+    const bool diverged = std::find(naiveStatus.begin(), naiveStatus.end(), RunStatus::Diverged) != naiveStatus.end();
+    const bool allDiverged = allAre(naiveStatus, RunStatus::Diverged);
     const double d = (v.at("naive").second - v.at("gpipe").second) * 100;
     const QString head = QString("naive more than 5 points worse than gpipe, or diverged, at the highest learning rate (%1): ").arg(QString::fromStdString(high));
-    if (gpipeStatus != "finished")  // the target presumes gpipe still trains at that rate
-      naive = head + QString("- (gpipe %1: no reference)").arg(QString::fromStdString(gpipeStatus));
+    if (!allAre(gpipeStatus, RunStatus::Finished))  // the target presumes gpipe still trains at that rate
+      naive = head + QString("- (gpipe %1: no reference)").arg(QString::fromStdString(seedsStatusText(gpipeStatus)));
     else if (diverged)
-      naive = head + (allDiverged ? QString("diverged (met)") : QString("diverged in some seeds (%1) (met)").arg(QString::fromStdString(naiveStatus)));
+      naive = head + (allDiverged ? QString("diverged (met)") : QString("diverged in some seeds (%1) (met)").arg(QString::fromStdString(seedsStatusText(naiveStatus))));
     else
       naive = head + QString("%1 (%2)").arg(num(d, 2), std::isfinite(d) && d < -5.0 ? "met" : "not met");
   }

@@ -48,7 +48,7 @@ void StudyReportWriter::charlm() {
     RunData d = loadRunData(store_, r.id);
     md_ << "| " << QString::fromStdString(r.name) << " | " << QString::fromStdString(r.schedule) << " | " << r.stages << " | "
         << r.microbatches << " | " << num(lastFinite(d.metric("train/loss"))) << " | " << num(lastFinite(d.metric("eval/loss")))
-        << " | " << num(lastFinite(d.metric("eval/perplexity")), 2) << " | " << QString::fromStdString(r.status) << " |\n";
+        << " | " << num(lastFinite(d.metric("eval/perplexity")), 2) << " | " << QString::fromUtf8(toString(r.status)) << " |\n";
     addStepSeries(plot, QString::fromStdString(r.name), kPalette[i++ % 10], d.metric("eval/loss"));
   }
   plot.replot();
@@ -261,7 +261,7 @@ void StudyReportWriter::stability() {
       for (int p : stages) {
         auto it = byP.find(p);
         if (it == byP.end()) md_ << " |";
-        else if (it->second->status == "diverged") md_ << " **D** |";
+        else if (it->second->status == RunStatus::Diverged) md_ << " **D** |";
         else md_ << " " << num(it->second->final_accuracy, 3) << " |";
       }
       md_ << "\n";
@@ -290,7 +290,7 @@ void StudyReportWriter::stabilityFigure(const QString& variant,
       HeatCell c;
       c.row = row;
       c.col = col;
-      if (it->second->status == "diverged") {
+      if (it->second->status == RunStatus::Diverged) {
         c.text = "D";
         c.color = QColor(200, 60, 60);
       } else {

@@ -59,8 +59,9 @@ class StudyReportWriter {
   void quality(const std::string& tag, const QString& heading, const QString& figurePrefix,
                std::map<std::string, std::map<QString, double>>& into, const QString& variantsNote = QString(),
                int alsoEpoch = 0);
+  // statusOf: lr -> variant -> each seed's status.
   void qualityTargets(const std::map<std::string, std::map<QString, std::pair<double, double>>>& byLr,
-                      const std::map<std::string, std::map<QString, std::string>>& statusOf);
+                      const std::map<std::string, std::map<QString, std::vector<RunStatus>>>& statusOf);
   void warmupCost(const std::vector<RunRecord>& runs);
   void claims();
   void charlm();

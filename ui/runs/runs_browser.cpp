@@ -57,7 +57,10 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
 
   filter_->setPlaceholderText(tr("Filter runs (name, model, schedule, tag)..."));
   filter_->setClearButtonEnabled(true);
-  status_->addItems({tr("any status"), "running", "finished", "stopped", "failed", "diverged", "interrupted"});
+  status_->addItem(tr("any status"));
+  for (RunStatus s : {RunStatus::Running, RunStatus::Finished, RunStatus::Stopped, RunStatus::Failed, RunStatus::Diverged,
+                      RunStatus::Interrupted})
+    status_->addItem(QString::fromUtf8(toString(s)));  // the store's name: the filter (RunFilter::status) as it is
   schedule_->addItem(tr("any schedule"));
   for (const std::string& name : scheduleNames()) schedule_->addItem(QString::fromStdString(name));
   tag_->addItem(tr("any tag"));
@@ -192,7 +195,7 @@ void RunsBrowser::fitColumns() {
   table_->resizeColumnsToContents();
   const int nameColumn = RunsTableModel::Name;
   table_->setColumnWidth(nameColumn, std::min(table_->columnWidth(nameColumn), 320));
-  const int statusWidth = table_->fontMetrics().horizontalAdvance(QStringLiteral("interrupted")) + 24;
+  const int statusWidth = table_->fontMetrics().horizontalAdvance(QString::fromUtf8(toString(RunStatus::Interrupted))) + 24;
   table_->setColumnWidth(RunsTableModel::Status, std::max(table_->columnWidth(RunsTableModel::Status), statusWidth));
 }
 
@@ -210,7 +213,7 @@ void RunsBrowser::reselect(int64_t keep, const std::vector<int64_t>& previous) {
       table_->selectionModel()->setCurrentIndex(proxy_->index(r, 0), QItemSelectionModel::NoUpdate);
       // The curves of a run that has ended do not change: read them again only for another
       // run, a run still going, or one whose status changed since they were read.
-      if (rec->id != shownRun_ || !isTerminalStatus(rec->status) || rec->status != shownStatus_)
+      if (rec->id != shownRun_ || !isTerminal(rec->status) || rec->status != shownStatus_)
         showRun(rec->id);
     }
   }
@@ -219,7 +222,7 @@ void RunsBrowser::reselect(int64_t keep, const std::vector<int64_t>& previous) {
 void RunsBrowser::updateSummary() {
   int running = 0;
   for (int r = 0; r < model_->rowCount(); ++r)
-    if (model_->runAt(r)->status == "running") ++running;
+    if (model_->runAt(r)->status == RunStatus::Running) ++running;
   const QString shown = proxy_->rowCount() == model_->rowCount() ? tr("%1 run(s)").arg(model_->rowCount())
                                                                  : tr("%1 of %2 run(s) shown").arg(proxy_->rowCount()).arg(model_->rowCount());
   const QString store = QString::fromStdString(watcher_->dbPath());
@@ -256,7 +259,7 @@ void RunsBrowser::showRun(int64_t runId) {
   RunStore* store = watcher_->store();
   if (!store) return;
   shownRun_ = runId;
-  shownStatus_.clear();
+  shownStatus_.reset();
   for (int r = 0; r < model_->rowCount(); ++r)
     if (model_->runAt(r)->id == runId) shownStatus_ = model_->runAt(r)->status;
   ++curveLoads_;
@@ -277,7 +280,7 @@ void RunsBrowser::showRun(int64_t runId) {
     }
     plot->replot();
   };
-  const bool active = shownStatus_ == "running" || shownStatus_ == "created";
+  const bool active = shownStatus_ == RunStatus::Running || shownStatus_ == RunStatus::Created;
   lossPlot_->setEmptyText(active ? tr("no step recorded yet") : tr("this run recorded no training loss"));
   fill(lossPlot_, {{"train/loss", QColor(31, 119, 180)}, {"eval/loss", QColor(255, 127, 14)}});
   // Classifiers report held-out accuracy, language models perplexity (and next-byte accuracy:

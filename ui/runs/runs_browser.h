@@ -5,6 +5,7 @@
 // run in progress. GUI thread only.
 #include <QWidget>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,7 @@ class RunsBrowser : public QWidget {
   bool menuOpen_ = false;          // the context menu or its dialog is open: no refresh under the user
   bool changedMeanwhile_ = false;  // the watcher reported a change while it was
   int64_t shownRun_ = 0;
-  std::string shownStatus_;  // the shown run's status when its curves were read
+  std::optional<RunStatus> shownStatus_;  // the shown run's status when its curves were read (none: not listed)
   int curveLoads_ = 0;
   std::string lastError_;
   bool reloading_ = false;  // refresh() is re-selecting rows: not a user's choice of run

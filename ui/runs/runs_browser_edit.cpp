@@ -55,7 +55,7 @@ int RunsBrowser::deleteRuns(const std::vector<int64_t>& runs, bool confirm) {
     std::vector<std::string> live;
     for (int64_t id : runs) {
       const auto rec = store.getRun(id);
-      if (rec && rec->status == "running") {  // its process (alive: dead ones were just marked) records into it
+      if (rec && rec->status == RunStatus::Running) {  // its process (alive: dead ones were just marked) records into it
         live.push_back(std::to_string(id));
         continue;
       }

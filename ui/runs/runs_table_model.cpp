@@ -25,11 +25,16 @@ const RunRecord* RunsTableModel::runAt(int row) const {
 int RunsTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(runs_.size()); }
 int RunsTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
-static QColor statusColor(const std::string& s) {
-  if (s == "finished") return QColor(46, 139, 87);
-  if (s == "running") return QColor(30, 110, 200);
-  if (s == "failed" || s == "diverged") return QColor(200, 50, 50);
-  if (s == "stopped" || s == "interrupted") return QColor(200, 130, 0);
+static QColor statusColor(RunStatus s) {
+  switch (s) {
+    case RunStatus::Finished: return QColor(46, 139, 87);
+    case RunStatus::Running: return QColor(30, 110, 200);
+    case RunStatus::Failed:
+    case RunStatus::Diverged: return QColor(200, 50, 50);
+    case RunStatus::Stopped:
+    case RunStatus::Interrupted: return QColor(200, 130, 0);
+    case RunStatus::Created: break;
+  }
   return QColor(120, 120, 120);
 }
 
@@ -55,11 +60,11 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
     case Model: return QString::fromStdString(r->model);
     case Stages: return r->stages;
     case Microbatches: return r->microbatches;
-    case Status: return QString::fromStdString(r->status);
+    case Status: return QString::fromUtf8(toString(r->status));
     case Loss: return num(r->final_loss, 4);
     case Accuracy: return num(r->final_accuracy, 4);
     case Duration: {
-      double end = r->finished_at > 0 ? r->finished_at : (r->status == "running" ? wallClockSeconds() : 0);
+      double end = r->finished_at > 0 ? r->finished_at : (r->status == RunStatus::Running ? wallClockSeconds() : 0);
       double d = (r->started_at > 0 && end > 0) ? end - r->started_at : NAN;
       if (sortRole) return std::isnan(d) ? -1.0 : d;
       return std::isnan(d) ? QStringLiteral("-") : QString::fromStdString(formatDuration(d));

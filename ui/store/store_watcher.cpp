@@ -20,7 +20,9 @@ std::string fingerprintOf(const std::vector<RunRecord>& runs, bool* anyRunning) 
   *anyRunning = false;
   for (const auto& r : runs) {
     s += std::to_string(r.id);
-    for (const std::string* f : {&r.status, &r.status_message, &r.name, &r.notes, &r.sweep_id}) {
+    s += '\x1f';
+    s += toString(r.status);
+    for (const std::string* f : {&r.status_message, &r.name, &r.notes, &r.sweep_id}) {
       s += '\x1f';
       s += *f;
     }
@@ -31,7 +33,7 @@ std::string fingerprintOf(const std::vector<RunRecord>& runs, bool* anyRunning) 
     s += '\x1f';
     s += std::to_string(r.launcher_pid);
     s += '\x1e';
-    if (r.status == "running") *anyRunning = true;
+    if (r.status == RunStatus::Running) *anyRunning = true;
   }
   return s;
 }

@@ -67,12 +67,16 @@ std::vector<std::string> axisValues(const std::vector<RunRecord>& runs, const st
   return values;
 }
 
-std::string statusMark(const std::string& status) {
-  if (status == "diverged") return "D";
-  if (status == "failed") return "F";
-  if (status == "stopped" || status == "interrupted") return "S";
-  if (status == "running" || status == "created") return "\xE2\x80\xA6";  // …
-  if (status == "not started") return kNotStartedMark;
+std::string statusMark(RunStatus status) {
+  switch (status) {
+    case RunStatus::Diverged: return "D";
+    case RunStatus::Failed: return "F";
+    case RunStatus::Stopped:
+    case RunStatus::Interrupted: return "S";
+    case RunStatus::Running:
+    case RunStatus::Created: return "\xE2\x80\xA6";  // …
+    case RunStatus::Finished: break;
+  }
   return "";
 }
 
@@ -137,8 +141,8 @@ SweepGrid buildSweepGrid(const std::vector<RunRecord>& runs, const std::string& 
     auto& cell = g.cells[static_cast<size_t>(r * g.cols() + c)];
     if (run->id == 0) {  // a point never started: only where no run is
       if (cell.runId == 0) {
-        cell.status = run->status;
-        cell.mark = statusMark(run->status);
+        cell.status = sweepPointStatus(*run);  // "not started"
+        cell.mark = kNotStartedMark;
         cell.text = cell.mark;
       }
       continue;
@@ -146,7 +150,7 @@ SweepGrid buildSweepGrid(const std::vector<RunRecord>& runs, const std::string& 
     cell.runId = run->id;
     ++cell.runs;
     cell.runName = run->name;
-    cell.status = run->status;
+    cell.status = toString(run->status);
     cell.message = run->status_message;
     cell.value = metricOf(*run, metric);
     cell.mark = statusMark(run->status);

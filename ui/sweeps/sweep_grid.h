@@ -34,9 +34,9 @@ std::vector<std::string> axisValues(const std::vector<RunRecord>& runs, const st
 inline constexpr const char* kNotStartedMark = "\xC2\xB7";
 
 // The mark of a status drawn instead of a value: "D" diverged, "F" failed, "S" stopped or
-// interrupted, "…" (U+2026, UTF-8) running or created, kNotStartedMark for "not started"; ""
-// for finished runs.
-std::string statusMark(const std::string& status);
+// interrupted, "…" (U+2026, UTF-8) running or created; "" for finished runs. (A stand-in from
+// notStartedPoints is marked kNotStartedMark instead.)
+std::string statusMark(RunStatus status);
 
 // The metric value as written in a cell: accuracy with 3 decimals, loss with 4 significant digits,
 // "-" when not finite.
@@ -46,9 +46,10 @@ struct SweepCell {
   int row = 0, col = 0;
   int64_t runId = 0;     // 0: no run at this grid point (status "not started" where the sweep's grid has one)
   int runs = 0;          // how many runs fell on this point (the newest is shown)
-  std::string runName, status, message;
+  std::string runName, message;
+  std::string status;    // as shown: sweepPointStatus ("" where no run and no stand-in is)
   double value = 0;      // the metric (NaN when absent)
-  std::string mark;      // statusMark(status)
+  std::string mark;      // statusMark of the run's status, kNotStartedMark for a stand-in
   std::string text;      // what the cell shows: the mark, or the formatted value
 };
 

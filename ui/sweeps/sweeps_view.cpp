@@ -129,7 +129,7 @@ namespace {
 std::string runsSignature(const std::vector<RunRecord>& runs) {
   std::string s;
   for (const auto& r : runs)
-    s += std::to_string(r.id) + r.status + r.sweep_id + std::to_string(r.final_loss) + std::to_string(r.final_accuracy) + ';';
+    s += std::to_string(r.id) + toString(r.status) + r.sweep_id + std::to_string(r.final_loss) + std::to_string(r.final_accuracy) + ';';
   return s;
 }
 }  // namespace

@@ -227,7 +227,7 @@ void TimelineView::refresh() {
                          .arg(q(r.name), q(r.schedule), q(r.model))
                          .arg(r.stages)
                          .arg(r.microbatches)
-                         .arg(q(r.status)),
+                         .arg(q(toString(r.status))),
                      QVariant::fromValue<qlonglong>(r.id));
   const int i = runBox_->findData(QVariant::fromValue<qlonglong>(keep));
   runBox_->setCurrentIndex(i >= 0 ? i : (runBox_->count() > 0 ? 0 : -1));

@@ -12,7 +12,7 @@ namespace {
 RunRecord run(int64_t id, std::vector<std::string> tags) {
   RunRecord r;
   r.id = id;
-  r.status = "finished";
+  r.status = RunStatus::Finished;
   r.sweep_id = "sw";
   r.tags = std::move(tags);
   return r;
@@ -69,10 +69,12 @@ TEST(SweepDefinition, NotStartedPointsAreThoseNoRunLiesOn) {
   EXPECT_EQ(missing[1].tags, (std::vector<std::string>{"lr=1", "p=2"}));
   for (const auto& m : missing) {
     EXPECT_EQ(m.id, 0);
-    EXPECT_EQ(m.status, "not started");
+    EXPECT_EQ(m.status, RunStatus::Created);
+    EXPECT_EQ(sweepPointStatus(m), "not started");
     EXPECT_EQ(m.sweep_id, "sw");
     EXPECT_TRUE(std::isnan(m.final_accuracy));
   }
+  EXPECT_EQ(sweepPointStatus(runs[0]), "finished");  // a stored run: its own status
   // With the stand-ins the swept keys are still the grid's.
   auto all = runs;
   all.pop_back();

@@ -77,7 +77,7 @@ TEST(AsyncSchedules, ObservedDelaysVersionsAndStashBytes) {
     Experiment e = asyncExperiment(c.schedule, c.P, c.N);
     if (c.paper) e.pipeline.timing = PipelineTiming::Paper;
     MemorySink sink;
-    ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+    ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, pm::RunStatus::Finished);
     auto stats = stageStats(sink);
     ASSERT_EQ(static_cast<int>(stats.size()), c.P);
     for (int s = 0; s < c.P; ++s) {
@@ -101,7 +101,7 @@ TEST(AsyncSchedules, T2DeltaBytesEqualTheStageWeights) {
   Experiment e = asyncExperiment("pipemare", 3, 1);
   e.pipemare.t2 = true;
   MemorySink sink;
-  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, pm::RunStatus::Finished);
   auto stats = stageStats(sink);
   EXPECT_EQ(stats[0].delta, paramBytesOfStage(e, 0));
   EXPECT_EQ(stats[1].delta, paramBytesOfStage(e, 1));
@@ -115,7 +115,7 @@ TEST(AsyncSchedules, T1LearningRatesPerStageAndStep) {
   e.pipemare.anneal_steps = 5;
   e.training.steps = 8;
   MemorySink sink;
-  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, pm::RunStatus::Finished);
   auto stats = stageStats(sink);
   for (int s = 0; s < 4; ++s) {
     const double tau = 3 - s;
@@ -204,7 +204,7 @@ TEST(AsyncSchedules, WarmupRunsSynchronouslyThenSwitches) {
   e.pipemare.warmup_epochs = 1;
   e.training.steps = 10;
   MemorySink sink;
-  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, pm::RunStatus::Finished);
   for (const auto& ev : sink.ofType(ev::kStage)) {
     if (ev["stage"] != 0) continue;
     const int64_t step = ev["step"].get<int64_t>();
@@ -230,7 +230,7 @@ TEST(AsyncSchedules, NoDeadlockForSmallPipelines) {
         e.pipemare.t2 = e.pipemare.t1;
         MemorySink sink;
         RunOutcome out = runSingleProcess(e, sink, nullptr);
-        EXPECT_EQ(out.status, "finished") << schedule << " P=" << P << " N=" << N << ": " << out.message;
+        EXPECT_EQ(out.status, pm::RunStatus::Finished) << schedule << " P=" << P << " N=" << N << ": " << out.message;
       }
 }
 
@@ -251,7 +251,7 @@ TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
       EngineOptions opts;
       opts.saveStateDir = dir;
       MemorySink sink;
-      ASSERT_EQ(runSingleProcess(e, sink, nullptr, opts).status, "finished");
+      ASSERT_EQ(runSingleProcess(e, sink, nullptr, opts).status, pm::RunStatus::Finished);
       std::map<int, int64_t> recomputed;
       for (const auto& ev : sink.ofType(ev::kStage)) recomputed[ev["stage"].get<int>()] += ev["recomputed"].get<int64_t>();
       // Without recompute: pipedream and 2bw keep every graph (shadow modules); pipemare
@@ -306,7 +306,7 @@ TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
       if (r == 1) setenv("PIPEMARE_RECOMPUTE_AHEAD", "always", 1);
       const auto outcome = runSingleProcess(e, sink, nullptr, opts);
       unsetenv("PIPEMARE_RECOMPUTE_AHEAD");
-      ASSERT_EQ(outcome.status, "finished");
+      ASSERT_EQ(outcome.status, pm::RunStatus::Finished);
       for (const auto& ev : sink.ofType(ev::kStage))
         for (const char* k : {"weight_gap", "weight_gap_t2"})
           if (ev.contains(k) && ev[k].is_number()) gaps[r].push_back(ev[k].get<double>());
@@ -351,7 +351,7 @@ TEST(AsyncSchedules, WarmupIsGpipeBitForBitWithEveryPipeMareOption) {
   auto losses = [](const Experiment& e) {
     MemorySink sink;
     RunOutcome out = runSingleProcess(e, sink, nullptr);
-    EXPECT_EQ(out.status, "finished") << out.message;
+    EXPECT_EQ(out.status, pm::RunStatus::Finished) << out.message;
     std::map<int64_t, double> byStep;
     for (const auto& ev : sink.ofType(ev::kStep)) byStep[ev["step"].get<int64_t>()] = ev["loss"].get<double>();
     return byStep;

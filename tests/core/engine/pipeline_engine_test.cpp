@@ -113,7 +113,7 @@ TEST(PipelineEngine, SingleStageEmitsTheEventStreamAndLearns) {
   Experiment e = tinyExperiment();
   e.training.steps = 40;
   RunOutcome out = runSingleProcess(e, sink, nullptr);
-  EXPECT_EQ(out.status, "finished");
+  EXPECT_EQ(out.status, pm::RunStatus::Finished);
   ASSERT_EQ(sink.ofType(ev::kRunStarted).size(), 1u);
   auto steps = sink.ofType(ev::kStep);
   ASSERT_EQ(steps.size(), 10u);  // every 4 of 40 steps
@@ -150,7 +150,7 @@ TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
       EngineOptions opts;
       opts.saveStateDir = tmp.dir.string();
       RunOutcome out = runSingleProcess(e, sink, nullptr, opts);
-      ASSERT_EQ(out.status, "finished") << out.message;
+      ASSERT_EQ(out.status, pm::RunStatus::Finished) << out.message;
       SCOPED_TRACE(std::string(schedule) + " P=" + std::to_string(P));
       const auto stages = loadStages(tmp.dir, P);
       expectSameWeights(e, stages, resolvePartition(e));
@@ -190,7 +190,7 @@ TEST(PipelineEngine, PipeDreamAnd2BWStepsApplyTheMeanGradientOfTheirMicrobatches
     EngineOptions opts;
     opts.saveStateDir = tmp.dir.string();
     RunOutcome out = runSingleProcess(e, sink, nullptr, opts);
-    ASSERT_EQ(out.status, "finished") << out.message;
+    ASSERT_EQ(out.status, pm::RunStatus::Finished) << out.message;
     Experiment plain = e;
     plain.pipeline.schedule = ScheduleKind::GPipe;
     plain.pipeline.update_interval = 1;
@@ -221,7 +221,7 @@ TEST(PipelineEngine, GPipeWithRecomputeMatchesAndKeepsBatchNormStatisticsSingle)
   MemorySink sink;
   EngineOptions opts;
   opts.saveStateDir = tmp.dir.string();
-  ASSERT_EQ(runSingleProcess(e, sink, nullptr, opts).status, "finished");
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr, opts).status, pm::RunStatus::Finished);
   // Running statistics equal the reference's: the recomputed forward did not update them again.
   expectSameWeights(e, loadStages(tmp.dir, 2), resolvePartition(e));
 }
@@ -232,7 +232,7 @@ TEST(PipelineEngine, DivergenceGuardStopsTheRun) {
   e.optimizer.lr = 10.0;
   e.training.divergence_guard.max_loss = 50;
   RunOutcome out = runSingleProcess(e, sink, nullptr);
-  EXPECT_EQ(out.status, "diverged");
+  EXPECT_EQ(out.status, pm::RunStatus::Diverged);
   EXPECT_NE(out.message.find("step"), std::string::npos);
   EXPECT_FALSE(sink.ofType(ev::kStep).empty());  // the curve up to the divergence is kept
 }
@@ -241,7 +241,7 @@ TEST(PipelineEngine, StopFlagStopsTheRun) {
   MemorySink sink;
   std::atomic<bool> stop{true};
   RunOutcome out = runSingleProcess(tinyExperiment(), sink, &stop);
-  EXPECT_EQ(out.status, "stopped");
+  EXPECT_EQ(out.status, pm::RunStatus::Stopped);
   EXPECT_TRUE(sink.ofType(ev::kStep).empty());
 }
 
@@ -262,7 +262,7 @@ TEST(PipelineEngine, NoDeadlockForSmallPipelines) {
         e.data.eval_limit = 4;
         MemorySink sink;
         RunOutcome out = runSingleProcess(e, sink, nullptr);
-        EXPECT_EQ(out.status, "finished") << schedule << " P=" << P << " N=" << N << ": " << out.message;
+        EXPECT_EQ(out.status, pm::RunStatus::Finished) << schedule << " P=" << P << " N=" << N << ": " << out.message;
         EXPECT_EQ(sink.ofType(ev::kEval).size(), 2u) << schedule << " P=" << P << " N=" << N;
       }
 }
@@ -274,7 +274,7 @@ TEST(PipelineEngine, StageEventsReportMemoryPerStage) {
   e.pipeline.microbatches = 4;
   e.pipeline.schedule = ScheduleKind::OneFOneB;
   e.training.steps = 4;
-  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, pm::RunStatus::Finished);
   auto part = resolvePartition(e);
   auto units = buildModel("cnn", e.training.seed);
   std::map<int, int64_t> weightsByStage;
@@ -306,7 +306,7 @@ TEST(PipelineEngine, ActivationsIncludeWhatAutogradKeeps) {
     e.pipeline.partition.boundaries = {2};  // stage 0: 784-512-ReLU-512-ReLU
     e.training.steps = 3;
     e.training.log_interval = 3;
-    ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, "finished") << schedule;
+    ASSERT_EQ(runSingleProcess(e, sink, nullptr).status, pm::RunStatus::Finished) << schedule;
     for (const auto& ev : sink.ofType(ev::kStage)) {
       if (ev["stage"] == 0) stage0[schedule] = ev["memory"]["activations"].get<int64_t>();
       // The window's total is a sum at one moment, never above the peak so far.
@@ -330,7 +330,7 @@ TEST(PipelineEngine, RunSummaryCombinesTheStages) {
   e.pipeline.microbatches = 2;
   e.pipeline.schedule = ScheduleKind::PipeMare;
   RunOutcome out = runSingleProcess(e, sink, nullptr);
-  ASSERT_EQ(out.status, "finished") << out.message;
+  ASSERT_EQ(out.status, pm::RunStatus::Finished) << out.message;
   const Json& stages = out.summary["stages"];
   ASSERT_EQ(stages.size(), 3u);
   double compute = 0;
@@ -370,7 +370,7 @@ TEST(PipelineEngine, TimeBalancedPartitionIsValidAndTrains) {
   }
   EXPECT_EQ(p.end[2], 6);
   MemorySink sink;
-  EXPECT_EQ(runSingleProcess(e, sink, nullptr).status, "finished");
+  EXPECT_EQ(runSingleProcess(e, sink, nullptr).status, pm::RunStatus::Finished);
   ASSERT_EQ(sink.ofType(ev::kRunStarted).size(), 1u);
   // The run measured again (the split may differ where two splits tie), and recorded its own.
   const auto recorded = sink.ofType(ev::kRunStarted)[0]["partition"];

@@ -33,7 +33,7 @@ TEST(Launcher, WorkersEndedByCtrlCDuringStartUpMakeAStop) {
   std::atomic<bool> stop{true};
   pm::MemorySink sink;
   const pm::RunOutcome out = pm::launchWorkers(req, sink, &stop);
-  EXPECT_EQ(out.status, "stopped") << out.message;
+  EXPECT_EQ(out.status, pm::RunStatus::Stopped) << out.message;
   EXPECT_NE(out.message.find("stopped by request"), std::string::npos) << out.message;
 }
 
@@ -59,7 +59,7 @@ TEST(Launcher, StagesHaltStepIsTheOutcomesHaltStep) {
   req.workerBinary = fake;
   pm::MemorySink sink;
   const pm::RunOutcome out = pm::launchWorkers(req, sink, nullptr);
-  EXPECT_EQ(out.status, "stopped") << out.message;
+  EXPECT_EQ(out.status, pm::RunStatus::Stopped) << out.message;
   EXPECT_EQ(out.haltStep, 7) << out.message;
   EXPECT_NE(out.message.find("after step 7 (checkpoint written"), std::string::npos) << out.message;
 }

@@ -24,12 +24,12 @@ TEST(LocalRun, RecordsTheRunAndItsMetricsInTheStore) {
   req.experiment = tinyExperiment();
   req.runName = "slice \"quoted\" ✓";
   LocalRunResult r = runLocally(store, req, nullptr);
-  EXPECT_EQ(r.outcome.status, "finished");
+  EXPECT_EQ(r.outcome.status, pm::RunStatus::Finished);
   RunStore reader(tmp.file("runs.db"));
   auto rec = reader.getRun(r.runId);
   ASSERT_TRUE(rec.has_value());
   EXPECT_EQ(rec->name, "slice \"quoted\" ✓");
-  EXPECT_EQ(rec->status, "finished");
+  EXPECT_EQ(rec->status, pm::RunStatus::Finished);
   EXPECT_EQ(rec->model, "mlp");
   EXPECT_GT(rec->finished_at, 0);
   auto loss = reader.loadMetric(r.runId, "train/loss");
@@ -49,9 +49,9 @@ TEST(LocalRun, AFailingRunIsRecordedAsFailedWithItsMessage) {
   req.experiment.data.dataset = DatasetKind::FashionMnist;
   req.experiment.data.path = (tmp.dir / "no-such-dir").string();
   LocalRunResult r = runLocally(store, req, nullptr);
-  EXPECT_EQ(r.outcome.status, "failed");
+  EXPECT_EQ(r.outcome.status, pm::RunStatus::Failed);
   auto rec = store.getRun(r.runId);
   ASSERT_TRUE(rec);
-  EXPECT_EQ(rec->status, "failed");
+  EXPECT_EQ(rec->status, pm::RunStatus::Failed);
   EXPECT_NE(rec->status_message.find("no-such-dir"), std::string::npos) << rec->status_message;
 }

@@ -112,7 +112,7 @@ TEST_F(RunStoreTest, CreateAndReopenPersistsEverything) {
   auto r = s.getRun(run);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->name, "first run");
-  EXPECT_EQ(r->status, "created");
+  EXPECT_EQ(r->status, pm::RunStatus::Created);
   EXPECT_EQ(r->config_json, kConfig);
   EXPECT_EQ(r->notes, "some notes");
   EXPECT_EQ(r->tags, (std::vector<std::string>{"baseline", "cpu"}));
@@ -292,7 +292,7 @@ TEST_F(RunStoreTest, MigratesVersion1Store) {
     auto r = s.getRun(1);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->name, "old run");
-    EXPECT_EQ(r->status, "finished");
+    EXPECT_EQ(r->status, pm::RunStatus::Finished);
     EXPECT_EQ(r->notes, "it's old");
     EXPECT_EQ(r->tags, (std::vector<std::string>{"baseline", "it's \"quoted\"", "ünï"}));
     EXPECT_EQ(r->sweep_id, "");
@@ -514,10 +514,10 @@ TEST_F(RunStoreTest, NewStoreCreatesParentAndHonoursUmask) {
 TEST_F(RunStoreTest, StatusTransitions) {
   RunStore s(file("runs.db"));
   int64_t run = s.createRun("r", "{}");
-  EXPECT_EQ(s.getRun(run)->status, "created");
+  EXPECT_EQ(s.getRun(run)->status, pm::RunStatus::Created);
   s.markRunning(run, 4242);
   auto r = s.getRun(run);
-  EXPECT_EQ(r->status, "running");
+  EXPECT_EQ(r->status, pm::RunStatus::Running);
   EXPECT_GT(r->started_at, 0);
   EXPECT_EQ(r->finished_at, 0);
   EXPECT_EQ(r->launcher_pid, 4242);
@@ -525,7 +525,7 @@ TEST_F(RunStoreTest, StatusTransitions) {
   s.setStatus(run, "diverged", "loss became NaN at step 12");
   EXPECT_EQ(s.pendingRows(), 0u);  // a status change makes buffered rows visible
   r = s.getRun(run);
-  EXPECT_EQ(r->status, "diverged");
+  EXPECT_EQ(r->status, pm::RunStatus::Diverged);
   EXPECT_EQ(r->status_message, "loss became NaN at step 12");
   EXPECT_GT(r->finished_at, 0);
   EXPECT_DOUBLE_EQ(r->final_loss, 1);
@@ -626,12 +626,12 @@ TEST_F(RunStoreTest, MarksRunsOfDeadLaunchersInterrupted) {
 
   EXPECT_EQ(s.markDeadRunsInterrupted(), 1);
   auto r = s.getRun(dead);
-  EXPECT_EQ(r->status, "interrupted");
+  EXPECT_EQ(r->status, pm::RunStatus::Interrupted);
   EXPECT_EQ(r->status_message, "launcher process " + std::to_string(child) + " is gone");
   EXPECT_GT(r->finished_at, 0);
-  EXPECT_EQ(s.getRun(alive)->status, "running");
-  EXPECT_EQ(s.getRun(elsewhere)->status, "running");  // another host's process cannot be checked
-  EXPECT_EQ(s.getRun(done)->status, "finished");
+  EXPECT_EQ(s.getRun(alive)->status, pm::RunStatus::Running);
+  EXPECT_EQ(s.getRun(elsewhere)->status, pm::RunStatus::Running);  // another host's process cannot be checked
+  EXPECT_EQ(s.getRun(done)->status, pm::RunStatus::Finished);
   EXPECT_EQ(s.markDeadRunsInterrupted(), 0);
 }
 
@@ -822,7 +822,7 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
   auto r = s.getRun(mapping[0].second);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->name, "from another machine, \"quoted\"");
-  EXPECT_EQ(r->status, "finished");
+  EXPECT_EQ(r->status, pm::RunStatus::Finished);
   EXPECT_EQ(r->notes, "a note");
   EXPECT_EQ(r->sweep_id, "sweep-7");
   EXPECT_EQ(r->launcher_pid, 0);
@@ -843,7 +843,7 @@ TEST_F(RunStoreTest, ImportCopiesEveryRunOfAnotherStore) {
   EXPECT_EQ(s.loadLog(mapping[0].second)[0].message, "slow link");
   auto l = s.getRun(mapping[1].second);
   ASSERT_TRUE(l);
-  EXPECT_EQ(l->status, "interrupted");
+  EXPECT_EQ(l->status, pm::RunStatus::Interrupted);
   EXPECT_EQ(l->status_message, "imported while running");
   // The run that was here is untouched.
   EXPECT_EQ(s.loadMetric(kept, "train/loss").size(), 1u);
@@ -884,7 +884,7 @@ TEST_F(RunStoreTest, LongLivedReaderSeesRunsRecordedLater) {
     }
     const auto runs = reader.listRuns();
     ASSERT_EQ(runs.size(), static_cast<size_t>(k));
-    EXPECT_EQ(runs[0].status, "finished");
+    EXPECT_EQ(runs[0].status, pm::RunStatus::Finished);
     EXPECT_EQ(reader.loadMetric(runs[0].id, "train/loss").size(), 5u);
     reader.listRuns(RunFilter{});
     reader.getRun(runs[0].id);
@@ -932,7 +932,7 @@ TEST_F(RunStoreTest, MigratesVersion3StoreFillingTheRunFieldsFromItsText) {
     EXPECT_EQ(r->partition_method, "parameters");
     EXPECT_EQ(r->halt_step, 12);
     EXPECT_EQ(r->resume_step, 0);
-    EXPECT_EQ(r->runStatus(), RunStatus::Stopped);
+    EXPECT_EQ(r->status, RunStatus::Stopped);
     EXPECT_EQ(s.loadLog(1).size(), 3u);
     r = s.getRun(2);
     EXPECT_EQ(r->partition, (Units{{0, 1}, {1, 2}, {2, 3}}));
@@ -988,7 +988,7 @@ TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->partition, (Units{{0, 1}, {1, 3}, {3, 4}, {4, 6}}));
     EXPECT_EQ(r->halt_step, 40);
-    EXPECT_EQ(r->status, "stopped");
+    EXPECT_EQ(r->status, pm::RunStatus::Stopped);
     EXPECT_GT(r->finished_at, 0);
     EXPECT_EQ(ro.listRuns().at(0).partition, r->partition);
     EXPECT_EQ(ro.listRuns().at(0).halt_step, 40);
@@ -997,13 +997,13 @@ TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
   RunStore s(db);
   s.markResumed(run, 4243, 40);
   auto r = s.getRun(run);
-  EXPECT_EQ(r->status, "running");
+  EXPECT_EQ(r->status, pm::RunStatus::Running);
   EXPECT_EQ(r->resume_step, 40);
   EXPECT_EQ(r->halt_step, 0) << "a running run has no stop checkpoint";
   EXPECT_EQ(r->partition, (Units{{0, 1}, {1, 3}, {3, 4}, {4, 6}}));
   EXPECT_EQ(r->status_message, "");
   s.setStatus(run, RunStatus::Finished);
-  EXPECT_EQ(s.getRun(run)->status, "finished");
+  EXPECT_EQ(s.getRun(run)->status, pm::RunStatus::Finished);
 
   RunStore other(file("other.db"));
   const auto mapping = other.importRuns(db);
@@ -1022,6 +1022,23 @@ TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
   EXPECT_THROW(s.setPartition(run + 100, {{0, 1}}), StoreError);
   EXPECT_THROW(s.setHaltStep(run + 100, 1), StoreError);
   EXPECT_THROW(s.markResumed(run + 100, 1, 1), StoreError);
+}
+
+// A row whose status text names no RunStatus (only a store edited by hand has one) reads as
+// failed, its message saying which text it held; the file keeps the text.
+TEST_F(RunStoreTest, AnUnknownStatusReadsAsFailed) {
+  RunStore s(file("runs.db"));
+  const int64_t run = s.createRun("r", "{}");
+  s.setStatus(run, RunStatus::Stopped, "stopped by request");
+  ASSERT_EQ(sqlite3_exec(s.handle(), "UPDATE runs SET status = 'paused'", nullptr, nullptr, nullptr), SQLITE_OK);
+  const auto r = s.getRun(run);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, RunStatus::Failed);
+  EXPECT_EQ(r->status_message, "unknown status \"paused\" in the store: stopped by request");
+  const auto listed = s.listRuns({"paused", "", "", ""});  // the filter matches the stored text
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].status, RunStatus::Failed);
+  EXPECT_TRUE(s.listRuns({"failed", "", "", ""}).empty());
 }
 
 // RunStatus names are the strings the store keeps (and the events carry), one each way.
