@@ -406,6 +406,69 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
   EXPECT_EQ(unticked->checkState(0), Qt::Unchecked);
 }
 
+// A remembered smoothing weight does not move a run's few evaluations: a series of fewer than 10
+// points is drawn as stored, while a longer one is smoothed, says so in its legend entry and keeps
+// its stored values faded under the smoothed curve (part of its series, not a series of its own).
+TEST(CompareView, ShortSeriesAreNotSmoothedAndSmoothedOnesSaySo) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t few = 0, many = 0;
+  {
+    pm::RunStore store(db);
+    const char* config = R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":1,"microbatches":1}})";
+    few = store.createRun("few", config);
+    many = store.createRun("many", config);
+    store.appendMetric(few, "eval/accuracy", 10, 1000.0, 0.7);
+    store.appendMetric(few, "eval/accuracy", 20, 1001.0, 0.815);
+    for (int64_t s = 1; s <= 20; ++s) store.appendMetric(many, "eval/accuracy", s, 1000.0 + static_cast<double>(s), s % 2 ? 0.5 : 0.9);
+    store.flush();
+    store.setStatus(few, "finished");
+    store.setStatus(many, "finished");
+  }
+  ShownView shown(db);
+  CompareView& view = shown.view;
+  const Controls& ui = shown.ui;
+  ASSERT_TRUE(ui.complete()) << ui.comboBoxes << " combo boxes";
+  ASSERT_TRUE(tickRuns(view, {few, many}));
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "eval/accuracy"));
+  pm::test::retypeNumber(ui.smoothing, 0.6);
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return view.smoothing() == 0.6 && view.metric() == "eval/accuracy" && view.plottedSeries().size() == 2; }, 5000))
+      << view.smoothing() << " " << view.metric().toStdString();
+
+  pm::ui::CurvePlot* plot = view.plot();
+  ASSERT_EQ(plot->seriesCount(), 2);  // one per run
+  // The two evaluations, as stored: 0.815 stays 0.815 (smoothed it would read 0.746).
+  const auto& short_ = view.plottedSeries()[0];
+  ASSERT_EQ(short_.runId, few);
+  EXPECT_FALSE(short_.smoothed);
+  ASSERT_EQ(short_.y.size(), 2u);
+  EXPECT_DOUBLE_EQ(short_.y[1], 0.815);
+  EXPECT_FALSE(plot->seriesName(0).contains("smoothed")) << plot->seriesName(0).toStdString();
+  EXPECT_FALSE(plot->showsRaw(0));
+  EXPECT_EQ(plot->rawPointCount(0), 0u);
+  // Twenty points are smoothed, named so, with every stored point drawn faded under them.
+  const auto& long_ = view.plottedSeries()[1];
+  ASSERT_EQ(long_.runId, many);
+  EXPECT_TRUE(long_.smoothed);
+  ASSERT_EQ(long_.y.size(), 20u);
+  EXPECT_DOUBLE_EQ(long_.raw[1], 0.9);
+  EXPECT_DOUBLE_EQ(long_.y[1], 0.6 * 0.5 + (1 - 0.6) * 0.9);
+  EXPECT_TRUE(plot->seriesName(1).contains("smoothed 0.6")) << plot->seriesName(1).toStdString();
+  EXPECT_EQ(plot->pointCount(1), 20u);
+  EXPECT_EQ(plot->rawPointCount(1), 20u);
+  EXPECT_TRUE(plot->showsRaw(1));
+
+  // Smoothing off (the slider's start): no faded curve, and the legend names the run alone.
+  QTest::keyClick(ui.smoothingSlider, Qt::Key_Home);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.smoothing() == 0.0; }, 5000)) << view.smoothing();
+  ASSERT_EQ(plot->seriesCount(), 2);
+  EXPECT_FALSE(plot->showsRaw(1));
+  EXPECT_FALSE(plot->seriesName(1).contains("smoothed")) << plot->seriesName(1).toStdString();
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[1].y[1], 0.9);
+}
+
 // A run keeps its colour when others are ticked (colours followed the position in the selection);
 // the filter keeps filtering after the list is rebuilt (all runs came back); memory is in MiB and
 // stage10 comes after stage2 in the metric list.

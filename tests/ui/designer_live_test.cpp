@@ -8,8 +8,11 @@
 #include <QComboBox>
 #include <QTableView>
 #include <QLineEdit>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -22,6 +25,7 @@
 
 #include "core/config/experiment.h"
 #include "core/store/run_store.h"
+#include "core/util/errors.h"
 #include "core/util/paths.h"
 #include "tests/support/test_support.h"
 #include "tests/ui/ui_actions.h"
@@ -30,6 +34,7 @@
 #include "ui/live/live_panel.h"
 #include "ui/live/live_run_view.h"
 #include "ui/main/main_window.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui/planner/planner_panel.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/runs/runs_browser.h"
@@ -169,6 +174,110 @@ TEST(Designer, NumberFieldsWrittenAsIntegersTakeFractions) {
   EXPECT_DOUBLE_EQ(d.currentJson()["training"]["epochs"].get<double>(), 0.5);
 }
 
+// The wheel turned over a drop-down or spin box of the form that does not have the keyboard focus
+// scrolls the form and leaves the value alone (scrolling past a field must not edit the design);
+// once the field has the focus (tabbed into), the wheel changes it.
+TEST(Designer, TheWheelChangesAFieldOnlyWhenItHasTheFocus) {
+  pm::test::app();
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(kPresets + "/cnn-gpipe-p2.json"));
+  d.resize(700, 450);  // the form taller than its scroll area
+  ASSERT_TRUE(pm::test::showWindow(&d, /*active=*/true));
+  auto* task = field<QComboBox>(&d, "data.synthetic_task");
+  auto* stages = field<QSpinBox>(&d, "pipeline.stages");
+  auto* scroll = d.findChild<QScrollArea*>();
+  ASSERT_NE(task, nullptr);
+  ASSERT_NE(stages, nullptr);
+  ASSERT_NE(scroll, nullptr);
+  QScrollBar* bar = scroll->verticalScrollBar();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return bar->maximum() > 0; }, 5000)) << "the form fits: nothing to scroll";
+  ASSERT_FALSE(task->hasFocus());
+  ASSERT_FALSE(stages->hasFocus());
+  ASSERT_EQ(task->currentText().toStdString(), "classification");
+  ASSERT_EQ(stages->value(), 2);
+
+  const int top = bar->value();
+  pm::test::wheel(task, -1);  // towards the user: the form scrolls down
+  ASSERT_TRUE(QTest::qWaitFor([&] { return bar->value() > top; }, 5000)) << "the form did not scroll: " << bar->value();
+  EXPECT_EQ(task->currentText().toStdString(), "classification");
+  const int scrolled = bar->value();
+  pm::test::wheel(stages, 1);  // away from the user: the form scrolls back up
+  ASSERT_TRUE(QTest::qWaitFor([&] { return bar->value() < scrolled; }, 5000)) << "the form did not scroll: " << bar->value();
+  EXPECT_EQ(stages->value(), 2);
+  EXPECT_TRUE(d.editsSinceLoaded().empty()) << d.editsSinceLoaded().front();
+
+  task->setFocus(Qt::TabFocusReason);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return task->hasFocus(); }, 5000)) << "the drop-down did not take the focus";
+  pm::test::wheel(task, -1);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return task->currentText() == "regression"; }, 5000)) << task->currentText().toStdString();
+  const auto edits = d.editsSinceLoaded();
+  EXPECT_EQ(edits, (std::vector<std::string>{"data.synthetic_task=\"regression\""}));
+}
+
+// A field the file gives the wrong JSON type ("stages": "four") is fixed by typing the value: what
+// is typed takes the field's type from the format, so 2 is the integer 2, which validates and is
+// saved as a number.
+TEST(Designer, AValueTypedOverAWronglyTypedOneTakesTheFieldsType) {
+  pm::test::app();
+  TempDir tmp;
+  pm::Json j = pm::loadExperimentJson((kPresets + "/quickstart.json").toStdString());
+  j["pipeline"]["stages"] = "four";
+  const std::string file = (tmp.dir / "string-stages.json").string();
+  ASSERT_TRUE(pm::test::writeFile(file, j.dump(2)));
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(QString::fromStdString(file)));
+  ASSERT_TRUE(pm::test::showWindow(&d));
+  EXPECT_FALSE(d.valid());
+  EXPECT_EQ(d.invalidField().toStdString(), "pipeline.stages");
+  EXPECT_NE(d.validationMessage().indexOf("\"four\""), -1) << d.validationMessage().toStdString();
+  EXPECT_EQ(d.currentJson()["pipeline"]["stages"], pm::Json("four"));  // untouched, as the file gives it
+
+  ASSERT_TRUE(typeInto(&d, "pipeline.stages", "2"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d.valid(); }, 5000)) << d.validationMessage().toStdString();
+  EXPECT_TRUE(d.currentJson()["pipeline"]["stages"].is_number_integer()) << d.currentJson()["pipeline"]["stages"].dump();
+  const std::string saved = (tmp.dir / "fixed.json").string();
+  ASSERT_TRUE(d.saveTo(QString::fromStdString(saved)));
+  const pm::Json written = pm::Json::parse(pm::test::readFile(saved), nullptr, false);
+  ASSERT_FALSE(written.is_discarded()) << pm::test::readFile(saved);
+  EXPECT_TRUE(written["pipeline"]["stages"].is_number_integer()) << written["pipeline"]["stages"].dump();
+  EXPECT_EQ(written["pipeline"]["stages"], pm::Json(2));
+}
+
+// A key the format does not have (a misspelt optimizer.lr) is flagged like an invalid value, with
+// the validator's own message in its tooltip, and stays flagged while another field is the
+// validator's first problem.
+TEST(Designer, AnUnknownKeyIsFlaggedWithTheValidatorsMessage) {
+  pm::test::app();
+  TempDir tmp;
+  pm::Json j = pm::loadExperimentJson((kPresets + "/quickstart.json").toStdString());
+  j["optimizer"]["lerning_rate"] = 0.1;
+  // What `pipemare validate` says about the file.
+  std::string expected;
+  try {
+    static_cast<void>(pm::experimentFromJson(j, "unknown-key.json"));
+  } catch (const pm::Error& e) {
+    expected = e.problem();
+  }
+  ASSERT_NE(expected.find("unknown key \"lerning_rate\""), std::string::npos) << expected;
+  const std::string file = (tmp.dir / "unknown-key.json").string();
+  ASSERT_TRUE(pm::test::writeFile(file, j.dump(2)));
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(QString::fromStdString(file)));
+  ASSERT_TRUE(pm::test::showWindow(&d));
+  QWidget* unknown = d.fieldWidget("optimizer.lerning_rate");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_FALSE(d.valid());
+  EXPECT_EQ(d.invalidField().toStdString(), "optimizer.lerning_rate");
+  EXPECT_NE(d.validationMessage().indexOf(QString::fromStdString(expected)), -1) << d.validationMessage().toStdString();
+  EXPECT_FALSE(unknown->styleSheet().isEmpty());
+  EXPECT_EQ(unknown->toolTip().toStdString(), expected);
+
+  ASSERT_TRUE(typeInto(&d, "pipeline.stages", "7"));  // mlp has 3 units: reported before the unknown key
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d.invalidField() == "pipeline.stages"; }, 5000)) << d.invalidField().toStdString();
+  EXPECT_FALSE(unknown->styleSheet().isEmpty()) << "the unknown key is no longer flagged";
+  EXPECT_EQ(unknown->toolTip().toStdString(), expected);
+}
+
 // A run of an edited design carries the edits in its notes (the file's notes describe the file);
 // an unedited one keeps the file's notes; saving makes the saved file the reference.
 TEST(Designer, ARunOfAnEditedDesignSaysWhatWasEdited) {
@@ -215,6 +324,13 @@ TEST(LiveRun, TinyExperimentEndToEnd) {
   EXPECT_EQ(runs[0].name, "from-gui");
   EXPECT_EQ(runs[0].status, pm::RunStatus::Finished);
   EXPECT_EQ(view.runId(), runs[0].id);
+  // The log ends with the run's summary line (its status and headline figures, as a stopped run's
+  // ends with why it stopped), not with "finished: finished".
+  const QStringList lines = view.logText().split('\n', Qt::SkipEmptyParts);
+  ASSERT_FALSE(lines.isEmpty());
+  EXPECT_TRUE(lines.back().startsWith(QStringLiteral("run %1 finished: final loss ").arg(runs[0].id))) << view.logText().toStdString();
+  EXPECT_TRUE(lines.back().contains("samples/s over")) << view.logText().toStdString();
+  EXPECT_FALSE(lines.contains(QStringLiteral("finished: finished"))) << view.logText().toStdString();
 }
 
 // A run of a million steps started from the Live view, waited for until its first loss point. The
@@ -261,6 +377,10 @@ TEST(LiveRun, StopFromTheGui) {
   auto runs = store.listRuns();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, pm::RunStatus::Stopped);
+  // The log's last line: the run, its status and why (the engine's message).
+  const QStringList lines = view.logText().split('\n', Qt::SkipEmptyParts);
+  ASSERT_FALSE(lines.isEmpty());
+  EXPECT_TRUE(lines.back().startsWith(QStringLiteral("run %1 stopped: stopped by request").arg(runs[0].id))) << view.logText().toStdString();
   EXPECT_FALSE(store.loadMetric(runs[0].id, "train/loss").empty());
 }
 
@@ -582,6 +702,51 @@ TEST(MainWindowShortcuts, EveryShortcutIsUnique) {
                             << a->text().toStdString();
     }
   EXPECT_TRUE(seen.count("F5")) << "Refresh runs has F5";
+}
+
+// The menus read File, Run, View, Help; View's Ctrl+1 .. Ctrl+6 show the tabs in order and
+// Ctrl+Tab the next one (wrapping around); Help > Keyboard shortcuts (Ctrl+/) lists every shortcut
+// of the menus.
+TEST(MainWindowShortcuts, TheKeyboardSwitchesTabsAndHelpListsTheShortcuts) {
+  pm::test::app();
+  TempDir tmp;
+  pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  QStringList menus;
+  for (QAction* a : w.menuBar()->actions()) menus << QString(a->text()).remove(QLatin1Char('&'));
+  EXPECT_EQ(menus.join(", ").toStdString(), "File, Run, View, Help");
+
+  QTabWidget* tabs = tabsOf(w);
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
+  QTest::keyClick(&w, Qt::Key_2, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return tabs->currentWidget() == w.livePanel(); }, 5000))
+      << "Ctrl+2 shows " << tabs->tabText(tabs->currentIndex()).toStdString();
+  QTest::keyClick(&w, Qt::Key_Tab, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return tabs->currentWidget() == w.runsBrowser(); }, 5000))
+      << "Ctrl+Tab after Live shows " << tabs->tabText(tabs->currentIndex()).toStdString();
+  QTest::keyClick(&w, Qt::Key_6, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return tabs->currentWidget() == w.timelineView(); }, 5000))
+      << "Ctrl+6 shows " << tabs->tabText(tabs->currentIndex()).toStdString();
+  QTest::keyClick(&w, Qt::Key_Tab, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return tabs->currentIndex() == 0; }, 5000))
+      << "Ctrl+Tab after the last tab shows " << tabs->tabText(tabs->currentIndex()).toStdString();
+
+  QString listed;
+  {
+    pm::test::ModalAnswers answers({pm::test::pressButton(QMessageBox::Ok, &listed)});
+    QTest::keyClick(&w, Qt::Key_Slash, Qt::ControlModifier);
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  int shortcuts = 0;
+  for (QMenu* menu : w.menuBar()->findChildren<QMenu*>(QString(), Qt::FindDirectChildrenOnly))
+    for (QAction* a : menu->actions())
+      for (const QKeySequence& k : a->shortcuts()) {
+        ++shortcuts;
+        EXPECT_NE(listed.indexOf(k.toString(QKeySequence::NativeText).toHtmlEscaped()), -1)
+            << k.toString(QKeySequence::NativeText).toStdString() << " (" << a->text().toStdString() << ") is not listed";
+      }
+  EXPECT_GE(shortcuts, 16);
 }
 
 // GUI tests keep away from the user's own preferences, data folder and run store.

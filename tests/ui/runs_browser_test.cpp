@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QTabWidget>
@@ -128,6 +129,41 @@ TEST(RunsBrowser, EvaluationPlotShowsPerplexityOrSaysWhyItIsEmpty) {
   EXPECT_EQ(browser.evalPlot()->title(), "Held-out accuracy");
   EXPECT_EQ(browser.evalPlot()->seriesCount(), 1);
   EXPECT_FALSE(browser.evalPlot()->showsEmptyText());
+}
+
+// With no runs in the store the Runs tab says how to make one, in place of an empty table, and its
+// plots say there is nothing to plot instead of showing empty axes; the first run recorded (by
+// another process: the watcher's poll lists it) brings the table back, with that run shown.
+TEST(RunsBrowser, EmptyStoreSaysHowToMakeARun) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();  // no file yet: nothing recorded
+  pm::ui::RunsBrowser browser(db);
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
+  auto* note = browser.findChild<QLabel*>("noRunsNote");
+  ASSERT_NE(note, nullptr);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return note->isVisible(); }, 5000)) << "no empty-state sentence";
+  EXPECT_TRUE(note->text().startsWith("No runs yet: design an experiment in the Design tab and press Run"))
+      << note->text().toStdString();
+  EXPECT_TRUE(note->text().contains(QString::fromStdString("pipemare run FILE --db " + db))) << note->text().toStdString();
+  EXPECT_FALSE(browser.table()->isVisible());
+  EXPECT_TRUE(browser.lossPlot()->showsEmptyText());
+  EXPECT_TRUE(browser.evalPlot()->showsEmptyText());
+
+  int64_t id = 0;
+  {
+    pm::RunStore store(db);
+    id = store.createRun("first", "{}");
+    store.appendMetric(id, "train/loss", 1, 0, 1.0);
+    store.flush();
+    store.setStatus(id, "finished");
+  }
+  ASSERT_TRUE(QTest::qWaitFor([&] { return browser.runCount() == 1; }, 10000)) << "the poll did not list the new run";
+  EXPECT_TRUE(QTest::qWaitFor([&] { return browser.table()->isVisible() && !note->isVisible(); }, 5000));
+  EXPECT_EQ(browser.shownRun(), id);
+  EXPECT_FALSE(browser.lossPlot()->showsEmptyText());
+  EXPECT_EQ(browser.lossPlot()->pointCount(0), 1u);
 }
 
 TEST(RunsBrowser, UnreadableStoreShowsAnErrorInsteadOfCrashing) {
@@ -346,4 +382,51 @@ TEST(RunsBrowser, RefreshKeepsTheKeyboardRowAndMarksDeadRuns) {
     if (model->index(r, pm::ui::RunsTableModel::Id).data().toLongLong() == dead) row = r;
   ASSERT_GE(row, 0);
   EXPECT_EQ(model->index(row, pm::ui::RunsTableModel::Status).data().toString().toStdString(), "interrupted");
+}
+
+// Deleting asks first, naming the run, with No as the default answer: Return keeps the run, and
+// only Yes deletes it.
+TEST(RunsBrowser, DeleteNamesTheRunAndDefaultsToNo) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  int64_t target = 0;
+  {
+    pm::RunStore store(db);
+    store.createRun("other", "{}");
+    target = store.createRun("baseline cnn", "{}");
+  }
+  pm::ui::RunsBrowser browser(db);
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
+  ASSERT_TRUE(clickRun(browser, target));
+  QString question;
+  bool defaultIsNo = false;
+  // An answer: the question and its default button read, then Return pressed, as by a user who
+  // answers without reading.
+  const pm::test::ModalAnswers::Step pressReturn = [&](QWidget* top) {
+    auto* box = qobject_cast<QMessageBox*>(top);
+    if (!box) return false;
+    question = box->text();
+    defaultIsNo = box->defaultButton() != nullptr && box->defaultButton() == box->button(QMessageBox::No);
+    QTest::keyClick(box, Qt::Key_Return);
+    return true;
+  };
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Delete 1 run(s)"), pressReturn});
+    pm::test::rightClickCell(browser.table(), rowOf(browser, target));
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_TRUE(defaultIsNo) << "the question's default answer is not No";
+  EXPECT_TRUE(question.contains(QStringLiteral("run %1 \"baseline cnn\"").arg(target))) << question.toStdString();
+  EXPECT_TRUE(pm::RunStore(db).getRun(target).has_value()) << "Return deleted the run";
+  EXPECT_GE(rowOf(browser, target), 0);
+
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Delete 1 run(s)"), pm::test::pressButton(QMessageBox::Yes)});
+    pm::test::rightClickCell(browser.table(), rowOf(browser, target));
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_TRUE(QTest::qWaitFor([&] { return rowOf(browser, target) < 0; }, 5000)) << browser.runCount();
+  EXPECT_FALSE(pm::RunStore(db).getRun(target).has_value());
 }

@@ -420,6 +420,37 @@ static nlohmann::json handedExperiment(const QStringList& args) {
   return nlohmann::json::parse(f.readAll().toStdString(), nullptr, false);
 }
 
+// With no runs in the store the Timeline tab says how to make one, on the chart and under it; once
+// the store has runs but none with a trace, it says that instead.
+TEST(TimelineView, EmptyStoreSaysHowToMakeARun) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();  // no file yet: nothing recorded
+  pm::ui::TimelineView view(db, "");
+  view.resize(1000, 700);
+  ASSERT_TRUE(pm::test::showWindow(&view));
+  EXPECT_EQ(view.runCount(), 0);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.measuredPlot()->showsEmptyText(); }, 5000)) << "no empty-state sentence";
+  EXPECT_TRUE(view.measuredPlot()->emptyText().startsWith("No runs yet: design an experiment in the Design tab and press Run"))
+      << view.measuredPlot()->emptyText().toStdString();
+  EXPECT_NE(view.measuredSummary().indexOf("No runs yet: design an experiment"), -1) << view.measuredSummary().toStdString();
+  EXPECT_TRUE(view.predictedPlot()->showsEmptyText());
+
+  {
+    pm::RunStore store(db);
+    store.setStatus(store.createRun("untraced", "{}"), "finished");
+  }
+  auto* refresh = view.findChild<QPushButton*>("refreshButton");
+  ASSERT_NE(refresh, nullptr);
+  QTest::mouseClick(refresh, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return view.measuredPlot()->emptyText().startsWith("No run in this store has a schedule trace yet"); }, 5000))
+      << view.measuredPlot()->emptyText().toStdString();
+  EXPECT_TRUE(view.measuredPlot()->showsEmptyText());
+  EXPECT_NE(view.measuredSummary().indexOf("No run in this store has a schedule trace yet"), -1) << view.measuredSummary().toStdString();
+  EXPECT_EQ(view.runCount(), 0);
+}
+
 TEST(TimelineView, MeasuredTraceAndPredictedTimeline) {
   pm::test::app();
   QTemporaryDir dir;

@@ -37,12 +37,16 @@ class CompareView : public QWidget {
   Q_OBJECT
  public:
   // One plotted run: x on the chosen axis, the stored values (raw) and the drawn values (y:
-  // raw smoothed). Points whose x cannot be mapped are left out of all four vectors.
+  // raw smoothed, or raw itself when the series is not smoothed). Points whose x cannot be mapped
+  // are left out of all four vectors.
   struct PlottedSeries {
     int64_t runId = 0;
     QString runName;
     std::vector<int64_t> steps;
     std::vector<double> x, raw, y;
+    // Smoothing is on and the series has enough points for it (smoothingApplies): the plot draws
+    // y with the raw values faded under it, and the legend says "smoothed".
+    bool smoothed = false;
   };
 
   // Through `watcher`, which must outlive this view (MainWindow's, shared by every view).
@@ -122,7 +126,8 @@ class CompareView : public QWidget {
   void syncControls();
   int64_t defaultBaseline() const;
   void rebuildPlot();
-  void showPlotStatus(size_t points, const QStringList& missing);  // the status line under the plot
+  // The status line under the plot; `unsmoothed`: the runs whose series were too short to smooth.
+  void showPlotStatus(size_t points, const QStringList& missing, const QStringList& unsmoothed);
   void rebuildSummary();
   void onRunChecked(QTreeWidgetItem* item);
   void exportPlotDialog();

@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/compare/summary_table.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/store/store_watcher.h"
 
@@ -136,8 +137,7 @@ QWidget* CompareView::buildSummaryBox() {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->verticalHeader()->hide();
   table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setStretchLastSection(false);
+  fitSummaryColumns(table_);
   auto* tableBox = new QWidget(this);
   auto* tableLayout = new QVBoxLayout(tableBox);
   tableLayout->setContentsMargins(0, 0, 0, 0);

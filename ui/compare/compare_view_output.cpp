@@ -22,12 +22,14 @@ namespace {
 bool isMemoryMetric(const QString& key) { return key.contains(QStringLiteral("/mem/")) || key.startsWith(QStringLiteral("mem/")); }
 
 // One run's points of a metric as plotted: values scaled by yScale, smoothed on the full data in
-// step order, then ordered by x; points whose x is not finite are left out.
+// step order (when the series is long enough to smooth), then ordered by x; points whose x is
+// not finite are left out.
 CompareView::PlottedSeries toSeries(const RunData& d, const std::vector<MetricPoint>& pts, double yScale, double smoothing,
                                     XAxis axis) {
   std::vector<double> raw(pts.size());
   for (size_t k = 0; k < pts.size(); ++k) raw[k] = pts[k].value * yScale;
-  const std::vector<double> smooth = emaSmooth(raw, smoothing);  // on the full data, in step order
+  const bool smoothed = smoothingApplies(raw, smoothing);
+  const std::vector<double> smooth = smoothed ? emaSmooth(raw, smoothing) : raw;  // on the full data, in step order
   const std::vector<double> x = xValues(d, pts, axis);
   std::vector<size_t> order;
   order.reserve(pts.size());
@@ -39,6 +41,7 @@ CompareView::PlottedSeries toSeries(const RunData& d, const std::vector<MetricPo
   CompareView::PlottedSeries s;
   s.runId = d.record.id;
   s.runName = QString::fromStdString(d.record.name);
+  s.smoothed = smoothed;
   s.steps.reserve(order.size());
   s.x.reserve(order.size());
   s.raw.reserve(order.size());
@@ -61,8 +64,10 @@ void CompareView::rebuildPlot() {
   // Memory (stage<s>/mem/<category>) is stored in bytes and shown in MiB, as everywhere else.
   const bool memory = isMemoryMetric(metric_);
   const double yScale = memory ? 1.0 / (1024.0 * 1024.0) : 1.0;
-  QStringList missing;
+  QStringList missing, unsmoothed;
   size_t points = 0;
+  bool anySmoothed = false;
+  const QString weight = QString::number(smoothing_, 'g', 2);  // 0.6, 0.95: as typed (two decimals)
   for (size_t i = 0; i < selected_.size(); ++i) {
     auto dit = data_.find(selected_[i]);
     if (dit == data_.end()) continue;
@@ -74,20 +79,25 @@ void CompareView::rebuildPlot() {
     }
     PlottedSeries s = toSeries(d, pts, yScale, smoothing_, xAxis_);
     points += s.x.size();
-    const int series = plot_->addSeries(runLabel(d.record), colorOf(d.record.id));
+    // A smoothed series says so in the legend and keeps its stored values faded under it.
+    const QString name = s.smoothed ? tr("%1 (smoothed %2)").arg(runLabel(d.record), weight) : runLabel(d.record);
+    const int series = plot_->addSeries(name, colorOf(d.record.id));
     plot_->setSeriesData(series, s.x, s.y);
+    if (s.smoothed) plot_->setSeriesRawData(series, s.x, s.raw);
+    anySmoothed = anySmoothed || s.smoothed;
+    if (smoothing_ > 0 && !s.smoothed) unsmoothed << QStringLiteral("#%1").arg(d.record.id);
     plotted_.push_back(std::move(s));
   }
   QString title = selected_.empty() ? tr("No runs ticked: tick runs on the left to overlay their curves") : metric_;
-  if (smoothing_ > 0 && !selected_.empty()) title += tr("  (EMA %1)").arg(smoothing_, 0, 'f', 2);
+  if (anySmoothed) title += tr("  (EMA %1)").arg(weight);
   plot_->setTitle(title);
   plot_->setAxisLabels(tr(xAxisName(xAxis_)), memory ? tr("%1 (MiB)").arg(metric_) : metric_);
   plot_->setLogY(logY_->isChecked());
   plot_->replot();
-  showPlotStatus(points, missing);
+  showPlotStatus(points, missing, unsmoothed);
 }
 
-void CompareView::showPlotStatus(size_t points, const QStringList& missing) {
+void CompareView::showPlotStatus(size_t points, const QStringList& missing, const QStringList& unsmoothed) {
   if (!lastError_.empty()) {
     showError(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
   } else if (selected_.empty()) {
@@ -95,6 +105,8 @@ void CompareView::showPlotStatus(size_t points, const QStringList& missing) {
   } else {
     QString text = tr("%1 run(s), %2 point(s) of %3 at full resolution").arg(selected_.size()).arg(points).arg(metric_);
     if (!missing.isEmpty()) text += tr("; no %1 in %2").arg(metric_, missing.join(QStringLiteral(", ")));
+    if (!unsmoothed.isEmpty())
+      text += tr("; %1 not smoothed (fewer than %2 points)").arg(unsmoothed.join(QStringLiteral(", "))).arg(kMinPointsToSmooth);
     if (xAxis_ == XAxis::Samples)
       for (const auto& s : plotted_)
         if (s.x.empty()) text += tr("; run #%1 has no train/samples").arg(s.runId);

@@ -23,4 +23,10 @@ std::vector<double> emaSmooth(const std::vector<double>& y, double alpha) {
   return out;
 }
 
+bool smoothingApplies(const std::vector<double>& y, double alpha) {
+  if (!(alpha > 0)) return false;
+  const auto finite = std::count_if(y.begin(), y.end(), [](double v) { return std::isfinite(v); });
+  return static_cast<size_t>(finite) >= kMinPointsToSmooth;
+}
+
 }  // namespace pm::ui

@@ -1,6 +1,7 @@
 #include "ui/compare/summary_table.h"
 
 #include <QCoreApplication>
+#include <QHeaderView>
 #include <QPainter>
 #include <QPixmap>
 #include <QStringList>
@@ -95,6 +96,7 @@ QTableWidgetItem* runNameCell(const RunSummary& s, const QColor& color) {
     f.setBold(true);
     name->setFont(f);
   }
+  name->setToolTip(name->text());  // the whole name where the column elides it
   return name;
 }
 
@@ -142,7 +144,18 @@ void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, 
     table->setItem(row, 0, runNameCell(s, r < colors.size() ? colors[r] : QColor()));
     for (int f = 0; f < kSummaryFieldCount; ++f) table->setItem(row, f + 1, summaryCell(s, summaryField(f), base));
   }
-  table->resizeColumnsToContents();
+  fitSummaryColumns(table);
+}
+
+void fitSummaryColumns(QTableWidget* table) {
+  // The figures take their contents' width and the run's name the rest of the table's: the
+  // columns fill the width the table has (no empty band on the right) and a long name is elided
+  // (its tooltip has it whole) before a figure goes behind the scroll bar.
+  QHeaderView* header = table->horizontalHeader();
+  header->setStretchLastSection(false);
+  header->setSectionResizeMode(QHeaderView::ResizeToContents);
+  if (header->count() > 0) header->setSectionResizeMode(0, QHeaderView::Stretch);
+  table->setTextElideMode(Qt::ElideMiddle);
 }
 
 }  // namespace pm::ui

@@ -18,5 +18,8 @@ QString formatSummaryValue(SummaryField field, double value);  // "-" for NaN
 // Replaces the table's contents. colors[i] is rows[i]'s series colour.
 void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
                       double accuracyTarget);
+// Sizes the columns to the table's width: each figure its contents' width, the run's name (first
+// column) the rest, elided in the middle when short of room. fillSummaryTable calls it.
+void fitSummaryColumns(QTableWidget* table);
 
 }  // namespace pm::ui

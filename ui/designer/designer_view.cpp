@@ -2,7 +2,9 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QSignalBlocker>
@@ -14,12 +16,16 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QPointer>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/config/experiment.h"
 #include "core/config/experiment_fields.h"
@@ -36,11 +42,16 @@ const std::vector<FieldInfo>& formatFields() {
   return fields;
 }
 
+// The JSON pointer of a dotted field path ("pipeline.stages" -> "/pipeline/stages").
+Json::json_pointer pointerTo(const std::string& path) {
+  return Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString());
+}
+
 // The default value of a field; null for a path the format does not have.
 Json defaultOf(const std::string& path) {
   static const Json defaults = experimentToJson(Experiment{});
   try {
-    return defaults.at(Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString()));
+    return defaults.at(pointerTo(path));
   } catch (...) {
     return Json();
   }
@@ -65,6 +76,26 @@ void setFieldToolTips(const std::map<std::string, QWidget*>& widgets, const Expe
 }
 
 const char* kInvalidStyle = "border: 2px solid #d62728; border-radius: 3px;";
+
+// A field's value as its text field shows it: a string as it is, anything else as JSON.
+QString shownText(const Json& v) { return QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()); }
+
+// What the validator says about a key the format does not have: the problem it reports for the
+// key set to `value` in the default experiment (which is valid, so the key is the one problem).
+// Empty when it finds none, or when the path cannot be set there (it crosses a field that is not
+// a section).
+QString unknownKeyProblem(const std::string& path, const Json& value) {
+  try {
+    Json probe = experimentToJson(Experiment{});
+    probe[pointerTo(path)] = value;
+    static_cast<void>(experimentFromJson(probe, "design"));
+  } catch (const Error& e) {
+    return QString::fromStdString(e.problem());
+  } catch (const std::exception&) {
+    // not settable in the default experiment: the caller says so in its own words
+  }
+  return {};
+}
 
 // The user's own presets: $XDG_DATA_HOME/pipemare/experiments (~/.local/share/pipemare/experiments).
 QString userPresetDir() {
@@ -101,6 +132,43 @@ void addOtherPresets(QComboBox* presets, const QString& presetDir) {
 
 }  // namespace
 
+// The one wheel rule of the form's fields: a field (spin box, drop-down, any other) takes the
+// mouse wheel only while it has the keyboard focus, clicked or tabbed into. Over any other field
+// the wheel scrolls the form, so that scrolling past a field never edits it (an edit a run would
+// record). Fields take the focus by click or Tab only (Qt::StrongFocus): with Qt's default for spin
+// boxes and drop-downs (Qt::WheelFocus) the wheel itself would give them the focus first.
+class FieldWheelGuard : public QObject {
+ public:
+  // `form`: the scroll area the wheel scrolls instead.
+  FieldWheelGuard(QAbstractScrollArea* form, QObject* parent) : QObject(parent), form_(form) {}
+
+  void guard(QWidget* field) {
+    field->setFocusPolicy(Qt::StrongFocus);
+    field->installEventFilter(this);
+  }
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() != QEvent::Wheel) return false;
+    auto* field = qobject_cast<QWidget*>(watched);
+    if (!field || field->hasFocus()) return false;  // a focused field takes the wheel as usual
+    // Handed to the form's scroll bar, as the scroll area does with a wheel over its viewport (a
+    // wheel the field ignored would reach the form only when it comes from the mouse, not from a
+    // synthesised event).
+    if (form_ && form_->isAncestorOf(field)) {
+      auto* wheel = static_cast<QWheelEvent*>(event);
+      const QPoint delta = wheel->angleDelta();
+      QScrollBar* bar = std::abs(delta.x()) > std::abs(delta.y()) ? form_->horizontalScrollBar() : form_->verticalScrollBar();
+      QCoreApplication::sendEvent(bar, wheel);
+    }
+    event->accept();
+    return true;
+  }
+
+ private:
+  QPointer<QAbstractScrollArea> form_;
+};
+
 DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
     : QWidget(parent), presetDir_(presetDir), presets_(new QComboBox(this)), form_(new QWidget(this)),
       formLayout_(new QVBoxLayout(form_)), status_(new QLabel(this)) {
@@ -121,6 +189,8 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
   scroll->setWidget(form_);
+  wheelGuard_ = new FieldWheelGuard(scroll, this);
+  wheelGuard_->guard(presets_);  // a wheel over the list would open another preset
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* layout = new QVBoxLayout(this);
@@ -175,6 +245,7 @@ void DesignerView::build(const Json& normalised) {
   }
   widgets_.clear();
   kinds_.clear();
+  unknownKeys_.clear();
   auto* general = new QGroupBox(tr("experiment"), form_);
   new QFormLayout(general);
   Json top = Json::object();
@@ -218,7 +289,7 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
       for (const auto& s : info->choices) c->addItem(QString::fromStdString(s));
       // A value the format does not allow ("PipeMare") is kept and shown as it is, so that the
       // validator flags it: a combo box would otherwise silently show (and run) its first item.
-      const QString given = QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump());
+      const QString given = shownText(v);
       if (c->findText(given) < 0) c->insertItem(0, given);
       c->setCurrentText(given);
       connect(c, &QComboBox::currentTextChanged, this, [this] { validate(); });
@@ -238,13 +309,19 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
       w = s;
     } else {
       auto* e = new QLineEdit(box);
-      e->setText(QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()));
+      e->setText(shownText(v));
       connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
       w = e;
     }
     w->setObjectName(QString::fromStdString(path));
+    wheelGuard_->guard(w);
     widgets_[path] = w;
     kinds_[path] = v;
+    if (!info) {
+      const QString problem = unknownKeyProblem(path, v);
+      unknownKeys_[path] =
+          problem.isEmpty() ? tr("%1 is not a field of the experiment format").arg(QString::fromStdString(path)) : problem;
+    }
     form->addRow(QString::fromStdString(it.key()), w);
   }
 }
@@ -255,8 +332,14 @@ Json DesignerView::readWidget(const std::string& path, const Json& like, bool* o
   if (auto* c = qobject_cast<QComboBox*>(w)) return c->currentText().toStdString();
   if (auto* c = qobject_cast<QCheckBox*>(w)) return c->isChecked();
   if (auto* s = qobject_cast<QSpinBox*>(w)) return static_cast<int64_t>(s->value());
-  const std::string text = qobject_cast<QLineEdit*>(w)->text().toStdString();
-  if (like.is_string()) return text;
+  const QString shown = qobject_cast<QLineEdit*>(w)->text();
+  if (shown == shownText(like)) return like;  // as the file gave it, its JSON type included
+  // An edited field takes its type from the format, not from the value it replaces: "2" typed over
+  // a "four" that the file gave pipeline.stages is the integer 2. A key the format does not have
+  // keeps the type it was given with.
+  const FieldInfo* info = findField(formatFields(), path);
+  const std::string text = shown.toStdString();
+  if (info ? info->type == FieldType::Text : like.is_string()) return text;
   Json parsed = Json::parse(text, nullptr, false);
   if (parsed.is_discarded()) {
     *ok = false;
@@ -270,7 +353,7 @@ Json DesignerView::currentJson() const {
   for (const auto& [path, like] : kinds_) {
     bool ok = true;
     Json v = readWidget(path, like, &ok);
-    out[Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString())] = v;
+    out[pointerTo(path)] = v;
   }
   return out;
 }
@@ -310,6 +393,18 @@ void DesignerView::validate() {
     }
     status_->setText(tr("<span style='color:#d62728'>%1</span>").arg(message_.toHtmlEscaped()));
   }
+  // Keys the format does not have stay flagged with the validator's message whichever problem it
+  // reports first (it reports one); the status line lists those it did not report.
+  QString others;
+  for (const auto& [path, problem] : unknownKeys_) {
+    QWidget* w = widgets_.at(path);
+    w->setStyleSheet(kInvalidStyle);
+    w->setToolTip(problem);
+    if (QString::fromStdString(path) != invalidField_)
+      others += QStringLiteral("<br><span style='color:#d62728'>%1: %2</span>")
+                    .arg(QString::fromStdString(path).toHtmlEscaped(), problem.toHtmlEscaped());
+  }
+  if (!others.isEmpty()) status_->setText(status_->text() + others);
   Q_EMIT validityChanged(valid_);
 }
 

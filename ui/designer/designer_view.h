@@ -3,7 +3,8 @@
 // section, defaults shown in tooltips), validated on every edit by the engine's own validator
 // (core/config): an invalid value is flagged in place with the validator's message. Presets from
 // experiments/ and the user's files can be opened, edited and saved; Run hands the experiment to
-// the main window. GUI thread only.
+// the main window. A spin box or drop-down of the form takes the mouse wheel only while it has
+// the keyboard focus; elsewhere the wheel scrolls the form. GUI thread only.
 #include <QString>
 #include <QWidget>
 #include <map>
@@ -16,6 +17,8 @@ class QLabel;
 class QVBoxLayout;
 
 namespace pm::ui {
+
+class FieldWheelGuard;
 
 class DesignerView : public QWidget {
   Q_OBJECT
@@ -59,8 +62,14 @@ class DesignerView : public QWidget {
   QWidget* form_;
   QVBoxLayout* formLayout_;
   QLabel* status_;
+  FieldWheelGuard* wheelGuard_ = nullptr;  // the wheel rule of every field (designer_view.cpp)
   std::map<std::string, QWidget*> widgets_;
-  std::map<std::string, nlohmann::json> kinds_;  // path -> a value of the field's JSON type
+  // path -> the value as the file gave it: a text field left as shown reads back as this value,
+  // its JSON type included; an edited one takes the format's type for the field.
+  std::map<std::string, nlohmann::json> kinds_;
+  // path -> the validator's message, for each key the format does not have: flagged whichever
+  // problem the validator reports first.
+  std::map<std::string, QString> unknownKeys_;
   bool valid_ = true, building_ = false;
   QString message_, invalidField_;
 };

@@ -38,6 +38,28 @@ CurvePlot* makePlot(QWidget* parent, const QString& title, const QString& y) {
   p->setAxisLabels(QObject::tr("step"), y);
   return p;
 }
+
+// The run's end in one line, as `pipemare run` prints it: "run 7 stopped: stopped by request after
+// step 40 (...); final loss 0.5000, 2400 samples/s over 3.1s". The figures are the summary's that
+// are numbers (a run that failed early has none).
+QString runSummaryLine(const nlohmann::json& e, int64_t runId) {
+  const QString status = QString::fromStdString(e.value("status", std::string()));
+  const QString message = QString::fromStdString(e.value("message", std::string()));
+  QString line = QObject::tr("run %1 %2").arg(runId).arg(status);
+  if (!message.isEmpty()) line += QStringLiteral(": ") + message;
+  QStringList figures;
+  if (e.contains("summary") && e["summary"].is_object()) {
+    const nlohmann::json& s = e["summary"];
+    if (!std::isnan(num(s, "final_loss"))) figures << QObject::tr("final loss %1").arg(num(s, "final_loss"), 0, 'f', 4);
+    if (!std::isnan(num(s, "final_accuracy"))) figures << QObject::tr("accuracy %1").arg(num(s, "final_accuracy"), 0, 'f', 4);
+    if (!std::isnan(num(s, "samples_per_s")) && !std::isnan(num(s, "wall_s")))
+      figures << QObject::tr("%1 samples/s over %2")
+                     .arg(num(s, "samples_per_s"), 0, 'f', 0)
+                     .arg(QString::fromStdString(formatDuration(num(s, "wall_s"))));
+  }
+  if (!figures.isEmpty()) line += (message.isEmpty() ? QStringLiteral(": ") : QStringLiteral("; ")) + figures.join(QStringLiteral(", "));
+  return line;
+}
 }  // namespace
 
 LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, QWidget* parent)
@@ -85,7 +107,12 @@ void LiveRunView::processFinished(int code, const QString& st) {
     if (!rest.isEmpty()) log_->appendPlainText(tr("engine: %1").arg(rest.join('\n').trimmed()));
   }
   if (runId_ == 0) runId_ = proc_->runId();
-  log_->appendPlainText(runId_ > 0 ? tr("run %1: %2").arg(runId_).arg(status_) : tr("run: %1 (no run was recorded)").arg(status_));
+  // The last line: the run_finished event's summary, or without one (the process was killed, the
+  // experiment refused) the status alone.
+  if (!summaryLine_.isEmpty())
+    log_->appendPlainText(summaryLine_);
+  else
+    log_->appendPlainText(runId_ > 0 ? tr("run %1: %2").arg(runId_).arg(status_) : tr("run: %1 (no run was recorded)").arg(status_));
   accuracy_->setEmptyText(tr("this run recorded no evaluation"));
   for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("no step was recorded"));
   for (CurvePlot* p : {utilization_, wait_, memory_, lr_}) p->setEmptyText(tr("no stage report was recorded"));
@@ -203,9 +230,7 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     log_->appendPlainText(tr("error: %1%2").arg(QString::fromStdString(place.empty() ? "" : place + ": "), message));
   } else if (type == "run_finished") {
     if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
-    const std::string msg = e.value("message", std::string());
-    log_->appendPlainText(tr("finished: %1%2").arg(QString::fromStdString(e.value("status", std::string())),
-                                                   msg.empty() ? QString() : QStringLiteral(" - ") + QString::fromStdString(msg)));
+    summaryLine_ = runSummaryLine(e, runId_);  // logged when the process has ended, after its stderr
   }
 }
 

@@ -4,7 +4,10 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QDesktopServices>
+#include <QFileInfo>
 #include <QKeySequence>
+#include <QMenu>
 #include <QMenuBar>
 #include <QSettings>
 #include <QStatusBar>
@@ -19,6 +22,8 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSplitter>
+#include <QStringList>
+#include <QUrl>
 
 #include "core/util/paths.h"
 #include "ui/compare/compare_view.h"
@@ -35,6 +40,24 @@
 
 namespace pm::ui {
 
+namespace {
+
+// A menu entry's text as the user reads it (without the '&' of its mnemonic).
+QString plainText(const QAction* a) { return QString(a->text()).remove(QLatin1Char('&')); }
+
+// The documentation's front page, README.md (it links docs/): in the source checkout, for a
+// workbench run from the build tree, or in the installation's share/doc/pipemare beside the
+// presets' share/pipemare. Empty when neither has it.
+QString documentationFile() {
+  const QString data = QString::fromStdString(pipemareDataDir());
+  const QStringList candidates{data + QStringLiteral("/README.md"), data + QStringLiteral("/../doc/pipemare/README.md")};
+  for (const QString& candidate : candidates)
+    if (QFileInfo(candidate).isFile()) return QFileInfo(candidate).canonicalFilePath();
+  return {};
+}
+
+}  // namespace
+
 MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, const QString& pipemareBinary, QWidget* parent)
     : QMainWindow(parent),
       watcher_(new StoreWatcher(dbPath)),  // parented at the end of the constructor
@@ -46,14 +69,10 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   QTabWidget* tabs = buildTabs(presetDir, binary);
   setCentralWidget(tabs);
 
-  buildRunMenu();
   buildFileMenu(tabs);
-  // Help > About: the icon, the version, and the BLAS library the engine loads (it asks `pipemare
-  // version`, since the workbench itself does not load LibTorch).
-  auto* help = menuBar()->addMenu(tr("&Help"));
-  auto* about = help->addAction(tr("&About PipeMare Workbench"));
-  about->setObjectName(QStringLiteral("aboutAction"));
-  connect(about, &QAction::triggered, this, [this, binary] { showAboutBox(this, binary); });
+  buildRunMenu();
+  buildViewMenu(tabs);
+  buildHelpMenu(binary);
   // A permanent widget, which a timed message ("no schedule trace") does not hide.
   auto* storeLabel = new QLabel(tr("Store: %1").arg(QString::fromStdString(dbPath)), this);
   storeLabel->setObjectName(QStringLiteral("storeLabel"));
@@ -149,6 +168,84 @@ void MainWindow::buildFileMenu(QTabWidget* tabs) {
   auto* quit = file->addAction(tr("&Quit"));
   quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));  // QKeySequence::Quit is empty on some platforms (offscreen)
   connect(quit, &QAction::triggered, this, &QWidget::close);
+}
+
+// View: each tab by Ctrl+1 .. Ctrl+6 (in the tabs' order), the next and previous tab by Ctrl+Tab
+// and Ctrl+Shift+Tab (wrapping around).
+void MainWindow::buildViewMenu(QTabWidget* tabs) {
+  auto* view = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < tabs->count() && i < 9; ++i) {
+    auto* showTab = view->addAction(QStringLiteral("&") + tabs->tabText(i));
+    showTab->setObjectName(QStringLiteral("showTab%1Action").arg(i + 1));
+    showTab->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    connect(showTab, &QAction::triggered, tabs, [tabs, i] { tabs->setCurrentIndex(i); });
+  }
+  view->addSeparator();
+  auto* next = view->addAction(tr("&Next tab"));
+  next->setObjectName(QStringLiteral("nextTabAction"));
+  next->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Tab));
+  connect(next, &QAction::triggered, tabs, [tabs] { tabs->setCurrentIndex((tabs->currentIndex() + 1) % tabs->count()); });
+  auto* previous = view->addAction(tr("&Previous tab"));
+  previous->setObjectName(QStringLiteral("previousTabAction"));
+  // Shift+Tab arrives as Backtab; Qt's shortcut map also tries it as Shift+Tab.
+  previous->setShortcut(QKeySequence(QKeyCombination(Qt::ControlModifier | Qt::ShiftModifier, Qt::Key_Tab)));
+  connect(previous, &QAction::triggered, tabs,
+          [tabs] { tabs->setCurrentIndex((tabs->currentIndex() + tabs->count() - 1) % tabs->count()); });
+}
+
+// Help: the keyboard shortcuts, the documentation, and About (the icon, the version, and the BLAS
+// library the engine loads: it asks `pipemare version`, since the workbench does not load LibTorch).
+void MainWindow::buildHelpMenu(const QString& binary) {
+  auto* help = menuBar()->addMenu(tr("&Help"));
+  auto* keys = help->addAction(tr("&Keyboard shortcuts"));
+  keys->setObjectName(QStringLiteral("shortcutsAction"));
+  keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+  connect(keys, &QAction::triggered, this, &MainWindow::showShortcuts);
+  auto* docs = help->addAction(tr("&Documentation"));
+  docs->setObjectName(QStringLiteral("documentationAction"));
+  docs->setShortcut(QKeySequence(Qt::Key_F1));
+  connect(docs, &QAction::triggered, this, &MainWindow::openDocumentation);
+  help->addSeparator();
+  auto* about = help->addAction(tr("&About PipeMare Workbench"));
+  about->setObjectName(QStringLiteral("aboutAction"));
+  connect(about, &QAction::triggered, this, [this, binary] { showAboutBox(this, binary); });
+}
+
+// Every menu entry that has a shortcut, read from the menus themselves (so the list cannot fall
+// behind them), and the Design tab's rule for the mouse wheel.
+void MainWindow::showShortcuts() {
+  QString rows;
+  // The menu bar's menus, in the order they were added (its order).
+  for (const QMenu* menu : menuBar()->findChildren<QMenu*>(QString(), Qt::FindDirectChildrenOnly)) {
+    const QString menuName = QString(menu->title()).remove(QLatin1Char('&'));
+    for (QAction* a : menu->actions()) {
+      if (a->shortcuts().isEmpty()) continue;
+      QStringList keys;
+      for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText).toHtmlEscaped();
+      rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2 &gt; %3</td></tr>")
+                  .arg(keys.join(QStringLiteral(", ")), menuName.toHtmlEscaped(), plainText(a).toHtmlEscaped());
+    }
+  }
+  QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), QString(), QMessageBox::Ok, this);
+  box.setObjectName(QStringLiteral("shortcutsBox"));
+  box.setTextFormat(Qt::RichText);
+  box.setText(QStringLiteral("<table cellspacing='6'>%1</table>").arg(rows) +
+              tr("<p>In the Design tab, the mouse wheel changes a spin box or drop-down only while it has the "
+                 "keyboard focus (click it, or Tab to it); elsewhere the wheel scrolls the form.</p>"));
+  box.exec();
+}
+
+// README.md in the desktop's viewer for it; a message that says where it was looked for when it
+// cannot be opened.
+void MainWindow::openDocumentation() {
+  const QString file = documentationFile();
+  if (!file.isEmpty() && QDesktopServices::openUrl(QUrl::fromLocalFile(file))) return;
+  const QString data = QString::fromStdString(pipemareDataDir());
+  QMessageBox::information(this, tr("Documentation"),
+                           file.isEmpty()
+                               ? tr("The documentation is not installed: there is no README.md in %1 or in %2.")
+                                     .arg(data, QDir::cleanPath(data + QStringLiteral("/../doc/pipemare")))
+                               : tr("No program could open %1.").arg(file));
 }
 
 // The designer's last file (else the quickstart preset) and the saved preferences.

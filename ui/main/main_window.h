@@ -1,7 +1,8 @@
 #pragma once
 // The workbench's main window: Design (experiment designer beside the planner's predictions),
 // Live (runs in progress, one tab each), Runs (the store), Sweeps (a sweep's final metric as a
-// heat map), Compare, Timeline (a run's measured schedule beside the planner's prediction).
+// heat map), Compare, Timeline (a run's measured schedule beside the planner's prediction); the
+// menus File, Run, View (the tabs by keyboard) and Help (shortcuts, documentation, About).
 // GUI thread only. The window owns the process's one connection to the run store (a StoreWatcher)
 // and hands it to every view: none opens the store itself.
 #include <QMainWindow>
@@ -52,8 +53,13 @@ class MainWindow : public QMainWindow {
 
  private:
   QTabWidget* buildTabs(const QString& presetDir, const QString& binary);
-  void buildRunMenu();
+  // The menus, in the menu bar's order: File, Run, View, Help.
   void buildFileMenu(QTabWidget* tabs);
+  void buildRunMenu();
+  void buildViewMenu(QTabWidget* tabs);
+  void buildHelpMenu(const QString& binary);
+  void showShortcuts();
+  void openDocumentation();
   void restoreSettings(const QString& presetDir);
 
   StoreWatcher* watcher_;  // made first (the views read through it), destroyed after them

@@ -86,6 +86,8 @@ class LegendPlacingPlot : public QCustomPlot {
 struct CurvePlot::Series {
   QCPGraph* graph = nullptr;
   std::vector<double> x, y;
+  QCPGraph* raw = nullptr;  // the faded unsmoothed curve under a smoothed series (setSeriesRawData), or none
+  std::vector<double> rawX, rawY;
 };
 
 CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), plot_(new LegendPlacingPlot(this)) {
@@ -96,6 +98,9 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), plot_(new LegendPlacing
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
   plot_->setMinimumSize(200, 150);
+  // Raw curves have a layer of their own under the series' ("main"): every smoothed curve is drawn
+  // over every faded raw one, whatever the order the series were added in.
+  plot_->addLayer(QStringLiteral("raw"), plot_->layer(QStringLiteral("main")), QCustomPlot::limBelow);
   applyPalette(plot_, palette());
 }
 
@@ -133,6 +138,37 @@ void CurvePlot::appendPoint(int series, double x, double y) {
   s.x.push_back(x);
   s.y.push_back(y);
 }
+
+void CurvePlot::setSeriesRawData(int series, std::vector<double> x, std::vector<double> y) {
+  auto& s = *series_.at(static_cast<size_t>(series));
+  s.rawX = std::move(x);
+  s.rawY = std::move(y);
+  if (s.rawX.empty() || s.rawY.empty()) {
+    if (s.raw) plot_->removeGraph(s.raw);
+    s.raw = nullptr;
+    s.rawX.clear();
+    s.rawY.clear();
+    return;
+  }
+  if (!s.raw) {
+    s.raw = plot_->addGraph();
+    s.raw->setLayer(QStringLiteral("raw"));
+    s.raw->removeFromLegend();
+    s.raw->setName(s.graph->name());
+    QColor faded = s.graph->pen().color();
+    faded.setAlphaF(0.3f);
+    s.raw->setPen(QPen(QBrush(faded), 1.0));
+  }
+}
+
+size_t CurvePlot::rawPointCount(int series) const { return series_.at(static_cast<size_t>(series))->rawX.size(); }
+
+bool CurvePlot::showsRaw(int series) const {
+  const QCPGraph* raw = series_.at(static_cast<size_t>(series))->raw;
+  return raw && raw->visible() && !raw->data()->isEmpty();
+}
+
+QString CurvePlot::seriesName(int series) const { return series_.at(static_cast<size_t>(series))->graph->name(); }
 
 void CurvePlot::clear() {
   plot_->clearGraphs();
@@ -207,36 +243,54 @@ static void decimate(const std::vector<double>& x, const std::vector<double>& y,
   }
 }
 
+// Sets a graph's drawn (decimated) points from x, y; returns how many there are.
+static qsizetype drawGraph(QCPGraph* graph, const std::vector<double>& x, const std::vector<double>& y, int buckets,
+                           double width) {
+  QVector<double> ox, oy;
+  decimate(x, y, buckets, ox, oy);
+  graph->setData(ox, oy, true);
+  // A dense (decimated) series zig-zags every pixel column: stroking it with a wide antialiased
+  // pen makes the raster engine fill a huge self-intersecting outline (seconds per frame).
+  // One-pixel cosmetic lines take Qt's fast line path and look the same at that density.
+  const bool dense = ox.size() > static_cast<qsizetype>(buckets);
+  QPen pen = graph->pen();
+  pen.setWidthF(dense ? 1.0 : width);
+  pen.setCosmetic(dense);
+  graph->setPen(pen);
+  graph->setAntialiased(!dense);
+  return ox.size();
+}
+
 void CurvePlot::replot() {
   const int buckets = std::max(100, plot_->axisRect()->width());
   bool any = false;
   for (auto& s : series_) {
-    QVector<double> ox, oy;
-    decimate(s->x, s->y, buckets, ox, oy);
-    s->graph->setData(ox, oy, true);
-    // A dense (decimated) series zig-zags every pixel column: stroking it with a wide antialiased
-    // pen makes the raster engine fill a huge self-intersecting outline (seconds per frame).
-    // One-pixel cosmetic lines take Qt's fast line path and look the same at that density.
-    const bool dense = ox.size() > static_cast<qsizetype>(buckets);
-    QPen pen = s->graph->pen();
-    pen.setWidthF(dense ? 1.0 : 1.5);
-    pen.setCosmetic(dense);
-    s->graph->setPen(pen);
-    s->graph->setAntialiased(!dense);
+    const qsizetype drawn = drawGraph(s->graph, s->x, s->y, buckets, 1.5);
     // Sparse series (evaluations) get markers so that a single point is visible.
-    s->graph->setScatterStyle(ox.size() <= 60 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6) : QCPScatterStyle());
-    any = any || !ox.isEmpty();
+    s->graph->setScatterStyle(drawn <= 60 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6) : QCPScatterStyle());
+    any = any || drawn > 0;
+    if (s->raw) {
+      const qsizetype rawDrawn = drawGraph(s->raw, s->rawX, s->rawY, buckets, 1.0);
+      s->raw->setVisible(rawDrawn > 0);
+      any = any || rawDrawn > 0;
+    }
   }
   if (any) {
     plot_->rescaleAxes();
-    // The data's own extent per axis: QCustomPlot keeps an axis's old size around a single value.
+    // The data's own extent per axis, raw curves included (their spikes stay on screen):
+    // QCustomPlot keeps an axis's old size around a single value.
     QCPRange keys, values;
     bool haveKeys = false, haveValues = false;
+    std::vector<const QCPGraph*> graphs;
     for (const auto& s : series_) {
+      graphs.push_back(s->graph);
+      if (s->raw && s->raw->visible()) graphs.push_back(s->raw);
+    }
+    for (const QCPGraph* graph : graphs) {
       bool found = false;
-      const QCPRange k = s->graph->getKeyRange(found);
+      const QCPRange k = graph->getKeyRange(found);
       if (found) keys = haveKeys ? QCPRange(std::min(keys.lower, k.lower), std::max(keys.upper, k.upper)) : k, haveKeys = true;
-      const QCPRange v = s->graph->getValueRange(found);
+      const QCPRange v = graph->getValueRange(found);
       if (found) values = haveValues ? QCPRange(std::min(values.lower, v.lower), std::max(values.upper, v.upper)) : v, haveValues = true;
     }
     for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) {

@@ -27,6 +27,15 @@ class CurvePlot : public QWidget {
   int addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
   void setSeriesData(int series, std::vector<double> x, std::vector<double> y);
   void appendPoint(int series, double x, double y);
+  // The unsmoothed points of a series that holds a smoothed curve: drawn in the series' colour,
+  // faded, under every series, with no legend entry (the series' own entry names the curve; say
+  // "smoothed" in its name). Part of the series, not a series of its own: seriesCount() and
+  // pointCount() are unchanged. Empty vectors remove it.
+  void setSeriesRawData(int series, std::vector<double> x, std::vector<double> y);
+  size_t rawPointCount(int series) const;
+  // The series' faded raw curve is drawn (after the last replot: it has points to show).
+  bool showsRaw(int series) const;
+  QString seriesName(int series) const;  // as the legend shows it
   void clear();  // removes all series
   void setLogY(bool on);
   // A note drawn in the middle of the axes while no series has a point to show (why the plot is

@@ -39,6 +39,7 @@ void GanttPlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font
 
 void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   plot_->clearItems();
+  emptyNote_ = nullptr;  // deleted with the items
   spans_.clear();
   double t0 = 1e300, t1 = -1e300;
   for (const auto& b : boxes) {
@@ -72,7 +73,39 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int s = 0; s < stages; ++s) ticker->addTick(s, tr("stage %1").arg(s));
   plot_->yAxis->setTicker(ticker);
+  showEmptyState();
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GanttPlot::setEmptyText(const QString& text) {
+  emptyText_ = text;
+  showEmptyState();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool GanttPlot::showsEmptyText() const { return emptyNote_ && emptyNote_->visible(); }
+
+void GanttPlot::showEmptyState() {
+  const bool empty = count_ == 0;
+  if (empty && !emptyText_.isEmpty() && !emptyNote_) {
+    emptyNote_ = new QCPItemText(plot_);
+    emptyNote_->setClipToAxisRect(true);
+    emptyNote_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    emptyNote_->position->setCoords(0.5, 0.5);
+    emptyNote_->setPositionAlignment(Qt::AlignCenter);
+    emptyNote_->setTextAlignment(Qt::AlignCenter);
+    emptyNote_->setColor(palette().color(QPalette::Disabled, QPalette::Text));
+  }
+  if (emptyNote_) {
+    emptyNote_->setText(emptyText_);
+    emptyNote_->setVisible(empty && !emptyText_.isEmpty());
+  }
+  // An empty chart has no time to tick: its axis would count fractions of a nanosecond.
+  for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) {
+    axis->setTicks(!empty);
+    axis->setTickLabels(!empty);
+    axis->grid()->setVisible(!empty);
+  }
 }
 
 void GanttPlot::fit() {

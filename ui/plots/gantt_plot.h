@@ -8,6 +8,7 @@
 #include <vector>
 
 class QCustomPlot;
+class QCPItemText;
 
 namespace pm::ui {
 
@@ -32,6 +33,11 @@ class GanttPlot : public QWidget {
   double viewEndMs() const;
   size_t boxesInView() const;
   bool save(const QString& path, int width = 900, int height = 400);
+  // A sentence drawn in the middle of the chart while it has no box (what to do to get one, or
+  // why there is none); "" draws none. Without boxes the axes have no ticks either.
+  void setEmptyText(const QString& text);
+  QString emptyText() const { return emptyText_; }
+  bool showsEmptyText() const;
 
  public Q_SLOTS:
   // Shows every box (after zooming or panning with the mouse).
@@ -42,7 +48,10 @@ class GanttPlot : public QWidget {
   void viewChanged();
 
  private:
+  void showEmptyState();  // the empty text and the axes' ticks, as count_ says
   QCustomPlot* plot_;
+  QCPItemText* emptyNote_ = nullptr;  // an item of plot_: setBoxes() clears it with the boxes
+  QString emptyText_;
   size_t count_ = 0;
   double spanMs_ = 0;
   std::vector<std::pair<double, double>> spans_;  // each box's [start, end] in ms from the first start

@@ -78,6 +78,13 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
   leftLayout->setContentsMargins(0, 0, 0, 0);
   leftLayout->addLayout(top);
   leftLayout->addWidget(table_, 1);
+  noRuns_ = new QLabel(this);
+  noRuns_->setObjectName(QStringLiteral("noRunsNote"));
+  noRuns_->setWordWrap(true);
+  noRuns_->setAlignment(Qt::AlignCenter);
+  noRuns_->setTextInteractionFlags(Qt::TextSelectableByMouse);  // the command can be copied
+  noRuns_->hide();
+  leftLayout->addWidget(noRuns_, 1);
   leftLayout->addWidget(summary_);
 
   lossPlot_->setTitle(tr("Training loss"));
@@ -150,6 +157,8 @@ void RunsBrowser::refresh() {
     const int64_t keep = shownRun_;
     const std::vector<int64_t> selectedBeforeReload = selectedRunIds();
     auto runs = store ? store->listRuns(f) : std::vector<RunRecord>{};
+    // None in the store at all (not only none through the filters): the empty state.
+    const bool none = runs.empty() && (!store || (f.status.empty() && f.tag.empty()) || store->listRuns(RunFilter{}).empty());
     updateTagList(store, f, runs);
     if (schedule_->currentIndex() > 0) {
       const std::string s = schedule_->currentText().toStdString();
@@ -158,6 +167,7 @@ void RunsBrowser::refresh() {
     const bool first = model_->rowCount() == 0;
     reloading_ = true;
     model_->setRuns(runs);
+    showNoRuns(none);
     if (first && !runs.empty()) fitColumns();
     updateSummary();
     reselect(keep, selectedBeforeReload);
@@ -227,6 +237,21 @@ void RunsBrowser::updateSummary() {
                                                                  : tr("%1 of %2 run(s) shown").arg(proxy_->rowCount()).arg(model_->rowCount());
   const QString store = QString::fromStdString(watcher_->dbPath());
   summary_->setText(tr("%1, %2 running  -  store: %3").arg(shown).arg(running).arg(store));
+}
+
+void RunsBrowser::showNoRuns(bool none) {
+  table_->setVisible(!none);
+  noRuns_->setVisible(none);
+  if (!none) return;
+  noRuns_->setText(watcher_->noRunsText());
+  // The plots say there is nothing to plot, instead of empty axes or the curves of a run deleted since.
+  shownRun_ = 0;
+  shownStatus_.reset();
+  for (CurvePlot* plot : {lossPlot_, accPlot_}) {
+    plot->clear();
+    plot->setEmptyText(tr("no runs yet"));
+    plot->replot();
+  }
 }
 
 bool RunsBrowser::selectRun(int64_t runId) {

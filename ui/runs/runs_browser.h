@@ -63,6 +63,7 @@ class RunsBrowser : public QWidget {
   void fitColumns();
   void reselect(int64_t keep, const std::vector<int64_t>& previous);
   void updateSummary();  // the footer: runs shown, running, store
+  void showNoRuns(bool none);  // the empty state: the sentence instead of the table, plots cleared
   void contextMenu(const QPoint& pos);
   void storeChanged();   // the watcher's signals: refresh(), or later while the context menu is open
   StoreWatcher* watcher_;
@@ -76,6 +77,7 @@ class RunsBrowser : public QWidget {
   QLabel* summary_;
   CurvePlot* lossPlot_;
   CurvePlot* accPlot_;
+  QLabel* noRuns_ = nullptr;  // takes the table's place while the store has no runs: how to make one
   bool menuOpen_ = false;          // the context menu or its dialog is open: no refresh under the user
   bool changedMeanwhile_ = false;  // the watcher reported a change while it was
   int64_t shownRun_ = 0;

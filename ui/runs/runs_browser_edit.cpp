@@ -5,6 +5,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QStringList>
 #include <QTableView>
 
 #include <algorithm>
@@ -16,6 +17,28 @@
 #include "ui/store/store_watcher.h"
 
 namespace pm::ui {
+
+namespace {
+
+// The runs a question names: `run 3 "baseline"` each (the name as the table lists it; the id alone
+// for a run it does not list), the first few of them, then how many more.
+QString namedRuns(const RunsTableModel& model, const std::vector<int64_t>& runs) {
+  constexpr size_t kNamed = 10;
+  QStringList parts;
+  for (size_t i = 0; i < runs.size() && i < kNamed; ++i) {
+    QString part = RunsBrowser::tr("run %1").arg(runs[i]);
+    for (int r = 0; r < model.rowCount(); ++r)
+      if (const RunRecord* rec = model.runAt(r); rec && rec->id == runs[i]) {
+        part += QStringLiteral(" \"%1\"").arg(QString::fromStdString(rec->name));
+        break;
+      }
+    parts << part;
+  }
+  if (runs.size() > kNamed) parts << RunsBrowser::tr("%1 more").arg(runs.size() - kNamed);
+  return parts.join(QStringLiteral(", "));
+}
+
+}  // namespace
 
 bool RunsBrowser::setTags(int64_t run, const QString& commaSeparated) {
   try {
@@ -43,10 +66,21 @@ bool RunsBrowser::setNotes(int64_t run, const QString& notes) {
 
 int RunsBrowser::deleteRuns(const std::vector<int64_t>& runs, bool confirm) {
   if (runs.empty()) return 0;
-  if (confirm && QMessageBox::question(this, tr("Delete runs"),
-                                       tr("Delete %1 run(s) and all their metrics, traces and logs? This cannot be undone.")
-                                           .arg(runs.size())) != QMessageBox::Yes)
-    return 0;
+  if (confirm) {
+    // Named, so that the user sees which runs go; No is the default answer (Return, Escape), as
+    // deleting cannot be undone. Plain text: a run's name is shown as it is.
+    const QString question =
+        runs.size() == 1
+            ? tr("Delete %1 and all its metrics, traces and logs? This cannot be undone.").arg(namedRuns(*model_, runs))
+            : tr("Delete %1 runs (%2) and all their metrics, traces and logs? This cannot be undone.")
+                  .arg(QString::number(runs.size()), namedRuns(*model_, runs));
+    QMessageBox box(QMessageBox::Question, runs.size() == 1 ? tr("Delete run") : tr("Delete runs"), question,
+                    QMessageBox::Yes | QMessageBox::No, this);
+    box.setTextFormat(Qt::PlainText);
+    box.setDefaultButton(QMessageBox::No);
+    box.setEscapeButton(QMessageBox::No);
+    if (box.exec() != QMessageBox::Yes) return 0;
+  }
   int n = 0;
   lastError_.clear();
   try {

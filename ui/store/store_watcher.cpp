@@ -49,6 +49,15 @@ StoreWatcher::StoreWatcher(const std::string& dbPath, QObject* parent)
 
 StoreWatcher::~StoreWatcher() = default;
 
+QString StoreWatcher::noRunsText() const {
+  // A private store ("" or ":memory:") gets runs from the workbench alone.
+  if (path_.empty() || isMemory(path_)) return tr("No runs yet: design an experiment in the Design tab and press Run.");
+  const QString command = path_ == defaultDatabasePath()
+                              ? QStringLiteral("pipemare run FILE")
+                              : QStringLiteral("pipemare run FILE --db %1").arg(QString::fromStdString(path_));
+  return tr("No runs yet: design an experiment in the Design tab and press Run, or run `%1`.").arg(command);
+}
+
 bool StoreWatcher::open() {
   if (store_) return true;
   if (path_.empty()) return false;

@@ -23,6 +23,7 @@
 // interrupted when the connection opens and when markDeadRunsInterrupted() is called (a run
 // process of the Live tab ended, the user asked to refresh): never on a poll.
 #include <QObject>
+#include <QString>
 #include <exception>
 #include <memory>
 #include <string>
@@ -46,6 +47,9 @@ class StoreWatcher : public QObject {
   ~StoreWatcher() override;
 
   const std::string& dbPath() const { return path_; }
+  // What a view with nothing to show says while the store has no runs: how to make the first one
+  // (the command names this store when it is not `pipemare run`'s default).
+  QString noRunsText() const;
   // The process's connection; nullptr while the file does not exist or does not open. Owned by
   // the watcher: callers never keep it beyond the call that uses it.
   RunStore* store();

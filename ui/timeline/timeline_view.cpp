@@ -209,10 +209,13 @@ void TimelineView::setPredictedMinibatches(int n) { minibatches_->setValue(n); }
 
 void TimelineView::refresh() {
   std::vector<RunRecord> runs;
+  storeHasRuns_ = false;
   try {
     if (RunStore* store = watcher_->storeOrThrow())  // nullptr: no store file yet, no runs
-      for (auto& r : store->listRuns())
+      for (auto& r : store->listRuns()) {
+        storeHasRuns_ = true;
         if (store->countRows("trace", r.id) > 0) runs.push_back(std::move(r));
+      }
     lastError_.clear();
   } catch (const std::exception& ex) {
     lastError_ = ex.what();
@@ -300,12 +303,14 @@ void TimelineView::showRun(int64_t runId) {
                           .arg(q(schedule_), q(model_))
                           .arg(stages_)
                           .arg(microbatches_));
+  measured_->setEmptyText(tr("this run recorded no schedule trace"));
   measured_->setBoxes(boxes, stages);
   measuredCounts_ = actionCounts(boxes);
   const int steps = tracedMinibatches(boxes, microbatches_);
   updating_ = true;
   minibatches_->setValue(std::clamp(steps, 1, minibatches_->maximum()));
   updating_ = false;
+  predicted_->setEmptyText(tr("planning..."));
   predicted_->setBoxes({}, stages);
   predictedCounts_.clear();
   updateSummaries();
@@ -320,16 +325,23 @@ void TimelineView::clearShownRun() {
   configJson_.clear();
   stages_ = microbatches_ = 0;
   singleMode_ = false;
+  // The empty charts say what to do: make a run (none in the store), or which runs have a trace.
+  const QString noTrace = tr("No run in this store has a schedule trace yet (runs record the first "
+                             "training.trace_steps minibatches).");
+  const QString empty = !lastError_.empty() ? tr("The run store cannot be read (the line below says why).")
+                        : !storeHasRuns_    ? watcher_->noRunsText()
+                        : runBox_->count() == 0 ? noTrace
+                                                : tr("Choose a run above.");
   measured_->setTitle(tr("Measured schedule"));
+  measured_->setEmptyText(empty);
   measured_->setBoxes({}, 1);
   predicted_->setTitle(tr("Predicted by the planner"));
+  predicted_->setEmptyText(storeHasRuns_ ? tr("the planner's timeline of the run shown above") : tr("no runs yet"));
   predicted_->setBoxes({}, 1);
   measuredCounts_.clear();
   predictedCounts_.clear();
   updateSummaries();
-  measuredLabel_->setText(runBox_->count() == 0 ? tr("No run in this store has a schedule trace yet (runs record the first "
-                                                     "training.trace_steps minibatches).")
-                                                : QString());
+  measuredLabel_->setText(runBox_->count() == 0 ? empty.toHtmlEscaped() : QString());  // rich text
 }
 
 void TimelineView::requestPrediction() {
@@ -362,6 +374,7 @@ void TimelineView::showPrediction(const std::vector<GanttBox>& boxes, int stages
 void TimelineView::planFailed(const QString& message) {
   predictedError_ = message;
   predicted_->setTitle(tr("Predicted by the planner: not available"));
+  predicted_->setEmptyText(tr("no prediction (the line below says why)"));
   predicted_->setBoxes({}, std::max(1, stages_));
   predictedCounts_.clear();
   updateSummaries();

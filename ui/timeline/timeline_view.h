@@ -87,6 +87,7 @@ class TimelineView : public QWidget {
   bool updating_ = false;
   bool pending_ = false;     // a prediction was asked for while the planner was busy
   int64_t shownRun_ = 0;
+  bool storeHasRuns_ = false;  // at the last refresh(), with or without a trace: else the empty state says how to make one
   int64_t plannedRun_ = 0;  // the run the running planner was started for
   // The prediction of a run with a recorded partition comes from `plan --against` (the run's
   // own partition, timing and measured action costs); otherwise, or when that fails, from
