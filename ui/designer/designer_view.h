@@ -62,7 +62,7 @@ class DesignerView : public QWidget {
   QWidget* form_;
   QVBoxLayout* formLayout_;
   QLabel* status_;
-  FieldWheelGuard* wheelGuard_ = nullptr;  // the wheel rule of every field (designer_view.cpp)
+  FieldWheelGuard* wheelGuard_ = nullptr;  // the wheel rule of every field (designer_form.h)
   std::map<std::string, QWidget*> widgets_;
   // path -> the value as the file gave it: a text field left as shown reads back as this value,
   // its JSON type included; an edited one takes the format's type for the field.

@@ -184,14 +184,7 @@ Qt::Alignment CurvePlot::legendCorner() const { return plot_->axisRect()->insetL
 
 void CurvePlot::setEmptyText(const QString& text) {
   if (!emptyNote_) {
-    emptyNote_ = new QCPItemText(plot_);
-    emptyNote_->setClipToAxisRect(true);
-    emptyNote_->position->setType(QCPItemPosition::ptAxisRectRatio);
-    emptyNote_->position->setCoords(0.5, 0.5);
-    emptyNote_->setPositionAlignment(Qt::AlignCenter);
-    emptyNote_->setTextAlignment(Qt::AlignCenter);
-    emptyNote_->setColor(palette().color(QPalette::Disabled, QPalette::Text));
-    emptyNote_->setVisible(false);
+    emptyNote_ = makeEmptyNote(plot_, palette());
   }
   emptyNote_->setText(text);
 }

@@ -88,13 +88,7 @@ bool GanttPlot::showsEmptyText() const { return emptyNote_ && emptyNote_->visibl
 void GanttPlot::showEmptyState() {
   const bool empty = count_ == 0;
   if (empty && !emptyText_.isEmpty() && !emptyNote_) {
-    emptyNote_ = new QCPItemText(plot_);
-    emptyNote_->setClipToAxisRect(true);
-    emptyNote_->position->setType(QCPItemPosition::ptAxisRectRatio);
-    emptyNote_->position->setCoords(0.5, 0.5);
-    emptyNote_->setPositionAlignment(Qt::AlignCenter);
-    emptyNote_->setTextAlignment(Qt::AlignCenter);
-    emptyNote_->setColor(palette().color(QPalette::Disabled, QPalette::Text));
+    emptyNote_ = makeEmptyNote(plot_, palette());
   }
   if (emptyNote_) {
     emptyNote_->setText(emptyText_);

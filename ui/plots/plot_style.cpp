@@ -37,4 +37,16 @@ void setPlotTitle(QCustomPlot* plot, const QString& title, const QFont& base, co
   if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setTextColor(palette.color(QPalette::Text));
 }
 
+QCPItemText* makeEmptyNote(QCustomPlot* plot, const QPalette& palette) {
+  auto* note = new QCPItemText(plot);
+  note->setClipToAxisRect(true);
+  note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  note->position->setCoords(0.5, 0.5);
+  note->setPositionAlignment(Qt::AlignCenter);
+  note->setTextAlignment(Qt::AlignCenter);
+  note->setColor(palette.color(QPalette::Disabled, QPalette::Text));
+  note->setVisible(false);
+  return note;
+}
+
 }  // namespace pm::ui

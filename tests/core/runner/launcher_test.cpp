@@ -16,20 +16,26 @@ namespace {
 // finished run, also when every worker is gone before the launcher's loop acts on the stop. That
 // ordering depends on timing and is not forced here: the workers end by SIGINT at once and the
 // stop is asked from the start.
-TEST(Launcher, WorkersEndedByCtrlCDuringStartUpMakeAStop) {
-  pm::test::TempDir tmp;
-  const std::string fake = tmp.file("fake-pipemare");
-  std::ofstream(fake) << "#!/bin/sh\nkill -INT $$\n";
-  ::chmod(fake.c_str(), 0755);
+// A real-mode launch of a two-stage mlp whose workers are the script `worker`.
+pm::LaunchRequest twoStageRequest(const std::string& name, const std::string& worker) {
   pm::LaunchRequest req;
-  req.experiment.name = "ctrl-c";
+  req.experiment.name = name;
   req.experiment.model.name = "mlp";
   req.experiment.pipeline.stages = 2;
   req.experiment.pipeline.partition.method = pm::PartitionMethod::Explicit;
   req.experiment.pipeline.partition.boundaries = {1};
   req.experiment.execution.mode = pm::ExecutionMode::Real;
   req.experiment.execution.timeout_s = 10;
-  req.workerBinary = fake;
+  req.workerBinary = worker;
+  return req;
+}
+
+TEST(Launcher, WorkersEndedByCtrlCDuringStartUpMakeAStop) {
+  pm::test::TempDir tmp;
+  const std::string fake = tmp.file("fake-pipemare");
+  std::ofstream(fake) << "#!/bin/sh\nkill -INT $$\n";
+  ::chmod(fake.c_str(), 0755);
+  pm::LaunchRequest req = twoStageRequest("ctrl-c", fake);
   std::atomic<bool> stop{true};
   pm::MemorySink sink;
   const pm::RunOutcome out = pm::launchWorkers(req, sink, &stop);
@@ -48,15 +54,7 @@ TEST(Launcher, StagesHaltStepIsTheOutcomesHaltStep) {
                          "\"halt_step\":7}'\n"
                          "exit 130\n";
   ::chmod(fake.c_str(), 0755);
-  pm::LaunchRequest req;
-  req.experiment.name = "halted";
-  req.experiment.model.name = "mlp";
-  req.experiment.pipeline.stages = 2;
-  req.experiment.pipeline.partition.method = pm::PartitionMethod::Explicit;
-  req.experiment.pipeline.partition.boundaries = {1};
-  req.experiment.execution.mode = pm::ExecutionMode::Real;
-  req.experiment.execution.timeout_s = 10;
-  req.workerBinary = fake;
+  pm::LaunchRequest req = twoStageRequest("halted", fake);
   pm::MemorySink sink;
   const pm::RunOutcome out = pm::launchWorkers(req, sink, nullptr);
   EXPECT_EQ(out.status, pm::RunStatus::Stopped) << out.message;

@@ -1,0 +1,33 @@
+#pragma once
+// The Design tab's wheel rule, shared by the designer's two sources: the constructor
+// (designer_view.cpp) guards the preset list, the form (designer_form.cpp) every field.
+// GUI thread only.
+#include <QAbstractScrollArea>
+#include <QObject>
+#include <QPointer>
+
+class QEvent;
+class QWidget;
+
+namespace pm::ui {
+
+// The one wheel rule of the form's fields: a field (spin box, drop-down, any other) takes the
+// mouse wheel only while it has the keyboard focus, clicked or tabbed into. Over any other field
+// the wheel scrolls the form, so that scrolling past a field never edits it (an edit a run would
+// record). Fields take the focus by click or Tab only (Qt::StrongFocus): with Qt's default for spin
+// boxes and drop-downs (Qt::WheelFocus) the wheel itself would give them the focus first.
+class FieldWheelGuard : public QObject {
+ public:
+  // `form`: the scroll area the wheel scrolls instead.
+  FieldWheelGuard(QAbstractScrollArea* form, QObject* parent) : QObject(parent), form_(form) {}
+
+  void guard(QWidget* field);
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  QPointer<QAbstractScrollArea> form_;
+};
+
+}  // namespace pm::ui
