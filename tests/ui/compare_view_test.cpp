@@ -1,12 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <QAction>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSlider>
@@ -576,6 +580,49 @@ TEST(CompareView, ExportsPlotAndCsv) {
                                       .toUtf8()))
       << alphaRow.toStdString();
   EXPECT_FALSE(view.exportCsv(out.filePath("no/such/dir/x.csv")));
+}
+
+// An export into a folder that does not exist says, in the view's status line, which file could
+// not be written and why, naming the folder (the buttons ask for the path in a file dialog, then
+// call these functions); nothing is made. A folder the user may not write into is named too, and
+// an export that works says where it went.
+TEST(CompareView, ExportIntoAMissingFolderSaysWhy) {
+  pm::test::app();
+  Fixture fx;
+  ShownView shown(fx.db, 1000, 700);
+  CompareView& view = shown.view;
+  ASSERT_TRUE(shown.ui.complete()) << shown.ui.comboBoxes << " combo boxes";
+  ASSERT_TRUE(tickRuns(view, {fx.alpha}));
+  QLabel* status = view.statusLabel();
+  ASSERT_NE(status, nullptr);
+  QTemporaryDir out;
+  ASSERT_TRUE(out.isValid());
+  const QString missing = out.filePath("no-such-folder");
+  const QString png = missing + "/cmp.png", csv = missing + "/cmp.csv";
+
+  ASSERT_FALSE(view.exportPlot(png));
+  EXPECT_TRUE(status->isVisible());
+  EXPECT_TRUE(status->text().contains("Could not save the plot to " + png + ": the folder " + missing + " does not exist"))
+      << status->text().toStdString();
+  ASSERT_FALSE(view.exportCsv(csv));
+  EXPECT_TRUE(status->text().contains("Could not write " + csv + ": the folder " + missing + " does not exist"))
+      << status->text().toStdString();
+  EXPECT_FALSE(QFileInfo::exists(missing));
+
+  // A folder without write permission (root may write anywhere: not checked then).
+  if (::geteuid() != 0) {
+    const QString locked = out.filePath("read-only");
+    ASSERT_TRUE(QDir().mkdir(locked));
+    ASSERT_TRUE(QFile::setPermissions(locked, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+    const bool saved = view.exportPlot(locked + "/cmp.png");
+    const QString text = status->text();
+    QFile::setPermissions(locked, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    EXPECT_FALSE(saved);
+    EXPECT_TRUE(text.contains("the folder " + locked + " is not writable")) << text.toStdString();
+  }
+
+  ASSERT_TRUE(view.exportPlot(out.filePath("cmp.png")));
+  EXPECT_TRUE(status->text().contains("Plot saved to " + out.filePath("cmp.png"))) << status->text().toStdString();
 }
 
 TEST(CompareView, MainWindowComparesRunsSelectedInTheBrowserWithCtrlK) {

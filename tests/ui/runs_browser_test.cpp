@@ -430,3 +430,65 @@ TEST(RunsBrowser, DeleteNamesTheRunAndDefaultsToNo) {
   EXPECT_TRUE(QTest::qWaitFor([&] { return rowOf(browser, target) < 0; }, 5000)) << browser.runCount();
   EXPECT_FALSE(pm::RunStore(db).getRun(target).has_value());
 }
+
+// The Notes column, after every other (whose places tests and users rely on), shows a run's notes
+// on one line, which the view elides to the column's width; the tooltip gives them whole, line
+// breaks included. Notes edited from the context menu show there, and the text filter finds runs
+// by their notes.
+TEST(RunsBrowser, TheNotesColumnShowsARunsNotes) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  const std::string notes =
+      "GPipe fill-drain with 8 microbatches.\nCompared with the pipemare runs of the same week, at the same learning rate.";
+  int64_t noted = 0, plain = 0;
+  {
+    pm::RunStore store(db);
+    noted = store.createRun("noted", "{}", {"baseline"}, notes);
+    plain = store.createRun("plain", "{}");
+    store.setStatus(noted, "finished");
+    store.setStatus(plain, "finished");
+  }
+  pm::ui::RunsBrowser browser(db);
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
+  QTableView* table = browser.table();
+  const QAbstractItemModel* model = table->model();
+  using Column = pm::ui::RunsTableModel;
+  ASSERT_EQ(model->columnCount(), int(Column::ColumnCount));
+  EXPECT_EQ(model->headerData(Column::Notes, Qt::Horizontal).toString().toStdString(), "Notes");
+  EXPECT_EQ(int(Column::Notes), model->columnCount() - 1) << "Notes is not the last column";
+  EXPECT_EQ(model->headerData(Column::Tags, Qt::Horizontal).toString().toStdString(), "Tags");
+  EXPECT_FALSE(table->isColumnHidden(Column::Notes));
+  EXPECT_GT(table->columnWidth(Column::Notes), 0);
+
+  const int row = rowOf(browser, noted);
+  ASSERT_GE(row, 0);
+  const QModelIndex cell = model->index(row, Column::Notes);
+  EXPECT_EQ(cell.data().toString().toStdString(),
+            "GPipe fill-drain with 8 microbatches. Compared with the pipemare runs of the same week, at the same learning rate.");
+  EXPECT_EQ(cell.data(Qt::ToolTipRole).toString().toStdString(), notes);
+  EXPECT_EQ(model->index(row, Column::Tags).data().toString().toStdString(), "baseline");
+  EXPECT_TRUE(model->index(rowOf(browser, plain), Column::Notes).data().toString().isEmpty());
+
+  // Notes typed in the context menu's dialog appear in the column.
+  ASSERT_TRUE(clickRun(browser, plain));
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Edit notes"), pm::test::enterText("baseline for the T2 study")});
+    pm::test::rightClickCell(table, rowOf(browser, plain));
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_TRUE(QTest::qWaitFor(
+      [&] {
+        const int r = rowOf(browser, plain);
+        return r >= 0 && model->index(r, Column::Notes).data().toString() == "baseline for the T2 study";
+      },
+      5000));
+
+  // The text filter, typed: a word of the notes only.
+  auto* filter = browser.findChild<QLineEdit*>();
+  ASSERT_NE(filter, nullptr);
+  pm::test::retype(filter, "fill-drain");
+  EXPECT_TRUE(QTest::qWaitFor([&] { return model->rowCount() == 1; }, 5000)) << model->rowCount();
+  EXPECT_EQ(rowOf(browser, noted), 0);
+}

@@ -1,5 +1,7 @@
 #include "ui/compare/compare_csv.h"
 
+#include <QFileInfo>
+#include <QObject>
 #include <QSaveFile>
 #include <QStringList>
 #include <cmath>
@@ -17,11 +19,27 @@ QString csvField(const QString& s) {
   return QLatin1Char('"') + q + QLatin1Char('"');
 }
 
-bool writeFileAtomically(const QString& path, const QByteArray& bytes) {
+QString writeProblem(const QString& path) {
+  const QFileInfo file(path);
+  const QString folder = file.absolutePath();
+  const QFileInfo dir(folder);
+  if (!dir.exists()) return QObject::tr("the folder %1 does not exist").arg(folder);
+  if (!dir.isDir()) return QObject::tr("%1 is not a folder").arg(folder);
+  if (file.isDir()) return QObject::tr("%1 is a folder").arg(file.absoluteFilePath());
+  // QSaveFile writes a temporary file beside the target, so the folder itself must be writable.
+  if (!dir.isWritable()) return QObject::tr("the folder %1 is not writable").arg(folder);
+  if (file.exists() && !file.isWritable()) return QObject::tr("%1 is read-only").arg(file.absoluteFilePath());
+  return {};
+}
+
+bool writeFileAtomically(const QString& path, const QByteArray& bytes, QString* error) {
   QSaveFile f(path);
-  if (!f.open(QIODevice::WriteOnly)) return false;
-  if (f.write(bytes) != bytes.size()) return false;
-  return f.commit();
+  const bool written = f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size() && f.commit();
+  if (!written && error) {
+    *error = writeProblem(path);
+    if (error->isEmpty()) *error = f.errorString();  // e.g. the disk is full
+  }
+  return written;
 }
 
 QByteArray summaryCsv(const std::vector<RunSummary>& rows, const std::map<int64_t, RunData>& runs, double target) {

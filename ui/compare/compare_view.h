@@ -77,12 +77,13 @@ class CompareView : public QWidget {
   // - 0.01 (pipemare compare's default); NaN when the baseline has no accuracy.
   double effectiveAccuracyTarget() const;
 
-  // Saves the plot; PNG or PDF by the suffix. Returns false on failure.
+  // Saves the plot; PNG or PDF by the suffix. Returns false on failure. The status line says where
+  // it was saved, or which file could not be written and why (the folder does not exist, ...).
   bool exportPlot(const QString& path);
   // Writes every plotted point at full resolution in long format to `path`:
   //   run_id,run_name,metric,step,x,value,smoothed   (value = stored, smoothed = drawn)
   // and the summary table (values and ratios against the baseline) to summaryCsvPath(path).
-  // Returns false when a file cannot be written.
+  // Returns false when a file cannot be written; the status line says as exportPlot's does.
   bool exportCsv(const QString& path);
   // "<path without .csv>_summary.csv", e.g. compare.csv -> compare_summary.csv.
   static QString summaryCsvPath(const QString& csvPath);
@@ -102,6 +103,7 @@ class CompareView : public QWidget {
   void setFilterText(const QString& text);
   QTableWidget* summaryTable() const { return table_; }
   const std::string& lastError() const { return lastError_; }
+  QLabel* statusLabel() const { return status_; }  // the line under the view: counts, exports, errors
 
  public Q_SLOTS:
   // Re-reads the run list and the selected runs' data from the store, then redraws.

@@ -139,7 +139,17 @@ QString CompareView::summaryCsvPath(const QString& csvPath) {
   return base + QStringLiteral("_summary.csv");
 }
 
-bool CompareView::exportPlot(const QString& path) { return plot_->save(path, 1200, 700); }
+// A failed export says which file and why (a missing or read-only folder), in the status line.
+bool CompareView::exportPlot(const QString& path) {
+  if (plot_->save(path, 1200, 700)) {
+    status_->setText(tr("Plot saved to %1").arg(path));
+    return true;
+  }
+  const QString why = writeProblem(path);
+  showError(tr("Could not save the plot to %1: %2")
+                .arg(path, why.isEmpty() ? tr("the image could not be written (PNG, or PDF for a .pdf file)") : why));
+  return false;
+}
 
 bool CompareView::exportCsv(const QString& path) {
   QByteArray out = "run_id,run_name,metric,step,x,value,smoothed\n";
@@ -153,18 +163,25 @@ bool CompareView::exportCsv(const QString& path) {
                            .arg(csvNumber(s.x[k]), csvNumber(s.raw[k]), csvNumber(s.y[k])))
                  .toUtf8();
   }
-  if (!writeFileAtomically(path, out)) return false;
-  return writeFileAtomically(summaryCsvPath(path), summaryCsv(summaries_, data_, effectiveAccuracyTarget()));
+  const QString summaryPath = summaryCsvPath(path);
+  QString why;
+  if (!writeFileAtomically(path, out, &why)) {
+    showError(tr("Could not write %1: %2").arg(path, why));
+    return false;
+  }
+  if (!writeFileAtomically(summaryPath, summaryCsv(summaries_, data_, effectiveAccuracyTarget()), &why)) {
+    showError(tr("Could not write %1: %2").arg(summaryPath, why));
+    return false;
+  }
+  status_->setText(tr("Points saved to %1, summary to %2").arg(path, summaryPath));
+  return true;
 }
 
+// The buttons: a file dialog, then the export, which reports in the status line.
 void CompareView::exportPlotDialog() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), QDir::home().filePath("compare.png"),
                                                     tr("PNG image (*.png);;PDF document (*.pdf)"));
-  if (path.isEmpty()) return;
-  if (exportPlot(path))
-    status_->setText(tr("Plot saved to %1").arg(path));
-  else
-    showError(tr("Could not save the plot to %1").arg(path));
+  if (!path.isEmpty()) exportPlot(path);
 }
 
 void CompareView::exportCsvDialog() {
@@ -172,10 +189,7 @@ void CompareView::exportCsvDialog() {
                                               tr("CSV (*.csv)"));
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".csv");
-  if (exportCsv(path))
-    status_->setText(tr("Points saved to %1, summary to %2").arg(path, summaryCsvPath(path)));
-  else
-    showError(tr("Could not write %1").arg(path));
+  exportCsv(path);
 }
 
 }  // namespace pm::ui

@@ -1,6 +1,11 @@
 #include "ui/live/live_panel.h"
 
+#include <algorithm>
+
+#include <QAbstractButton>
 #include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
@@ -10,6 +15,7 @@ namespace pm::ui {
 
 LivePanel::LivePanel(const QString& pipemareBinary, const QString& dbPath, QWidget* parent)
     : QWidget(parent), binary_(pipemareBinary), db_(dbPath), tabs_(new QTabWidget(this)) {
+  tabs_->setObjectName(QStringLiteral("liveRunTabs"));
   tabs_->setTabsClosable(true);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -17,16 +23,10 @@ LivePanel::LivePanel(const QString& pipemareBinary, const QString& dbPath, QWidg
   hint->setWordWrap(true);
   layout->addWidget(hint);
   layout->addWidget(tabs_, 1);
-  connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int i) {
-    auto* v = qobject_cast<LiveRunView*>(tabs_->widget(i));
-    if (v && v->running()) return;  // stop it first
-    tabs_->removeTab(i);
-    views_.erase(std::remove(views_.begin(), views_.end(), v), views_.end());
-    if (v) v->deleteLater();
-  });
+  connect(tabs_, &QTabWidget::tabCloseRequested, this, &LivePanel::closeTab);
 }
 
-LiveRunView* LivePanel::startRun(const QString& experimentFile, const QString& title) {
+LiveRunView* LivePanel::addView(const QString& title) {
   auto* v = new LiveRunView(binary_, db_, this);
   v->setStoreWatcher(watcher_);
   views_.push_back(v);
@@ -34,11 +34,67 @@ LiveRunView* LivePanel::startRun(const QString& experimentFile, const QString& t
   tabs_->setCurrentIndex(i);
   connect(v, &LiveRunView::runFinished, this, [this, v](const QString& status) {
     const int idx = tabs_->indexOf(v);
-    if (idx >= 0) tabs_->setTabText(idx, tabs_->tabText(idx) + " [" + status + "]");
+    if (idx >= 0) {
+      tabs_->setTabText(idx, tabs_->tabText(idx) + " [" + status + "]");
+    } else {  // its tab was closed while it ran (retire): nothing shows it any more
+      views_.erase(std::remove(views_.begin(), views_.end(), v), views_.end());
+      v->deleteLater();
+    }
     Q_EMIT runFinished(status);
   });
+  return v;
+}
+
+LiveRunView* LivePanel::startRun(const QString& experimentFile, const QString& title) {
+  LiveRunView* v = addView(title);
   v->start(experimentFile, title);
   return v;
+}
+
+LiveRunView* LivePanel::resumeRun(int64_t runId, const QString& title) {
+  LiveRunView* v = addView(title);
+  v->resume(runId, title);
+  return v;
+}
+
+void LivePanel::closeTab(int index) {
+  auto* v = qobject_cast<LiveRunView*>(tabs_->widget(index));
+  if (!v) return;
+  if (v->running()) {
+    // The window's close dialog for one run (MainWindow::closeEvent): stop it, or leave it
+    // running; Cancel (also Escape and Return, the default) keeps the tab. Plain text: the run's
+    // name is shown as it is.
+    const QString title = tabs_->tabText(index);  // the run's name, as the run was started
+    QMessageBox box(QMessageBox::Question, tr("Run in progress"),
+                    tr("The run \"%1\" is still in progress. Stop it, or leave it running? A run left running keeps "
+                       "recording into the store and shows in the Runs tab.")
+                        .arg(title),
+                    QMessageBox::NoButton, this);
+    box.setTextFormat(Qt::PlainText);
+    auto* stop = box.addButton(tr("Stop it"), QMessageBox::DestructiveRole);
+    auto* leave = box.addButton(tr("Leave running"), QMessageBox::AcceptRole);
+    box.addButton(QMessageBox::Cancel);
+    box.setDefaultButton(QMessageBox::Cancel);
+    box.setEscapeButton(QMessageBox::Cancel);
+    box.exec();
+    QAbstractButton* clicked = box.clickedButton();
+    if (clicked == static_cast<QAbstractButton*>(stop)) {
+      v->stop();
+    } else if (clicked != static_cast<QAbstractButton*>(leave)) {
+      return;  // Cancel
+    }
+    // The run may have ended while the question was open: retire() then deletes the view at once.
+  }
+  retire(v);
+}
+
+void LivePanel::retire(LiveRunView* v) {
+  const int index = tabs_->indexOf(v);
+  if (index >= 0) tabs_->removeTab(index);
+  v->hide();
+  if (v->running()) return;  // deleted when its run ends (addView's runFinished handler)
+  views_.erase(std::remove(views_.begin(), views_.end(), v), views_.end());
+  v->deleteLater();
 }
 
 int LivePanel::activeRuns() const {

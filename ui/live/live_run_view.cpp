@@ -180,6 +180,13 @@ void LiveRunView::start(const QString& experimentFile, const QString& title) {
   proc_->start(experimentFile, title);
 }
 
+void LiveRunView::resume(int64_t runId, const QString& title) {
+  header_->setText(tr("<b>%1</b>").arg(title.toHtmlEscaped()));
+  log_->appendPlainText(tr("resuming: pipemare run --resume %1").arg(runId));
+  runId_ = runId;  // the run's own record goes on (the engine's events name it too)
+  proc_->start(QString(), QString(), {QStringLiteral("--resume"), QString::number(runId)});
+}
+
 void LiveRunView::setStoreWatcher(StoreWatcher* watcher) { proc_->setStoreWatcher(watcher); }
 
 void LiveRunView::stop() {

@@ -29,6 +29,9 @@ class LiveRunView : public QWidget {
   ~LiveRunView() override;
 
   void start(const QString& experimentFile, const QString& title);
+  // Continues the stored run `runId` from its latest checkpoint (`pipemare run --resume runId`),
+  // with the configuration the store recorded for it.
+  void resume(int64_t runId, const QString& title);
   void stop();
   bool running() const;
   qint64 pid() const;  // the `pipemare run` child's process id (0 when none)

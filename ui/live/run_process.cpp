@@ -55,7 +55,9 @@ RunProcess::~RunProcess() {
 }
 
 void RunProcess::start(const QString& experimentFile, const QString& runName, const QStringList& extraArgs) {
-  QStringList args{"run", experimentFile, "--events", "stdout", "--quiet", "--db", db_};
+  QStringList args{"run"};
+  if (!experimentFile.isEmpty()) args << experimentFile;
+  args << "--events" << "stdout" << "--quiet" << "--db" << db_;
   if (!runName.isEmpty()) args << "--name" << runName;
   args << extraArgs;
   proc_->start(binary_, args);  // an argument vector, never a shell string

@@ -25,6 +25,8 @@ class RunProcess : public QObject {
   ~RunProcess() override;
 
   // Starts `pipemare run experimentFile --events stdout --quiet --db dbPath [--name name] [extra]`.
+  // An empty experimentFile is left out: `--resume RUN` in extraArgs names the run to continue
+  // (the engine takes no file then).
   void start(const QString& experimentFile, const QString& runName = {}, const QStringList& extraArgs = {});
   // Asks the run to stop (SIGTERM: the launcher records status "stopped" and keeps all data).
   void stop();

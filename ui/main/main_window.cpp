@@ -98,6 +98,11 @@ QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binar
   live_->setStoreWatcher(watcher_);  // a run that ends marks dead runs and refreshes every view
   tabs->addTab(live_, tr("Live"));
   tabs->addTab(runs_, tr("Runs"));
+  // The Runs tab's Resume (context menu): the run continues from its checkpoint in a Live tab.
+  connect(runs_, &RunsBrowser::resumeRequested, this, [this, tabs](int64_t id, const QString& name) {
+    live_->resumeRun(id, tr("%1 (resumed)").arg(name.isEmpty() ? tr("run %1").arg(id) : name));
+    tabs->setCurrentWidget(live_);
+  });
   connect(designer_, &DesignerView::validityChanged, this, [this](bool valid) {
     if (valid)
       planner_->setExperiment(designer_->currentJson());
@@ -274,7 +279,7 @@ bool MainWindow::startRun(const QString& experimentJson, const QString& name) {
                        QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss-zzz") + ".json";
   QFile f(file);
   if (!f.open(QIODevice::WriteOnly) || f.write(experimentJson.toUtf8()) < 0) {
-    QMessageBox::warning(this, tr("Run"), tr("Cannot write %1").arg(file));
+    QMessageBox::warning(this, tr("Run"), tr("Cannot write %1: %2").arg(file, f.errorString()));
     return false;
   }
   f.close();

@@ -55,7 +55,7 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
 
-  filter_->setPlaceholderText(tr("Filter runs (name, model, schedule, tag)..."));
+  filter_->setPlaceholderText(tr("Filter runs (name, model, schedule, tag, notes)..."));
   filter_->setClearButtonEnabled(true);
   status_->addItem(tr("any status"));
   for (RunStatus s : {RunStatus::Running, RunStatus::Finished, RunStatus::Stopped, RunStatus::Failed, RunStatus::Diverged,
@@ -203,8 +203,9 @@ void RunsBrowser::updateTagList(RunStore* store, const RunFilter& f, const std::
 // status column fits its longest word whatever the first runs' statuses were.
 void RunsBrowser::fitColumns() {
   table_->resizeColumnsToContents();
-  const int nameColumn = RunsTableModel::Name;
-  table_->setColumnWidth(nameColumn, std::min(table_->columnWidth(nameColumn), 320));
+  // Long names and notes are cut off (their tooltips give them whole) rather than widen the table.
+  for (const int column : {int(RunsTableModel::Name), int(RunsTableModel::Notes)})
+    table_->setColumnWidth(column, std::min(table_->columnWidth(column), 320));
   const int statusWidth = table_->fontMetrics().horizontalAdvance(QString::fromUtf8(toString(RunStatus::Interrupted))) + 24;
   table_->setColumnWidth(RunsTableModel::Status, std::max(table_->columnWidth(RunsTableModel::Status), statusWidth));
 }

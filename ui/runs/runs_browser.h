@@ -50,6 +50,12 @@ class RunsBrowser : public QWidget {
   // Deletes the runs after asking (confirm = false skips the question, for tests).
   int deleteRuns(const std::vector<int64_t>& runs, bool confirm = true);
 
+ Q_SIGNALS:
+  // The context menu's Resume on a stopped, failed or interrupted run (isResumable): whoever
+  // starts runs (MainWindow, through the Live panel) continues it from its checkpoint. The entry
+  // is disabled while nothing is connected here.
+  void resumeRequested(int64_t runId, const QString& name);
+
  public Q_SLOTS:
   void refresh();
   // Selects and shows that run (clearing the filters when they hide it). False when not in the store.

@@ -1,9 +1,11 @@
-// The runs browser's edits of the store: tags, notes, deleting runs, and the table's context menu.
+// The runs browser's edits of the store: tags, notes, deleting runs, and the table's context menu
+// (which also offers to resume a stopped run).
 #include "ui/runs/runs_browser.h"
 
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMetaMethod>
 #include <QMessageBox>
 #include <QStringList>
 #include <QTableView>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/events/run_status.h"
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
 #include "ui/runs/runs_table_model.h"
@@ -133,6 +136,13 @@ void RunsBrowser::contextMenu(const QPoint& pos) {
   auto* tags = menu.addAction(tr("Edit tags..."));
   auto* notes = menu.addAction(tr("Edit notes..."));
   menu.addSeparator();
+  // Resume: one run, stopped, failed or interrupted (what `pipemare run --resume` accepts), and
+  // someone to start it (MainWindow connects resumeRequested to the Live panel).
+  auto* resumeRun = menu.addAction(first && ids.size() == 1 ? tr("Resume run %1").arg(first->id) : tr("Resume"));
+  resumeRun->setEnabled(first && ids.size() == 1 && isResumable(first->status) &&
+                        isSignalConnected(QMetaMethod::fromSignal(&RunsBrowser::resumeRequested)));
+  resumeRun->setToolTip(tr("Continue the run from its latest checkpoint in the Live tab (pipemare run --resume)"));
+  menu.addSeparator();
   auto* del = menu.addAction(tr("Delete %1 run(s)...").arg(ids.size()));
   QAction* chosen = menu.exec(table_->viewport()->mapToGlobal(pos));
   bool ok = false;
@@ -147,6 +157,8 @@ void RunsBrowser::contextMenu(const QPoint& pos) {
     const QString text = QInputDialog::getMultiLineText(this, tr("Notes"), tr("Notes of run %1:").arg(first->id),
                                                         QString::fromStdString(first->notes), &ok);
     if (ok) done = setNotes(first->id, text);
+  } else if (chosen == resumeRun && first && isResumable(first->status)) {
+    Q_EMIT resumeRequested(first->id, QString::fromStdString(first->name));
   } else if (chosen == del) {
     deleteRuns(ids);
     done = lastError_.empty();

@@ -46,6 +46,9 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && index.column() == Status) return QString::fromStdString(r->status_message);
   if (role == Qt::ToolTipRole && (index.column() == Tags || index.column() == Name))  // cut off in narrow columns
     return QString::fromStdString(index.column() == Tags ? join(r->tags, ", ") : r->name);
+  // The notes as written (several lines, maybe long): the cell shows them on one line, which the
+  // view elides to the column's width.
+  if (role == Qt::ToolTipRole && index.column() == Notes) return QString::fromStdString(r->notes);
   if (role == Qt::TextAlignmentRole && index.column() >= Stages && index.column() <= Duration)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole && !sortRole) return {};
@@ -73,6 +76,7 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
       if (sortRole) return r->created_at;
       return QDateTime::fromSecsSinceEpoch(static_cast<qint64>(r->created_at)).toString("yyyy-MM-dd hh:mm:ss");
     case Tags: return QString::fromStdString(join(r->tags, ", "));
+    case Notes: return QString::fromStdString(r->notes).simplified();  // line breaks as spaces: one line
     default: return {};
   }
 }
@@ -80,7 +84,8 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
 QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   static const char* names[] = {"Id", "Name", "Schedule", "Model", "P", "N", "Status", "Final loss", "Accuracy",
-                                "Duration", "Created", "Tags"};
+                                "Duration", "Created", "Tags", "Notes"};
+  static_assert(static_cast<int>(sizeof(names) / sizeof(names[0])) == ColumnCount, "a header for each column");
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Table model of the runs in the store (name, schedule, model, P, N, status, final metric,
-// duration, tags). Reloaded by refresh(); GUI thread only.
+// duration, tags, notes). Reloaded by refresh(); GUI thread only.
 #include <QAbstractTableModel>
 #include <vector>
 
@@ -11,7 +11,8 @@ namespace pm::ui {
 class RunsTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Id, Name, Schedule, Model, Stages, Microbatches, Status, Loss, Accuracy, Duration, Created, Tags, ColumnCount };
+  // Notes last: the columns before it keep the indices they had before it came.
+  enum Column { Id, Name, Schedule, Model, Stages, Microbatches, Status, Loss, Accuracy, Duration, Created, Tags, Notes, ColumnCount };
   explicit RunsTableModel(QObject* parent = nullptr);
 
   void setRuns(std::vector<RunRecord> runs);
