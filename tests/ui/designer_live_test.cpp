@@ -304,6 +304,68 @@ TEST(Designer, ARunOfAnEditedDesignSaysWhatWasEdited) {
   EXPECT_TRUE(d.editsSinceLoaded().empty());
 }
 
+// An edit marks the design unsaved: "*" in the window title (Qt's [*]) and on the Design tab;
+// Ctrl+S (File > Save experiment) writes the open file and clears both marks.
+TEST(Designer, AnEditMarksTheWindowAndCtrlSSavesTheOpenFile) {
+  pm::test::app();
+  TempDir tmp;
+  const fs::path file = tmp.dir / "mine.json";
+  fs::copy_file((kPresets + "/tiny-synthetic.json").toStdString(), file);
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::add);  // Save writes it
+  pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  ASSERT_TRUE(w.designer()->loadFile(QString::fromStdString(file.string())));
+  QTabWidget* tabs = tabsOf(w);
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
+  EXPECT_TRUE(w.windowTitle().contains("[*]")) << w.windowTitle().toStdString();
+  EXPECT_FALSE(w.isWindowModified()) << "a design just opened is marked unsaved";
+  ASSERT_TRUE(typeInto(w.designer(), "data.batch_size", "16"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return w.isWindowModified(); }, 5000)) << "an edit did not mark the window title";
+  EXPECT_EQ(tabs->tabText(0).toStdString(), "Design *");
+  QTest::keyClick(&w, Qt::Key_S, Qt::ControlModifier);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !w.isWindowModified(); }, 5000)) << "Ctrl+S left the window title marked";
+  EXPECT_EQ(tabs->tabText(0).toStdString(), "Design");
+  EXPECT_EQ(w.designer()->currentFile().toStdString(), file.string());
+  std::ifstream in(file);
+  const nlohmann::json saved = nlohmann::json::parse(in);
+  EXPECT_EQ(saved["data"]["batch_size"], 16) << "Ctrl+S did not write the edit to " << file.string();
+}
+
+// Choosing another preset with unsaved edits asks first: Cancel keeps the edits and puts the
+// presets list back; Discard opens the other preset.
+TEST(Designer, AnotherPresetWithUnsavedEditsAsksFirst) {
+  pm::test::app();
+  pm::ui::DesignerView d(kPresets);
+  ASSERT_TRUE(d.loadFile(kPresets + "/tiny-synthetic.json"));
+  ASSERT_TRUE(pm::test::showWindow(&d, /*active=*/true));
+  auto* presets = d.findChild<QComboBox*>("presetBox");
+  ASSERT_NE(presets, nullptr);
+  const int shown = presets->currentIndex();
+  ASSERT_GT(presets->count(), 1);
+  const Qt::Key toAnother = shown + 1 < presets->count() ? Qt::Key_Down : Qt::Key_Up;
+  ASSERT_TRUE(typeInto(&d, "data.batch_size", "16"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d.isModified(); }, 5000)) << "an edit did not mark the design unsaved";
+  QString question;
+  {
+    pm::test::ModalAnswers answers({pm::test::pressButton(QMessageBox::Cancel, &question)});
+    QTest::keyClick(presets, toAnother);
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_TRUE(question.contains("Discard")) << question.toStdString();
+  EXPECT_EQ(presets->currentIndex(), shown) << "Cancel left the presets list on another preset";
+  EXPECT_TRUE(d.isModified());
+  EXPECT_EQ(d.currentFile(), kPresets + "/tiny-synthetic.json");
+  EXPECT_EQ(d.currentJson()["data"]["batch_size"], 16) << "Cancel lost the edit";
+  {
+    pm::test::ModalAnswers answers({pm::test::pressButton(QMessageBox::Discard)});
+    QTest::keyClick(presets, toAnother);
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_NE(presets->currentIndex(), shown) << "Discard did not open the other preset";
+  EXPECT_FALSE(d.isModified());
+}
+
 // A tiny experiment launched from the GUI end to end: points reach the live plot, the run row
 // appears in the store, the status is finished.
 TEST(LiveRun, TinyExperimentEndToEnd) {

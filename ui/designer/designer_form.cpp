@@ -303,6 +303,7 @@ void DesignerView::validate() {
   }
   if (!others.isEmpty()) status_->setText(status_->text() + others);
   Q_EMIT validityChanged(valid_);
+  updateModified();  // every edit passes here: the "*" of unsaved edits follows it
 }
 
 QWidget* DesignerView::fieldWidget(const QString& path) const {

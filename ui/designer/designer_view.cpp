@@ -71,6 +71,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
       formLayout_(new QVBoxLayout(form_)), status_(new QLabel(this)) {
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("Preset:"), this));
+  presets_->setObjectName(QStringLiteral("presetBox"));
   presets_->addItem(tr("(defaults)"));
   for (const QString& f : QDir(presetDir_).entryList({"*.json"}, QDir::Files, QDir::Name)) presets_->addItem(f);
   addOtherPresets(presets_, presetDir_);
@@ -96,10 +97,21 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   layout->addWidget(status_);
 
   connect(presets_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    // Another preset replaces the design: unsaved edits are dropped only when the user says so;
+    // Cancel keeps them and puts the list back on the design shown (without reloading it).
+    if (!confirmDiscard()) {
+      const QSignalBlocker block(presets_);
+      presets_->setCurrentIndex(shownPreset_);
+      return;
+    }
+    shownPreset_ = i;
     if (i == 0) {
       asLoaded_ = nlohmann::json();  // a new design: no file whose notes could mislead
       file_.clear();                 // nor a file its messages name, or that is reopened next time
+      baseline_ = nlohmann::json();  // not compared while the form is rebuilt
       setExperiment(experimentToJson(Experiment{}));
+      baseline_ = currentJson();     // the defaults, unedited
+      updateModified();
     } else if (presets_->itemData(i).isValid()) loadFile(presets_->itemData(i).toString());
     else loadFile(QDir(presetDir_).filePath(presets_->itemText(i)));
   });
@@ -108,6 +120,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   connect(run, &QPushButton::clicked, this, &DesignerView::requestRun);
   connect(this, &DesignerView::validityChanged, run, &QPushButton::setEnabled);
   setExperiment(experimentToJson(Experiment{}));
+  baseline_ = currentJson();  // the defaults, unedited
 }
 
 bool DesignerView::loadFile(const QString& path) {
@@ -115,8 +128,11 @@ bool DesignerView::loadFile(const QString& path) {
     Json raw = loadExperimentJson(path.toStdString());
     file_ = path;
     showFileInPresets(path);  // which preset is open (without reloading it)
+    baseline_ = Json();       // not compared while the form is rebuilt
     setExperiment(raw);
     asLoaded_ = currentJson();
+    baseline_ = asLoaded_;
+    updateModified();         // as opened: no unsaved edits
     return true;
   } catch (const std::exception& ex) {
     valid_ = false;
@@ -145,8 +161,10 @@ bool DesignerView::saveTo(const QString& path) {
   f.close();
   file_ = path;
   asLoaded_ = currentJson();
+  baseline_ = asLoaded_;
   showFileInPresets(path);
-  validate();  // its messages now name the saved file
+  validate();         // its messages now name the saved file
+  updateModified();   // as saved: no unsaved edits
   return true;
 }
 
@@ -161,6 +179,27 @@ void DesignerView::showFileInPresets(const QString& path) {
     if (known < 0) presets_->addItem(info.fileName(), info.absoluteFilePath());
     presets_->setCurrentIndex(presets_->findData(info.absoluteFilePath()));
   }
+  shownPreset_ = presets_->currentIndex();
+}
+
+bool DesignerView::confirmDiscard() {
+  if (!modified_) return true;
+  QMessageBox box(QMessageBox::Question, tr("Unsaved edits"),
+                  file_.isEmpty() ? tr("The design has edits that are not saved. Discard them?")
+                                  : tr("The design has edits not saved to %1. Discard them?").arg(QFileInfo(file_).fileName()),
+                  QMessageBox::Discard | QMessageBox::Cancel, this);
+  box.setObjectName(QStringLiteral("unsavedEditsBox"));
+  box.setDefaultButton(QMessageBox::Cancel);  // Return or Escape keeps the edits
+  box.exec();
+  return box.clickedButton() == box.button(QMessageBox::Discard);
+}
+
+void DesignerView::updateModified() {
+  // No baseline while the form is being rebuilt for another design: nothing to compare with yet.
+  const bool modified = baseline_.is_object() && currentJson() != baseline_;
+  if (modified == modified_) return;
+  modified_ = modified;
+  Q_EMIT modifiedChanged(modified_);
 }
 
 namespace {
@@ -204,7 +243,17 @@ void DesignerView::requestRun() {
 
 void DesignerView::openDialog() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), presetDir_, tr("Experiments (*.json)"));
-  if (!path.isEmpty()) loadFile(path);
+  // Asked once a file is chosen: cancelling the file dialog loses nothing, so asks nothing.
+  if (!path.isEmpty() && confirmDiscard()) loadFile(path);
+}
+
+void DesignerView::save() {
+  const QFileInfo info(file_);
+  if (file_.isEmpty() || !info.isFile() || !info.isWritable()) {
+    saveAsDialog();
+    return;
+  }
+  if (!saveTo(file_)) QMessageBox::warning(this, tr("Save experiment"), message_);
 }
 
 void DesignerView::saveAsDialog() {

@@ -40,24 +40,43 @@ class DesignerView : public QWidget {
   QString currentFile() const { return file_; }
   // The fields changed since the file was opened or saved, as "path=value" (notes excluded).
   std::vector<std::string> editsSinceLoaded() const;
+  // Whether the design has edits (notes included) since it was opened, saved, or reset to the
+  // defaults: the window title's and the Design tab's "*".
+  bool isModified() const { return modified_; }
 
  Q_SIGNALS:
   void runRequested(const QString& experimentJson, const QString& name);
   void validityChanged(bool valid);
+  // isModified() changed: an edit made the design differ from the file, or saving, opening or an
+  // edit back to the file's values made it match again.
+  void modifiedChanged(bool modified);
 
  public Q_SLOTS:
   void requestRun();
   void openDialog();
   void saveAsDialog();
+  // Save (Ctrl+S): writes the open file when there is one and it can be written; otherwise (a new
+  // design, a read-only installed preset) it is Save as....
+  void save();
 
  private:
   void showFileInPresets(const QString& path);
+  // True when there are no unsaved edits, or the user chose to discard them (Discard / Cancel).
+  bool confirmDiscard();
+  // Compares the design with baseline_ and emits modifiedChanged when that changes.
+  void updateModified();
   void build(const nlohmann::json& normalised);
   void addFields(const nlohmann::json& obj, const std::string& prefix, QWidget* box, int depth);
   void validate();
   nlohmann::json readWidget(const std::string& path, const nlohmann::json& like, bool* ok) const;
   QString presetDir_, file_;
   nlohmann::json asLoaded_;  // the design as opened or last saved (for editsSinceLoaded)
+  // The design as opened, saved or reset to the defaults, read back from the widgets: unlike
+  // asLoaded_ (null for the defaults, so that a run of them names no edits) it is always set,
+  // so edits of the defaults count as unsaved too.
+  nlohmann::json baseline_;
+  bool modified_ = false;
+  int shownPreset_ = 0;  // the presets list's entry of the design shown (put back on Cancel)
   QComboBox* presets_;
   QWidget* form_;
   QVBoxLayout* formLayout_;

@@ -63,7 +63,8 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
       watcher_(new StoreWatcher(dbPath)),  // parented at the end of the constructor
       runs_(new RunsBrowser(watcher_, this)),
       dbPath_(QString::fromStdString(dbPath)) {
-  setWindowTitle(tr("PipeMare Workbench"));
+  // [*]: Qt shows "*" there while the window is modified (the design has unsaved edits).
+  setWindowTitle(tr("PipeMare Workbench[*]"));
   setWindowIcon(workbenchIcon());  // the title bar's icon (compiled in: ui/main/about_box.cpp)
   const QString binary = pipemareBinary.isEmpty() ? defaultPipemareBinary() : pipemareBinary;
   QTabWidget* tabs = buildTabs(presetDir, binary);
@@ -93,7 +94,12 @@ QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binar
   design->addWidget(planner_);
   design->setStretchFactor(0, 2);
   design->setStretchFactor(1, 3);
-  tabs->addTab(design, tr("Design"));
+  const int designTab = tabs->addTab(design, tr("Design"));
+  // Unsaved edits of the design: "*" in the window title and on the Design tab.
+  connect(designer_, &DesignerView::modifiedChanged, this, [this, tabs, designTab](bool modified) {
+    setWindowModified(modified);
+    tabs->setTabText(designTab, modified ? tr("Design *") : tr("Design"));
+  });
   live_ = new LivePanel(binary, dbPath_, this);
   live_->setStoreWatcher(watcher_);  // a run that ends marks dead runs and refreshes every view
   tabs->addTab(live_, tr("Live"));
@@ -139,6 +145,10 @@ void MainWindow::buildFileMenu(QTabWidget* tabs) {
   auto* open = file->addAction(tr("&Open experiment..."));
   open->setShortcut(QKeySequence::Open);
   connect(open, &QAction::triggered, designer_, &DesignerView::openDialog);
+  auto* save = file->addAction(tr("S&ave experiment"));
+  save->setObjectName(QStringLiteral("saveAction"));
+  save->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));  // Save as... has the platform's own (Ctrl+Shift+S)
+  connect(save, &QAction::triggered, designer_, &DesignerView::save);
   auto* saveAs = file->addAction(tr("&Save experiment as..."));
   saveAs->setShortcut(QKeySequence::SaveAs);
   connect(saveAs, &QAction::triggered, designer_, &DesignerView::saveAsDialog);
@@ -316,11 +326,14 @@ QString MainWindow::compareRuns(const std::vector<int64_t>& runIds, const QStrin
 bool MainWindow::selectTab(const QString& name) {
   auto* tabs = qobject_cast<QTabWidget*>(centralWidget());
   if (!tabs) return false;
-  for (int i = 0; i < tabs->count(); ++i)
-    if (tabs->tabText(i).remove(QLatin1Char('&')).compare(name, Qt::CaseInsensitive) == 0) {
+  for (int i = 0; i < tabs->count(); ++i) {
+    QString title = tabs->tabText(i).remove(QLatin1Char('&'));
+    if (title.endsWith(QStringLiteral(" *"))) title.chop(2);  // the Design tab's mark of unsaved edits
+    if (title.compare(name, Qt::CaseInsensitive) == 0) {
       tabs->setCurrentIndex(i);
       return true;
     }
+  }
   return false;
 }
 
