@@ -46,7 +46,7 @@ inline std::optional<RunStatus> parseRunStatus(const std::string& name) {
 // Writes the name (test failure messages, logs).
 inline std::ostream& operator<<(std::ostream& os, RunStatus s) { return os << toString(s); }
 
-// Ended: the run's rows no longer change. Created and running are not terminal.
+// Ended: the run's rows are final. Created and running are not terminal.
 inline bool isTerminal(RunStatus s) { return s != RunStatus::Created && s != RunStatus::Running; }
 
 // May continue from its latest checkpoint (`pipemare run --resume`): stopped, failed, interrupted.

@@ -83,7 +83,7 @@ struct RunFilter {
 };
 
 // A run in the status of this name has ended (finished, stopped, failed, diverged, interrupted):
-// its rows no longer change. "created", "running" and unknown names are not terminal. (A
+// its rows are final. "created", "running" and unknown names are not terminal. (A
 // RunRecord's status is already typed: isTerminal(r.status).)
 bool isTerminalStatus(const std::string& status);
 
@@ -142,7 +142,7 @@ class RunStore {
   // recorded only the runs' sweep_id).
   std::optional<std::string> sweepDefinition(const std::string& id) const;
   std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
-  // Runs in status "running" whose launcher process no longer exists (same host) become
+  // Runs in status "running" whose launcher process is gone (same host) become
   // "interrupted". Returns how many were changed. Called on open by front ends.
   int markDeadRunsInterrupted();
   // Opens for writing when the file allows it (so dead runs get marked), else read-only: for

@@ -116,7 +116,7 @@ int waitExit(pid_t pid, double timeoutS) {
       waitpid(pid, &st, 0);
       return -1;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the poll interval of this deadline wait
   }
 }
 
@@ -124,7 +124,7 @@ bool waitUntil(const std::function<bool()>& done, double timeoutS) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutS);
   while (std::chrono::steady_clock::now() < until) {
     if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the poll interval of this deadline wait
   }
   return done();
 }

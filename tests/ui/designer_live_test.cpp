@@ -274,7 +274,7 @@ TEST(Designer, AnUnknownKeyIsFlaggedWithTheValidatorsMessage) {
 
   ASSERT_TRUE(typeInto(&d, "pipeline.stages", "7"));  // mlp has 3 units: reported before the unknown key
   ASSERT_TRUE(QTest::qWaitFor([&] { return d.invalidField() == "pipeline.stages"; }, 5000)) << d.invalidField().toStdString();
-  EXPECT_FALSE(unknown->styleSheet().isEmpty()) << "the unknown key is no longer flagged";
+  EXPECT_FALSE(unknown->styleSheet().isEmpty()) << "the unknown key is not flagged after another error";
   EXPECT_EQ(unknown->toolTip().toStdString(), expected);
 }
 

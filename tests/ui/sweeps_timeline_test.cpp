@@ -621,7 +621,7 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
 // The chooser's minibatch count comes from the traced microbatches, not from counting optimizer
 // steps (pipedream steps per microbatch: 2 minibatches of N = 2 would read as 4); the model-based
 // fallback plans the run's own timing and partition (not always 1F1B timing and the parameter
-// partition); an answer for a run no longer shown is dropped.
+// partition); an answer for another run than the one shown is dropped.
 TEST(TimelineView, PipedreamTraceTimingAndStaleAnswers) {
   pm::test::app();
   QTemporaryDir dir;

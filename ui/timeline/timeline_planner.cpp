@@ -102,7 +102,7 @@ void TimelineView::planFinished(int exitCode) {
     if (shownRun_ != 0 && !model_.empty()) startPlanner();
     return;
   }
-  if (shownRun_ == 0 || plannedRun_ != shownRun_) return;  // an answer for a run no longer shown
+  if (shownRun_ == 0 || plannedRun_ != shownRun_) return;  // an answer for another run than the one shown
   if (proc_->exitStatus() != QProcess::NormalExit) {
     planFailed(tr("the planner crashed (%1)").arg(binary_));
     return;
