@@ -7,10 +7,13 @@
 //     utilization, seconds per minibatch, and weights + optimizer + stash + delta memory); and the
 //     machine's 2-core ceiling, two independent P = 1 processes side by side against one alone,
 //     with each speedup as a fraction of it.
+//  4. a TorchScript cnn (scripts/export-model.py, the zoo cnn's architecture) against the zoo cnn,
+//     at P = 1 and at real P = 2 pipemare: samples/s side by side, in rounds (needs python3-torch).
 // Each figure is the median of several runs measured in this run; the P = 2 figures go in rounds
 // (P = 1, the side-by-side pair, every schedule) and take each speedup against its own round.
-// Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH] [--python PATH] [--schedules LIST]
+// Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH] [--python PATH] [--schedules LIST] [--torchscript]
 //   --schedules gpipe,pipemare,pipemare/paper: only those P = 2 rows (figures 1 and 2 skipped).
+//   --torchscript: figure 4 only.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -225,6 +228,21 @@ struct Row {
   std::string figure, measured, baseline, ratio, target;
 };
 
+// Exports the zoo cnn's architecture as TorchScript with scripts/export-model.py; "" with `why`
+// set when Python cannot.
+std::string exportTorchScriptCnn(const std::string& python, const std::string& scratch, std::string& why) {
+  const std::string out = scratch + "/cnn.pt";
+  const ChildOutput c = runChildren({{python, std::string(PIPEMARE_SOURCE_DIR) + "/scripts/export-model.py", "--model", "cnn",
+                                      "--out", out}})
+                            .at(0);
+  if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+    why = c.errText.find("No module named 'torch'") != std::string::npos ? "python3-torch is not installed (apt install python3-torch)"
+                                                                         : "scripts/export-model.py failed: " + c.errText.substr(0, 300);
+    return "";
+  }
+  return out;
+}
+
 std::string fmt(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
@@ -243,6 +261,7 @@ int main(int argc, char** argv) {
   std::string python = "/usr/bin/python3";
   std::string only;  // ",gpipe,pipemare/paper,": just those P = 2 rows (and skip figures 1 and 2)
   std::string schedules;
+  bool torchscriptOnly = false;
   CLI::App app{"engine_bench: cnn, batch 128: the P = 1 engine against a plain LibTorch loop, the machine's 2-core "
                "ceiling, and real P = 2 runs of every schedule against P = 1 (throughput, utilization, planner error)"};
   app.add_option("--runs", runs, "runs per figure (the median is printed)")->check(CLI::Range(1, 100));
@@ -251,12 +270,14 @@ int main(int argc, char** argv) {
   app.add_option("--python", python, "python3 with torch, for the PyTorch comparison");
   app.add_option("--schedules", schedules,
                  "comma-separated P = 2 rows to run, e.g. gpipe,pipemare/paper (skips figures 1 and 2)");
+  app.add_flag("--torchscript", torchscriptOnly, "figure 4 only: a TorchScript cnn against the zoo cnn");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (!schedules.empty()) only = "," + schedules + ",";
+  if (torchscriptOnly) only = ",none,";
   torch::set_num_threads(1);
   setBlasThreads(1);
   // The plain loop runs in this process: it gets the allocator setting the engine's processes
@@ -316,7 +337,7 @@ int main(int argc, char** argv) {
   };
   std::map<std::string, Acc> acc;
   std::vector<double> p1, alone, together, ceilings;
-  for (int r = 0; r < runs; ++r) {
+  for (int r = 0; r < runs && !torchscriptOnly; ++r) {
     std::printf("   round %d of %d\n", r + 1, runs);
     std::fflush(stdout);
     const Measured m1 = runEngine(cnnExperiment(1, 8, ScheduleKind::GPipe, steps), pipemare);
@@ -370,13 +391,15 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const double P1 = median(p1), ceiling = ceilings.empty() ? NAN : median(ceilings);
+  const double P1 = p1.empty() ? NAN : median(p1), ceiling = ceilings.empty() ? NAN : median(ceilings);
+  if (!torchscriptOnly) {
   rows.push_back({"P=1 throughput, N=8 (baseline of the P=2 rows)", fmt("%.1f samples/s", P1), "-", "-", "-"});
   std::printf("3. two independent P=1 processes side by side: %.1f samples/s each vs %.1f alone: "
               "2-core scaling ceiling %.2fx (ideal cores: 2x)\n",
               median(together), median(alone), ceiling);
   rows.push_back({"2-core ceiling: two P=1 processes side by side (each) vs one alone", fmt("%.1f samples/s", median(together)),
                   fmt("%.1f", median(alone)), fmt("%.2fx ceiling", ceiling), "-"});
+  }
   for (const std::string& label : labels) {
     const Acc& a = acc[label];
     const ScheduleKind schedule = scheduleOf(label);
@@ -404,6 +427,41 @@ int main(int argc, char** argv) {
                     fmt("%+.3f", median(a.u0) - median(a.pu0)) + " / " + fmt("%+.3f", median(a.u1) - median(a.pu1)), "within 0.05"});
     rows.push_back({"P=2 " + label + " seconds/minibatch and W+O+S+D memory vs planner", "-", "-",
                     fmt("%+.1f%%", median(a.spmErr)) + " / " + fmt("%+.1f%%", median(a.memErr)), "15% / 5%"});
+  }
+  // 4. TorchScript cnn against the zoo cnn: P = 1 in this process, real P = 2 pipemare, in rounds.
+  if (only.empty() || torchscriptOnly) {
+    std::string why;
+    const std::string file = exportTorchScriptCnn(python, scratch, why);
+    if (file.empty()) {
+      std::printf("4. TorchScript cnn vs zoo cnn: skipped: %s\n", why.c_str());
+      rows.push_back({"TorchScript cnn vs zoo cnn", "skipped", why, "-", "-"});
+    } else {
+      std::vector<double> z1, s1, z2, s2, r1, r2;
+      for (int r = 0; r < runs; ++r) {
+        for (int P : {1, 2}) {
+          Experiment zoo = cnnExperiment(P, 8, P == 1 ? ScheduleKind::GPipe : ScheduleKind::PipeMare, steps);
+          if (P == 2) zoo.pipemare.t1 = true;
+          Experiment script = zoo;
+          script.model.name = kTorchScriptModel;
+          script.model.path = file;
+          const double z = runEngine(zoo, pipemare, P == 2 ? &store : nullptr).samplesPerS;
+          const double t = runEngine(script, pipemare, P == 2 ? &store : nullptr).samplesPerS;
+          (P == 1 ? z1 : z2).push_back(z);
+          (P == 1 ? s1 : s2).push_back(t);
+          (P == 1 ? r1 : r2).push_back(t / z);
+        }
+      }
+      for (int P : {1, 2}) {
+        const auto& z = P == 1 ? z1 : z2;
+        const auto& t = P == 1 ? s1 : s2;
+        const auto& ratio = P == 1 ? r1 : r2;
+        const std::string what = P == 1 ? "P=1 gpipe" : "real P=2 pipemare";
+        std::printf("4. TorchScript cnn vs zoo cnn, %s, N=8: %.1f vs %.1f samples/s, ratio %.3f (target >= 0.95)\n", what.c_str(),
+                    median(t), median(z), median(ratio));
+        rows.push_back({"TorchScript cnn vs zoo cnn, " + what + ", N=8 (median of per-round ratios)", fmt("%.1f samples/s", median(t)),
+                        fmt("%.1f", median(z)), fmt("%.3f", median(ratio)), ">= 0.95"});
+      }
+    }
   }
   std::filesystem::remove_all(scratch);
 

@@ -15,6 +15,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas0-pthread
   dataset-fashion-mnist fortunes
+  python3-torch  # scripts/export-model.py and the tests make TorchScript models and tensor files with it
   xvfb xauth
   help2man desktop-file-utils appstream dpkg-dev
   clang libclang-rt-14-dev

@@ -65,6 +65,7 @@ void addWorkerCommand(CLI::App& app, WorkerCommand& worker) {
   cmd->add_option("--save-state", o.saveState, "save this stage's final parameters and buffers here");
   cmd->add_option("--checkpoint-dir", o.checkpointDir, "write checkpoints under this directory");
   cmd->add_option("--resume-step", o.resumeStep, "restore this stage from the checkpoint after this step");
+  cmd->add_option("--model-sha256", o.modelSha256, "a TorchScript model: refuse to start unless its file has this SHA-256");
 }
 
 void addValidateCommand(CLI::App& app, ValidateCommand& validate) {
@@ -111,9 +112,13 @@ void addRunsCommand(CLI::App& app, RunsCommands& runs) {
   runs.importCmd->add_option("file", runs.importFile, "the other run store (SQLite file); only read")->required();
 }
 
-void addModelsCommand(CLI::App& app, JsonFlagCommand& models) {
-  models.cmd = app.add_subcommand("models", "list the model zoo with parameter counts and units");
-  models.cmd->add_flag("--json", models.json, "print JSON");
+void addModelsCommand(CLI::App& app, ModelsCommand& models) {
+  pm::cli::ModelsOptions& o = models.options;
+  models.cmd = app.add_subcommand("models", "list the model zoo with parameter counts and units, or a TorchScript model's units");
+  models.cmd->add_flag("--json", o.json, "print JSON");
+  models.cmd->add_option("--file", o.file, "a TorchScript model (torch.jit.save of an nn.Sequential): list its units");
+  models.cmd->add_option("--data", o.data, "with --file: a tensor file (torch.save({\"x\", \"y\"})) whose first sample shows output shapes");
+  models.cmd->add_option("--input-shape", o.inputShape, "with --file: one sample's shape, e.g. 1,28,28 (float), to show output shapes");
 }
 
 void addVersionCommand(CLI::App& app, JsonFlagCommand& version) {

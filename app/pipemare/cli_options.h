@@ -57,7 +57,12 @@ struct RunsCommands {
   std::string importFile;
 };
 
-// `models` and `version`: a --json flag only.
+struct ModelsCommand {
+  CLI::App* cmd = nullptr;
+  pm::cli::ModelsOptions options;
+};
+
+// `version`: a --json flag only.
 struct JsonFlagCommand {
   CLI::App* cmd = nullptr;
   bool json = false;
@@ -93,7 +98,8 @@ struct Cli {
   WorkerCommand worker;
   ValidateCommand validate;
   RunsCommands runs;
-  JsonFlagCommand models, version;
+  ModelsCommand models;
+  JsonFlagCommand version;
   CompareCommand compare;
   ExportCommand exportCmd;
   PlanCommand plan;
@@ -105,7 +111,7 @@ void addSweepCommand(CLI::App& app, SweepCommand& sweep);
 void addWorkerCommand(CLI::App& app, WorkerCommand& worker);
 void addValidateCommand(CLI::App& app, ValidateCommand& validate);
 void addRunsCommand(CLI::App& app, RunsCommands& runs);
-void addModelsCommand(CLI::App& app, JsonFlagCommand& models);
+void addModelsCommand(CLI::App& app, ModelsCommand& models);
 void addVersionCommand(CLI::App& app, JsonFlagCommand& version);
 void addCompareCommand(CLI::App& app, CompareCommand& compare);
 void addExportCommand(CLI::App& app, ExportCommand& exportCmd);

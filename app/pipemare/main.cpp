@@ -114,7 +114,7 @@ int dispatch(pm::app::Cli& cli) {
   if (runs.noteCmd->parsed()) return pm::cli::runsNoteCommand(db, runs.runId, runs.noteText);
   if (runs.deleteCmd->parsed()) return pm::cli::runsDeleteCommand(db, runs.runId);
   if (runs.importCmd->parsed()) return pm::cli::runsImportCommand(db, runs.importFile);
-  if (cli.models.cmd->parsed()) return pm::cli::modelsCommand(cli.models.json);
+  if (cli.models.cmd->parsed()) return pm::cli::modelsCommand(cli.models.options);
   if (cli.version.cmd->parsed()) return pm::cli::versionCommand(cli.version.json);
   return 2;
 }

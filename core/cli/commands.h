@@ -62,7 +62,13 @@ int runsNoteCommand(const std::string& db, int64_t run, const std::string& note)
 int runsDeleteCommand(const std::string& db, int64_t run);
 // Copies every run of the store file `other` into `db` with new ids (RunStore::importRuns).
 int runsImportCommand(const std::string& db, const std::string& other);
-int modelsCommand(bool json);
+// `pipemare models`: the zoo; with a file, that TorchScript model's units (output shapes for one
+// sample of `data` (a tensor file) or of a float input of `inputShape` ("1,28,28"), when given).
+struct ModelsOptions {
+  bool json = false;
+  std::string file, data, inputShape;
+};
+int modelsCommand(const ModelsOptions& o);
 // pipemare version [--json]: version, revision, the BLAS library LibTorch loaded, the presets' folder.
 int versionCommand(bool json);
 
@@ -86,7 +92,7 @@ struct CompareOptions {
 int compareCommand(const CompareOptions& o);
 
 struct WorkerArgs {
-  std::string config, masterAddr, saveState, checkpointDir, storeFile;
+  std::string config, masterAddr, saveState, checkpointDir, storeFile, modelSha256;
   int64_t resumeStep = 0;
   int rank = -1, worldSize = -1, masterPort = -1;
 };

@@ -1,10 +1,13 @@
 #include "core/cli/plan.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <iostream>
 #include <stdexcept>
 
 #include "core/config/experiment.h"
+#include "core/engine/input_check.h"
 #include "core/pipeline/partition.h"
 #include "core/planner/analytic_planner.h"
 #include "core/planner/chrome_trace.h"
@@ -80,8 +83,9 @@ ParsedOptions parseOptions(const PlanOptions& o) {
 }
 
 // The options with the design filled in: an experiment file's (plan_design), else as given. The
-// timing model is the experiment's unless one was asked for; without either, the paper's.
-PlanOptions resolveDesign(const PlanOptions& given) {
+// timing model is the experiment's unless one was asked for; without either, the paper's. An
+// experiment whose model is a TorchScript file is kept in `fileModel` (the profile is the file's).
+PlanOptions resolveDesign(const PlanOptions& given, std::optional<Experiment>& fileModel) {
   PlanOptions o = given;
   if (o.experiment.empty()) {
     if (!o.overrides.empty()) throw Usage("--set", "applies to --experiment only");
@@ -91,6 +95,11 @@ PlanOptions resolveDesign(const PlanOptions& given) {
   const Experiment e = loadExperimentFile(o.experiment, o.overrides);  // ConfigError: exit 2
   const PlanDesign d = planDesign(e, knownTrainSamples(e));
   o.model = d.model;
+  if (e.model.fromFile()) {
+    checkModelOnData(e);  // the file and the data fit: exit 2 naming the file otherwise
+    fileModel = e;
+    o.model = std::filesystem::path(e.model.path).filename().string();
+  }
   o.stages = d.stages;
   o.microbatches = d.microbatches;
   o.batch = d.batch;
@@ -167,9 +176,10 @@ void writeTrace(const PlanOptions& o, const ParsedOptions& p, int P, PlanReport&
 }
 
 int run(const PlanOptions& given, std::ostream& out) {
-  const PlanOptions o = resolveDesign(given);
+  std::optional<Experiment> fileModel;
+  const PlanOptions o = resolveDesign(given, fileModel);
   const ParsedOptions p = parseOptions(o);
-  const ModelProfile& prof = cachedModelProfile(o.model, o.context);  // ConfigError: unknown model
+  const ModelProfile& prof = fileModel ? cachedModelProfile(*fileModel) : cachedModelProfile(o.model, o.context);  // ConfigError: unknown model
   const int P = stageCount(o, prof, p.granularity);
 
   PlanReport report;

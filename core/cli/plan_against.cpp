@@ -152,7 +152,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   const double measuredPerMinibatch = median(perMinibatch);
 
   // Analytic memory for the run's partition.
-  const ModelProfile profile = profileModel(design.model, design.context);
+  const ModelProfile profile = profileModel(e);
   const auto stages = unitStages(profile, part, design.samplesPerMicrobatch());
   const SchedulePlan plan = planSchedule(design.schedule, stages, spec);
 

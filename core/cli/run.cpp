@@ -7,7 +7,7 @@
 #include "core/cli/cli_support.h"
 #include "core/cli/commands.h"
 #include "core/config/experiment.h"
-#include "core/engine/batch_source.h"
+#include "core/engine/input_check.h"
 #include "core/events/event.h"
 #include "core/events/event_sink.h"
 #include "core/events/node_link.h"

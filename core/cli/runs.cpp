@@ -88,6 +88,10 @@ int runsShowCommand(const std::string& db, int64_t run, bool json) {
     if (!r) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
     if (json) {
       Json j = runJsonWithConfig(*r);
+      // The TorchScript file the model was read from; null for a zoo model.
+      j["model_file"] = r->model_file.path.empty()
+                            ? Json(nullptr)
+                            : Json{{"path", r->model_file.path}, {"size", r->model_file.size}, {"sha256", r->model_file.sha256}};
       Json metrics = Json::object();
       for (const auto& k : store.metricKeys(run)) metrics[k] = store.loadMetric(run, k).size();
       j["metrics"] = metrics;
@@ -103,6 +107,9 @@ int runsShowCommand(const std::string& db, int64_t run, bool json) {
                 fmtTime(r->started_at).c_str(), fmtTime(r->finished_at).c_str());
     std::printf("  host %s, revision %s\n  tags: %s\n  notes: %s\n", shown(r->host).c_str(), shown(r->revision).c_str(),
                 shown(join(r->tags, ", ")).c_str(), shown(r->notes).c_str());
+    if (!r->model_file.path.empty())
+      std::printf("  model file: %s (%lld bytes, sha256 %s)\n", shown(r->model_file.path).c_str(),
+                  static_cast<long long>(r->model_file.size), shown(r->model_file.sha256).c_str());
     std::printf("  metrics:\n");
     for (const auto& k : store.metricKeys(run)) {
       auto pts = store.loadMetric(run, k);

@@ -17,7 +17,7 @@
 #include "core/cli/commands.h"
 #include "core/cli/sweep_points.h"
 #include "core/config/experiment.h"
-#include "core/engine/batch_source.h"
+#include "core/engine/input_check.h"
 #include "core/runner/local_run.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"

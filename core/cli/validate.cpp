@@ -4,6 +4,7 @@
 #include "core/cli/cli_support.h"
 #include "core/cli/commands.h"
 #include "core/config/experiment.h"
+#include "core/engine/input_check.h"
 #include "core/util/strings.h"
 
 namespace pm::cli {
@@ -11,6 +12,8 @@ namespace pm::cli {
 int validateCommand(const std::string& file, const std::vector<std::string>& overrides) {
   try {
     Experiment e = loadWithOverrides(file, overrides);
+    // A model file or tensor data: read them as `run` would, and run one sample through the model.
+    if (e.model.fromFile() || e.data.dataset == DatasetKind::Tensors) checkDataAvailable(e);
     std::printf("%s: valid (%s, %s, P=%d, N=%d)\n", escapeForTerminal(file).c_str(), e.model.name.c_str(),
                 choiceName(e.pipeline.schedule).c_str(), e.pipeline.stages, e.pipeline.microbatches);
     return 0;

@@ -15,6 +15,7 @@ int workerCommand(const WorkerArgs& a) {
   o.saveStateDir = a.saveState;
   o.checkpointDir = a.checkpointDir;
   o.resumeStep = a.resumeStep;
+  o.modelSha256 = a.modelSha256;
   return workerMain(o);
 }
 

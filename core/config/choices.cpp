@@ -66,7 +66,17 @@ template <>
 const std::vector<Choice<DatasetKind>>& choiceTable<DatasetKind>() {
   static const std::vector<Choice<DatasetKind>> t{{DatasetKind::FashionMnist, "fashion-mnist"},
                                                   {DatasetKind::Text, "text"},
-                                                  {DatasetKind::Synthetic, "synthetic"}};
+                                                  {DatasetKind::Synthetic, "synthetic"},
+                                                  {DatasetKind::Tensors, "tensors"}};
+  return t;
+}
+
+template <>
+const std::vector<Choice<ModelTask>>& choiceTable<ModelTask>() {
+  static const std::vector<Choice<ModelTask>> t{{ModelTask::Auto, "auto"},
+                                                {ModelTask::Classification, "classification"},
+                                                {ModelTask::LanguageModel, "language-model"},
+                                                {ModelTask::Regression, "regression"}};
   return t;
 }
 

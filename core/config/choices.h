@@ -28,7 +28,10 @@ enum class OptimizerType { Sgd, Adam, AdamW };
 // optimizer.schedule.name
 enum class LrScheduleType { Constant, Step, Cosine, LinearWarmup, InverseSqrt };
 // data.dataset
-enum class DatasetKind { FashionMnist, Text, Synthetic };
+enum class DatasetKind { FashionMnist, Text, Synthetic, Tensors };
+// model.task: the loss. auto = the dataset's (fashion-mnist: classification, text: language-model,
+// synthetic: data.synthetic_task, tensors: from the labels' dtype and shape).
+enum class ModelTask { Auto, Classification, LanguageModel, Regression };
 // data.eval_split
 enum class EvalSplit { Test, Train };
 // data.synthetic_task
@@ -120,6 +123,7 @@ PM_DECLARE_CHOICE(MomentumMode)
 PM_DECLARE_CHOICE(OptimizerType)
 PM_DECLARE_CHOICE(LrScheduleType)
 PM_DECLARE_CHOICE(DatasetKind)
+PM_DECLARE_CHOICE(ModelTask)
 PM_DECLARE_CHOICE(EvalSplit)
 PM_DECLARE_CHOICE(SyntheticTask)
 PM_DECLARE_CHOICE(ExecutionMode)

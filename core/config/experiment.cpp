@@ -296,6 +296,7 @@ const std::vector<std::string>& modelNames() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> names;
     for (const auto& m : modelCatalog()) names.push_back(m.name);
+    names.push_back(kTorchScriptModel);
     return names;
   }();
   return kNames;

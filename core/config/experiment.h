@@ -18,17 +18,25 @@ namespace pm {
 
 using Json = nlohmann::json;
 
+// The name of the model that is read from a TorchScript file (model.path) rather than built from
+// the zoo.
+inline constexpr const char* kTorchScriptModel = "torchscript";
+
 struct ModelConfig {
-  std::string name = "mlp";  // mlp | cnn | resnet20 | charlm | resnet50
+  std::string name = "mlp";  // mlp | cnn | resnet20 | charlm | resnet50 | torchscript
+  std::string path;          // torchscript: the scripted nn.Sequential's file ("" for the zoo)
+  ModelTask task = ModelTask::Auto;  // the loss; auto = the dataset's
   Json options = Json::object();  // model-specific options (reserved; must be an object)
+  bool fromFile() const { return name == kTorchScriptModel; }
 };
 
 struct DataConfig {
   DatasetKind dataset = DatasetKind::FashionMnist;
-  std::string path;                        // "" = the dataset's default location
+  std::string path;                        // "" = the dataset's default location; tensors: the training file
+  std::string eval_path;                   // tensors: the held-out file ("" = the last eval_fraction of path's samples)
   int batch_size = 64;                     // samples per minibatch, 1..65536
   EvalSplit eval_split = EvalSplit::Test;  // fashion-mnist: the split evaluated; text: eval_fraction
-  double eval_fraction = 0.1;             // text corpus: share held out for validation, (0, 0.5]
+  double eval_fraction = 0.1;             // text, tensors without eval_path: share held out for validation, (0, 0.5]
   int64_t train_limit = 0;                // use only the first K training samples (0 = all)
   int64_t eval_limit = 0;                 // evaluate on only the first K held-out samples (0 = all)
   int context = 128;                      // text: sequence length in bytes, 8..4096
@@ -133,6 +141,11 @@ Experiment loadExperimentFile(const std::string& path);
 // The same with `key=value` overrides applied (see applyOverrides): a problem an override causes
 // names the override; any other names the file's line, "<path>:<line> (with --set): <field>".
 Experiment loadExperimentFile(const std::string& path, const std::vector<std::string>& overrides);
+
+// The file paths an experiment file names relative to itself (model.path; data.path and
+// data.eval_path of tensor data) made absolute against the directory of `experimentPath`. The
+// loaders above apply it; a client that builds an experiment for a file applies it too.
+void resolveFilePaths(Experiment& e, const std::string& experimentPath);
 
 // Read and parse a file without validating it (for applying --set overrides before validation).
 // Missing file: ConfigError(path, "cannot open: ..."); syntax error: ConfigError("<path>:<line>:<col>", ...);

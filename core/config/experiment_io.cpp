@@ -235,11 +235,26 @@ namespace {
 
 }  // namespace
 
+void resolveFilePaths(Experiment& e, const std::string& experimentPath) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::absolute(fs::path(experimentPath)).parent_path();
+  auto resolve = [&](std::string& p) {
+    if (!p.empty() && fs::path(p).is_relative()) p = (base / p).lexically_normal().string();
+  };
+  resolve(e.model.path);
+  if (e.data.dataset == DatasetKind::Tensors) {
+    resolve(e.data.path);
+    resolve(e.data.eval_path);
+  }
+}
+
 Experiment loadExperimentFile(const std::string& path) {
   const std::string text = readExperimentText(path);
   const Json j = parseExperimentText(text, path);
   try {
-    return experimentFromJson(j, path);
+    Experiment e = experimentFromJson(j, path);
+    resolveFilePaths(e, path);
+    return e;
   } catch (const FieldError& ex) {
     throwWithLine(ex, text, path, "");
   }
@@ -252,7 +267,9 @@ Experiment loadExperimentFile(const std::string& path, const std::vector<std::st
   // with its line.
   const Json j = applyOverrides(parseExperimentText(text, path), overrides);
   try {
-    return experimentFromJson(j, path + " (with --set)");
+    Experiment e = experimentFromJson(j, path + " (with --set)");
+    resolveFilePaths(e, path);
+    return e;
   } catch (const FieldError& ex) {
     throwWithLine(ex, text, path, " (with --set)");
   }

@@ -21,26 +21,67 @@ namespace {
   throw FieldError(source, field, problem);
 }
 
+// The task the dataset implies (Auto for tensors: the labels decide when the file is read).
+ModelTask datasetTask(const DataConfig& d) {
+  switch (d.dataset) {
+    case DatasetKind::FashionMnist: return ModelTask::Classification;
+    case DatasetKind::Text: return ModelTask::LanguageModel;
+    case DatasetKind::Synthetic:
+      return d.synthetic_task == SyntheticTask::Regression ? ModelTask::Regression : ModelTask::Classification;
+    case DatasetKind::Tensors: return ModelTask::Auto;
+  }
+  return ModelTask::Auto;
+}
+
+void checkModelFile(const Experiment& e, const std::string& source) {
+  if (e.model.fromFile()) {
+    if (trim(e.model.path).empty())
+      fail(source, "model.path",
+           "model torchscript reads its network from a file: set model.path to a file saved by torch.jit.save "
+           "(scripts/export-model.py shows how)");
+    if (!e.model.options.empty())
+      fail(source, "model.options", "model torchscript takes no options");
+  } else if (!e.model.path.empty()) {
+    fail(source, "model.path",
+         "model.path applies only to model.name=torchscript (the zoo builds model " + e.model.name + "), found " +
+             inQuotes(e.model.path));
+  }
+}
+
 void checkModelData(const Experiment& e, const std::string& source) {
+  checkModelFile(e, source);
+  const auto& d = e.data;
+  if (d.dataset == DatasetKind::Tensors && trim(d.path).empty())
+    fail(source, "data.path",
+         "data.dataset=tensors reads the training tensors from a file: set data.path to a file saved by "
+         "torch.save({\"x\": x, \"y\": y}, path)");
+  if (d.dataset != DatasetKind::Tensors && !d.eval_path.empty())
+    fail(source, "data.eval_path",
+         "data.eval_path applies only to data.dataset=tensors, found data.dataset=" + choiceName(d.dataset));
+  const ModelTask implied = datasetTask(d);
+  if (e.model.task != ModelTask::Auto && implied != ModelTask::Auto && e.model.task != implied)
+    fail(source, "model.task",
+         "data.dataset=" + choiceName(d.dataset) + " trains with the " + choiceName(implied) + " loss, found model.task=" +
+             choiceName(e.model.task) + " (set model.task to auto or " + choiceName(implied) + ")");
   const ModelInfo* model = findModel(e.model.name);
-  if (!model) return;
+  if (!model) return;  // torchscript: its input is checked against the data when the file is read
   std::vector<DatasetKind> ok;
   if (model->input == "tokens")
-    ok = {DatasetKind::Text};
+    ok = {DatasetKind::Text, DatasetKind::Tensors};
   else if (model->input == "image224")
-    ok = {DatasetKind::Synthetic};
+    ok = {DatasetKind::Synthetic, DatasetKind::Tensors};
   else
-    ok = {DatasetKind::FashionMnist, DatasetKind::Synthetic};
+    ok = {DatasetKind::FashionMnist, DatasetKind::Synthetic, DatasetKind::Tensors};
   if (std::find(ok.begin(), ok.end(), e.data.dataset) != ok.end()) return;
-  std::vector<std::string> names;
-  for (DatasetKind d : ok) names.push_back(choiceName(d));
-  fail(source, "data.dataset", "model " + e.model.name + " (model.name) needs data.dataset " + join(names, " or ") +
+  std::string names;  // "a, b or c"
+  for (size_t i = 0; i < ok.size(); ++i) names += (i == 0 ? "" : i + 1 == ok.size() ? " or " : ", ") + choiceName(ok[i]);
+  fail(source, "data.dataset", "model " + e.model.name + " (model.name) needs data.dataset " + names +
                                    ", found data.dataset=" + choiceName(e.data.dataset));
 }
 
 void checkPartition(const Experiment& e, const std::string& source) {
   const auto& p = e.pipeline;
-  const int units = modelUnits(e.model.name);
+  const int units = modelUnits(e.model.name);  // 0 for torchscript: checked against the file when it is read
   const auto& b = p.partition.boundaries;
   if (p.partition.method != PartitionMethod::Explicit) {
     if (!b.empty())
@@ -55,7 +96,7 @@ void checkPartition(const Experiment& e, const std::string& source) {
              " boundaries (the first unit of stages 2.." + std::to_string(p.stages) + "), found " +
              std::to_string(b.size()) + ": " + shown(Json(b)));
   for (size_t i = 0; i < b.size(); ++i) {
-    if (b[i] < 1 || b[i] > units - 1)
+    if (units > 0 && (b[i] < 1 || b[i] > units - 1))
       fail(source, "pipeline.partition.boundaries[" + std::to_string(i) + "]",
            "expected an integer 1.." + std::to_string(units - 1) + " (model " + e.model.name + " has " +
                std::to_string(units) + " units), found " + std::to_string(b[i]));

@@ -34,7 +34,11 @@ void visitTopLevel(V& v, E& e) {
   v.list("tags", e.tags, TextSpec::label(64), "labels for filtering runs");
   v.field("notes", e.notes, TextSpec::any(), "free text kept with the run");
   v.section("model", [&] {
-    v.field("name", e.model.name, TextSpec::oneOf(modelNames()), "the model of the zoo");
+    v.field("name", e.model.name, TextSpec::oneOf(modelNames()),
+            "a model of the zoo, or torchscript: a scripted nn.Sequential read from model.path");
+    v.field("path", e.model.path, TextSpec::any(),
+            "torchscript: the model file (torch.jit.save), relative to the experiment file; \"\" for zoo models");
+    v.choice("task", e.model.task, "the loss: cross-entropy, next-token cross-entropy or MSE; auto = the dataset's");
     v.options("options", e.model.options, e.model.name, "reserved for model-specific options; no model takes any yet");
   });
 }
@@ -43,11 +47,15 @@ template <class V, class E>
 void visitData(V& v, E& e) {
   auto& d = e.data;
   v.choice("dataset", d.dataset, "where samples come from");
-  v.field("path", d.path, TextSpec::any(), "the dataset's file or directory; \"\" = its default location (unused by synthetic)");
+  v.field("path", d.path, TextSpec::any(),
+          "the dataset's file or directory; \"\" = its default location (unused by synthetic); tensors: the training "
+          "file (torch.save({\"x\": x, \"y\": y}), relative to the experiment file)");
+  v.field("eval_path", d.eval_path, TextSpec::any(),
+          "tensors: the held-out file; \"\" = the last eval_fraction of the training file's samples");
   v.field("batch_size", d.batch_size, IntSpec{1, 65536, ""}, "B, samples per minibatch (one optimizer step of gpipe and 1f1b)");
   v.choice("eval_split", d.eval_split, "fashion-mnist: the split evaluated");
   v.field("eval_fraction", d.eval_fraction, RealSpec{0, 0.5, true, false, ""},
-          "text: the last share of the corpus held out for validation");
+          "text (and tensors without eval_path): the last share of the samples held out for validation");
   v.field("train_limit", d.train_limit, IntSpec{0, kNoMax, "(0 = all)"}, "use only the first K training samples; 0 = all");
   v.field("eval_limit", d.eval_limit, IntSpec{0, kNoMax, "(0 = all)"}, "evaluate on only the first K held-out samples; 0 = all");
   const bool charlm = e.model.name == "charlm";
@@ -78,7 +86,8 @@ void visitPipeline(V& v, E& e) {
              "how units are split into stages: balance parameters, balance measured time, or explicit boundaries");
     v.intList("boundaries", p.partition.boundaries,
               IntSpec{1, units > 1 ? units - 1 : kNoMax,
-                      "(the first unit of a stage; model " + e.model.name + " has " + std::to_string(units) + " units)"},
+                      units > 0 ? "(the first unit of a stage; model " + e.model.name + " has " + std::to_string(units) + " units)"
+                                : "(the first unit of a stage)"},
               "explicit: the first unit of stages 2..P (units are numbered from 0)");
   });
   v.choice("schedule", p.schedule, "the pipeline schedule; gpipe and 1f1b flush every minibatch, the others are asynchronous");

@@ -1,6 +1,9 @@
 #include "core/engine/batch_source.h"
 
+#include <cstdio>
+
 #include "core/data/datasets.h"
+#include "core/engine/tensor_data.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 
@@ -92,27 +95,68 @@ class Synthetic224Source : public BatchSource {
 
 int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit) : n; }
 
+std::string fraction(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string shapeText(torch::IntArrayRef sizes) {
+  std::string out;
+  for (int64_t d : sizes) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + out + "]";
+}
+
+// The tensors of one split: the eval file, or without one the last eval_fraction of the training
+// file's samples (at least one; the rest trains).
+std::unique_ptr<BatchSource> tensorSource(const Experiment& e, bool train) {
+  const auto& d = e.data;
+  TensorFile f = loadTensorFile(d.path);
+  const Task task = taskOfLabels(f, e.model.task);
+  torch::Tensor x = f.x, y = f.y;
+  std::string from = d.path;
+  if (!d.eval_path.empty()) {
+    if (!train) {
+      TensorFile g = loadTensorFile(d.eval_path);
+      if (g.x.sizes().slice(1) != f.x.sizes().slice(1) || g.x.scalar_type() != f.x.scalar_type())
+        throw DataError(d.eval_path, "tensor \"x\" holds samples of shape " + shapeText(g.x.sizes().slice(1)) + " (" +
+                                         std::string(c10::toString(g.x.scalar_type())) + "), the training file's are " +
+                                         shapeText(f.x.sizes().slice(1)) + " (" + c10::toString(f.x.scalar_type()) + ")");
+      if (g.y.sizes().slice(1) != f.y.sizes().slice(1) || g.y.scalar_type() != f.y.scalar_type())
+        throw DataError(d.eval_path, "tensor \"y\" holds labels of shape " + shapeText(g.y.sizes().slice(1)) + " (" +
+                                         std::string(c10::toString(g.y.scalar_type())) + "), the training file's are " +
+                                         shapeText(f.y.sizes().slice(1)) + " (" + c10::toString(f.y.scalar_type()) + ")");
+      x = g.x;
+      y = g.y;
+      from = d.eval_path;
+    }
+  } else {
+    const int64_t n = x.size(0);
+    const int64_t held = std::max<int64_t>(1, static_cast<int64_t>(std::llround(static_cast<double>(n) * d.eval_fraction)));
+    if (n - held < 1)
+      throw DataError(d.path, "holds " + std::to_string(n) + " sample(s): too few to hold out data.eval_fraction = " +
+                                  fraction(d.eval_fraction) + " of them and train on the rest (set data.eval_path)");
+    x = train ? x.narrow(0, 0, n - held) : x.narrow(0, n - held, held);
+    y = train ? y.narrow(0, 0, n - held) : y.narrow(0, n - held, held);
+  }
+  const int64_t n = limited(x.size(0), train ? d.train_limit : d.eval_limit);
+  const std::string what = train ? "train" : "held-out";
+  return std::make_unique<TensorSource>(x.narrow(0, 0, n).contiguous(), y.narrow(0, 0, n).contiguous(), task,
+                                        "tensors " + what + ", " + std::to_string(n) + " samples of " +
+                                            shapeText(x.sizes().slice(1)) + " from " + from);
+}
+
 }  // namespace
 
-void checkDataAvailable(const Experiment& e) {
+torch::Tensor exampleInput(const Experiment& e, int64_t n) {
   const auto& d = e.data;
-  int64_t trainSamples = -1;  // -1: not known without reading the data (Fashion-MNIST: 60,000)
-  if (d.dataset == DatasetKind::FashionMnist) {
-    locateFashionMnist(d.path, "train");
-    locateFashionMnist(d.path, choiceName(d.eval_split));
-  } else if (d.dataset == DatasetKind::Text) {
-    const TextCorpus corpus = loadTextCorpus(d.path, d.eval_fraction, d.context);  // a few MB at most: read it once
-    trainSamples = limited((static_cast<int64_t>(corpus.train.size()) - 1) / std::max(1, d.context), d.train_limit);
-  } else if (d.dataset == DatasetKind::Synthetic) {
-    trainSamples = limited(d.synthetic_samples, d.train_limit);
+  if (d.dataset == DatasetKind::Tensors) {
+    const TensorFile f = loadTensorFile(d.path);
+    return f.x.index_select(0, torch::arange(n, torch::kLong) % f.x.size(0));
   }
-  // What the training plan would refuse at the start of the run (a failed run, exit 1).
-  if (trainSamples >= 0 && trainSamples < e.pipeline.microbatches)
-    throw ConfigError("data", "the training split has " + std::to_string(trainSamples) + " samples, fewer than pipeline.microbatches = " +
-                                  std::to_string(e.pipeline.microbatches) + " (data.train_limit, data.synthetic_samples)");
-  for (const auto& dev : e.execution.devices)
-    if (dev != "cpu" && !torch::cuda::is_available())
-      throw ConfigError("execution.devices", "device \"" + dev + "\" requested, but this LibTorch has no CUDA (or no GPU is visible)");
+  if (d.dataset == DatasetKind::Text) return torch::randint(0, 256, {n, d.context}, torch::kLong);
+  if (e.model.name == "resnet50") return torch::randn({n, 3, 224, 224});
+  return torch::randn({n, 1, 28, 28});
 }
 
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
@@ -139,6 +183,7 @@ std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
                                         std::string("text ") + (train ? "train" : "validation") + ", " +
                                             std::to_string(nbytes) + " bytes from " + path);
   }
+  if (d.dataset == DatasetKind::Tensors) return tensorSource(e, train);
   if (d.dataset == DatasetKind::Synthetic) {
     if (e.model.name == "resnet50") {
       return std::make_unique<Synthetic224Source>(limited(train ? d.synthetic_samples : d.synthetic_samples / 4 + 1, limit),
@@ -170,8 +215,8 @@ torch::Tensor computeLoss(const torch::Tensor& output, const torch::Tensor& targ
   switch (task) {
     case Task::Classification:
       return torch::nn::functional::cross_entropy(output, target);
-    case Task::Regression:
-      return torch::mse_loss(output.select(1, 0), target);
+    case Task::Regression:  // one output per target value ([B, 1] against [B], or the targets' shape)
+      return torch::mse_loss(output.reshape(target.sizes()), target);
     case Task::LanguageModel:
       return torch::nn::functional::cross_entropy(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
   }

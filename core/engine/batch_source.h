@@ -29,12 +29,10 @@ class BatchSource {
 
 // Builds the train / held-out source of an experiment (reads files; throws DataError).
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train);
-// Checks that the experiment's data can be found (Fashion-MNIST: the train and evaluation files
-// exist; text: the corpus reads and is long enough), so that a missing dataset is a DataError
-// (exit 2) before a run is recorded, not a failed run; and what the run would refuse at its
-// start: fewer training samples than microbatches (synthetic data, text, train_limit), a CUDA
-// device on a LibTorch without CUDA (ConfigError).
-void checkDataAvailable(const Experiment& e);
+// `n` samples of the experiment's input as its first stage receives them: the first samples of
+// the training file (repeated when it has fewer) for tensor data, random ones of the dataset's
+// shape otherwise (from the global generator). For profiling and partitioning by time.
+torch::Tensor exampleInput(const Experiment& e, int64_t n);
 
 // Splits a minibatch into n microbatches along dimension 0 (sizes differ by at most one;
 // fewer than n when the batch has fewer than n samples).

@@ -77,10 +77,7 @@ std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& un
   // process) over all of them instead of one, and noise only ever adds time.
   setStageThreads(e.execution.threads_per_stage);
   const int64_t mb = std::max<int64_t>(1, e.data.batch_size / std::max(1, e.pipeline.microbatches));
-  auto shape = sampleShape(e.model.name, e.data.context);
-  std::vector<int64_t> full{mb};
-  full.insert(full.end(), shape.begin(), shape.end());
-  const torch::Tensor x0 = modelTakesTokens(e.model.name) ? torch::randint(0, 256, full, torch::kLong) : torch::randn(full);
+  const torch::Tensor x0 = exampleInput(e, mb);
   auto pass = [](Unit& u, const torch::Tensor& x) {
     torch::Tensor in = x.is_floating_point() ? x.detach().requires_grad_(true) : x;
     torch::Tensor out = u.module.forward(in);
@@ -146,7 +143,7 @@ PreparedRun prepareRun(const Experiment& e, EventSink& sink) {
   PreparedRun r;
   r.train = makeBatchSource(e, true);
   r.eval = makeBatchSource(e, false);
-  r.units = buildModel(e.model.name, e.training.seed);
+  r.units = buildModel(e.model, e.training.seed);
   r.partition = resolvePartition(e, r.units);
   const TrainingPlan plan(e, r.train->size());
   r.started = startedEvent(e, r.partition, r.units, plan, sink);
@@ -203,7 +200,7 @@ void saveStates(const std::vector<StageWorker*>& workers, const EngineOptions& o
 
 }  // namespace
 
-Partition resolvePartition(const Experiment& e) { return resolvePartition(e, buildModel(e.model.name, e.training.seed)); }
+Partition resolvePartition(const Experiment& e) { return resolvePartition(e, buildModel(e.model, e.training.seed)); }
 
 Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units) {
   const int P = e.pipeline.stages;
@@ -217,7 +214,7 @@ Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units) 
   }
   std::vector<double> costs;
   if (part.method == PartitionMethod::Time) {
-    auto scratch = buildModel(e.model.name, e.training.seed);
+    auto scratch = buildModel(e.model, e.training.seed);
     costs = measuredUnitCosts(e, scratch);
   } else {
     for (const auto& u : units) costs.push_back(static_cast<double>(parameterCount(u)));

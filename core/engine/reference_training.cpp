@@ -13,7 +13,7 @@ ReferenceResult trainWithoutPipeline(const Experiment& e, int64_t warmupSteps, B
   setStageThreads(e.execution.threads_per_stage);  // as many threads as one stage has
   auto train = makeBatchSource(e, true);
   TrainingPlan plan(e, train->size());
-  auto units = buildModel(e.model.name, e.training.seed);
+  auto units = buildModel(e.model, e.training.seed);
   auto model = makeStage(units, 0, static_cast<int>(units.size()));
   model->train();
   auto opt = makeOptimizer(e.optimizer, model->parameters());

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/engine/optimizer_factory.h"
+#include "core/models/torchscript_model.h"
 #include "core/util/errors.h"
 
 namespace pm {
@@ -13,13 +14,17 @@ namespace {
 // While a stage's forward is recomputed for its backward, BatchNorm layers must not update their
 // running statistics a second time: their momentum is set to 0 (running = running * 1 + 0) and
 // num_batches_tracked is put back afterwards. (Restoring the statistics by copying would modify
-// tensors the autograd graph saved.)
+// tensors the autograd graph saved.) A TorchScript unit's layers are not reachable as LibTorch
+// modules (and a traced one has its momentum baked into the graph): its buffers are copied
+// before and written back afterwards through .data(), which leaves the version counters the
+// autograd graph checks untouched.
 class RecomputeGuard {
  public:
   explicit RecomputeGuard(torch::nn::Module& m) {
     for (auto& mod : m.modules(/*include_self=*/true)) {
       if (auto* bn = dynamic_cast<torch::nn::BatchNorm2dImpl*>(mod.get())) hold(bn);
       else if (auto* bn1 = dynamic_cast<torch::nn::BatchNorm1dImpl*>(mod.get())) hold(bn1);
+      else if (auto* script = dynamic_cast<ScriptUnitImpl*>(mod.get())) holdBuffers(*script);
     }
   }
   ~RecomputeGuard() {
@@ -38,6 +43,13 @@ class RecomputeGuard {
       bn->options.momentum(momentum);
       bn->num_batches_tracked.copy_(tracked);
     });
+  }
+  void holdBuffers(torch::nn::Module& m) {
+    torch::NoGradGuard ng;
+    for (auto& b : m.buffers()) {
+      torch::Tensor kept = b.detach().clone();
+      restores_.push_back([b, kept]() mutable { b.data().copy_(kept); });
+    }
   }
   std::vector<std::function<void()>> restores_;
 };
@@ -68,7 +80,7 @@ StageExecutor::StageExecutor(const Experiment& e, const StagePlan& plan, const P
   const int stage = plan.stage();
   const torch::Device dev = device_;
   policy_ = makeWeightPolicy(plan_, module_, params_, [e = e_, partition, stage, dev] {
-    return stageModule(buildModel(e.model.name, e.training.seed), partition, stage, dev);
+    return stageModule(buildModel(e.model, e.training.seed), partition, stage, dev);
   });
 }
 

@@ -1,6 +1,7 @@
 #include "core/models/model_zoo.h"
 
 #include "core/config/model_catalog.h"
+#include "core/models/torchscript_model.h"
 #include "core/util/errors.h"
 #include "core/util/strings.h"
 
@@ -71,6 +72,11 @@ std::vector<Unit> buildModel(const std::string& name, uint64_t seed) {
   for (const auto& m : modelCatalog()) names.push_back(m.name);
   std::string hint = didYouMean(name, names);
   throw ConfigError("model.name", "unknown model \"" + name + "\"" + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
+}
+
+std::vector<Unit> buildModel(const ModelConfig& model, uint64_t seed) {
+  if (model.fromFile()) return loadTorchScriptModel(model.path);
+  return buildModel(model.name, seed);
 }
 
 int64_t parameterCount(const Unit& unit) {

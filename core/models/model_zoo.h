@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/experiment.h"
+
 namespace pm {
 
 struct Unit {
@@ -18,6 +20,9 @@ struct Unit {
 // Builds the named model with weights initialised from `seed` (deterministic).
 // Throws ConfigError for an unknown name.
 std::vector<Unit> buildModel(const std::string& name, uint64_t seed);
+// The experiment's model: the zoo's by name, or the TorchScript file of model.path (whose weights
+// are the file's, whatever the seed; core/models/torchscript_model.h).
+std::vector<Unit> buildModel(const ModelConfig& model, uint64_t seed);
 
 // Trainable parameters of one unit / of several.
 int64_t parameterCount(const Unit& unit);

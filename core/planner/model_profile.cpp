@@ -8,7 +8,12 @@
 #include <mutex>
 #include <set>
 
+#include <filesystem>
+
+#include "core/engine/batch_source.h"
 #include "core/models/model_zoo.h"
+#include "core/models/torchscript_model.h"
+#include "core/util/file_digest.h"
 #include "core/planner/op_observer.h"
 #include "core/util/errors.h"
 
@@ -95,16 +100,52 @@ torch::Tensor sampleInput(const std::string& model, int context) {
 
 }  // namespace
 
-ModelProfile profileModel(const std::string& model, int context) {
-  if (context < 1) throw ConfigError("context", "expected a sequence length >= 1, found " + std::to_string(context));
-  auto units = buildModel(model, 1);  // ConfigError for an unknown name
-  ModelProfile prof;
-  prof.model = model;
-  prof.context = context;
+namespace {
 
+// The layer kind of a scripted module, by its class name as Python names it (the exporter's
+// "___torch_mangle_N" segments are not its last part).
+std::string scriptLayerKind(const torch::jit::Module& m) {
+  const auto& name = m.type()->name();
+  if (!name) return "";
+  const std::string n = name->name();
+  if (n == "Conv1d" || n == "Conv2d" || n == "Conv3d") return "conv";
+  if (n == "Linear") return "linear";
+  if (n == "BatchNorm1d" || n == "BatchNorm2d" || n == "BatchNorm3d") return "batchnorm";
+  if (n == "LayerNorm") return "layernorm";
+  if (n == "Embedding") return "embedding";
+  return "";
+}
+
+// The weight layers of a TorchScript unit: its scripted submodules of a known kind with a weight.
+void scriptLayerSlots(const std::string& unitName, ScriptUnitImpl& unit, std::vector<LayerSlot>& slots) {
+  for (const auto& item : unit.script().named_modules()) {
+    const std::string kind = scriptLayerKind(item.value);
+    if (kind.empty()) continue;
+    const torch::jit::Module& m = item.value;
+    torch::Tensor weight;
+    for (const auto& p : m.named_parameters(/*recurse=*/false))
+      if (p.name == "weight") weight = p.value;
+    if (!weight.defined()) continue;
+    LayerSlot s;
+    s.name = unitName + (item.name.empty() ? "" : "." + item.name);
+    s.kind = kind;
+    s.weightStorage = weight.storage().unsafeGetStorageImpl();
+    s.weightShape = weight.sizes().vec();
+    for (const auto& p : m.named_parameters(false)) {
+      s.parameters += p.value.numel();
+      s.paramBytes += p.value.numel() * static_cast<int64_t>(p.value.element_size());
+    }
+    for (const auto& b : m.named_buffers(false)) s.bufferBytes += b.value.numel() * static_cast<int64_t>(b.value.element_size());
+    slots.push_back(std::move(s));
+  }
+}
+
+// Profiles `units` from one sample `x` (batch of 1). `label` names the model in messages.
+ModelProfile profileUnits(const std::string& label, std::vector<Unit>& units, torch::Tensor x, int context) {
+  ModelProfile prof;
+  prof.model = label;
+  prof.context = context;
   torch::NoGradGuard noGrad;
-  torch::manual_seed(1);
-  torch::Tensor x = sampleInput(model, context);
 
   for (size_t ui = 0; ui < units.size(); ++ui) {
     auto& unit = units[ui];
@@ -116,6 +157,7 @@ ModelProfile profileModel(const std::string& model, int context) {
     std::set<const void*> stateStorages;  // parameters and buffers of the unit
     for (const auto& p : root.parameters()) stateStorages.insert(p.storage().unsafeGetStorageImpl());
     for (const auto& b : root.buffers()) stateStorages.insert(b.storage().unsafeGetStorageImpl());
+    if (auto* script = dynamic_cast<ScriptUnitImpl*>(&root)) scriptLayerSlots(unit.name, *script, slots);
     for (const auto& item : root.named_modules("", /*include_self=*/true)) {
       const std::string kind = layerKind(*item.value());
       if (kind.empty()) continue;
@@ -141,7 +183,7 @@ ModelProfile profileModel(const std::string& model, int context) {
     try {
       ops = observeOps([&] { y = unit.module.forward(x); });
     } catch (const c10::Error& e) {
-      throw ConfigError("model " + model, "the shape pass failed in unit \"" + unit.name + "\" (context " +
+      throw ConfigError("model " + label, "the shape pass failed in unit \"" + unit.name + "\" (context " +
                                               std::to_string(context) + "): " + e.what_without_backtrace());
     }
 
@@ -171,7 +213,7 @@ ModelProfile profileModel(const std::string& model, int context) {
       }
       const double f = layerFlops(*slot, op);
       up.flops += f;
-      if (slot->seen) throw EngineError("profile " + model, "layer " + slot->name + " runs more than once per forward");
+      if (slot->seen) throw EngineError("profile " + label, "layer " + slot->name + " runs more than once per forward");
       slot->seen = true;
       LayerProfile lp;
       lp.name = slot->name;
@@ -191,12 +233,50 @@ ModelProfile profileModel(const std::string& model, int context) {
       prof.layers.push_back(std::move(lp));
     }
     for (const auto& s : slots)
-      if (!s.seen) throw EngineError("profile " + model, "layer " + s.name + " did not run in the shape pass");
+      if (!s.seen) throw EngineError("profile " + label, "layer " + s.name + " did not run in the shape pass");
     up.layerCount = static_cast<int>(prof.layers.size()) - up.firstLayer;
     prof.units.push_back(std::move(up));
     x = y;
   }
   return prof;
+}
+
+}  // namespace
+
+ModelProfile profileModel(const std::string& model, int context) {
+  if (context < 1) throw ConfigError("context", "expected a sequence length >= 1, found " + std::to_string(context));
+  auto units = buildModel(model, 1);  // ConfigError for an unknown name
+  torch::manual_seed(1);
+  torch::Tensor x = sampleInput(model, context);
+  return profileUnits(model, units, x, context);
+}
+
+ModelProfile profileModel(const Experiment& e) {
+  if (!e.model.fromFile()) return profileModel(e.model.name, e.data.context);
+  auto units = buildModel(e.model, 1);  // ConfigError naming the file
+  torch::manual_seed(1);
+  const torch::Tensor x = exampleInput(e, 1);
+  return profileUnits(std::filesystem::path(e.model.path).filename().string(), units, x, e.data.context);
+}
+
+const ModelProfile& cachedModelProfile(const Experiment& e) {
+  if (!e.model.fromFile()) return cachedModelProfile(e.model.name, e.data.context);
+  // A model file: by its contents and the input it is profiled with.
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<ModelProfile>> cache;
+  const std::string key = digestFile(e.model.path).sha256 + " " + choiceName(e.data.dataset) + " " + e.data.path + " " +
+                          std::to_string(e.data.context);
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = cache[key];
+  if (!slot) {
+    try {
+      slot = std::make_unique<ModelProfile>(profileModel(e));
+    } catch (...) {
+      cache.erase(key);
+      throw;
+    }
+  }
+  return *slot;
 }
 
 const ModelProfile& cachedModelProfile(const std::string& model, int context) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config/experiment.h"
+
 namespace pm {
 
 struct LayerProfile {
@@ -61,5 +63,14 @@ ModelProfile profileModel(const std::string& model, int context = 128);
 
 // profileModel, computed once per (model, context) in this process (thread-safe).
 const ModelProfile& cachedModelProfile(const std::string& model, int context = 128);
+
+// The experiment's model: the zoo's as above, or a TorchScript file's (model.path), profiled from
+// one sample of the experiment's input (core/engine/batch_source.h exampleInput: the tensor
+// file's first sample, or one of the dataset's shape). Layers are the scripted submodules of the
+// kinds above (Conv*, Linear, BatchNorm*, LayerNorm, Embedding, by class name). ModelProfile::model
+// is the file's name.
+ModelProfile profileModel(const Experiment& e);
+// profileModel(e), computed once per (file contents, input) in this process (thread-safe).
+const ModelProfile& cachedModelProfile(const Experiment& e);
 
 }  // namespace pm

@@ -15,6 +15,7 @@
 #include "core/runner/run_verdict.h"
 #include "core/runner/worker_processes.h"
 #include "core/util/errors.h"
+#include "core/util/file_digest.h"
 #include "core/util/system_info.h"
 
 namespace pm {
@@ -156,7 +157,7 @@ void RunWatch::endOthers() {
   }
 }
 
-WorkerCommand workerCommand(const LaunchRequest& req, const WorkerFiles& files) {
+WorkerCommand workerCommand(const LaunchRequest& req, const WorkerFiles& files, const std::string& modelSha256) {
   WorkerCommand cmd;
   cmd.binary = req.workerBinary;
   cmd.configPath = files.configPath();
@@ -167,6 +168,7 @@ WorkerCommand workerCommand(const LaunchRequest& req, const WorkerFiles& files) 
   cmd.saveStateDir = req.saveStateDir;
   cmd.checkpointDir = req.checkpointDir;
   cmd.resumeStep = req.resumeStep;
+  cmd.modelSha256 = modelSha256;
   return cmd;
 }
 
@@ -183,14 +185,18 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   const RunSecret secret = multi ? loadRunSecret(req.secretFile) : RunSecret{};
   std::optional<RemoteNodes> remotes;
   std::optional<UpLink> up;
-  if (multi && req.nodeRank == 0) remotes.emplace(req.masterAddr, req.masterPort + 1, req.nnodes, configDigest(e), secret.bytes);
+  // The model file as this node reads it: its workers load it and check it against this digest.
+  const std::string modelSha256 =
+      !req.modelSha256.empty() ? req.modelSha256 : e.model.fromFile() ? digestFile(e.model.path).sha256 : std::string();
+  if (multi && req.nodeRank == 0)
+    remotes.emplace(req.masterAddr, req.masterPort + 1, req.nnodes, configDigest(e), secret.bytes, modelSha256);
   if (multi && req.nodeRank > 0)
     up.emplace(req.masterAddr, req.masterPort + 1, e.execution.timeout_s, secret.bytes,
-               NodeHello{req.nodeRank, req.nnodes, configDigest(e), ranks});
+               NodeHello{req.nodeRank, req.nnodes, configDigest(e), ranks, modelSha256});
 
   WorkerFiles files(e, /*fileStore=*/!multi);
   WorkerProcesses workers;
-  workers.start(workerCommand(req, files), ranks);
+  workers.start(workerCommand(req, files, modelSha256), ranks);
   RunVerdict verdict;
   EventRelay relay(sink, up ? &*up : nullptr, verdict, stop);
   relay.log("started " + std::to_string(workers.workers().size()) + " worker(s) (pids " + workers.pidList() + "), store at " +

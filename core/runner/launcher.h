@@ -29,6 +29,9 @@ struct LaunchRequest {
   // the event streams of the other launchers, which forward their workers' events there.
   int nnodes = 1, nodeRank = 0;
   std::string secretFile;  // multi-node: the run secret's file ("" = PIPEMARE_RUN_SECRET or the default, see node_link.h)
+  // A TorchScript model: the SHA-256 its file had when the run was recorded ("" = this node's file
+  // as it is now). Every worker checks its file against it; node 0 checks the other nodes'.
+  std::string modelSha256;
 };
 
 // The ranks node `node` of `nnodes` starts for a P-stage pipeline (contiguous, sizes differ by at most 1).

@@ -13,6 +13,7 @@
 #include "core/runner/launcher.h"
 #include "core/runner/store_recorder.h"
 #include "core/util/errors.h"
+#include "core/util/file_digest.h"
 #include "core/util/process.h"
 
 namespace pm {
@@ -96,6 +97,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   LocalRunResult result;
   int64_t resumeStep = 0;
   std::string root;
+  std::string modelSha256;  // a TorchScript model: its file's, which every worker checks
   checkMultiNode(e, req.nnodes);
   if (req.resumeRun > 0 && req.nnodes > 1)
     throw ConfigError("--resume", "continues single-node runs only: multi-node runs write no checkpoints");
@@ -109,6 +111,14 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     if (!root.empty() && std::filesystem::exists(root) && !ownsCheckpointRoot(root, *rec))
       throw ConfigError(where, "the checkpoints in " + root + " are not this run's (they belong to another store or to an "
                                    "earlier run with this id); nothing to resume from");
+    if (e.model.fromFile()) {  // the checkpoints hold this model's weights: the file must be the one it trained
+      const FileDigest now = digestFile(e.model.path);
+      if (!rec->model_file.sha256.empty() && now.sha256 != rec->model_file.sha256)
+        throw ConfigError(where, "the model file " + e.model.path + " changed since the run trained it (SHA-256 " +
+                                     rec->model_file.sha256.substr(0, 16) + "... then, " + now.sha256.substr(0, 16) +
+                                     "... now); put the run's file back to resume it");
+      modelSha256 = now.sha256;
+    }
     resumeStep = latestCompleteCheckpoint(root, e.pipeline.stages);
     if (resumeStep == 0)
       throw ConfigError(where, "the run has no complete checkpoint in " + (root.empty() ? std::string("(memory)") : root) +
@@ -119,12 +129,15 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     store.truncateAfterStep(rec->id, resumeStep);
     store.markResumed(rec->id, static_cast<int64_t>(getpid()), resumeStep);
   } else {
+    const FileDigest model = e.model.fromFile() ? digestFile(e.model.path) : FileDigest{};
+    modelSha256 = model.sha256;
     std::vector<std::string> tags = e.tags;
     for (const auto& t : req.extraTags)
       if (std::find(tags.begin(), tags.end(), t) == tags.end()) tags.push_back(t);
     result.runId = store.createRun(req.runName.empty() ? e.name : req.runName, experimentToJson(e).dump(), tags, e.notes,
                                    req.sweepId);
     store.markRunning(result.runId, static_cast<int64_t>(getpid()));
+    if (!model.path.empty()) store.setModelFile(result.runId, model);
     // Multi-node runs write no checkpoints: the other nodes' stages could not write them here.
     root = req.nnodes > 1 ? std::string() : checkpointRoot(store.path(), result.runId);
     claimCheckpointRoot(root, store.path(), *store.getRun(result.runId));
@@ -164,6 +177,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
       lr.masterAddr = req.masterAddr;
       lr.masterPort = req.masterPort;
       lr.secretFile = req.secretFile;
+      lr.modelSha256 = modelSha256;
       result.outcome = launchWorkers(lr, sink, stop);
     } else {
       result.outcome = runSingleProcess(e, sink, stop, opts);

@@ -16,6 +16,7 @@ namespace pm {
 std::string configDigest(const Experiment& e) {
   Json j = experimentToJson(e);
   for (const char* key : {"name", "notes", "tags"}) j.erase(key);
+  j["model"].erase("path");
   uint64_t h = 1469598103934665603ull;
   for (const unsigned char c : j.dump()) {
     h ^= c;
@@ -26,8 +27,13 @@ std::string configDigest(const Experiment& e) {
 
 // ---- node 0 ----
 
-RemoteNodes::RemoteNodes(const std::string& addr, int port, int nnodes, std::string digest, std::string secret)
-    : listenFd_(listenTcp(addr, port)), nnodes_(nnodes), digest_(std::move(digest)), secret_(std::move(secret)) {}
+RemoteNodes::RemoteNodes(const std::string& addr, int port, int nnodes, std::string digest, std::string secret,
+                         std::string modelSha256)
+    : listenFd_(listenTcp(addr, port)),
+      nnodes_(nnodes),
+      digest_(std::move(digest)),
+      secret_(std::move(secret)),
+      modelSha256_(std::move(modelSha256)) {}
 
 RemoteNodes::~RemoteNodes() { close(); }
 
@@ -133,6 +139,11 @@ std::string RemoteNodes::refusal(const Peer& r, const Json& hello) const {
   if (known) return "node " + std::to_string(node) + " joined twice (two launchers with --node-rank " + std::to_string(node) + ")";
   if (hello.value("config", std::string()) != digest_)
     return "node " + std::to_string(node) + " runs a different experiment (its configuration differs from node 0's)";
+  if (const std::string theirs = hello.value("model_sha256", std::string()); theirs != modelSha256_)
+    return "node " + std::to_string(node) + "'s model file differs from node 0's (SHA-256 " +
+           (theirs.empty() ? std::string("none") : theirs.substr(0, 16) + "...") + " on node " + std::to_string(node) + ", " +
+           (modelSha256_.empty() ? std::string("none") : modelSha256_.substr(0, 16) + "...") +
+           " on node 0): give every node the same file";
   return "";
 }
 
@@ -200,7 +211,7 @@ UpLink::UpLink(const std::string& addr, int port, double timeoutS, const std::st
   const std::string nonce = randomNonce();
   session_.emplace(secret, challenge.value("nonce", std::string()), nonce, /*node0=*/false);
   const Json msg{{"type", node_msg::kHello}, {"node", hello.node}, {"nnodes", hello.nnodes}, {"config", hello.config},
-                 {"ranks", hello.ranks}, {"nonce", nonce}};
+                 {"ranks", hello.ranks}, {"model_sha256", hello.modelSha256}, {"nonce", nonce}};
   sendAll(fd_, session_->seal(msg));
 }
 

@@ -19,8 +19,9 @@
 namespace pm {
 
 // What every node must agree on: the experiment without its name, notes and tags (notes list the
-// --set overrides in the order given; neither changes the training), as a 64-bit FNV-1a hash,
-// which is the same on every build (std::hash need not be).
+// --set overrides in the order given; neither changes the training) and without the model file's
+// path (each node reads its own copy; the copies' SHA-256 are compared instead), as a 64-bit
+// FNV-1a hash, which is the same on every build (std::hash need not be).
 std::string configDigest(const Experiment& e);
 
 // Node 0's side: the other nodes' launchers. Each connection is challenged; its hello must verify
@@ -29,7 +30,9 @@ std::string configDigest(const Experiment& e);
 class RemoteNodes {
  public:
   // Listens on addr:port (throws EngineError naming it).
-  RemoteNodes(const std::string& addr, int port, int nnodes, std::string digest, std::string secret);
+  // `modelSha256`: node 0's model file's SHA-256 ("" for a zoo model), which every node's must equal.
+  RemoteNodes(const std::string& addr, int port, int nnodes, std::string digest, std::string secret,
+              std::string modelSha256 = "");
   ~RemoteNodes();
   RemoteNodes(const RemoteNodes&) = delete;
   RemoteNodes& operator=(const RemoteNodes&) = delete;
@@ -75,7 +78,7 @@ class RemoteNodes {
 
   int listenFd_ = -1;
   int nnodes_;
-  std::string digest_, secret_;
+  std::string digest_, secret_, modelSha256_;
   std::vector<Peer> peers_;
   std::string lastRefusal_;  // the last connection refused (a node with another secret, a forger)
   std::map<int, Json> summaries_;
@@ -87,6 +90,7 @@ struct NodeHello {
   int nnodes = 0;
   std::string config;  // configDigest
   std::vector<int> ranks;
+  std::string modelSha256;  // the SHA-256 of this node's model file ("" for a zoo model)
 };
 
 // Node k's side: its link to node 0, which receives this node's events and says how the run ends.

@@ -17,8 +17,10 @@
 #include "core/events/event_sink.h"
 #include "core/events/run_status.h"
 #include "core/util/errors.h"
+#include "core/util/file_digest.h"
 #include "core/util/net.h"
 #include "core/util/process.h"
+#include "core/util/system_info.h"
 
 namespace pm {
 namespace {
@@ -102,6 +104,13 @@ int workerMain(const WorkerOptions& o) {
     if (e.pipeline.stages != world)
       throw ConfigError(o.config + ": pipeline.stages", "is " + std::to_string(e.pipeline.stages) + " but the world size is " +
                                                             std::to_string(world));
+    if (e.model.fromFile() && !o.modelSha256.empty()) {  // before anything connects: a usage error naming the host
+      const FileDigest file = digestFile(e.model.path);
+      if (file.sha256 != o.modelSha256)
+        throw ConfigError(e.model.path, "the model file on " + hostName() + " (rank " + std::to_string(rank) + ") has SHA-256 " +
+                                            file.sha256.substr(0, 16) + "..., the run's has " + o.modelSha256.substr(0, 16) +
+                                            "... (the file changed since the run was recorded, or this node holds another copy)");
+    }
     DistributedOptions d;
     d.rank = rank;
     d.worldSize = world;

@@ -20,6 +20,7 @@ struct WorkerOptions {
   std::string saveStateDir;
   std::string checkpointDir;       // the run's checkpoint root ("" = none)
   int64_t resumeStep = 0;          // > 0: restore this stage from the checkpoint after that step
+  std::string modelSha256;         // a TorchScript model: the SHA-256 its file must have ("" = not checked)
 };
 
 // Set in the environment of the workers `pipemare run` starts (its pid): they leave resume hints

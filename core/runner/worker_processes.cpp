@@ -70,6 +70,10 @@ std::vector<std::string> WorkerCommand::args(int rank) const {
     a.push_back("--resume-step");
     a.push_back(std::to_string(resumeStep));
   }
+  if (!modelSha256.empty()) {
+    a.push_back("--model-sha256");
+    a.push_back(modelSha256);
+  }
   return a;
 }
 

@@ -48,6 +48,7 @@ struct WorkerCommand {
   std::string storeDir;    // WorkerFiles::storeDir
   std::string saveStateDir, checkpointDir;
   int64_t resumeStep = 0;
+  std::string modelSha256;  // a TorchScript model: the SHA-256 each worker checks its file against
 
   std::vector<std::string> args(int rank) const;
 };

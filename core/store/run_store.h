@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "core/events/run_status.h"
+#include "core/util/file_digest.h"
 
 struct sqlite3;
 
 namespace pm {
 
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 struct RunRecord {
   int64_t id = 0;
@@ -41,9 +42,14 @@ struct RunRecord {
   std::vector<std::pair<int, int>> partition;
   int64_t halt_step = 0;        // a stopped run: the step its stop checkpoint was taken after (0: none)
   int64_t resume_step = 0;      // a resumed run: the checkpoint step its latest session continued from (0: never resumed)
+  // A run whose model is read from a TorchScript file: that file's path, size and SHA-256 as
+  // recorded for the run, so that a later run can tell whether it trains the same model. Empty
+  // path: none (a zoo model, or a run recorded before the store kept it).
+  FileDigest model_file;
   // Denormalised for listing: schedule, model, stages, microbatches, and how the partition was
   // decided (pipeline.partition.method: parameters | time | explicit), from config_json ("" / 0
-  // when absent).
+  // when absent). A TorchScript run's model is its file's name without directories ("cnn.pt":
+  // model_file's, else the config's model.path), "torchscript" when neither names one.
   std::string schedule, model, partition_method;
   int stages = 0, microbatches = 0;
   // Last recorded value of the run's headline metrics (NaN when absent).
@@ -121,6 +127,8 @@ class RunStore {
   void setPartition(int64_t run, const std::vector<std::pair<int, int>>& stageUnits);
   // A stopped run: the step its stop checkpoint was taken after (RunRecord::halt_step).
   void setHaltStep(int64_t run, int64_t step);
+  // The TorchScript file the run's model is read from (RunRecord::model_file); an empty path clears it.
+  void setModelFile(int64_t run, const FileDigest& file);
   void setNotes(int64_t run, const std::string& notes);
   void setTags(int64_t run, const std::vector<std::string>& tags);
   void deleteRun(int64_t run);  // with all its rows and its checkpoints (run_checkpoints.h)

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -40,6 +41,14 @@ int configInt(const nlohmann::json& v) {
   return 0;
 }
 
+// The model.name of a run whose model is read from a TorchScript file (core/config's
+// kTorchScriptModel; the store does not depend on the experiment format).
+constexpr const char* kTorchScriptModelName = "torchscript";
+
+// The last component of `path` ("/x/y/cnn.pt" -> "cnn.pt"); "" when it has none ("", "/x/").
+std::string fileNameOf(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+// Fills the denormalised listing fields from config_json; the model's name needs model_file read first.
 void fillFromConfig(RunRecord& r) {
   auto j = nlohmann::json::parse(r.config_json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return;
@@ -61,6 +70,15 @@ void fillFromConfig(RunRecord& r) {
   if (model != j.end() && model->is_object()) {
     auto n = model->find("name");
     if (n != model->end() && n->is_string()) r.model = n->get<std::string>();
+    if (r.model == kTorchScriptModelName) {
+      // Listed by its file's name: the file recorded for the run, else the one its config names.
+      std::string file = fileNameOf(r.model_file.path);
+      if (file.empty()) {
+        auto p = model->find("path");
+        if (p != model->end() && p->is_string()) file = fileNameOf(p->get<std::string>());
+      }
+      if (!file.empty()) r.model = file;
+    }
   }
 }
 
@@ -72,7 +90,7 @@ const char* kRunColumns =
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'eval/accuracy' "
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
-    "r.partition_units, r.halt_step, r.resume_step";
+    "r.partition_units, r.halt_step, r.resume_step, r.model_file";
 
 RunRecord readRun(const Stmt& q) {
   RunRecord r;
@@ -100,6 +118,7 @@ RunRecord readRun(const Stmt& q) {
   r.partition = partitionFromText(q.text(15));
   r.halt_step = q.i64(16);
   r.resume_step = q.i64(17);
+  r.model_file = modelFileFromText(q.text(18));
   fillFromConfig(r);
   return r;
 }
@@ -161,6 +180,30 @@ std::vector<std::pair<int, int>> partitionFromText(const std::string& text) {
     if (!s.is_array() || s.size() != 2 || !s[0].is_number_integer() || !s[1].is_number_integer()) return {};
     out.emplace_back(configInt(s[0]), configInt(s[1]));
   }
+  return out;
+}
+
+std::string modelFileText(const FileDigest& file) {
+  if (file.path.empty()) return "";
+  const nlohmann::json j = {{"path", file.path}, {"size", file.size}, {"sha256", file.sha256}};
+  // JSON text is UTF-8: bytes of a path that are not are written as U+FFFD (size and digest stay exact).
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+FileDigest modelFileFromText(const std::string& text) {
+  if (text.empty()) return {};
+  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return {};
+  const auto path = j.find("path"), size = j.find("size"), sha = j.find("sha256");
+  if (path == j.end() || !path->is_string() || size == j.end() || !size->is_number_integer() || sha == j.end() ||
+      !sha->is_string())
+    return {};
+  if (size->is_number_unsigned() && size->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return {};
+  FileDigest out;
+  out.path = path->get<std::string>();
+  out.size = size->get<int64_t>();
+  out.sha256 = sha->get<std::string>();
+  if (out.path.empty() || out.size < 0) return {};
   return out;
 }
 
@@ -246,6 +289,13 @@ void RunStore::setHaltStep(int64_t run, int64_t step) {
   requireWritable(readOnly_, path_);
   Stmt q(db_, path_, "UPDATE runs SET halt_step = ? WHERE id = ?");
   q.bindInt(1, step).bindInt(2, run).run();
+  requireChanged(db_, path_, run);
+}
+
+void RunStore::setModelFile(int64_t run, const FileDigest& file) {
+  requireWritable(readOnly_, path_);
+  Stmt q(db_, path_, "UPDATE runs SET model_file = ? WHERE id = ?");
+  q.bindText(1, modelFileText(file)).bindInt(2, run).run();
   requireChanged(db_, path_, run);
 }
 

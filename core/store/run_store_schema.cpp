@@ -111,7 +111,15 @@ ALTER TABLE runs ADD COLUMN halt_step INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN resume_step INTEGER NOT NULL DEFAULT 0;
 )SQL";
 
-const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4};  // kMigrations[v - 2] leads to version v
+// Version 4 -> 5: the TorchScript file a run's model is read from, as JSON
+// {"path": ..., "size": N, "sha256": "..."} ('' for a zoo model). Old runs get '': their
+// file's bytes at the time are not known.
+const char* kMigrationV5 = R"SQL(
+ALTER TABLE runs ADD COLUMN model_file TEXT NOT NULL DEFAULT '';
+)SQL";
+
+// kMigrations[v - 2] leads to version v
+const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4, kMigrationV5};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kStoreSchemaVersion - 1, "one migration per version after 1");
 
 // The first whole number after `marker` in `text`; 0 when absent or out of range.
@@ -241,6 +249,10 @@ void RunStore::migrate() {
     exec(kMigrationV4);
     migrateRunFieldsFromText(db_, path_);
     version = 4;
+  }
+  if (version < 5) {
+    exec(kMigrationV5);
+    version = 5;
   }
 
   Stmt del(db_, path_, "DELETE FROM schema_version");

@@ -40,6 +40,10 @@ void requireWritable(bool readOnly, const std::string& place);
 // no partition. Text that is not such an array reads as no partition.
 std::string partitionText(const std::vector<std::pair<int, int>>& stageUnits);
 std::vector<std::pair<int, int>> partitionFromText(const std::string& text);
+// runs.model_file: JSON {"path": ..., "size": N, "sha256": "..."}; "" for none (an empty path).
+// Text that is not such an object (a store edited by hand) reads as none.
+std::string modelFileText(const FileDigest& file);
+FileDigest modelFileFromText(const std::string& text);
 
 // A prepared statement. Text is bound SQLITE_TRANSIENT unless the caller guarantees the
 // string outlives the step (bindTextStatic).

@@ -14,6 +14,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QLocale>
@@ -292,6 +293,28 @@ inline ModalAnswers::Step enterText(const QString& text) {
     retype(field, text);
     QTest::mouseClick(ok, Qt::LeftButton);
     return true;
+  };
+}
+
+// An answer: in the file dialog (Qt's own), `path` typed into the file name field, then its
+// Open (or Save) button clicked.
+inline ModalAnswers::Step chooseFile(const QString& path) {
+  return [path](QWidget* top) {
+    auto* dialog = qobject_cast<QFileDialog*>(top);
+    if (!dialog) return false;
+    auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+    auto* buttons = dialog->findChild<QDialogButtonBox*>(QStringLiteral("buttonBox"));
+    if (!name || !buttons) return false;
+    retype(name, path);
+    // Typing opens the name field's completer list, which would take the click: closed, as
+    // with Escape.
+    if (QWidget* popup = QApplication::activePopupWidget()) QTest::keyClick(popup, Qt::Key_Escape);
+    for (QAbstractButton* b : buttons->buttons())
+      if (buttons->buttonRole(b) == QDialogButtonBox::AcceptRole && b->isEnabled()) {
+        QTest::mouseClick(b, Qt::LeftButton);
+        return true;
+      }
+    return false;
   };
 }
 

@@ -271,6 +271,7 @@ void DesignerView::validate() {
     valid_ = true;
     message_.clear();
     status_->setText(tr("<span style='color:#2ca02c'>valid</span>"));
+    describeModelFile();
   } catch (const Error& e) {
     valid_ = false;
     message_ = QString::fromStdString(e.what());

@@ -11,6 +11,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMessageBox>
+#include <QProcess>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
@@ -77,11 +78,14 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   addOtherPresets(presets_, presetDir_);
   top->addWidget(presets_, 1);
   auto* open = new QPushButton(tr("Open..."), this);
+  auto* openModel = new QPushButton(tr("Open model..."), this);
+  openModel->setToolTip(tr("a TorchScript model (torch.jit.save of an nn.Sequential) as the design's model"));
   auto* save = new QPushButton(tr("Save as..."), this);
   auto* run = new QPushButton(tr("Run"), this);
   run->setObjectName("runButton");
   run->setDefault(true);
   top->addWidget(open);
+  top->addWidget(openModel);
   top->addWidget(save);
   top->addWidget(run);
   auto* scroll = new QScrollArea(this);
@@ -91,8 +95,15 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   wheelGuard_->guard(presets_);  // a wheel over the list would open another preset
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  modelUnits_ = new QLabel(this);
+  modelUnits_->setObjectName(QStringLiteral("modelUnits"));
+  modelUnits_->setWordWrap(true);
+  modelUnits_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  modelUnits_->hide();
+  describer_ = new QProcess(this);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
+  layout->addWidget(modelUnits_);
   layout->addWidget(scroll, 1);
   layout->addWidget(status_);
 
@@ -116,6 +127,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
     else loadFile(QDir(presetDir_).filePath(presets_->itemText(i)));
   });
   connect(open, &QPushButton::clicked, this, &DesignerView::openDialog);
+  connect(openModel, &QPushButton::clicked, this, &DesignerView::openModelDialog);
   connect(save, &QPushButton::clicked, this, &DesignerView::saveAsDialog);
   connect(run, &QPushButton::clicked, this, &DesignerView::requestRun);
   connect(this, &DesignerView::validityChanged, run, &QPushButton::setEnabled);
@@ -229,7 +241,7 @@ std::vector<std::string> DesignerView::editsSinceLoaded() const {
 void DesignerView::requestRun() {
   validate();
   if (!valid_) return;
-  Json j = currentJson();
+  Json j = runnableJson();
   // The file's notes describe the file; a run of an edited design says what was changed (as a
   // run with --set does).
   if (const auto edits = editsSinceLoaded(); !edits.empty()) {

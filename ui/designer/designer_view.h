@@ -16,6 +16,8 @@ class QComboBox;
 class QLabel;
 class QVBoxLayout;
 
+class QProcess;
+
 namespace pm::ui {
 
 class FieldWheelGuard;
@@ -28,6 +30,17 @@ class DesignerView : public QWidget {
   bool loadFile(const QString& path);      // false (and a message) when unreadable
   void setExperiment(const nlohmann::json& j);
   nlohmann::json currentJson() const;      // built from the widgets
+  // The design as a run or the planner reads it: currentJson() with the file paths it names
+  // relative to the open file (model.path, a tensor dataset's data.path and data.eval_path) made
+  // absolute, as `pipemare run FILE` resolves them. currentJson() when the design is not valid.
+  nlohmann::json runnableJson() const;
+  // The `pipemare` executable that describes model files (`pipemare models --file`).
+  void setEngineBinary(const QString& binary) { engine_ = binary; }
+  // A TorchScript model file: the design's model becomes it, and its units are described below
+  // the preset list (what "Open model..." does once a file is chosen).
+  void openModelFile(const QString& path);
+  // The units of the design's model file as last described ("" when none is shown).
+  QString modelUnitsText() const;
   bool valid() const { return valid_; }
   QString validationMessage() const { return message_; }
   QString invalidField() const { return invalidField_; }  // dotted path of the flagged field
@@ -54,6 +67,7 @@ class DesignerView : public QWidget {
  public Q_SLOTS:
   void requestRun();
   void openDialog();
+  void openModelDialog();
   void saveAsDialog();
   // Save (Ctrl+S): writes the open file when there is one and it can be written; otherwise (a new
   // design, a read-only installed preset) it is Save as....
@@ -68,6 +82,9 @@ class DesignerView : public QWidget {
   void build(const nlohmann::json& normalised);
   void addFields(const nlohmann::json& obj, const std::string& prefix, QWidget* box, int depth);
   void validate();
+  // Describes the design's model file (its units, parameters and output shapes) with `pipemare
+  // models --file` in the background, when the file or the data it is described with changed.
+  void describeModelFile();
   nlohmann::json readWidget(const std::string& path, const nlohmann::json& like, bool* ok) const;
   QString presetDir_, file_;
   nlohmann::json asLoaded_;  // the design as opened or last saved (for editsSinceLoaded)
@@ -91,6 +108,10 @@ class DesignerView : public QWidget {
   std::map<std::string, QString> unknownKeys_;
   bool valid_ = true, building_ = false;
   QString message_, invalidField_;
+  QString engine_;              // the pipemare executable
+  QLabel* modelUnits_ = nullptr;  // the model file's units, under the preset list
+  QProcess* describer_ = nullptr;
+  QString described_;           // the file (and data) the shown description is of
 };
 
 }  // namespace pm::ui

@@ -88,6 +88,7 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
 QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binary) {
   auto* tabs = new QTabWidget(this);
   designer_ = new DesignerView(presetDir, this);
+  designer_->setEngineBinary(binary);
   planner_ = new PlannerPanel(binary, this);
   auto* design = new QSplitter(Qt::Horizontal, this);
   design->addWidget(designer_);
@@ -111,7 +112,7 @@ QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binar
   });
   connect(designer_, &DesignerView::validityChanged, this, [this](bool valid) {
     if (valid)
-      planner_->setExperiment(designer_->currentJson());
+      planner_->setExperiment(designer_->runnableJson());
     else
       planner_->setInvalid(designer_->validationMessage());
   });
@@ -270,7 +271,7 @@ void MainWindow::restoreSettings(const QString& presetDir) {
   const QString last = settings.value("designer/lastFile").toString();
   if (!last.isEmpty() && QFile::exists(last)) designer_->loadFile(last);
   else if (!presetDir.isEmpty() && QFile::exists(presetDir + "/quickstart.json")) designer_->loadFile(presetDir + "/quickstart.json");
-  if (designer_->valid()) planner_->setExperiment(designer_->currentJson());
+  if (designer_->valid()) planner_->setExperiment(designer_->runnableJson());
   // Preferences: the Compare view's x axis, smoothing and accuracy target, and the last tab.
   // (absent keys keep the view's own defaults)
   compare_->setXAxis(static_cast<XAxis>(settings.value("compare/xAxis", static_cast<int>(compare_->xAxis())).toInt()));

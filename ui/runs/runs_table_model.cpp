@@ -49,6 +49,11 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
   // The notes as written (several lines, maybe long): the cell shows them on one line, which the
   // view elides to the column's width.
   if (role == Qt::ToolTipRole && index.column() == Notes) return QString::fromStdString(r->notes);
+  if (role == Qt::ToolTipRole && index.column() == Model && !r->model_file.path.empty())  // a TorchScript model's file
+    return tr("%1\n%2 bytes, SHA-256 %3")
+        .arg(QString::fromStdString(r->model_file.path))
+        .arg(r->model_file.size)
+        .arg(QString::fromStdString(r->model_file.sha256));
   if (role == Qt::TextAlignmentRole && index.column() >= Stages && index.column() <= Duration)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole && !sortRole) return {};

@@ -50,9 +50,12 @@ Experiment everythingSet() {
   e.name = "all fields";
   e.tags = {"a", "b"};
   e.notes = "notes\nwith a newline";
-  e.model.name = "resnet20";
-  e.data.dataset = DatasetKind::Synthetic;
+  e.model.name = kTorchScriptModel;
+  e.model.path = "/tmp/model.pt";
+  e.model.task = ModelTask::Regression;
+  e.data.dataset = DatasetKind::Tensors;
   e.data.path = "/tmp/data";
+  e.data.eval_path = "/tmp/eval";
   e.data.batch_size = 96;
   e.data.eval_split = EvalSplit::Train;
   e.data.eval_fraction = 0.25;
@@ -165,7 +168,8 @@ TEST(Experiment, ToJsonHasEveryField) {
   std::set<std::string> got;
   leaves(j, "", got);
   const std::set<std::string> want = {
-      "name", "tags", "notes", "model.name", "model.options", "data.dataset", "data.path", "data.batch_size",
+      "name", "tags", "notes", "model.name", "model.path", "model.task", "model.options", "data.dataset", "data.path",
+      "data.eval_path", "data.batch_size",
       "data.eval_split", "data.eval_fraction", "data.train_limit", "data.eval_limit", "data.context",
       "data.synthetic_samples", "data.synthetic_task", "data.shuffle", "pipeline.stages", "pipeline.microbatches",
       "pipeline.partition.method", "pipeline.partition.boundaries", "pipeline.schedule", "pipeline.recompute",
@@ -274,7 +278,7 @@ TEST(ExperimentErrors, EnumerationsListTheAllowedValues) {
   EXPECT_TRUE(rejects({{"model", {{"name", "resnet"}}}}, "model.name", "expected one of mlp, cnn, resnet20"));
   EXPECT_TRUE(rejects({{"optimizer", {{"name", "adamm"}}}}, "optimizer.name", "did you mean \"adam\"?"));
   EXPECT_TRUE(rejects({{"data", {{"dataset", "cifar10"}}}}, "data.dataset",
-                      "expected one of fashion-mnist, text, synthetic, found \"cifar10\""));
+                      "expected one of fashion-mnist, text, synthetic, tensors, found \"cifar10\""));
   EXPECT_TRUE(rejects({{"execution", {{"backend", "mpi"}}}}, "execution.backend", "expected one of gloo, nccl, local"));
   EXPECT_TRUE(rejects({{"optimizer", {{"schedule", {{"name", "cos"}}}}}}, "optimizer.schedule.name", "one of constant"));
   EXPECT_TRUE(rejects({{"pipeline", {{"partition", {{"method", "even"}}}}}}, "pipeline.partition.method",
@@ -517,16 +521,40 @@ TEST(ExperimentCrossField, Optimizer) {
 
 TEST(ExperimentCrossField, ModelAndDataset) {
   EXPECT_TRUE(rejects({{"model", {{"name", "charlm"}}}}, "data.dataset",
-                      "model charlm (model.name) needs data.dataset text, found data.dataset=fashion-mnist"));
+                      "model charlm (model.name) needs data.dataset text or tensors, found data.dataset=fashion-mnist"));
   EXPECT_TRUE(rejects({{"data", {{"dataset", "text"}}}}, "data.dataset",
-                      "model mlp (model.name) needs data.dataset fashion-mnist or synthetic, found data.dataset=text"));
+                      "model mlp (model.name) needs data.dataset fashion-mnist, synthetic or tensors, found data.dataset=text"));
   EXPECT_TRUE(rejects({{"model", {{"name", "resnet50"}}}}, "data.dataset",
-                      "model resnet50 (model.name) needs data.dataset synthetic, found data.dataset=fashion-mnist"));
+                      "model resnet50 (model.name) needs data.dataset synthetic or tensors, found data.dataset=fashion-mnist"));
   for (const char* m : {"mlp", "cnn", "resnet20"})
     for (const char* d : {"fashion-mnist", "synthetic"})
       EXPECT_NO_THROW(experimentFromJson({{"model", {{"name", m}}}, {"data", {{"dataset", d}}}})) << m << " " << d;
   EXPECT_NO_THROW(experimentFromJson({{"model", {{"name", "charlm"}}}, {"data", {{"dataset", "text"}}}}));
   EXPECT_NO_THROW(experimentFromJson({{"model", {{"name", "resnet50"}}}, {"data", {{"dataset", "synthetic"}}}}));
+}
+
+TEST(ExperimentCrossField, ModelFilesAndTensorData) {
+  // A TorchScript model needs its file; the zoo's models take none.
+  EXPECT_TRUE(rejects({{"model", {{"name", "torchscript"}}}}, "model.path", "model torchscript reads its network from a file"));
+  EXPECT_TRUE(rejects({{"model", {{"name", "cnn"}, {"path", "m.pt"}}}}, "model.path",
+                      "model.path applies only to model.name=torchscript (the zoo builds model cnn), found \"m.pt\""));
+  // Tensor data needs its file; eval_path is tensor data's.
+  EXPECT_TRUE(rejects({{"data", {{"dataset", "tensors"}}}}, "data.path", "data.dataset=tensors reads the training tensors"));
+  EXPECT_TRUE(rejects({{"data", {{"eval_path", "e.pt"}}}}, "data.eval_path",
+                      "data.eval_path applies only to data.dataset=tensors, found data.dataset=fashion-mnist"));
+  // The task follows the dataset where the dataset says it.
+  EXPECT_TRUE(rejects({{"model", {{"task", "regression"}}}}, "model.task",
+                      "data.dataset=fashion-mnist trains with the classification loss, found model.task=regression"));
+  EXPECT_TRUE(rejects({{"model", {{"name", "torchscript"}, {"path", "m.pt"}, {"task", "classification"}}},
+                       {"data", {{"dataset", "text"}}}},
+                      "model.task", "data.dataset=text trains with the language-model loss"));
+  // Any stage count and boundaries for a model file: its units are counted when it is read.
+  const Experiment e = experimentFromJson({{"model", {{"name", "torchscript"}, {"path", "/m.pt"}, {"task", "regression"}}},
+                                           {"data", {{"dataset", "tensors"}, {"path", "/t.pt"}, {"eval_path", "/e.pt"}}},
+                                           {"pipeline", {{"stages", 3}, {"partition", {{"method", "explicit"}, {"boundaries", {40, 90}}}}}}});
+  EXPECT_EQ(e.pipeline.partition.boundaries, (std::vector<int>{40, 90}));
+  EXPECT_EQ(e.model.task, ModelTask::Regression);
+  EXPECT_NO_THROW(experimentFromJson({{"model", {{"name", "mlp"}}}, {"data", {{"dataset", "tensors"}, {"path", "/t.pt"}}}}));
 }
 
 TEST(ExperimentCrossField, CharLmContext) {
@@ -759,8 +787,8 @@ TEST(ExperimentFile, RawJsonForOverrides) {
 
 TEST(ExperimentNames, SchedulesAndModels) {
   EXPECT_EQ(scheduleNames(), (std::vector<std::string>{"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}));
-  EXPECT_EQ(modelNames(), (std::vector<std::string>{"mlp", "cnn", "resnet20", "charlm", "resnet50"}));
-  EXPECT_EQ(modelNames().size(), modelCatalog().size());
+  EXPECT_EQ(modelNames(), (std::vector<std::string>{"mlp", "cnn", "resnet20", "charlm", "resnet50", "torchscript"}));
+  EXPECT_EQ(modelNames().size(), modelCatalog().size() + 1);  // the zoo, and a model read from a file
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream));
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream2BW));
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeMare));

@@ -1,4 +1,4 @@
-// Tests for the SQLite run store: persistence, concurrency (WAL), migration from versions 1 and 3,
+// Tests for the SQLite run store: persistence, concurrency (WAL), migration from versions 1, 3 and 4,
 // verbatim strings, refusal of foreign / newer files, filters, cascades, dead launchers,
 // batching and integrity.
 #include <gtest/gtest.h>
@@ -1022,6 +1022,191 @@ TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
   EXPECT_THROW(s.setPartition(run + 100, {{0, 1}}), StoreError);
   EXPECT_THROW(s.setHaltStep(run + 100, 1), StoreError);
   EXPECT_THROW(s.markResumed(run + 100, 1, 1), StoreError);
+}
+
+// The TorchScript file a run's model is read from is a field of the run: written as JSON, read
+// back by getRun and listRuns (also read-only), cleared by an empty path, and text that is not
+// such a record (a store edited by hand) reads as none.
+TEST_F(RunStoreTest, ModelFileIsAFieldOfTheRun) {
+  const std::string db = file("runs.db");
+  const std::string digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  int64_t run = 0, zoo = 0;
+  {
+    RunStore s(db);
+    zoo = s.createRun("zoo model", kConfig);
+    run = s.createRun("scripted", R"({"model":{"name":"torchscript","path":"/x/y/cnn.pt"}})");
+    EXPECT_TRUE(s.getRun(run)->model_file.path.empty()) << "none until it is recorded";
+    s.setModelFile(run, FileDigest{"/x/y/cnn \"quoted\" ünï.pt", 123456789012, digest});
+  }
+  {
+    RunStore ro(db, true);
+    auto r = ro.getRun(run);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->model_file.path, "/x/y/cnn \"quoted\" ünï.pt");
+    EXPECT_EQ(r->model_file.size, 123456789012);
+    EXPECT_EQ(r->model_file.sha256, digest);
+    const auto listed = ro.listRuns();
+    ASSERT_EQ(listed.size(), 2u);
+    EXPECT_EQ(listed[0].id, run);
+    EXPECT_EQ(listed[0].model_file.path, r->model_file.path);
+    EXPECT_EQ(listed[0].model_file.size, 123456789012);
+    EXPECT_EQ(listed[0].model_file.sha256, digest);
+    auto z = ro.getRun(zoo);
+    EXPECT_TRUE(z->model_file.path.empty());
+    EXPECT_EQ(z->model_file.size, 0);
+    EXPECT_TRUE(z->model_file.sha256.empty());
+    EXPECT_EQ(queryOne(ro.handle(), "SELECT model_file FROM runs WHERE id = " + std::to_string(zoo)), "");
+    const auto text = queryOne(ro.handle(), "SELECT model_file FROM runs WHERE id = " + std::to_string(run));
+    EXPECT_NE(text.find("\"size\":123456789012"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"sha256\":\"" + digest + "\""), std::string::npos) << text;
+  }
+  RunStore s(db);
+  // Text that is not a model file record reads as none, not an error.
+  for (const char* bad : {"not json", "[1,2]", "\"/x/y/cnn.pt\"", R"({"path":1,"size":3,"sha256":"ab"})",
+                          R"({"path":"/a.pt","sha256":"ab"})", R"({"path":"/a.pt","size":"12","sha256":"ab"})",
+                          R"({"path":"/a.pt","size":-3,"sha256":"ab"})", R"({"path":"/a.pt","size":3,"sha256":7})",
+                          R"({"path":"/a.pt","size":3.5,"sha256":"ab"})", R"({"path":"","size":3,"sha256":"ab"})"}) {
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(s.handle(), "UPDATE runs SET model_file = ? WHERE id = ?", -1, &st, nullptr), SQLITE_OK);
+    sqlite3_bind_text(st, 1, bad, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, run);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    auto r = s.getRun(run);
+    ASSERT_TRUE(r) << bad;
+    EXPECT_TRUE(r->model_file.path.empty()) << bad;
+    EXPECT_EQ(r->model_file.size, 0) << bad;
+    EXPECT_TRUE(r->model_file.sha256.empty()) << bad;
+    EXPECT_EQ(s.listRuns().size(), 2u) << bad;
+  }
+  s.setModelFile(run, FileDigest{"/m/b.pt", 42, digest});
+  EXPECT_EQ(s.getRun(run)->model_file.size, 42);
+  s.setModelFile(run, FileDigest{});
+  EXPECT_TRUE(s.getRun(run)->model_file.path.empty());
+  EXPECT_EQ(queryOne(s.handle(), "SELECT model_file FROM runs WHERE id = " + std::to_string(run)), "");
+  EXPECT_THROW(s.setModelFile(run + 100, FileDigest{"/m/b.pt", 42, digest}), StoreError);
+  RunStore ro(db, true);
+  EXPECT_THROW(ro.setModelFile(run, FileDigest{"/m/b.pt", 42, digest}), StoreError);
+}
+
+// The listing's model of a TorchScript run is its file's name without directories: the file
+// recorded for the run, else the one its configuration names, else "torchscript". Zoo models keep
+// their name.
+TEST_F(RunStoreTest, TorchScriptRunIsListedByItsFileName) {
+  RunStore s(file("runs.db"));
+  const int64_t named = s.createRun("named in its config", R"({"model":{"name":"torchscript","path":"/x/y/cnn.pt"}})");
+  const int64_t bare = s.createRun("no path", R"({"model":{"name":"torchscript"}})");
+  const int64_t zoo = s.createRun("zoo", kConfig);
+  EXPECT_EQ(s.getRun(named)->model, "cnn.pt");
+  EXPECT_EQ(s.getRun(bare)->model, "torchscript");
+  EXPECT_EQ(s.getRun(zoo)->model, "mlp");
+
+  s.setModelFile(named, FileDigest{"/data/models/recorded.pt", 10, std::string(64, 'a')});
+  s.setModelFile(bare, FileDigest{"relative/dir/other.pt", 20, std::string(64, 'b')});
+  s.setModelFile(zoo, FileDigest{"/data/models/ignored.pt", 30, std::string(64, 'c')});
+  EXPECT_EQ(s.getRun(named)->model, "recorded.pt") << "the recorded file wins over the config's path";
+  EXPECT_EQ(s.getRun(bare)->model, "other.pt");
+  EXPECT_EQ(s.getRun(zoo)->model, "mlp") << "only a torchscript run is named by its file";
+  std::vector<std::string> listed;
+  for (const auto& r : s.listRuns()) listed.push_back(r.model);
+  EXPECT_EQ(listed, (std::vector<std::string>{"mlp", "other.pt", "recorded.pt"}));
+
+  // A model file record that cannot be read falls back to the config's path.
+  ASSERT_EQ(sqlite3_exec(s.handle(), ("UPDATE runs SET model_file = '{oops' WHERE id = " + std::to_string(named)).c_str(), nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(s.getRun(named)->model, "cnn.pt");
+  s.setModelFile(bare, FileDigest{});
+  EXPECT_EQ(s.getRun(bare)->model, "torchscript");
+}
+
+// A store of schema version 4 (before the model file was a column) migrates: every run keeps its
+// fields and rows and has no model file; the schema is then a fresh store's.
+TEST_F(RunStoreTest, MigratesVersion4StoreWithNoModelFiles) {
+  const std::string db = file("v4.db");
+  {
+    RawDb raw(db);
+    raw.exec(storeSchemaAt(4));
+    raw.exec(R"SQL(
+      INSERT INTO runs (name, created_at, status, status_message, config_json, sweep_id, partition_units, halt_step, resume_step)
+      VALUES
+        ('stopped', 1000, 'stopped', 'stopped by request after step 12', '{"model":{"name":"cnn"},"pipeline":{"stages":2}}',
+         'sw-1', '[[0,2],[2,6]]', 12, 0),
+        ('scripted', 1001, 'finished', '', '{"model":{"name":"torchscript","path":"/x/y/cnn.pt"}}', '', '', 0, 8);
+      INSERT INTO run_tags (run_id, tag) VALUES (1, 'baseline'), (2, 'scripted');
+      INSERT INTO metrics (run_id, key, step, wall_time, value) VALUES (1, 'train/loss', 1, 1.0, 2.5), (2, 'train/loss', 1, 1.0, 0.5);
+      INSERT INTO logs (run_id, time, level, message) VALUES (2, 1.0, 'info', 'started');
+    )SQL");
+  }
+  EXPECT_THROW({ RunStore ro(db, true); }, StoreError) << "read-only never migrates";
+  using Units = std::vector<std::pair<int, int>>;
+  {
+    RunStore s(db);
+    EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
+    EXPECT_EQ(s.schemaVersion(), 5);
+    auto r = s.getRun(1);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->name, "stopped");
+    EXPECT_EQ(r->status, RunStatus::Stopped);
+    EXPECT_EQ(r->status_message, "stopped by request after step 12");
+    EXPECT_EQ(r->sweep_id, "sw-1");
+    EXPECT_EQ(r->partition, (Units{{0, 2}, {2, 6}}));
+    EXPECT_EQ(r->halt_step, 12);
+    EXPECT_EQ(r->tags, (std::vector<std::string>{"baseline"}));
+    EXPECT_EQ(r->model, "cnn");
+    EXPECT_DOUBLE_EQ(r->final_loss, 2.5);
+    EXPECT_TRUE(r->model_file.path.empty());
+    r = s.getRun(2);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, RunStatus::Finished);
+    EXPECT_EQ(r->resume_step, 8);
+    EXPECT_EQ(r->tags, (std::vector<std::string>{"scripted"}));
+    EXPECT_EQ(r->model, "cnn.pt") << "named by its config's path";
+    EXPECT_TRUE(r->model_file.path.empty());
+    EXPECT_EQ(s.loadLog(2).size(), 1u);
+    EXPECT_EQ(queryRows(s.handle(), "SELECT model_file FROM runs ORDER BY id"), (std::vector<std::string>{"", ""}));
+    EXPECT_EQ(queryOne(s.handle(), "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(queryOne(s.handle(), "SELECT COUNT(*) FROM schema_version"), "1");
+    // The migrated store records model files.
+    s.setModelFile(2, FileDigest{"/x/y/cnn.pt", 7, std::string(64, 'f')});
+    EXPECT_EQ(s.getRun(2)->model_file.size, 7);
+  }
+  RunStore ro(db, true);
+  EXPECT_EQ(ro.getRun(2)->model_file.path, "/x/y/cnn.pt");
+  RunStore fresh(file("fresh.db"));
+  RunStore migrated(db);
+  const char* schemaSql = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name";
+  EXPECT_EQ(queryRows(fresh.handle(), schemaSql), queryRows(migrated.handle(), schemaSql));
+}
+
+// An import carries each run's model file (and a run without one arrives without one).
+TEST_F(RunStoreTest, ImportCopiesTheModelFile) {
+  const std::string there = file("there.db");
+  const std::string digest(64, 'e');
+  int64_t scripted = 0, zoo = 0;
+  {
+    RunStore s(there);
+    scripted = s.createRun("scripted", R"({"model":{"name":"torchscript","path":"/x/y/cnn.pt"}})");
+    s.setModelFile(scripted, FileDigest{"/x/y/cnn.pt", 4096, digest});
+    s.setStatus(scripted, RunStatus::Finished);
+    zoo = s.createRun("zoo", kConfig);
+    s.setStatus(zoo, RunStatus::Finished);
+  }
+  RunStore here(file("here.db"));
+  const auto mapping = here.importRuns(there);
+  ASSERT_EQ(mapping.size(), 2u);
+  EXPECT_EQ(mapping[0].first, scripted);
+  EXPECT_EQ(mapping[1].first, zoo);
+  auto r = here.getRun(mapping[0].second);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->model_file.path, "/x/y/cnn.pt");
+  EXPECT_EQ(r->model_file.size, 4096);
+  EXPECT_EQ(r->model_file.sha256, digest);
+  EXPECT_EQ(r->model, "cnn.pt");
+  r = here.getRun(mapping[1].second);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->model_file.path.empty());
+  EXPECT_EQ(r->model, "mlp");
 }
 
 // A row whose status text names no RunStatus (only a store edited by hand has one) reads as

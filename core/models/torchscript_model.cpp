@@ -1,0 +1,129 @@
+#include "core/models/torchscript_model.h"
+
+#include <filesystem>
+
+#include "core/util/errors.h"
+
+namespace pm {
+namespace {
+
+const char* kWrapAdvice =
+    "wrap the model as an nn.Sequential of blocks, each taking one tensor and returning one tensor, then "
+    "torch.jit.script or torch.jit.trace it and save it (scripts/export-model.py shows how)";
+
+// The first line of what LibTorch said, without its C++ backtrace.
+std::string firstLine(const c10::Error& ex) {
+  std::string what = ex.what_without_backtrace();
+  const size_t nl = what.find('\n');
+  return nl == std::string::npos ? what : what.substr(0, nl);
+}
+
+// The module's class as Python names it: the exporter numbers classes that share a name
+// ("...container.___torch_mangle_10.Sequential"); those segments are dropped.
+std::string typeName(const torch::jit::Module& m) {
+  const auto& name = m.type()->name();
+  if (!name) return "<unnamed module>";
+  std::string out;
+  for (const auto& atom : name->atoms()) {
+    if (atom.rfind("___torch_mangle_", 0) == 0) continue;
+    out += (out.empty() ? "" : ".") + atom;
+  }
+  return out;
+}
+
+bool isSequential(const torch::jit::Module& m) {
+  const std::string name = typeName(m);
+  const std::string suffix = "torch.nn.modules.container.Sequential";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Why unit `name` cannot be a pipeline unit ("" when it can): its forward must take one tensor
+// (further arguments need defaults) and return one tensor.
+std::string unitProblem(const torch::jit::Module& unit) {
+  auto forward = unit.find_method("forward");
+  if (!forward) return "has no forward method";
+  const c10::FunctionSchema& schema = forward->function().getSchema();
+  const auto& args = schema.arguments();  // args[0] is self
+  if (args.size() < 2) return "its forward takes no input (it must take one tensor)";
+  if (args[1].type()->kind() != c10::TypeKind::TensorType)
+    return "its forward takes " + args[1].type()->annotation_str() + " (it must take one tensor)";
+  for (size_t i = 2; i < args.size(); ++i)
+    if (!args[i].default_value())
+      return "its forward takes " + std::to_string(args.size() - 1) + " inputs (it must take one tensor)";
+  const auto& rets = schema.returns();
+  if (rets.size() != 1 || rets[0].type()->kind() != c10::TypeKind::TensorType) {
+    std::string found;
+    for (const auto& r : rets) found += (found.empty() ? "" : ", ") + r.type()->annotation_str();
+    return "its forward returns " + (found.empty() ? std::string("nothing") : found) + " (it must return one tensor)";
+  }
+  return "";
+}
+
+std::string mangled(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (c == '.') c = '_';
+  return out;
+}
+
+}  // namespace
+
+ScriptUnitImpl::ScriptUnitImpl(torch::jit::Module module) : script_(std::move(module)) {
+  for (const auto& p : script_.named_parameters(/*recurse=*/true)) {
+    register_parameter(mangled(p.name), p.value, p.value.requires_grad());
+    names_.push_back(p.name);
+  }
+  for (const auto& b : script_.named_buffers(/*recurse=*/true)) {
+    register_buffer(mangled(b.name), b.value);
+    names_.push_back(b.name);
+  }
+}
+
+torch::Tensor ScriptUnitImpl::forward(torch::Tensor x) { return script_.forward({std::move(x)}).toTensor(); }
+
+void ScriptUnitImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  script_.train(on);
+}
+
+void ScriptUnitImpl::to(torch::Device device, bool non_blocking) {
+  script_.to(device, non_blocking);
+  torch::nn::Module::to(device, non_blocking);
+}
+
+std::vector<Unit> loadTorchScriptModel(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ConfigError(path, "cannot open: no such file (model.path)");
+  if (fs::is_directory(path, ec)) throw ConfigError(path, "is a directory, not a TorchScript file (model.path)");
+  torch::jit::Module model;
+  try {
+    model = torch::jit::load(path);
+  } catch (const c10::Error& ex) {
+    throw ConfigError(path, "not a readable TorchScript file (torch.jit.save writes one; a truncated or other file "
+                            "does not load): " + firstLine(ex));
+  } catch (const std::exception& ex) {
+    throw ConfigError(path, std::string("not a readable TorchScript file: ") + ex.what());
+  }
+  if (!isSequential(model))
+    throw ConfigError(path, "the model is a " + typeName(model) + ", not an nn.Sequential: " + kWrapAdvice);
+  std::vector<Unit> units;
+  for (const auto& child : model.named_children()) {
+    const std::string problem = unitProblem(child.value);
+    if (!problem.empty())
+      throw ConfigError(path, "unit " + std::to_string(units.size()) + " (\"" + child.name + "\", a " + typeName(child.value) +
+                                  ") " + problem + ": " + kWrapAdvice);
+    int layers = 0;
+    for (const auto& m : child.value.modules()) {
+      bool weights = false;
+      for (const auto& p : m.named_parameters(/*recurse=*/false)) weights = weights || p.name == "weight";
+      layers += weights ? 1 : 0;
+    }
+    units.push_back({child.name, torch::nn::AnyModule(ScriptUnit(child.value)), layers});
+  }
+  if (units.empty()) throw ConfigError(path, "the nn.Sequential has no units: " + std::string(kWrapAdvice));
+  model.train(true);
+  return units;
+}
+
+}  // namespace pm

@@ -1,0 +1,169 @@
+// Models and data made in Python, as users make them: scripts/export-model.py writes a CNN, a
+// residual network and a Transformer as scripted nn.Sequentials with torch.save data files
+// (Debian's python3-torch, installed by scripts/setup.sh), and each trains through `pipemare run`
+// under every schedule, in single and real mode with the same weights. The exported CNN, given the
+// zoo cnn's initial weights, trains to the zoo cnn's weights: the loader adds and loses nothing.
+#include <gtest/gtest.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/engine/pipeline_engine.h"
+#include "core/models/model_zoo.h"
+#include "tests/app/app_test_support.h"
+#include "tests/support/tiny_experiment.h"
+
+namespace fs = std::filesystem;
+using pm::test::readFile;
+using pm::test::runCmd;
+
+namespace {
+
+// The Python with PyTorch: Debian's, whatever `python3` is first on PATH.
+const char* kPython = "/usr/bin/python3";
+
+class PythonModels : public pm::test::AppTest {
+ protected:
+  // Exports `model` (and its data) into the test folder; fails the test when Python cannot.
+  void exportModel(const std::string& model, const std::string& extra = "") {
+    const auto r = runCmd(std::string(kPython) + " " + pm::test::sourcePath("scripts/export-model.py") + " --model " + model +
+                          " --out " + (dir_ / (model + ".pt")).string() + " --data-dir " + (dir_ / model).string() +
+                          " --samples 64 " + extra);
+    ASSERT_EQ(r.code, 0) << "scripts/export-model.py needs Debian's python3-torch (scripts/setup.sh installs it)\n" << r.out;
+  }
+
+  std::string experiment(const std::string& model, const std::string& file) {
+    const std::string path = (dir_ / (file + ".json")).string();
+    std::ofstream(path) << R"({"name": ")" << file << R"(", "model": {"name": "torchscript", "path": ")" << file
+                        << R"(.pt"}, "data": {"dataset": "tensors", "path": ")" << model << R"(/train.pt", "eval_path": ")"
+                        << model << R"(/eval.pt", "batch_size": 16},
+ "pipeline": {"stages": 2, "microbatches": 4}, "optimizer": {"lr": 0.02, "momentum": 0.9},
+ "training": {"steps": 3, "log_interval": 1, "seed": 3}, "execution": {"timeout_s": 60}})";
+    return path;
+  }
+
+  static std::vector<torch::Tensor> state(const fs::path& dir, int stages) {
+    std::vector<torch::Tensor> all;
+    for (int s = 0; s < stages; ++s) {
+      std::vector<torch::Tensor> t;
+      torch::load(t, (dir / ("stage" + std::to_string(s) + ".pt")).string());
+      all.insert(all.end(), t.begin(), t.end());
+    }
+    return all;
+  }
+
+  // Every schedule, single then real mode, the same weights.
+  void trainUnderEverySchedule(const std::string& exp, const std::string& what) {
+    for (const std::string schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
+      std::string extra = " --set pipeline.schedule=" + schedule;
+      if (schedule == "pipedream-2bw") extra += " --set pipeline.update_interval=2";
+      if (schedule == "pipemare") extra += " --set pipemare.t1=true --set pipemare.t2=true";
+      std::vector<std::vector<torch::Tensor>> states;
+      for (const std::string mode : {"single", "real"}) {
+        const fs::path out = dir_ / (what + "-" + schedule + "-" + mode);
+        const auto r = runCmd(bin() + " run " + exp + " --db " + db_ + " --quiet" + extra + " --set execution.mode=" + mode +
+                              " --save-state " + out.string());
+        ASSERT_EQ(r.code, 0) << what << " " << schedule << " " << mode << "\n" << r.out;
+        states.push_back(state(out, 2));
+      }
+      ASSERT_EQ(states[0].size(), states[1].size());
+      for (size_t i = 0; i < states[0].size(); ++i)
+        EXPECT_TRUE(torch::equal(states[0][i], states[1][i])) << what << " " << schedule << ": tensor " << i;
+    }
+  }
+};
+
+}  // namespace
+
+TEST_F(PythonModels, ExportedCnnTrainsUnderEveryScheduleInSingleAndRealMode) {
+  exportModel("cnn");
+  trainUnderEverySchedule(experiment("cnn", "cnn"), "cnn");
+}
+
+TEST_F(PythonModels, ExportedResidualNetworkTrainsUnderEveryScheduleInSingleAndRealMode) {
+  exportModel("resnet");
+  trainUnderEverySchedule(experiment("resnet", "resnet"), "resnet");
+}
+
+TEST_F(PythonModels, ExportedTransformerTrainsUnderEveryScheduleInSingleAndRealMode) {
+  exportModel("transformer");
+  const std::string exp = experiment("transformer", "transformer");
+  trainUnderEverySchedule(exp, "transformer");
+  // Integer [N, T] labels: the next-token loss, learned.
+  const auto r = runCmd(bin() + " run " + exp + " --db " + db_ + " --quiet --set training.steps=30 --set pipeline.schedule=1f1b");
+  ASSERT_EQ(r.code, 0) << r.out;
+  pm::RunStore store(db_);
+  const auto loss = store.loadMetric(store.listRuns().front().id, "train/loss");
+  ASSERT_GE(loss.size(), 2u);
+  EXPECT_GT(loss.front().value, 5.0);  // log(256) = 5.5 at the start
+  EXPECT_LT(loss.back().value, loss.front().value - 1.0);
+}
+
+// torch.jit.trace bakes attribute values (BatchNorm's momentum) into the graph: a traced CNN
+// trains too, recompute included.
+TEST_F(PythonModels, TracedCnnTrainsWithRecompute) {
+  exportModel("cnn", "--trace");
+  const auto r = runCmd(bin() + " run " + experiment("cnn", "cnn") + " --db " + db_ +
+                        " --quiet --set pipeline.recompute=true");
+  ASSERT_EQ(r.code, 0) << r.out;
+}
+
+// The exported CNN has the zoo cnn's units and parameters in the same order; with the zoo model's
+// initial weights copied into it, 20 steps of training reach the zoo cnn's weights (allclose:
+// the same kernels run in the same order, so the states agree to the last bits).
+TEST_F(PythonModels, ExportedCnnWithTheZoosInitialWeightsTrainsToTheZoosWeights) {
+  exportModel("cnn");
+  pm::Experiment zoo = pm::test::tinyExperiment("cnn");
+  zoo.data.synthetic_samples = 128;
+  zoo.data.batch_size = 16;
+  zoo.pipeline.microbatches = 2;
+  zoo.training.steps = 20;
+  zoo.optimizer.lr = 0.02;
+
+  torch::jit::Module script = torch::jit::load((dir_ / "cnn.pt").string());
+  auto units = pm::buildModel("cnn", zoo.training.seed);
+  std::vector<torch::Tensor> zooTensors;
+  for (auto& u : units)
+    for (const auto& p : u.module.ptr()->parameters()) zooTensors.push_back(p.detach());
+  std::vector<torch::Tensor> zooBuffers;
+  for (auto& u : units)
+    for (const auto& b : u.module.ptr()->buffers()) zooBuffers.push_back(b.detach());
+  std::vector<torch::Tensor> scriptParams, scriptBuffers;
+  for (const auto& p : script.parameters()) scriptParams.push_back(p);
+  for (const auto& b : script.buffers()) scriptBuffers.push_back(b);
+  ASSERT_EQ(scriptParams.size(), zooTensors.size());
+  ASSERT_EQ(scriptBuffers.size(), zooBuffers.size());
+  {
+    torch::NoGradGuard ng;
+    for (size_t i = 0; i < scriptParams.size(); ++i) {
+      ASSERT_EQ(scriptParams[i].sizes(), zooTensors[i].sizes()) << "parameter " << i;
+      scriptParams[i].copy_(zooTensors[i]);
+    }
+    for (size_t i = 0; i < scriptBuffers.size(); ++i) scriptBuffers[i].copy_(zooBuffers[i]);
+  }
+  script.save((dir_ / "cnn-zoo-init.pt").string());
+
+  pm::Experiment fromFile = zoo;
+  fromFile.model.name = pm::kTorchScriptModel;
+  fromFile.model.path = (dir_ / "cnn-zoo-init.pt").string();
+  std::vector<std::vector<torch::Tensor>> states;
+  for (const auto* e : {&zoo, &fromFile}) {
+    pm::MemorySink sink;
+    pm::EngineOptions opts;
+    opts.saveStateDir = (dir_ / (e == &zoo ? "zoo" : "script")).string();
+    ASSERT_EQ(pm::runSingleProcess(*e, sink, nullptr, opts).status, pm::RunStatus::Finished);
+    states.push_back(state(opts.saveStateDir, 1));
+  }
+  ASSERT_EQ(states[0].size(), states[1].size());
+  double worst = 0;
+  for (size_t i = 0; i < states[0].size(); ++i) {
+    const auto a = states[0][i].to(torch::kDouble), b = states[1][i].to(torch::kDouble);
+    worst = std::max(worst, ((a - b).abs() / (1e-6 + 1e-5 * b.abs())).max().item<double>());
+    EXPECT_TRUE(torch::allclose(states[0][i], states[1][i], 1e-5, 1e-6)) << "tensor " << i;
+  }
+  std::printf("zoo cnn against the exported cnn after 20 steps: %.3g of the allclose tolerance\n", worst);
+  // Training moved the weights (the comparison is not of two untouched copies).
+  EXPECT_FALSE(torch::allclose(states[0][0], zooTensors[0]));
+}

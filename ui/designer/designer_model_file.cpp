@@ -1,0 +1,112 @@
+// The Design tab's model files: "Open model..." makes a TorchScript file the design's model, the
+// file's units are described under the preset list (by `pipemare models --file`, in the
+// background: the workbench does not link LibTorch), and the design a run or the planner reads
+// names its files by absolute path.
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLocale>
+#include <QProcess>
+#include <QStringList>
+
+#include <string>
+
+#include "core/config/experiment.h"
+#include "ui/designer/designer_view.h"
+
+namespace pm::ui {
+
+nlohmann::json DesignerView::runnableJson() const {
+  nlohmann::json j = currentJson();
+  try {
+    Experiment e = experimentFromJson(j, "design");
+    // Relative to the open file's folder, as `pipemare run FILE` reads them; a new design's are
+    // the working folder's.
+    resolveFilePaths(e, file_.isEmpty() ? std::string("design.json") : file_.toStdString());
+    nlohmann::json out = experimentToJson(e);
+    out["notes"] = j.value("notes", std::string());
+    return out;
+  } catch (const std::exception&) {
+    return j;
+  }
+}
+
+void DesignerView::openModelDialog() {
+  const QString start = file_.isEmpty() ? QString() : QFileInfo(file_).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), start,
+                                                    tr("TorchScript models (*.pt *.pth *.ts);;All files (*)"));
+  if (!path.isEmpty()) openModelFile(path);
+}
+
+void DesignerView::openModelFile(const QString& path) {
+  setFieldText(QStringLiteral("model.name"), QString::fromUtf8(kTorchScriptModel));
+  setFieldText(QStringLiteral("model.path"), QFileInfo(path).absoluteFilePath());
+  describeModelFile();
+}
+
+QString DesignerView::modelUnitsText() const { return modelUnits_ && modelUnits_->isVisible() ? modelUnits_->text() : QString(); }
+
+void DesignerView::describeModelFile() {
+  if (!modelUnits_ || !describer_) return;
+  const nlohmann::json j = runnableJson();
+  const auto model = j.value("model", nlohmann::json::object());
+  if (model.value("name", std::string()) != kTorchScriptModel || model.value("path", std::string()).empty()) {
+    modelUnits_->hide();
+    described_.clear();
+    return;
+  }
+  const QString file = QString::fromStdString(model.value("path", std::string()));
+  QStringList args{QStringLiteral("models"), QStringLiteral("--json"), QStringLiteral("--file"), file};
+  const auto data = j.value("data", nlohmann::json::object());
+  if (data.value("dataset", std::string()) == "tensors" && !data.value("path", std::string()).empty())
+    args << QStringLiteral("--data") << QString::fromStdString(data.value("path", std::string()));
+  const QString key = args.join(QLatin1Char('\n'));
+  if (key == described_ || engine_.isEmpty()) return;
+  described_ = key;
+  if (describer_->state() != QProcess::NotRunning) {
+    describer_->disconnect(this);
+    describer_->kill();
+    describer_->waitForFinished(1000);
+  }
+  modelUnits_->setText(tr("reading %1...").arg(QFileInfo(file).fileName()));
+  modelUnits_->show();
+  connect(describer_, &QProcess::finished, this, [this, file](int code, QProcess::ExitStatus) {
+    describer_->disconnect(this);
+    const QByteArray out = describer_->readAllStandardOutput();
+    if (code != 0) {
+      QString why = QString::fromUtf8(describer_->readAllStandardError()).trimmed();
+      if (why.startsWith(QStringLiteral("error: "))) why = why.mid(7);
+      modelUnits_->setText(tr("<span style='color:#d62728'>%1</span>").arg(why.toHtmlEscaped()));
+      return;
+    }
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
+    const QLocale locale;
+    QStringList rows;
+    for (const auto& u : o.value(QStringLiteral("units")).toArray()) {
+      const QJsonObject unit = u.toObject();
+      QString row = tr("%1 <b>%2</b> (%3, %4 parameters)")
+                        .arg(unit.value(QStringLiteral("index")).toInt())
+                        .arg(unit.value(QStringLiteral("name")).toString().toHtmlEscaped(),
+                             unit.value(QStringLiteral("type")).toString().toHtmlEscaped(),
+                             locale.toString(unit.value(QStringLiteral("parameters")).toInteger()));
+      if (unit.contains(QStringLiteral("output_shape"))) {
+        QStringList dims;
+        for (const auto& d : unit.value(QStringLiteral("output_shape")).toArray()) dims << QString::number(d.toInteger());
+        row += QStringLiteral(" &rarr; [%1]").arg(dims.join(QStringLiteral(", ")));
+      }
+      rows << row;
+    }
+    modelUnits_->setText(tr("<b>%1</b>: %2 units, %3 parameters, sha256 %4<br>%5")
+                             .arg(QFileInfo(file).fileName().toHtmlEscaped())
+                             .arg(rows.size())
+                             .arg(locale.toString(o.value(QStringLiteral("parameters")).toInteger()))
+                             .arg(o.value(QStringLiteral("sha256")).toString().left(16) + QStringLiteral("..."),
+                                  rows.join(QStringLiteral("<br>"))));
+  });
+  describer_->start(engine_, args);
+}
+
+}  // namespace pm::ui
