@@ -306,7 +306,7 @@ int main(int argc, char** argv) {
   }
   {
     std::vector<double> py;
-    std::string why = only.empty() ? "" : "--schedules given";
+    std::string why = torchscriptOnly ? "--torchscript given" : only.empty() ? "" : "--schedules given";
     for (int r = 0; r < runs && why.empty(); ++r) {
       const double v = pythonLoop(python, steps, 1, why);
       if (v > 0) py.push_back(v);

@@ -1,5 +1,7 @@
 #include "core/models/torchscript_model.h"
 
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+
 #include <filesystem>
 
 #include "core/util/errors.h"
@@ -92,6 +94,10 @@ void ScriptUnitImpl::to(torch::Device device, bool non_blocking) {
 }
 
 std::vector<Unit> loadTorchScriptModel(const std::string& path) {
+  // The graph executor runs a loaded model's operations as they are, as eager code does: its
+  // optimizations (profiling runs, guarded differentiable subgraphs; no operator fusion on CPU)
+  // cost 9 to 13 % of a training step of the zoo cnn's architecture (engine_bench, docs/engine.md).
+  torch::jit::setGraphExecutorOptimize(false);
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec)) throw ConfigError(path, "cannot open: no such file (model.path)");
