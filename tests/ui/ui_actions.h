@@ -296,25 +296,32 @@ inline ModalAnswers::Step enterText(const QString& text) {
   };
 }
 
-// An answer: in the file dialog (Qt's own), `path` typed into the file name field, then its
-// Open (or Save) button clicked.
+// An answer: in the file dialog (Qt's own), `path` typed into its file name field, then Return.
+// The dialog lists its folder in the background and, when the listing arrives, may clear the
+// field and open the field's completer list (which takes keys): the list is closed with Escape
+// and the name typed again until the dialog takes it.
 inline ModalAnswers::Step chooseFile(const QString& path) {
   return [path](QWidget* top) {
-    auto* dialog = qobject_cast<QFileDialog*>(top);
+    const QPointer<QFileDialog> dialog = qobject_cast<QFileDialog*>(top);
     if (!dialog) return false;
-    auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
-    auto* buttons = dialog->findChild<QDialogButtonBox*>(QStringLiteral("buttonBox"));
-    if (!name || !buttons) return false;
-    retype(name, path);
-    // Typing opens the name field's completer list, which would take the click: closed, as
-    // with Escape.
-    if (QWidget* popup = QApplication::activePopupWidget()) QTest::keyClick(popup, Qt::Key_Escape);
-    for (QAbstractButton* b : buttons->buttons())
-      if (buttons->buttonRole(b) == QDialogButtonBox::AcceptRole && b->isEnabled()) {
-        QTest::mouseClick(b, Qt::LeftButton);
-        return true;
-      }
-    return false;
+    const QPointer<QLineEdit> name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+    if (!name) return false;
+    return QTest::qWaitFor(
+        [&] {
+          if (!dialog || !dialog->isVisible()) return true;
+          if (QWidget* popup = QApplication::activePopupWidget()) {
+            QTest::keyClick(popup, Qt::Key_Escape);
+            return false;
+          }
+          if (!name) return false;
+          if (name->text() != path) {
+            retype(name, path);
+            return false;
+          }
+          QTest::keyClick(name, Qt::Key_Return);
+          return !dialog || !dialog->isVisible();
+        },
+        10000);
   };
 }
 
