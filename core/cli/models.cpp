@@ -7,6 +7,7 @@
 #include "core/config/model_catalog.h"
 #include "core/engine/tensor_data.h"
 #include "core/models/model_zoo.h"
+#include "core/models/torch_text.h"
 #include "core/models/torchscript_model.h"
 #include "core/util/errors.h"
 #include "core/util/file_digest.h"
@@ -55,12 +56,6 @@ torch::Tensor sampleFor(const ModelsOptions& o) {
   return torch::zeros(shape);
 }
 
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::vector<std::string> parts;
-  for (int64_t d : s) parts.push_back(std::to_string(d));
-  return "[" + join(parts, ", ") + "]";
-}
-
 int fileCommand(const ModelsOptions& o) {
   auto units = loadTorchScriptModel(o.file);
   const FileDigest digest = digestFile(o.file);
@@ -80,14 +75,11 @@ int fileCommand(const ModelsOptions& o) {
       try {
         x = u.module.forward(x);
       } catch (const std::exception& ex) {
-        const auto* c10 = dynamic_cast<const c10::Error*>(&ex);
-        std::string what = c10 ? c10->what_without_backtrace() : ex.what();
-        what = what.substr(0, what.find('\n'));
         throw DataError(o.data.empty() ? "--input-shape" : o.data,
-                        "the sample does not fit unit " + std::to_string(i) + " (\"" + u.name + "\"): " + what);
+                        "the sample does not fit unit " + std::to_string(i) + " (\"" + u.name + "\"): " + errorFirstLine(ex));
       }
       uj["output_shape"] = x.sizes().slice(1).vec();
-      out = shapeText(x.sizes().slice(1).vec());
+      out = shapeText(x.sizes().slice(1));
     }
     unitJson.push_back(uj);
     if (!o.json)

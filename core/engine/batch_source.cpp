@@ -4,6 +4,7 @@
 
 #include "core/data/datasets.h"
 #include "core/engine/tensor_data.h"
+#include "core/models/torch_text.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 
@@ -101,11 +102,6 @@ std::string fraction(double v) {
   return buf;
 }
 
-std::string shapeText(torch::IntArrayRef sizes) {
-  std::string out;
-  for (int64_t d : sizes) out += (out.empty() ? "" : ", ") + std::to_string(d);
-  return "[" + out + "]";
-}
 
 // The tensors of one split: the eval file, or without one the last eval_fraction of the training
 // file's samples (at least one; the rest trains).

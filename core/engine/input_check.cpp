@@ -10,6 +10,7 @@
 #include "core/engine/batch_source.h"
 #include "core/engine/tensor_data.h"
 #include "core/models/model_zoo.h"
+#include "core/models/torch_text.h"
 #include "core/util/errors.h"
 #include "core/util/strings.h"
 
@@ -17,19 +18,6 @@ namespace pm {
 namespace {
 
 int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit) : n; }
-
-std::string shapeText(torch::IntArrayRef sizes) {
-  std::vector<std::string> dims;
-  for (int64_t d : sizes) dims.push_back(std::to_string(d));
-  return "[" + join(dims, ", ") + "]";
-}
-
-std::string firstLineOf(const std::exception& ex) {
-  const auto* c10 = dynamic_cast<const c10::Error*>(&ex);
-  std::string what = c10 ? c10->what_without_backtrace() : ex.what();
-  const size_t nl = what.find('\n');
-  return nl == std::string::npos ? what : what.substr(0, nl);
-}
 
 // The pipeline against the model's units.
 void checkUnits(const Experiment& e, const std::string& modelPlace, int units) {
@@ -126,7 +114,7 @@ void checkModelOnData(const Experiment& e) {
       throw DataError(dataPlace, "one sample of " + std::string(tensors ? "tensor \"x\"" : "the data") + " (shape " +
                                      shapeText(x.sizes().slice(1)) + ", " + c10::toString(x.scalar_type()) +
                                      ") does not fit " + modelPlace + ": unit " + std::to_string(i) + " (\"" + u.name +
-                                     "\") took an input of shape " + shapeText(h.sizes()) + " and failed: " + firstLineOf(ex));
+                                     "\") took an input of shape " + shapeText(h.sizes()) + " and failed: " + errorFirstLine(ex));
     }
   }
   if (task == Task::LanguageModel && !tensors) y = y.narrow(1, 0, 1).expand({1, h.dim() >= 2 ? h.size(1) : 1});

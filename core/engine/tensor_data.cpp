@@ -5,24 +5,11 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/models/torch_text.h"
 #include "core/util/errors.h"
 #include "core/util/strings.h"
 
 namespace pm {
-namespace {
-
-std::string shapeText(const torch::Tensor& t) {
-  std::vector<std::string> dims;
-  for (int64_t d : t.sizes()) dims.push_back(std::to_string(d));
-  return "[" + join(dims, ", ") + "]";
-}
-
-std::string firstLine(const std::string& what) {
-  const size_t nl = what.find('\n');
-  return nl == std::string::npos ? what : what.substr(0, nl);
-}
-
-}  // namespace
 
 TensorFile loadTensorFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -32,10 +19,8 @@ TensorFile loadTensorFile(const std::string& path) {
   c10::IValue value;
   try {
     value = torch::pickle_load(bytes);
-  } catch (const c10::Error& ex) {
-    throw DataError(path, "not a readable torch.save file" + advice + ": " + firstLine(ex.what_without_backtrace()));
   } catch (const std::exception& ex) {
-    throw DataError(path, "not a readable torch.save file" + advice + ": " + firstLine(ex.what()));
+    throw DataError(path, "not a readable torch.save file" + advice + ": " + errorFirstLine(ex));
   }
   if (!value.isGenericDict()) throw DataError(path, "holds a " + value.tagKind() + ", not a dict of tensors" + advice);
   const auto dict = value.toGenericDict();
@@ -55,10 +40,10 @@ TensorFile loadTensorFile(const std::string& path) {
   f.path = path;
   torch::Tensor x = tensor("x");
   torch::Tensor y = tensor("y");
-  if (x.dim() < 1 || x.size(0) < 1) throw DataError(path, "tensor \"x\" has no samples (shape " + shapeText(x) + ")");
+  if (x.dim() < 1 || x.size(0) < 1) throw DataError(path, "tensor \"x\" has no samples (shape " + shapeText(x.sizes()) + ")");
   if (y.dim() < 1 || y.size(0) != x.size(0))
-    throw DataError(path, "tensor \"y\" of shape " + shapeText(y) + " does not have one label per sample of \"x\" (shape " +
-                              shapeText(x) + ")");
+    throw DataError(path, "tensor \"y\" of shape " + shapeText(y.sizes()) + " does not have one label per sample of \"x\" (shape " +
+                              shapeText(x.sizes()) + ")");
   if (x.is_complex() || y.is_complex() || x.scalar_type() == torch::kBool || y.scalar_type() == torch::kBool)
     throw DataError(path, "tensors \"x\" and \"y\" must hold real numbers or integers");
   f.x = (x.is_floating_point() ? x.to(torch::kFloat) : x.to(torch::kLong)).contiguous();
@@ -69,7 +54,7 @@ TensorFile loadTensorFile(const std::string& path) {
 Task taskOfLabels(const TensorFile& f, ModelTask wanted) {
   const bool integer = !f.y.is_floating_point();
   Task implied = !integer ? Task::Regression : f.y.dim() == 1 ? Task::Classification : Task::LanguageModel;
-  const std::string found = std::string(integer ? "integer" : "floating-point") + " labels of shape " + shapeText(f.y);
+  const std::string found = std::string(integer ? "integer" : "floating-point") + " labels of shape " + shapeText(f.y.sizes());
   switch (wanted) {
     case ModelTask::Auto:
       return implied;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "core/models/torch_text.h"
 #include "core/util/errors.h"
 
 namespace pm {
@@ -12,13 +13,6 @@ namespace {
 const char* kWrapAdvice =
     "wrap the model as an nn.Sequential of blocks, each taking one tensor and returning one tensor, then "
     "torch.jit.script or torch.jit.trace it and save it (scripts/export-model.py shows how)";
-
-// The first line of what LibTorch said, without its C++ backtrace.
-std::string firstLine(const c10::Error& ex) {
-  std::string what = ex.what_without_backtrace();
-  const size_t nl = what.find('\n');
-  return nl == std::string::npos ? what : what.substr(0, nl);
-}
 
 // The module's class as Python names it: the exporter numbers classes that share a name
 // ("...container.___torch_mangle_10.Sequential"); those segments are dropped.
@@ -107,7 +101,7 @@ std::vector<Unit> loadTorchScriptModel(const std::string& path) {
     model = torch::jit::load(path);
   } catch (const c10::Error& ex) {
     throw ConfigError(path, "not a readable TorchScript file (torch.jit.save writes one; a truncated or other file "
-                            "does not load): " + firstLine(ex));
+                            "does not load): " + errorFirstLine(ex));
   } catch (const std::exception& ex) {
     throw ConfigError(path, std::string("not a readable TorchScript file: ") + ex.what());
   }

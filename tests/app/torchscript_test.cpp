@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -85,18 +86,33 @@ TEST_F(TorchScriptCli, ValidateListAndRecordTheModelFile) {
   EXPECT_EQ(j["units"][3]["output_shape"], nlohmann::json::array({10}));
   EXPECT_EQ(j["units"][0]["parameters"], 784 * 32 + 32);
 
+  // The planner profiles the file's units and predicts every schedule for the design.
+  r = runCmd(bin() + " plan --experiment " + (dir_ / "exp.json").string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto plan = nlohmann::json::parse(r.out);
+  EXPECT_EQ(plan["model"], "mlp.pt");
+  EXPECT_EQ(plan["stages"], 2);
+  std::set<std::string> schedules;
+  for (const auto& row : plan["schedules"]) schedules.insert(row.value("schedule", std::string()));
+  for (const char* s : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"})
+    EXPECT_TRUE(schedules.count(s)) << s << " in " << r.out.substr(0, 2000);
+  // Partitioned by measured time: the file's units are timed like the zoo's.
+  r = runCmd(run((dir_ / "exp.json").string(), "--set pipeline.partition.method=time --set training.steps=2"));
+  ASSERT_EQ(r.code, 0) << r.out;
+
   // Run from another directory: the experiment's paths are its own folder's.
   r = runCmd("cd / && " + run((dir_ / "exp.json").string(), ""));
   ASSERT_EQ(r.code, 0) << r.out;
   pm::RunStore store(db_);
-  const auto rec = store.getRun(1);
+  const auto rec = store.getRun(2);
   ASSERT_TRUE(rec);
+  EXPECT_EQ(store.getRun(1)->partition.size(), 2u);
   const pm::FileDigest want = pm::digestFile((dir_ / "mlp.pt").string());
   EXPECT_EQ(rec->model_file.path, want.path);
   EXPECT_EQ(rec->model_file.size, want.size);
   EXPECT_EQ(rec->model_file.sha256, want.sha256);
   EXPECT_EQ(rec->model, "mlp.pt");
-  r = runCmd(bin() + " runs show 1 --db " + db_);
+  r = runCmd(bin() + " runs show 2 --db " + db_);
   EXPECT_NE(r.out.find("sha256 " + want.sha256), std::string::npos) << r.out;
 }
 
