@@ -13,6 +13,7 @@
 #include "core/engine/pipeline_engine.h"
 #include "core/models/model_zoo.h"
 #include "tests/app/app_test_support.h"
+#include "tests/support/script_models.h"
 #include "tests/support/tiny_experiment.h"
 
 namespace fs = std::filesystem;
@@ -44,15 +45,7 @@ class PythonModels : public pm::test::AppTest {
     return path;
   }
 
-  static std::vector<torch::Tensor> state(const fs::path& dir, int stages) {
-    std::vector<torch::Tensor> all;
-    for (int s = 0; s < stages; ++s) {
-      std::vector<torch::Tensor> t;
-      torch::load(t, (dir / ("stage" + std::to_string(s) + ".pt")).string());
-      all.insert(all.end(), t.begin(), t.end());
-    }
-    return all;
-  }
+  static std::vector<torch::Tensor> state(const fs::path& dir, int stages) { return pm::test::savedStages(dir.string(), stages); }
 
   // Every schedule, single then real mode, the same weights.
   void trainUnderEverySchedule(const std::string& exp, const std::string& what) {

@@ -50,15 +50,7 @@ class TorchScriptCli : public pm::test::AppTest {
     return bin() + " run " + experiment + " --db " + db_ + " --quiet " + args;
   }
 
-  static std::vector<torch::Tensor> state(const fs::path& dir, int stages) {
-    std::vector<torch::Tensor> all;
-    for (int s = 0; s < stages; ++s) {
-      std::vector<torch::Tensor> t;
-      torch::load(t, (dir / ("stage" + std::to_string(s) + ".pt")).string());
-      all.insert(all.end(), t.begin(), t.end());
-    }
-    return all;
-  }
+  static std::vector<torch::Tensor> state(const fs::path& dir, int stages) { return pm::test::savedStages(dir.string(), stages); }
 
   static void expectEqualStates(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b, const std::string& what) {
     ASSERT_EQ(a.size(), b.size()) << what;

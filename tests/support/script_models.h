@@ -85,6 +85,18 @@ inline void saveTensorFile(const std::string& path, const torch::Tensor& x, cons
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// The stage files a run's --save-state folder holds (stage0.pt ... each its parameters then its
+// buffers), all in stage order.
+inline std::vector<torch::Tensor> savedStages(const std::string& dir, int stages) {
+  std::vector<torch::Tensor> all;
+  for (int s = 0; s < stages; ++s) {
+    std::vector<torch::Tensor> t;
+    torch::load(t, dir + "/stage" + std::to_string(s) + ".pt");
+    all.insert(all.end(), t.begin(), t.end());
+  }
+  return all;
+}
+
 // A learnable 10-class problem on 1x28x28 images: class prototypes plus noise (deterministic).
 inline std::pair<torch::Tensor, torch::Tensor> imageProblem(int64_t samples, uint64_t seed) {
   torch::manual_seed(1234);
