@@ -366,6 +366,42 @@ TEST(Designer, AnotherPresetWithUnsavedEditsAsksFirst) {
   EXPECT_FALSE(d.isModified());
 }
 
+// Closing the window with unsaved design edits asks: Cancel keeps the window and the edit, Save
+// writes them to the open file and closes.
+TEST(Designer, ClosingTheWindowWithUnsavedEditsAsksToSaveThem) {
+  pm::test::app();
+  TempDir tmp;
+  const QString file = QString::fromStdString((tmp.dir / "mine.json").string());
+  ASSERT_TRUE(QFile::copy(kPresets + "/tiny-synthetic.json", file));
+  QFile::setPermissions(file, QFile::ReadOwner | QFile::WriteOwner);
+  pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
+  auto* d = w.findChild<pm::ui::DesignerView*>();
+  ASSERT_NE(d, nullptr);
+  ASSERT_TRUE(d->loadFile(file));
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  ASSERT_TRUE(typeInto(d, "data.batch_size", "24"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d->isModified(); }, 5000));
+  QAction* quit = pm::test::actionNamed(&w, "Quit");
+  ASSERT_NE(quit, nullptr);
+  QString question;
+  {
+    pm::test::ModalAnswers answers({pm::test::pressButton(QMessageBox::Cancel, &question)});
+    QTest::keySequence(&w, quit->shortcut());
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_TRUE(question.contains("not saved to mine.json")) << question.toStdString();
+  EXPECT_TRUE(w.isVisible()) << "Cancel closed the window";
+  EXPECT_TRUE(d->isModified());
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));  // the shortcut reaches the active window only
+  {
+    pm::test::ModalAnswers answers({pm::test::pressButton(QMessageBox::Save)});
+    QTest::keySequence(&w, quit->shortcut());
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !w.isVisible(); }, 5000)) << "Save did not close the window";
+  EXPECT_EQ(pm::loadExperimentJson(file.toStdString())["data"]["batch_size"], 24) << "the edit was not saved";
+}
+
 // A tiny experiment launched from the GUI end to end: points reach the live plot, the run row
 // appears in the store, the status is finished.
 TEST(LiveRun, TinyExperimentEndToEnd) {

@@ -206,6 +206,22 @@ bool DesignerView::confirmDiscard() {
   return box.clickedButton() == box.button(QMessageBox::Discard);
 }
 
+bool DesignerView::confirmClose() {
+  if (!modified_) return true;
+  QMessageBox box(QMessageBox::Question, tr("Unsaved edits"),
+                  file_.isEmpty() ? tr("The design has edits that are not saved. Save them before closing?")
+                                  : tr("The design has edits not saved to %1. Save them before closing?").arg(QFileInfo(file_).fileName()),
+                  QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+  box.setObjectName(QStringLiteral("unsavedEditsOnCloseBox"));
+  box.setDefaultButton(QMessageBox::Save);
+  box.setEscapeButton(QMessageBox::Cancel);
+  box.exec();
+  if (box.clickedButton() == box.button(QMessageBox::Discard)) return true;
+  if (box.clickedButton() != box.button(QMessageBox::Save)) return false;
+  save();  // the open file, or Save as... for a new design or a read-only preset
+  return !modified_;
+}
+
 void DesignerView::updateModified() {
   // No baseline while the form is being rebuilt for another design: nothing to compare with yet.
   const bool modified = baseline_.is_object() && currentJson() != baseline_;

@@ -56,6 +56,9 @@ class DesignerView : public QWidget {
   // Whether the design has edits (notes included) since it was opened, saved, or reset to the
   // defaults: the window title's and the Design tab's "*".
   bool isModified() const { return modified_; }
+  // Before the window closes: true when there are no unsaved edits, or the user saved them (Save,
+  // the file written) or chose to discard them; false for Cancel (or a save that did not happen).
+  bool confirmClose();
 
  Q_SIGNALS:
   void runRequested(const QString& experimentJson, const QString& name);

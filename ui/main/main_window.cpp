@@ -339,6 +339,12 @@ bool MainWindow::selectTab(const QString& name) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  // Cancel keeps the design's unsaved edits and the window. A close that is answered in advance
+  // (a signal: setCloseAnswer) asks nothing, as nobody may be there to answer.
+  if (closeAnswer_.isEmpty() && !designer_->confirmClose()) {
+    e->ignore();
+    return;
+  }
   if (live_->activeRuns() > 0) {
     QString answer = closeAnswer_;
     if (answer.isEmpty()) {

@@ -74,7 +74,8 @@ class MainWindow : public QMainWindow {
   bool askOnClose_ = true;
 
  public:
-  // Tests: what closing does while runs are active ("stop" | "leave"), instead of asking.
+  // What closing does while runs are active ("stop" | "leave"), instead of asking (a signal, tests);
+  // such a close does not ask about unsaved design edits either.
   void setCloseAnswer(const QString& answer) { closeAnswer_ = answer; }
 
  private:
