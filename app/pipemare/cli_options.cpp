@@ -168,8 +168,23 @@ void addPlanDesignSources(CLI::App& planCmd, PlanCommand& plan) {
   // The run fixes the design: a design option beside --against would be silently ignored.
   for (const char* name : {"--model", "--stages", "--microbatches", "--optimizer", "--timing", "--granularity", "--schedule",
                            "--batch", "--update-interval", "--warmup-fraction", "--m", "--flops", "--link-latency",
-                           "--link-bandwidth", "--experiment", "--set"})
+                           "--link-bandwidth", "--experiment", "--set", "--trace-dir", "--stage-costs"})
     against->excludes(planCmd.get_option(name));
+  // --stability FILE: the experiment's stage curvatures and stable learning rates instead of the
+  // plan; the file is the design (core/cli/plan_stability.h).
+  auto* stability = planCmd.add_option(
+      "--stability", o.stability,
+      "estimate each stage's curvature (top Hessian eigenvalue) of this experiment and predict every schedule's "
+      "largest stable learning rate and the stage that breaks first");
+  planCmd.add_option("--stability-microbatches", o.stabilityMicrobatches, "with --stability: microbatches to estimate on (default 3)")
+      ->needs(stability);
+  planCmd.add_option("--stability-iterations", o.stabilityIterations,
+                     "with --stability: power iterations per stage and microbatch, at most (default 30)")
+      ->needs(stability);
+  for (const char* name : {"--model", "--stages", "--microbatches", "--optimizer", "--granularity", "--schedule", "--batch",
+                           "--context", "--partition", "--boundaries", "--update-interval", "--warmup-fraction", "--m",
+                           "--trace", "--experiment", "--against"})
+    stability->excludes(planCmd.get_option(name));
 }
 
 }  // namespace
@@ -187,6 +202,10 @@ void addPlanCommand(CLI::App& app, PlanCommand& plan) {
   cmd->add_flag("--json", o.json, "print JSON");
   cmd->add_option("--trace", o.traceFile, "write the simulated timeline of --schedule as a Chrome trace");
   cmd->add_option("--schedule", o.schedule, "schedule of the trace (default pipemare; with --experiment, the design's)");
+  cmd->add_option("--trace-dir", o.traceDir, "write every schedule's simulated timeline there as <schedule>.json");
+  cmd->add_option("--stage-costs", o.stageCosts,
+                  "utilization with flops (each stage's time from its FLOPs) | equal stages (default: flops for units, "
+                  "equal for layers)");
   cmd->add_option("--batch", o.batch, "samples per minibatch (default N)");
   cmd->add_option("--context", o.context, "sequence length of token models (charlm; default 128)");
   cmd->add_option("--partition", o.partition, "units: parameters (default, as the engine) | flops (stand-in for time)");

@@ -42,6 +42,7 @@ void resolveDefaults(pm::app::Cli& cli) {
   cli.sweep.options.file = pm::resolveExperimentArgument(cli.sweep.options.file);
   cli.validate.file = pm::resolveExperimentArgument(cli.validate.file);
   cli.plan.options.experiment = pm::resolveExperimentArgument(cli.plan.options.experiment);
+  cli.plan.options.stability = pm::resolveExperimentArgument(cli.plan.options.stability);
 }
 
 // Reads the run ids given as text (see cli_options.h) of the parsed subcommand. False after

@@ -1,4 +1,5 @@
 #include "core/cli/plan.h"
+#include "core/cli/plan_stability.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -57,6 +58,8 @@ void checkNumbers(const PlanOptions& o, Granularity gran) {
     throw Usage("--warmup-fraction", std::string("expected a share of the minibatches in [0, 1], found ") + found);
   }
   if (!(o.flopsPerSecond > 0)) throw Usage("--flops", "expected a FLOP rate > 0");
+  if (!o.stageCosts.empty() && o.stageCosts != "flops" && o.stageCosts != "equal")
+    throw Usage("--stage-costs", "expected flops or equal, found \"" + o.stageCosts + "\"");
   if (o.partition != "parameters" && o.partition != "flops")
     throw Usage("--partition", "expected parameters or flops (or --boundaries), found \"" + o.partition + "\"");
   if ((!o.boundaries.empty() || o.partition != "parameters") && gran != Granularity::Units)
@@ -162,17 +165,51 @@ void planStages(const PlanOptions& o, const ModelProfile& prof, int P, PlanRepor
   report.stages = unitStages(prof, part, report.samplesPerMicrobatch);
 }
 
-// --trace FILE: simulates the trace schedule over the report's stages and writes its timeline.
-void writeTrace(const PlanOptions& o, const ParsedOptions& p, int P, PlanReport& report) {
-  const DelayParams dp = delayParams(p.traceSchedule, P, p.spec);
-  const ScheduleParams sp = engineScheduleParams(dp, o.traceMinibatches);
-  const SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
-  const SimResult sim = simulateTimeline(sp, costs);
-  const std::string label = planScheduleName(p.traceSchedule) + ", " + o.model + ", P=" + std::to_string(P) +
-                            ", N=" + std::to_string(o.microbatches);
-  writeChromeTrace(o.traceFile, sim.trace, label);  // EngineError (exit 1) when it cannot be written
-  report.trace = PlanTraceInfo{o.traceFile, planScheduleName(p.traceSchedule), o.traceMinibatches, sim.makespan,
-                               sim.meanUtilization};
+// The planner's spec with the stage times its utilization uses: the timelines' forward+backward
+// times ("flops"), or none (equal stages: asked for, the paper's per-layer setting by default, or a
+// stage the profile gives no FLOPs).
+PlanSpec stageSpec(const PlanOptions& o, const ParsedOptions& p, const SimCosts& costs, PlanReport& report) {
+  PlanSpec spec = p.spec;
+  report.stageTimes = stageCostsOf(costs.forward, costs.backward);
+  report.stageCosts = "equal";
+  if (o.stageCosts == "equal") return spec;
+  if (o.stageCosts.empty() && p.granularity == Granularity::Layers) {
+    report.stageCostsNote = "one stage per weight layer, the paper's setting; --stage-costs flops for their own times";
+    return spec;
+  }
+  for (size_t s = 0; s < report.stageTimes.size(); ++s)
+    if (!(report.stageTimes[s] > 0)) {
+      report.stageCostsNote = "stage " + std::to_string(s) + " (" + report.stages[s].name + ") has no forward FLOPs";
+      return spec;
+    }
+  report.stageCosts = "flops";
+  spec.stageCosts = report.stageTimes;
+  return spec;
+}
+
+// Simulates every schedule over the report's stages (--trace-minibatches minibatches), writes each
+// timeline into --trace-dir as <schedule>.json and the trace schedule's into --trace FILE.
+void simulateTimelines(const PlanOptions& o, const ParsedOptions& p, int P, const SimCosts& costs, PlanReport& report) {
+  if (!o.traceDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.traceDir, ec);
+    if (ec) throw EngineError(o.traceDir, "cannot create the trace folder: " + ec.message());
+  }
+  for (const auto& plan : report.comparison.plans) {
+    const SimResult sim = simulatePlanSchedule(plan.schedule, P, p.spec, costs, o.traceMinibatches);
+    const std::string name = planScheduleName(plan.schedule);
+    const std::string label = name + ", " + o.model + ", P=" + std::to_string(P) + ", N=" + std::to_string(o.microbatches);
+    PlanTraceInfo info{"", name, o.traceMinibatches, sim.makespan, sim.meanUtilization};
+    if (!o.traceDir.empty()) {
+      info.file = (std::filesystem::path(o.traceDir) / (name + ".json")).string();
+      writeChromeTrace(info.file, sim.trace, label);  // EngineError (exit 1) when it cannot be written
+    }
+    if (!o.traceFile.empty() && plan.schedule == p.traceSchedule) {
+      writeChromeTrace(o.traceFile, sim.trace, label);
+      report.trace = PlanTraceInfo{o.traceFile, name, o.traceMinibatches, sim.makespan, sim.meanUtilization};
+    }
+    report.timelines.push_back(std::move(info));
+  }
 }
 
 int run(const PlanOptions& given, std::ostream& out) {
@@ -187,8 +224,9 @@ int run(const PlanOptions& given, std::ostream& out) {
   report.granularity = p.granularity;
   report.samplesPerMicrobatch = o.batch == 0 ? 1 : samplesPerMicrobatch(o.batch, o.microbatches);
   planStages(o, prof, P, report);
-  report.comparison = planAll(report.stages, p.spec);
-  if (!o.traceFile.empty()) writeTrace(o, p, P, report);
+  const SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
+  report.comparison = planAll(report.stages, stageSpec(o, p, costs, report));
+  simulateTimelines(o, p, P, costs, report);
 
   if (o.json)
     out << planReportJson(report).dump(2) << "\n";
@@ -200,6 +238,7 @@ int run(const PlanOptions& given, std::ostream& out) {
 }  // namespace
 
 int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.stability.empty()) return planStabilityCommand(o, out, err);
   try {
     return run(o, out);
   } catch (const Usage& e) {

@@ -20,6 +20,11 @@ struct PlanOptions {
   bool json = false;                      // print JSON instead of the table
   std::string traceFile;                  // write the simulated timeline of `schedule` here (Chrome trace)
   std::string schedule = "pipemare";      // the schedule of the trace
+  std::string traceDir;                   // write every schedule's simulated timeline here, as <schedule>.json
+  // The stage times of the utilization: "flops" (each stage's forward+backward time from its
+  // FLOPs, the timelines' costs) | "equal" (equal stages, the paper's setting); "" = flops at
+  // units granularity (the engine's stages), equal at layers granularity.
+  std::string stageCosts;
   // Optional refinements (defaults reproduce the paper's setting):
   int batch = 0;                  // samples per minibatch; 0 = N (one sample per microbatch)
   int context = 128;              // sequence length for token models
@@ -42,6 +47,11 @@ struct PlanOptions {
   // timing too unless given. "" = the fields as given.
   std::string experiment;
   std::vector<std::string> overrides;
+  // `plan --stability EXPERIMENT` (core/cli/plan_stability.h): this experiment's stages' curvature
+  // and each schedule's largest stable learning rate, instead of the plan (`overrides` apply to it).
+  std::string stability;
+  int stabilityMicrobatches = 3;  // microbatches the curvature is estimated on
+  int stabilityIterations = 30;   // at most this many power iterations per stage and microbatch
 };
 
 // Returns 0, 2 for bad input (unknown model / schedule / optimizer / timing / granularity,

@@ -48,4 +48,21 @@ std::vector<FieldInfo> experimentFields(const Experiment& e = Experiment{});
 // The field at `path` in `fields`; nullptr when there is none.
 const FieldInfo* findField(const std::vector<FieldInfo>& fields, const std::string& path);
 
+// The section a field is written in: "" for the top level, "model", "pipeline.partition", ...
+std::string fieldSection(const std::string& path);
+
+// Why the field at `path` has no effect on a run of `e`, as docs/experiment-format.md says
+// ("only with optimizer.name adam or adamw, found sgd"); "" when it has one, and for a path the
+// format does not have. A field that does not apply is still parsed and validated: a value other
+// than its default may break a cross-field rule (momentum with adam).
+std::string whyFieldDoesNotApply(const Experiment& e, const std::string& path);
+inline bool fieldApplies(const Experiment& e, const std::string& path) { return whyFieldDoesNotApply(e, path).empty(); }
+
+// The experiment a design describes as far as each field can be read on its own: every field of
+// `j` whose value has the field's type and lies in its range (as far as the fields before it
+// decide the range) is taken, any other keeps its default; unknown keys and the cross-field rules
+// are ignored. For editors, which need the choices made so far while the design is still invalid
+// (whyFieldDoesNotApply of a design being edited). Never throws.
+Experiment experimentAsFarAsReadable(const Json& j);
+
 }  // namespace pm

@@ -38,7 +38,8 @@ void visitTopLevel(V& v, E& e) {
             "a model of the zoo, or torchscript: a scripted nn.Sequential read from model.path");
     v.field("path", e.model.path, TextSpec::any(),
             "torchscript: the model file (torch.jit.save), relative to the experiment file; \"\" for zoo models");
-    v.choice("task", e.model.task, "the loss: cross-entropy, next-token cross-entropy or MSE; auto = the dataset's");
+    v.choice("task", e.model.task, "the loss: classification (cross-entropy), language-model (next-token cross-entropy) or regression (MSE); "
+            "auto = the dataset's");
     v.options("options", e.model.options, e.model.name, "reserved for model-specific options; no model takes any yet");
   });
 }
@@ -46,7 +47,8 @@ void visitTopLevel(V& v, E& e) {
 template <class V, class E>
 void visitData(V& v, E& e) {
   auto& d = e.data;
-  v.choice("dataset", d.dataset, "where samples come from");
+  v.choice("dataset", d.dataset,
+           "where samples come from: Fashion-MNIST, a text corpus, generated samples, or tensor files written by torch.save");
   v.field("path", d.path, TextSpec::any(),
           "the dataset's file or directory; \"\" = its default location (unused by synthetic); tensors: the training "
           "file (torch.save({\"x\": x, \"y\": y}), relative to the experiment file)");
@@ -66,7 +68,7 @@ void visitData(V& v, E& e) {
   v.field("synthetic_samples", d.synthetic_samples, IntSpec{1, 1000000, ""},
           "synthetic: training samples (generated from the seed)");
   v.choice("synthetic_task", d.synthetic_task, "synthetic: 10 classes, or a linear target");
-  v.flag("shuffle", d.shuffle, "reshuffle the training samples every epoch");
+  v.flag("shuffle", d.shuffle, "reshuffle the training samples every epoch (the order depends on the seed and the epoch)");
 }
 
 template <class V, class E>
@@ -91,16 +93,19 @@ void visitPipeline(V& v, E& e) {
               "explicit: the first unit of stages 2..P (units are numbered from 0)");
   });
   v.choice("schedule", p.schedule, "the pipeline schedule; gpipe and 1f1b flush every minibatch, the others are asynchronous");
-  v.flag("recompute", p.recompute, "keep only each stage's input and recompute its forward in the backward");
+  v.flag("recompute", p.recompute, "keep only each microbatch's stage input and recompute the stage forward in the backward (less memory, one more "
+         "forward)");
   v.field("update_interval", p.update_interval, IntSpec{1, 65536, ""},
-          "pipedream: microbatches per optimizer step; pipedream-2bw: m >= P; 1 otherwise");
-  v.choice("timing", p.timing, "forwards ahead of backwards: 1f1b P-1-s, paper 2(P-1-s) (pipedream and pipemare only)");
+          "pipedream: microbatches per optimizer step; pipedream-2bw: m, the microbatches gradients are accumulated over "
+          "(m >= P); 1 with the other schedules");
+  v.choice("timing", p.timing, "how far forwards run ahead of backwards in the asynchronous 1F1B: 1f1b P-1-s warm-up forwards at stage s, "
+           "paper 2(P-1-s), the PipeMare paper's fine-grained pipeline (pipedream and pipemare only)");
 }
 
 template <class V, class E>
 void visitPipeMare(V& v, E& e) {
   auto& m = e.pipemare;
-  v.flag("t1", m.t1, "T1, learning-rate rescheduling: stage i starts at lr/tau_i and anneals back to lr");
+  v.flag("t1", m.t1, "T1, learning-rate rescheduling: stage i starts at lr/tau_i and anneals back to lr over anneal_steps");
   v.field("anneal_steps", m.anneal_steps, IntSpec{0, kMaxSteps, "(0 = anneal_epochs, or one epoch of updates)"},
           "K, T1's annealing length in optimizer steps; 0 = anneal_epochs, or one epoch of updates");
   v.field("anneal_epochs", m.anneal_epochs, RealSpec{0, 1000, false, false, "(0 = anneal_steps)"},
@@ -108,7 +113,7 @@ void visitPipeMare(V& v, E& e) {
   v.flag("t2", m.t2, "T2, discrepancy correction: the backward uses weights extrapolated back by the delay");
   v.field("decay", m.decay, RealSpec{0, 1, true, true, ""}, "D, T2's decay: gamma_i = D^(1/Delta_i)");
   v.field("warmup_epochs", m.warmup_epochs, RealSpec{0, 1000, false, false, ""},
-          "epochs run synchronously before switching to pipemare");
+          "run the first epochs synchronously, then switch to pipemare");
   v.choice("warmup_schedule", m.warmup_schedule, "the synchronous schedule of the warm-up");
   v.choice("momentum_mode", m.momentum_mode, "SGD momentum the same on every stage, or reduced with the stage's delay");
 }
@@ -147,10 +152,10 @@ void visitTraining(V& v, E& e) {
           "evaluate every K steps; 0 = at the end of each epoch only");
   v.field("log_interval", t.log_interval, IntSpec{1, kMaxSteps, ""}, "emit a step event every K steps");
   v.field("trace_steps", t.trace_steps, IntSpec{-1, kMaxSteps, "(-1 = every step, 0 = none)"},
-          "record the schedule trace of the first K minibatches; -1 = all, 0 = none");
+          "record the schedule trace (start and end of every action) for the first K minibatches; -1 = all, 0 = none");
   v.field("checkpoint_every", t.checkpoint_every, IntSpec{0, kMaxSteps, "(0 = only when a single-mode run is stopped)"},
           "per-stage checkpoints every K steps; 0 = only when a single-mode run is stopped");
-  v.field("seed", t.seed, IntSpec{0, kNoMax, ""}, "seeds weights, shuffling and synthetic data");
+  v.field("seed", t.seed, IntSpec{0, kNoMax, ""}, "seeds weights (not a torchscript model's: the file's are the initial weights), shuffling and synthetic data");
   v.section("divergence_guard", [&] {
     v.flag("enabled", t.divergence_guard.enabled, "end the run as \"diverged\" on a bad loss");
     v.field("max_loss", t.divergence_guard.max_loss, RealSpec{0, kInf, true, false, ""},
@@ -162,11 +167,12 @@ template <class V, class E>
 void visitExecution(V& v, E& e) {
   auto& x = e.execution;
   v.choice("mode", x.mode, "single: all stages in one process; real: one process per stage");
-  v.choice("backend", x.backend, "how the stages of a real run talk (nccl needs CUDA devices; local: single mode only)");
+  v.choice("backend", x.backend, "how the stages of a real run talk: c10d gloo, or nccl (needs CUDA devices); single mode always uses "
+           "in-process channels (local names them)");
   v.field("threads_per_stage", x.threads_per_stage, IntSpec{1, 256, ""}, "LibTorch intra-op and BLAS threads of each stage");
   v.field("timeout_s", x.timeout_s, RealSpec{1, 3600, false, false, ""},
           "seconds every blocking communication call waits before the run ends with an error");
-  v.list("devices", x.devices, TextSpec::deviceName(), "one device for all stages, or one per stage");
+  v.list("devices", x.devices, TextSpec::deviceName(), "one device for all stages, or one per stage (\"cpu\" or \"cuda:K\")");
 }
 
 // Every field, in the order of the file and of validation.

@@ -44,6 +44,13 @@ SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>
   plan.utilization = isAsynchronous(schedule) ? asynchronousUtilization(P, spec.totalMicrobatches, spec.stageCosts)
                                               : synchronousUtilization(P, spec.microbatches, spec.stageCosts);
   plan.bubble = 1.0 - plan.utilization;
+  if (spec.stageCosts.empty()) {
+    plan.bottleneckShare = 1.0 / P;
+  } else {
+    const auto slowest = std::max_element(spec.stageCosts.begin(), spec.stageCosts.end());
+    plan.bottleneckStage = static_cast<int>(slowest - spec.stageCosts.begin());
+    plan.bottleneckShare = *slowest / std::accumulate(spec.stageCosts.begin(), spec.stageCosts.end(), 0.0);
+  }
   return plan;
 }
 
@@ -78,6 +85,15 @@ PlanComparison planAll(const std::vector<StageProfile>& stages, const PlanSpec& 
   return c;
 }
 
+std::vector<double> stageCostsOf(const std::vector<double>& forward, const std::vector<double>& backward) {
+  if (forward.size() != backward.size())
+    throw std::invalid_argument("stage costs: " + std::to_string(forward.size()) + " forward and " +
+                                std::to_string(backward.size()) + " backward times");
+  std::vector<double> c;
+  for (size_t s = 0; s < forward.size(); ++s) c.push_back(forward[s] + backward[s]);
+  return c;
+}
+
 std::string accountingText(const PlanSpec& spec) {
   std::string t;
   if (spec.timing == TimingModel::Paper) {
@@ -101,7 +117,10 @@ std::string accountingText(const PlanSpec& spec) {
   t += "Utilization: gpipe/1f1b N/(N+P-1), asynchronous " +
        std::string(spec.totalMicrobatches > 0 ? "T/(T+P-1) with T = " + std::to_string(spec.totalMicrobatches)
                                               : "1 (steady state)") +
-       (spec.stageCosts.empty() ? " (equal stage costs)" : " (bottleneck form with the given stage costs)") + ". ";
+       (spec.stageCosts.empty() ? " (equal stages)"
+                                : " (bottleneck form with each stage's forward+backward time c_i: flushed "
+                                  "N*sum(c)/(P*((N-1)*max(c)+sum(c))), asynchronous sum(c)/(P*max(c)) in the steady state)") +
+       ". ";
   t += "Memory ratio: sum over stages of weights+stash+optimizer for pipedream, i.e. ((tau_i+1)*W_i + S_i), over "
        "weights+optimizer+delta for pipemare+T2, i.e. (W_i + S_i + W_i).";
   return t;

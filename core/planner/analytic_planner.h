@@ -36,8 +36,14 @@ struct SchedulePlan {
   int microbatches = 0;
   int updateInterval = 0;  // microbatches per optimizer step
   std::vector<StagePrediction> perStage;
-  double utilization = 0;  // busy share of the stages' time
+  double utilization = 0;  // busy share of the stages' time (steady state / per minibatch, spec.stageCosts)
   double bubble = 0;       // 1 - utilization
+  // The slowest stage (largest spec.stageCosts entry; the first of equals) and its share of the
+  // work of all stages, max(c) / sum(c): 1/P for equal stages (stage -1: no costs given). An
+  // unflushed pipeline runs at the pace of this stage: its steady-state utilization is
+  // 1 / (P * share).
+  int bottleneckStage = -1;
+  double bottleneckShare = 0;
   int64_t maxTau = 0, maxVersions = 1, maxInFlight = 0;
   MemoryBreakdown total;        // summed over stages
   MemoryBreakdown perStageMax;  // category-wise maximum over stages
@@ -63,6 +69,10 @@ struct PlanComparison {
 };
 
 PlanComparison planAll(const std::vector<StageProfile>& stages, const PlanSpec& spec);
+
+// Forward + backward time per stage of a simulation's costs: the stage times the analytic
+// utilization uses (PlanSpec::stageCosts) so that it predicts the same stages as the timeline.
+std::vector<double> stageCostsOf(const std::vector<double>& forward, const std::vector<double>& backward);
 
 // One paragraph saying which accounting the figures use (timing model, delay and version
 // formulas, what W, G, S, A, X are, what the memory ratio compares).

@@ -37,6 +37,27 @@ std::string stagesText(const PlanReport& r) {
   return std::to_string(P) + " stages (units partitioned by parameters, as the engine)";
 }
 
+// How the utilization treats the stages' times, in words.
+std::string stageCostsText(const PlanReport& r) {
+  if (r.stageCosts != "flops")
+    return "equal stages assumed" + (r.stageCostsNote.empty() ? std::string() : " (" + r.stageCostsNote + ")");
+  const auto& p = r.comparison.plans.front();
+  const double P = static_cast<double>(r.stages.size());
+  return "each stage's forward+backward time from its forward FLOPs (backward 2x forward); slowest stage " +
+         std::to_string(p.bottleneckStage) + " does " + fmt("%.1f", p.bottleneckShare * 100) + " % of the work (" +
+         fmt("%.1f", 100 / P) + " % with equal stages), so an unflushed pipeline reaches at most " +
+         fmt("%.3f", 1 / (P * p.bottleneckShare));
+}
+
+Json timelineJson(const PlanTraceInfo& t) {
+  Json j = {{"minibatches", t.minibatches},
+            {"makespan_s", t.makespan},
+            {"utilization", t.utilization},
+            {"bubble", 1.0 - t.utilization}};
+  if (!t.file.empty()) j["file"] = t.file;
+  return j;
+}
+
 }  // namespace
 
 void printPlanReport(std::ostream& out, const PlanReport& r) {
@@ -82,6 +103,14 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
   out << "weight+optimizer memory pipedream/pipemare+T2: " << fmt("%.2f", c.memoryRatio()) << "x ("
       << mib(pd.total.weightAndOptimizer()) << " MiB vs " << mib(pt.total.weightAndOptimizer())
       << " MiB, summed over stages); pipedream/pipemare without T2: " << fmt("%.2f", c.memoryRatioNoDelta()) << "x\n";
+  out << "stage costs: " << stageCostsText(r) << "\n";
+  if (!r.timelines.empty()) {
+    const int64_t k = r.timelines.front().minibatches;
+    out << "simulated timelines (" << k << (k == 1 ? " minibatch" : " minibatches")
+        << ", fill and drain included), utilization:";
+    for (const auto& t : r.timelines) out << " " << t.schedule << " " << fmt("%.3f", t.utilization) << (&t == &r.timelines.back() ? "" : ",");
+    out << "\n";
+  }
   if (r.trace) {
     out << "trace: " << r.trace->file << " (" << r.trace->schedule << ", " << r.trace->minibatches
         << " minibatches simulated, makespan " << fmt("%.3f", r.trace->makespan * 1e3) << " ms, utilization "
@@ -101,6 +130,9 @@ Json planReportJson(const PlanReport& r) {
   j["optimizer"] = optimizerName(c.spec.optimizer);
   j["timing"] = timingName(c.spec.timing);
   j["accounting"] = accountingText(c.spec);
+  j["stage_costs"] = r.stageCosts;
+  if (!r.stageCostsNote.empty()) j["stage_costs_note"] = r.stageCostsNote;
+  j["stage_time_s"] = r.stageTimes;
   Json stages = Json::array();
   for (const auto& s : r.stages)
     stages.push_back({{"name", s.name},
@@ -114,7 +146,8 @@ Json planReportJson(const PlanReport& r) {
                       {"forward_flops", s.forwardFlops}});
   j["stage_profiles"] = std::move(stages);
   Json plans = Json::array();
-  for (const auto& p : c.plans) {
+  for (size_t i = 0; i < c.plans.size(); ++i) {
+    const auto& p = c.plans[i];
     Json tau = Json::array(), versions = Json::array(), flight = Json::array(), totals = Json::array();
     Json memByStage = Json::array();
     for (const auto& s : p.perStage) {
@@ -135,7 +168,10 @@ Json planReportJson(const PlanReport& r) {
                      {"max_in_flight", p.maxInFlight},
                      {"memory", {{"per_stage_max", maxMem}, {"total", memoryJson(p.total)}}},
                      {"per_stage", {{"tau", tau}, {"versions", versions}, {"in_flight", flight}, {"total_bytes", totals},
-                                    {"memory", memByStage}}}});
+                                    {"memory", memByStage}}},
+                     {"bottleneck", {{"stage", p.bottleneckStage >= 0 ? Json(p.bottleneckStage) : Json()},
+                                     {"share", p.bottleneckShare}}}});
+    if (i < r.timelines.size()) plans.back()["timeline"] = timelineJson(r.timelines[i]);
   }
   j["schedules"] = std::move(plans);
   j["warmup_fraction"] = c.spec.warmupFraction;

@@ -12,12 +12,14 @@
 
 namespace pm {
 
+// A simulated timeline: the engine's action lists of one schedule over `minibatches` minibatches
+// with the stages' simulated costs.
 struct PlanTraceInfo {
-  std::string file;
+  std::string file;  // its Chrome trace ("" = not written)
   std::string schedule;
   int64_t minibatches = 0;
   double makespan = 0;     // simulated seconds
-  double utilization = 0;  // simulated mean utilization
+  double utilization = 0;  // busy share of the stages' time on it: F, B and S over P x makespan
 };
 
 struct PlanReport {
@@ -27,6 +29,13 @@ struct PlanReport {
   int64_t samplesPerMicrobatch = 1;
   std::vector<StageProfile> stages;
   PlanComparison comparison;
+  // "flops": the utilization of every schedule uses each stage's forward+backward time from its
+  // FLOPs (stageTimes, the timelines' costs); "equal": equal stages are assumed (the paper's
+  // setting, or stageCostsNote says why the profile could not give them).
+  std::string stageCosts = "equal";
+  std::string stageCostsNote;
+  std::vector<double> stageTimes;  // simulated forward+backward seconds per stage, per microbatch
+  std::vector<PlanTraceInfo> timelines;  // one per schedule, in comparison.plans order (may be empty)
   std::optional<PlanTraceInfo> trace;
 };
 

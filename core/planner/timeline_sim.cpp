@@ -4,6 +4,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/planner/analytic_planner.h"
+
 namespace pm {
 
 namespace {
@@ -120,6 +122,11 @@ SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs) {
   std::vector<std::vector<Action>> lists;
   for (int s = 0; s < p.stages; ++s) lists.push_back(stageActions(p, s));
   return simulateTimeline(lists, costs);
+}
+
+SimResult simulatePlanSchedule(PlanSchedule schedule, int stages, const PlanSpec& spec, const SimCosts& costs,
+                               int64_t minibatches) {
+  return simulateTimeline(engineScheduleParams(delayParams(schedule, stages, spec), minibatches), costs);
 }
 
 SimCosts costsFromStages(const std::vector<StageProfile>& stages, double flopsPerSecond, double backwardFactor,

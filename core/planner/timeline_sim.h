@@ -10,9 +10,12 @@
 
 #include "core/events/event.h"
 #include "core/pipeline/schedule.h"
+#include "core/planner/planner_types.h"
 #include "core/planner/stage_profile.h"
 
 namespace pm {
+
+struct PlanSpec;  // core/planner/analytic_planner.h
 
 // A send occupies the sender for bytes/bandwidth (serialising onto the link) and the message
 // arrives `latency` seconds later.
@@ -57,6 +60,12 @@ struct SimResult {
 SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const SimCosts& costs);
 // Runs stageActions(p, s) for every stage.
 SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs);
+
+// The timeline of a plan row: the engine's action lists of `schedule` over `stages` stages as
+// `spec` sets them up (N, update interval, m, timing; engineScheduleParams), for `minibatches`
+// minibatches, run with `costs`. Throws as delayParams and simulateTimeline do.
+SimResult simulatePlanSchedule(PlanSchedule schedule, int stages, const PlanSpec& spec, const SimCosts& costs,
+                               int64_t minibatches);
 
 // Costs from the stage profiles: forward = FLOPs / flopsPerSecond, backward = backwardFactor *
 // forward, step = weight bytes / stepBytesPerSecond (0 = free), sends = the stage's output bytes

@@ -717,3 +717,66 @@ TEST(CompareView, RefreshRereadsOnlyRunsStillGoing) {
   ASSERT_TRUE(view.summaryRow(fx.alpha).has_value());
   EXPECT_EQ(view.storedPoints(going, "train/loss").size(), 2u);
 }
+
+// The metric list is grouped under headers that cannot be chosen (train, eval, one per per-stage
+// metric), and the search box beside it filters it as the user types; choosing a match in the
+// list, or Return in the search box, plots it; emptying the search brings every key back.
+TEST(CompareView, MetricSearchFiltersTheGroupedList) {
+  pm::test::app();
+  Fixture fx;
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  const Controls& ui = shown.ui;
+  ASSERT_TRUE(ui.complete()) << ui.comboBoxes << " combo boxes";
+  ASSERT_TRUE(tickRuns(view, {fx.alpha, fx.beta}));
+  auto* search = view.findChild<QLineEdit*>("metricSearch");
+  ASSERT_NE(search, nullptr);
+  const QStringList all = view.availableMetrics();
+  ASSERT_TRUE(all.contains("stage1/utilization") && all.contains("stage0/mem/peak")) << all.join(" ").toStdString();
+
+  // The list: headers (not selectable) and keys; every key under its group's header.
+  const auto keysShown = [&] {
+    QStringList keys;
+    for (int i = 0; i < ui.metric->count(); ++i)
+      if (ui.metric->model()->flags(ui.metric->model()->index(i, 0)) & Qt::ItemIsSelectable) keys << ui.metric->itemText(i);
+    return keys;
+  };
+  const auto headerOf = [&](const QString& key) {
+    for (int i = ui.metric->findText(key); i >= 0; --i)
+      if (!(ui.metric->model()->flags(ui.metric->model()->index(i, 0)) & Qt::ItemIsSelectable)) return ui.metric->itemText(i);
+    return QString();
+  };
+  EXPECT_EQ(keysShown().size(), all.size());
+  EXPECT_GT(ui.metric->count(), all.size());
+  EXPECT_EQ(headerOf("train/loss"), "train");
+  EXPECT_EQ(headerOf("eval/accuracy"), "eval");
+  EXPECT_EQ(headerOf("stage1/utilization"), "per stage: utilization");
+  EXPECT_EQ(headerOf("stage0/mem/peak"), "per stage: memory");
+
+  // Typing filters the list; the plot keeps its metric until another is chosen.
+  QTest::mouseClick(search, Qt::LeftButton);
+  pm::test::typeText(search, "UTIL");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return keysShown() == QStringList({"stage0/utilization", "stage1/utilization"}); }, 5000))
+      << keysShown().join(" ").toStdString();
+  EXPECT_EQ(view.metric(), "train/loss");
+  ASSERT_TRUE(pm::test::chooseText(ui.metric, "stage1/utilization"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == "stage1/utilization"; }, 5000)) << view.metric().toStdString();
+  EXPECT_TRUE(view.plot()->title().startsWith("stage1/utilization")) << view.plot()->title().toStdString();
+  ASSERT_EQ(view.plottedSeries().size(), 2u);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].raw.back(), 0.75);  // alpha's stage 1 at step 200
+
+  // Two words, both in the key; Return plots the first match.
+  pm::test::retype(search, "peak mem");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return keysShown() == QStringList({"stage0/mem/peak", "stage1/mem/peak"}); }, 5000))
+      << keysShown().join(" ").toStdString();
+  QTest::keyClick(search, Qt::Key_Return);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == "stage0/mem/peak"; }, 5000)) << view.metric().toStdString();
+
+  pm::test::retype(search, "");
+  EXPECT_TRUE(QTest::qWaitFor([&] { return keysShown().size() == all.size(); }, 5000)) << keysShown().join(" ").toStdString();
+  EXPECT_EQ(ui.metric->currentText(), "stage0/mem/peak");
+  // The API the main window's --metric uses still chooses any key.
+  EXPECT_TRUE(view.setMetric("eval/accuracy"));
+  EXPECT_EQ(ui.metric->currentText(), "eval/accuracy");
+  EXPECT_FALSE(view.setMetric("no/such/metric"));
+}

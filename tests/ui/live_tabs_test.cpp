@@ -1,5 +1,6 @@
 // The Live tab's run tabs closed with their close button (x), and a stopped run resumed from the
-// Runs tab's context menu, driven as a user does: clicks, the menu's entry, the question's button.
+// Runs tab's context menu or from its own Live tab, driven as a user does: clicks, the menu's
+// entry, the question's button.
 #include <gtest/gtest.h>
 
 #include <QAbstractButton>
@@ -235,6 +236,77 @@ TEST(Workbench, ResumeAStoppedRunFromTheRunsTab) {
   EXPECT_EQ(record->status, pm::RunStatus::Finished);
   EXPECT_GT(record->resume_step, 0);
   const auto loss = store.loadMetric(stopped, "train/loss");
+  ASSERT_FALSE(loss.empty());
+  EXPECT_EQ(loss.back().step, 1500);
+}
+
+// A stopped run's Live tab: its log ends with the summary line saying it can be resumed, and under
+// the log Resume continues the run in a new Live tab (as the Runs tab's Resume does), into the same
+// record, to the last step. The finished run's log ends with its summary line too, and offers no
+// Resume; the stopped run's tab, once resumed, offers it no more.
+TEST(Workbench, ResumeAStoppedRunFromItsLiveTab) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = tmp.file("runs.db");
+  const QString exp = writeExperiment(tmp, "stop and go", 1500, 5);
+  pm::ui::MainWindow w(db, kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+  ASSERT_NE(tabs, nullptr);
+  pm::ui::LivePanel* live = w.livePanel();
+  QSignalSpy finished(live, &pm::ui::LivePanel::runFinished);
+
+  pm::ui::LiveRunView* first = live->startRun(exp, "stop and go");
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Live"));
+  QPushButton* resume = first->resumeButton();
+  ASSERT_NE(resume, nullptr);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return first->lossPoints() > 0; }, 60000)) << first->logText().toStdString();
+  EXPECT_FALSE(resume->isVisible()) << "Resume is offered while the run is going";
+  QPushButton* stop = pm::test::buttonLabelled(first, "Stop");
+  ASSERT_NE(stop, nullptr);
+  QTest::mouseClick(stop, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 1; }, 30000)) << first->logText().toStdString();
+  ASSERT_EQ(finished.at(0).at(0).toString().toStdString(), "stopped") << first->logText().toStdString();
+  const int64_t id = first->runId();
+  ASSERT_GT(id, 0);
+  const QStringList firstLog = first->logText().split('\n', Qt::SkipEmptyParts);
+  ASSERT_FALSE(firstLog.isEmpty());
+  EXPECT_TRUE(firstLog.last().startsWith(QStringLiteral("run %1 stopped: stopped by request after step").arg(id)) &&
+              firstLog.last().contains(QStringLiteral("resume with pipemare run --resume %1").arg(id)))
+      << first->logText().toStdString();
+
+  // Under the log: Resume, enabled, naming the run.
+  ASSERT_TRUE(QTest::qWaitFor([&] { return resume->isVisible(); }, 5000)) << "no Resume under the stopped run's log:\n" << first->logText().toStdString();
+  EXPECT_TRUE(resume->isEnabled());
+  EXPECT_EQ(resume->text().toStdString(), "Resume run " + std::to_string(id));
+  const int liveTabs = live->tabWidget()->count();
+  QTest::mouseClick(resume, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return live->tabWidget()->count() == liveTabs + 1; }, 5000)) << "no tab for the resumed run";
+  pm::ui::LiveRunView* resumed = live->current();
+  ASSERT_NE(resumed, nullptr);
+  ASSERT_NE(resumed, first);
+  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->currentIndex()).toStdString(), "stop and go (resumed)");
+  EXPECT_FALSE(resume->isEnabled()) << "the stopped run's tab still offers Resume once resumed";
+
+  ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 2; }, 120000)) << resumed->logText().toStdString();
+  EXPECT_EQ(finished.at(1).at(0).toString().toStdString(), "finished") << resumed->logText().toStdString();
+  EXPECT_EQ(resumed->runId(), id);
+  EXPECT_TRUE(resumed->logText().contains(QStringLiteral("pipemare run --resume %1").arg(id))) << resumed->logText().toStdString();
+  // The finished run's last line: its summary (figures after the status), as a stopped run's.
+  const QStringList log = resumed->logText().split('\n', Qt::SkipEmptyParts);
+  ASSERT_FALSE(log.isEmpty());
+  EXPECT_TRUE(log.last().startsWith(QStringLiteral("run %1 finished: final loss ").arg(id))) << log.last().toStdString();
+  EXPECT_FALSE(log.last().contains("finished: finished")) << log.last().toStdString();
+  EXPECT_FALSE(resumed->resumeButton()->isVisible()) << "a finished run offers Resume";
+
+  pm::RunStore store(db, /*readOnly=*/true);
+  EXPECT_EQ(store.listRuns().size(), 1u);
+  const auto record = store.getRun(id);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->status, pm::RunStatus::Finished);
+  EXPECT_GT(record->resume_step, 0);
+  const auto loss = store.loadMetric(id, "train/loss");
   ASSERT_FALSE(loss.empty());
   EXPECT_EQ(loss.back().step, 1500);
 }

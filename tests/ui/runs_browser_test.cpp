@@ -8,11 +8,14 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/store/run_store.h"
@@ -21,6 +24,7 @@
 #include "tests/ui/ui_test_main.h"
 #include "ui/main/main_window.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/runs/run_details.h"
 #include "ui/runs/runs_browser.h"
 #include "ui/runs/runs_table_model.h"
 #include "ui/store/store_watcher.h"
@@ -40,6 +44,18 @@ bool clickRun(pm::ui::RunsBrowser& browser, int64_t id) {
   if (row < 0) return false;
   pm::test::clickCell(browser.table(), row);
   return QTest::qWaitFor([&] { return browser.shownRun() == id; }, 5000);
+}
+
+// Double-clicks the run's row (its Name cell), as the user opens a run's details.
+void doubleClickRun(pm::ui::RunsBrowser& browser, int64_t id) {
+  QTableView* table = browser.table();
+  const QModelIndex index = table->model()->index(rowOf(browser, id), pm::ui::RunsTableModel::Name);
+  table->scrollTo(index);
+  // As the window system sends a double click: press, release, the double click, release.
+  const QPoint at = table->visualRect(index).center();
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+  QTest::mouseDClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+  QTest::mouseRelease(table->viewport(), Qt::LeftButton, Qt::NoModifier, at);
 }
 
 }  // namespace
@@ -491,4 +507,81 @@ TEST(RunsBrowser, TheNotesColumnShowsARunsNotes) {
   pm::test::retype(filter, "fill-drain");
   EXPECT_TRUE(QTest::qWaitFor([&] { return model->rowCount() == 1; }, 5000)) << model->rowCount();
   EXPECT_EQ(rowOf(browser, noted), 0);
+}
+
+// A double click on a run opens the details pane beside the curves with the run's whole record
+// and its experiment JSON (indented, read-only); a double click on another run shows that one,
+// Enter on the keyboard's row does as a double click, notes edited meanwhile show there, and
+// Close hides the pane.
+TEST(RunsBrowser, DoubleClickingARunShowsItsDetails) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  int64_t first = 0, second = 0;
+  {
+    pm::RunStore store(db);
+    first = store.createRun("pipemare P=3",
+                            R"({"name":"pipemare P=3","model":{"name":"mlp"},"pipeline":{"schedule":"pipemare","stages":3,"microbatches":4},)"
+                            R"("training":{"steps":40}})",
+                            {"study", "t2"}, "the T2 baseline");
+    second = store.createRun("gpipe P=2", R"({"model":{"name":"cnn"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":8}})");
+    for (int s = 1; s <= 40; ++s) store.appendMetric(first, "train/loss", s, 0, 4.0 / s);
+    store.appendMetric(first, "eval/accuracy", 40, 0, 0.625);
+    store.flush();
+    store.setHaltStep(first, 40);
+    store.setStatus(first, "stopped", "stopped by request after step 40");
+    store.setStatus(second, "finished");
+  }
+  pm::ui::RunsBrowser browser(db);
+  browser.resize(1500, 800);
+  ASSERT_TRUE(pm::test::showWindow(&browser, /*active=*/true));
+  pm::ui::RunDetailsPane* details = browser.detailsPane();
+  ASSERT_NE(details, nullptr);
+  EXPECT_FALSE(details->isVisible()) << "the details pane is open before any run was double-clicked";
+
+  doubleClickRun(browser, first);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return details->isVisible() && details->run() == first; }, 5000))
+      << "a double click did not open the run's details";
+  EXPECT_TRUE(details->titleText().contains("pipemare P=3")) << details->titleText().toStdString();
+  const std::string fields = details->fieldsText().toStdString();
+  for (const char* shown : {"stopped by request after step 40", "pipemare", "mlp", "study, t2", "the T2 baseline", "train/loss",
+                            "0.1 at step 40 (40 points)", "eval/accuracy", "0.625", "step 40 (checkpoint)"})
+    EXPECT_NE(fields.find(shown), std::string::npos) << "no \"" << shown << "\" in the details:\n" << fields;
+  QPlainTextEdit* experiment = details->experimentView();
+  ASSERT_NE(experiment, nullptr);
+  EXPECT_TRUE(experiment->isReadOnly());
+  const QString json = experiment->toPlainText();
+  EXPECT_TRUE(json.contains("\n  \"pipeline\": {")) << "not indented:\n" << json.toStdString();
+  const nlohmann::json parsed = nlohmann::json::parse(json.toStdString(), nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << json.toStdString();
+  EXPECT_EQ(parsed["pipeline"]["stages"], 3) << json.toStdString();
+  EXPECT_EQ(parsed["pipeline"]["schedule"], "pipemare");
+
+  // Another run, double-clicked: the pane shows that one.
+  doubleClickRun(browser, second);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return details->run() == second; }, 5000));
+  EXPECT_TRUE(details->titleText().contains("gpipe P=2")) << details->titleText().toStdString();
+  EXPECT_EQ(nlohmann::json::parse(experiment->toPlainText().toStdString(), nullptr, false)["pipeline"]["stages"], 2)
+      << experiment->toPlainText().toStdString();
+  EXPECT_TRUE(details->fieldsText().contains("none recorded")) << "a run without metrics: " << details->fieldsText().toStdString();
+
+  // Enter on the row the keyboard is on (a click put it on the first run).
+  pm::test::clickCell(browser.table(), rowOf(browser, first), pm::ui::RunsTableModel::Name);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return browser.shownRun() == first; }, 5000));
+  QTest::keyClick(browser.table(), Qt::Key_Return);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return details->run() == first; }, 5000)) << "Enter did not show the run's details";
+
+  // Notes edited from the context menu show in the open pane.
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Edit notes"), pm::test::enterText("rerun with T1 too")});
+    pm::test::rightClickCell(browser.table(), rowOf(browser, first));
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_TRUE(QTest::qWaitFor([&] { return details->fieldsText().contains("rerun with T1 too"); }, 5000))
+      << details->fieldsText().toStdString();
+
+  QPushButton* close = pm::test::buttonLabelled(details, "Close");
+  ASSERT_NE(close, nullptr);
+  QTest::mouseClick(close, Qt::LeftButton);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return !details->isVisible(); }, 5000)) << "Close left the pane open";
 }

@@ -2,6 +2,7 @@
 // the planner's predicted timeline), and the pure grid logic behind the Sweeps view.
 #include <gtest/gtest.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QPushButton>
@@ -664,4 +665,183 @@ TEST(TimelineView, PipedreamTraceTimingAndStaleAnswers) {
   ASSERT_TRUE(QTest::qWaitFor([&] { return !view.predicting(); }, 20000)) << "the planner did not end within 20 s";
   EXPECT_EQ(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
   EXPECT_EQ(view.predictedSummary().indexOf("Predicted: makespan"), -1) << view.predictedSummary().toStdString();
+}
+
+namespace {
+
+// A store with one finished run whose trace is appendGpipeTrace's (21 ms, 22 boxes); its id in *id.
+std::string tracedStore(QTemporaryDir& dir, int64_t* id) {
+  const std::string db = dir.filePath("runs.db").toStdString();
+  pm::RunStore store(db);
+  *id = store.createRun("traced", R"({"model":{"name":"mlp"},"data":{"batch_size":8},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":2},"optimizer":{"name":"sgd","lr":0.1}})");
+  appendGpipeTrace(store, *id, 0.010, /*sends=*/true);
+  store.flush();
+  store.setStatus(*id, "finished");
+  return db;
+}
+
+// Drags the canvas with the left button from its centre by (dx, dy) pixels, in steps.
+void drag(QWidget* canvas, int dx, int dy) {
+  const QPoint from = canvas->rect().center();
+  QTest::mousePress(canvas, Qt::LeftButton, Qt::NoModifier, from);
+  for (int k = 1; k <= 8; ++k) QTest::mouseMove(canvas, from + QPoint(dx * k / 8, dy * k / 8));
+  QTest::mouseRelease(canvas, Qt::LeftButton, Qt::NoModifier, from + QPoint(dx, dy));
+}
+
+}  // namespace
+
+// The mouse over a Gantt box tells its stage, action, microbatch, start and duration; over no box,
+// nothing.
+TEST(GanttPlot, HoverTellsTheBoxUnderTheMouse) {
+  pm::test::app();
+  pm::ui::GanttPlot plot;
+  plot.resize(700, 300);
+  plot.setBoxes({{0, "F", 0, 1.000, 1.001}, {0, "B", 1, 1.004, 1.006}, {1, "F", 0, 1.001, 1.002}, {1, "send_act", 2, 1.007, 1.0071}},
+                2);
+  ASSERT_TRUE(pm::test::showWindow(&plot));
+  QWidget* canvas = plot.canvas();
+  QTest::mouseMove(canvas, plot.pixelOf(5.0, 0));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !plot.hoverText().isEmpty(); }, 5000));
+  EXPECT_EQ(plot.hoverText(), "stage 0, B (backward), microbatch 1\nstart 4 ms, duration 2 ms");
+  QTest::mouseMove(canvas, plot.pixelOf(1.5, 1));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot.hoverText().startsWith("stage 1, F (forward)"); }, 5000)) << plot.hoverText().toStdString();
+  EXPECT_TRUE(plot.hoverText().contains("start 1 ms, duration 1 ms")) << plot.hoverText().toStdString();
+  QTest::mouseMove(canvas, plot.pixelOf(7.05, 1));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot.hoverText().startsWith("stage 1, send_act (communication), microbatch 2"); }, 5000))
+      << plot.hoverText().toStdString();
+  QTest::mouseMove(canvas, plot.pixelOf(3.0, 1));  // stage 1 is idle from 2 to 7 ms
+  EXPECT_TRUE(QTest::qWaitFor([&] { return plot.hoverText().isEmpty(); }, 5000)) << plot.hoverText().toStdString();
+}
+
+// Microbatch labels show only on boxes wide enough for them: zoomed out over many short boxes
+// none shows (they would run into each other); the wheel zooms in until they fit, and the
+// double-click that shows the whole trace again hides them again.
+TEST(GanttPlot, LabelsThatDoNotFitTheirBoxAreHidden) {
+  pm::test::app();
+  pm::ui::GanttPlot plot;
+  plot.resize(500, 250);
+  std::vector<pm::ui::GanttBox> boxes;
+  for (int m = 0; m < 120; ++m) boxes.push_back({0, "F", m, 0.0001 * m, 0.0001 * m + 0.0001});
+  plot.setBoxes(boxes, 1);
+  ASSERT_TRUE(pm::test::showWindow(&plot));
+  ASSERT_EQ(plot.labelCount(), 120);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot.labelsShown() == 0; }, 5000)) << plot.labelsShown();
+  for (int k = 0; k < 6 && plot.labelsShown() == 0; ++k) pm::test::wheel(plot.canvas(), 3);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot.labelsShown() > 0; }, 5000)) << plot.viewStartMs() << ".." << plot.viewEndMs();
+  EXPECT_LT(plot.labelsShown(), 120);
+  QTest::mouseDClick(plot.canvas(), Qt::LeftButton, Qt::NoModifier, plot.canvas()->rect().center());
+  EXPECT_TRUE(QTest::qWaitFor([&] { return plot.labelsShown() == 0 && plot.boxesInView() == 120u; }, 5000)) << plot.labelsShown();
+}
+
+// Zooming in and dragging towards the start stops at time 0, zooming out at the end of the trace:
+// the Timeline never shows negative time or empty time after the trace. R shows it all again.
+TEST(TimelineView, ZoomAndPanStayWithinTheTrace) {
+  pm::test::app();
+  QTemporaryDir dir;
+  int64_t id = 0;
+  const std::string db = tracedStore(dir, &id);
+  pm::ui::TimelineView view(db, kPipemare);
+  view.resize(1000, 700);
+  ASSERT_TRUE(pm::test::showWindow(&view, /*active=*/true));
+  ASSERT_EQ(view.currentRun(), id) << view.lastError();
+  pm::ui::GanttPlot* plot = view.measuredPlot();
+  QWidget* canvas = pm::test::plotCanvas(plot);
+  ASSERT_NE(canvas, nullptr);
+  const double end = plot->viewEndMs();
+  pm::test::wheel(canvas, 4);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot->viewStartMs() > 0.5; }, 5000)) << plot->viewStartMs();
+  drag(canvas, 900, 0);  // the view moves towards earlier times
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot->viewStartMs() < 1e-9; }, 5000)) << plot->viewStartMs();
+  EXPECT_GE(plot->viewStartMs(), 0.0);
+  EXPECT_LT(plot->viewEndMs(), end);  // still zoomed
+  pm::test::wheel(canvas, -30);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot->viewEndMs() >= end - 1e-9; }, 5000)) << plot->viewEndMs();
+  EXPECT_GE(plot->viewStartMs(), 0.0);
+  EXPECT_LE(plot->viewEndMs(), end + 1e-9);
+  pm::test::wheel(canvas, 4);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return plot->viewEndMs() < end - 1; }, 5000));
+  QTest::mouseClick(canvas, Qt::LeftButton, Qt::NoModifier, canvas->rect().center());
+  QTest::keyClick(canvas, Qt::Key_R);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return plot->boxesInView() == 22u && plot->viewEndMs() >= end - 1e-9; }, 5000));
+}
+
+// With "Link time axes" ticked, zooming or dragging one chart moves the other to the same window;
+// unticked, each moves on its own.
+TEST(TimelineView, LinkedTimeAxesZoomTogether) {
+  pm::test::app();
+  QTemporaryDir dir;
+  int64_t id = 0;
+  const std::string db = tracedStore(dir, &id);
+  pm::ui::TimelineView view(db, kPipemare);
+  view.resize(1000, 700);
+  ASSERT_TRUE(pm::test::showWindow(&view));
+  ASSERT_EQ(view.currentRun(), id) << view.lastError();
+  waitForPrediction(view);  // with or without a prediction (no engine binary), the axes link
+  pm::ui::GanttPlot* measured = view.measuredPlot();
+  pm::ui::GanttPlot* predicted = view.predictedPlot();
+  auto* link = view.findChild<QCheckBox*>("linkAxes");
+  ASSERT_NE(link, nullptr);
+  ASSERT_FALSE(link->isChecked());
+
+  const double predictedEnd = predicted->viewEndMs();
+  pm::test::wheel(pm::test::plotCanvas(measured), 4);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return measured->viewStartMs() > 0.5; }, 5000));
+  EXPECT_DOUBLE_EQ(predicted->viewEndMs(), predictedEnd);  // not linked: the other stays
+
+  QTest::mouseClick(link, Qt::LeftButton);
+  ASSERT_TRUE(view.axesLinked());
+  const auto sameWindow = [&] {
+    return std::abs(measured->viewStartMs() - predicted->viewStartMs()) < 1e-9 &&
+           std::abs(measured->viewEndMs() - predicted->viewEndMs()) < 1e-9;
+  };
+  EXPECT_TRUE(QTest::qWaitFor(sameWindow, 5000)) << predicted->viewStartMs() << ".." << predicted->viewEndMs();
+  const double start = measured->viewStartMs();
+  pm::test::wheel(pm::test::plotCanvas(measured), 3);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return measured->viewStartMs() > start; }, 5000));
+  EXPECT_TRUE(sameWindow()) << measured->viewStartMs() << ".." << measured->viewEndMs() << " vs " << predicted->viewStartMs() << ".."
+                            << predicted->viewEndMs();
+  // Dragging the lower chart moves the upper one.
+  const double before = measured->viewStartMs();
+  drag(pm::test::plotCanvas(predicted), 150, 0);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return measured->viewStartMs() < before; }, 5000)) << measured->viewStartMs();
+  EXPECT_TRUE(sameWindow());
+
+  QTest::mouseClick(link, Qt::LeftButton);
+  ASSERT_FALSE(view.axesLinked());
+  // Unlinked, each chart keeps to its own trace again.
+  const double predictedStart = predicted->viewStartMs(), predictedEnd2 = predicted->viewEndMs();
+  const double measuredSpan = measured->viewEndMs() - measured->viewStartMs();
+  pm::test::wheel(pm::test::plotCanvas(measured), 3);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return measured->viewEndMs() - measured->viewStartMs() < 0.9 * measuredSpan; }, 5000))
+      << measured->viewStartMs() << ".." << measured->viewEndMs();
+  EXPECT_DOUBLE_EQ(predicted->viewStartMs(), predictedStart);
+  EXPECT_DOUBLE_EQ(predicted->viewEndMs(), predictedEnd2);
+}
+
+// The mouse over a heat-map cell tells its row and column, its value, then the cell's own tip.
+TEST(HeatMap, HoverNamesTheCellsRowColumnAndValue) {
+  pm::test::app();
+  pm::ui::HeatMap map;
+  map.resize(600, 400);
+  map.setGrid({"0.1", "10"}, {"1", "2"}, "optimizer.lr", "pipeline.stages");
+  std::vector<pm::ui::HeatCell> cells;
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 2; ++c) {
+      pm::ui::HeatCell cell;
+      cell.row = r;
+      cell.col = c;
+      cell.value = 0.5 + 0.1 * (2 * r + c);
+      cell.text = QString::number(cell.value);
+      cell.toolTip = QString("run %1").arg(2 * r + c + 1);
+      cells.push_back(cell);
+    }
+  map.setCells(cells, 0.5, 0.8, "final accuracy");
+  ASSERT_TRUE(pm::test::showWindow(&map));
+  ASSERT_TRUE(QTest::qWaitFor([&] {
+    int r = -1, c = -1;
+    return map.cellUnder(map.cellCenter(1, 0), &r, &c) && r == 1 && c == 0;
+  }, 5000));
+  QTest::mouseMove(map.canvas(), map.cellCenter(1, 0));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !map.hoverText().isEmpty(); }, 5000));
+  EXPECT_EQ(map.hoverText(), "optimizer.lr = 10, pipeline.stages = 1: 0.7 (final accuracy)\nrun 3");
 }

@@ -16,6 +16,7 @@
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/plots/metric_chooser.h"
 #include "ui/store/store_watcher.h"
 
 // The Compare view's state: the selection, the loaded data and the settings. Its widgets are built
@@ -39,7 +40,7 @@ CompareView::CompareView(StoreWatcher* watcher, QWidget* parent)
     : QWidget(parent),
       watcher_(watcher),
       runList_(new QTreeWidget(this)),
-      metricBox_(new QComboBox(this)),
+      metricBox_(new MetricChooser(this)),
       xAxisBox_(new QComboBox(this)),
       smoothSlider_(new QSlider(Qt::Horizontal, this)),
       smoothSpin_(new QDoubleSpinBox(this)),
@@ -58,6 +59,7 @@ CompareView::CompareView(StoreWatcher* watcher, QWidget* parent)
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
   split->setSizes({430, 850});
+  status_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split, 1);
   layout->addWidget(status_);
@@ -201,9 +203,7 @@ void CompareView::syncControls() {
   const QStringList metrics = availableMetrics();
   if (!metrics.isEmpty() && !metrics.contains(metric_))
     metric_ = metrics.contains(QStringLiteral("train/loss")) ? QStringLiteral("train/loss") : metrics.front();
-  metricBox_->clear();
-  metricBox_->addItems(metrics);
-  metricBox_->setCurrentIndex(static_cast<int>(metrics.indexOf(metric_)));
+  metricBox_->setMetrics(metrics, metric_);
   xAxisBox_->setCurrentIndex(xAxisBox_->findData(static_cast<int>(xAxis_)));
   smoothSlider_->setValue(static_cast<int>(std::lround(smoothing_ * 100)));
   smoothSpin_->setValue(smoothing_);

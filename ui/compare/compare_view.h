@@ -31,6 +31,7 @@ class QTableWidget;
 namespace pm::ui {
 
 class CurvePlot;
+class MetricChooser;
 class StoreWatcher;
 
 class CompareView : public QWidget {
@@ -156,7 +157,7 @@ class CompareView : public QWidget {
   bool updating_ = false;  // guards control signals while the view updates them itself
 
   QTreeWidget* runList_;
-  QComboBox* metricBox_;
+  MetricChooser* metricBox_;  // grouped keys with a search box
   QComboBox* xAxisBox_;
   QSlider* smoothSlider_;
   QDoubleSpinBox* smoothSpin_;

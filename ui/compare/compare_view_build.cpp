@@ -19,6 +19,7 @@
 
 #include "ui/compare/summary_table.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/plots/metric_chooser.h"
 #include "ui/store/store_watcher.h"
 
 namespace pm::ui {
@@ -63,12 +64,10 @@ QWidget* CompareView::buildRunPanel() {
 }
 
 void CompareView::setUpControls() {
-  metricBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  metricBox_->setMinimumContentsLength(16);
   for (XAxis a : {XAxis::Step, XAxis::Samples, XAxis::Updates, XAxis::WallTime})
     xAxisBox_->addItem(tr(xAxisName(a)), static_cast<int>(a));
   smoothSlider_->setRange(0, 99);
-  smoothSlider_->setMinimumWidth(120);
+  smoothSlider_->setMinimumWidth(60);
   smoothSpin_->setRange(0, 0.99);
   smoothSpin_->setSingleStep(0.05);
   smoothSpin_->setDecimals(2);
@@ -141,17 +140,19 @@ QWidget* CompareView::buildSummaryBox() {
   auto* tableBox = new QWidget(this);
   auto* tableLayout = new QVBoxLayout(tableBox);
   tableLayout->setContentsMargins(0, 0, 0, 0);
-  tableLayout->addWidget(new QLabel(tr("<b>Summary</b> (unsmoothed data; against the baseline run: ×ratio, accuracy "
-                                       "in points; green = better, red = worse)"),
-                                    this));
+  auto* caption = new QLabel(tr("<b>Summary</b> (unsmoothed data; against the baseline run: ×ratio, accuracy "
+                                "in points; green = better, red = worse)"),
+                             this);
+  caption->setWordWrap(true);  // onto two lines in a narrow window rather than widening it
+  tableLayout->addWidget(caption);
   tableLayout->addWidget(table_, 1);
   return tableBox;
 }
 
 // The controls act only when the user changes them: syncControls() sets them with updating_ on.
 void CompareView::connectControls() {
-  connect(metricBox_, &QComboBox::currentIndexChanged, this, [this](int) {
-    if (!updating_) setMetric(metricBox_->currentText());
+  connect(metricBox_, &MetricChooser::metricChosen, this, [this](const QString& key) {
+    if (!updating_) setMetric(key);
   });
   connect(xAxisBox_, &QComboBox::currentIndexChanged, this, [this](int) {
     if (!updating_) setXAxis(static_cast<XAxis>(xAxisBox_->currentData().toInt()));

@@ -1,7 +1,8 @@
 // The Design tab's form: a widget per field of the experiment format (built from a design,
-// grouped by section, with tooltips from the format's field table), read back into a design and
-// validated on every edit, the flagged field marked in place; and the wheel rule of its fields.
-// The presets, files and Run are in designer_view.cpp.
+// grouped by the format's sections in the field table's order, with tooltips from the format's
+// field table), read back into a design and validated on every edit, the flagged field marked in
+// place; the fields that do not apply to the design hidden unless "Show all fields" is ticked; and
+// the wheel rule of its fields. The presets, files and Run are in designer_view.cpp.
 #include <QAbstractScrollArea>
 #include <QCheckBox>
 #include <QComboBox>
@@ -32,6 +33,7 @@
 
 #include "core/config/experiment.h"
 #include "core/config/experiment_fields.h"
+#include "core/config/field_spec.h"
 #include "core/util/errors.h"
 #include "ui/designer/designer_form.h"
 #include "ui/designer/designer_view.h"
@@ -81,6 +83,148 @@ void setFieldToolTips(const std::map<std::string, QWidget*>& widgets, const Expe
 }
 
 const char* kInvalidStyle = "border: 2px solid #d62728; border-radius: 3px;";
+
+// The form's "Show all fields" box (objectName), kept across rebuilds of the form.
+const char* kShowAllName = "showAllFields";
+
+// A section's title: the name docs/experiment-format.md gives it ("Top level", "model",
+// "partition", ...).
+QString sectionTitle(const std::string& section) {
+  if (section.empty()) return QObject::tr("Top level");
+  const auto dot = section.rfind('.');
+  return QString::fromStdString(dot == std::string::npos ? section : section.substr(dot + 1));
+}
+
+// The group box of the section at `section` ("" the top level, "pipeline.partition"), objectName
+// "section:<section>". Created when missing: a section at the end of the form, a subsection as
+// the next row of its section's box, so that sections come in the order of their first field.
+QGroupBox* sectionBox(QWidget* form, QVBoxLayout* layout, const std::string& section) {
+  const QString name = QStringLiteral("section:") + QString::fromStdString(section);
+  if (auto* box = form->findChild<QGroupBox*>(name)) return box;
+  const auto dot = section.rfind('.');
+  QGroupBox* parent = dot == std::string::npos ? nullptr : sectionBox(form, layout, section.substr(0, dot));
+  auto* box = new QGroupBox(sectionTitle(section), parent ? static_cast<QWidget*>(parent) : form);
+  box->setObjectName(name);
+  box->setStyleSheet(QStringLiteral("QGroupBox { font-weight: bold; }"));  // the title (a style sheet's font is not inherited)
+  auto* rows = new QFormLayout(box);
+  rows->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  if (parent)
+    qobject_cast<QFormLayout*>(parent->layout())->addRow(box);
+  else
+    layout->addWidget(box);
+  return box;
+}
+
+// The value of `path` in `j`; nullptr when `j` does not have it (or a section on the way is not
+// an object).
+const Json* valueAt(const Json& j, const std::string& path) {
+  const Json* v = &j;
+  size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!v->is_object()) return nullptr;
+    auto it = v->find(key);
+    if (it == v->end()) return nullptr;
+    v = &*it;
+    if (dot == std::string::npos) return v;
+    start = dot + 1;
+  }
+}
+
+// Sets a label's text, style sheet and tooltip, each only when it changes (a new style sheet
+// restyles the label, and the form is re-evaluated on every key typed).
+void setLabel(QLabel* label, const QString& text, const QString& style, const QString& tip) {
+  if (label->text() != text) label->setText(text);
+  if (label->styleSheet() != style) label->setStyleSheet(style);
+  if (label->toolTip() != tip) label->setToolTip(tip);
+}
+
+// Shows a section's rows whose field is shown, and the subsections with a row shown; true when
+// any is. `shown`: whether each field's widget is to be shown.
+bool showSectionRows(QGroupBox* box, const std::map<QWidget*, bool>& shown) {
+  auto* rows = qobject_cast<QFormLayout*>(box->layout());
+  bool any = false;
+  for (int r = 0; r < rows->rowCount(); ++r) {
+    QLayoutItem* item = rows->itemAt(r, QFormLayout::FieldRole);
+    if (!item) item = rows->itemAt(r, QFormLayout::SpanningRole);
+    QWidget* w = item ? item->widget() : nullptr;
+    if (!w) continue;
+    bool visible = false;
+    if (auto* sub = qobject_cast<QGroupBox*>(w))
+      visible = showSectionRows(sub, shown);
+    else if (auto it = shown.find(w); it != shown.end())
+      visible = it->second;
+    else
+      continue;  // the note of a section none of whose fields apply
+    rows->setRowVisible(r, visible);
+    any = any || visible;
+  }
+  return any;
+}
+
+// Shows the fields that apply to `design` (core/config's whyFieldDoesNotApply of what can be read
+// of it, so that an invalid design still shows its choices' fields) and hides the others, unless
+// "Show all fields" is ticked. A field that does not apply stays shown, marked with the reason,
+// when its value is not the default (a value the file sets must never be hidden) or it is
+// flagged. A section none of whose fields is shown says why; an emptied subsection is hidden.
+void showApplicableFields(QWidget* form, const std::map<std::string, QWidget*>& widgets, const Json& design,
+                          const std::string& flagged, const std::map<std::string, QString>& unknownKeys) {
+  auto* showAll = form->findChild<QCheckBox*>(kShowAllName);
+  const bool all = showAll && showAll->isChecked();
+  const Experiment e = experimentAsFarAsReadable(design);
+  std::map<QWidget*, bool> shown;
+  std::map<std::string, std::vector<std::string>> reasons;  // top-level section -> why its fields do not apply
+  int hidden = 0;
+  for (const auto& [path, w] : widgets) {
+    const bool isFlagged = path == flagged || unknownKeys.count(path);
+    const std::string why = isFlagged ? std::string() : whyFieldDoesNotApply(e, path);
+    const Json* value = valueAt(design, path);
+    const Json byDefault = defaultOf(path);
+    const bool set = !value || byDefault.is_null() || *value != byDefault;
+    const bool visible = why.empty() || all || set;
+    shown[w] = visible;
+    if (!visible) ++hidden;
+    const auto dot = path.find('.');
+    reasons[dot == std::string::npos ? std::string() : path.substr(0, dot)].push_back(visible ? std::string() : why);
+    auto* rows = qobject_cast<QFormLayout*>(w->parentWidget()->layout());
+    auto* label = rows ? qobject_cast<QLabel*>(rows->labelForField(w)) : nullptr;
+    const QString key = QString::fromStdString(path.substr(path.rfind('.') + 1));
+    if (why.empty()) {
+      if (label) setLabel(label, key, QString(), QString());
+      if (!isFlagged) w->setToolTip(w->property(kFieldTip).toString());
+      continue;
+    }
+    const QString tip = w->property(kFieldTip).toString() + QObject::tr("\n\ndoes not apply to this design: %1").arg(QString::fromStdString(why));
+    w->setToolTip(tip);
+    // Greyed; a value the file sets is called out, since it has no effect on a run.
+    if (label)
+      setLabel(label, set ? QObject::tr("%1 (does not apply)").arg(key) : key,
+               set ? QStringLiteral("color: #b35c00;") : QStringLiteral("color: palette(mid); font-style: italic;"), tip);
+  }
+  for (QGroupBox* box : form->findChildren<QGroupBox*>(QString(), Qt::FindDirectChildrenOnly)) {
+    const bool any = showSectionRows(box, shown);
+    // A section with nothing shown keeps its title, with why its fields do not apply.
+    const std::string section = box->objectName().mid(QStringLiteral("section:").size()).toStdString();
+    auto* note = box->findChild<QLabel*>(QStringLiteral("sectionNote"), Qt::FindDirectChildrenOnly);
+    if (!any && !note) {
+      note = new QLabel(box);
+      note->setObjectName(QStringLiteral("sectionNote"));
+      note->setWordWrap(true);
+      note->setStyleSheet(QStringLiteral("color: palette(mid); font-style: italic;"));
+      qobject_cast<QFormLayout*>(box->layout())->insertRow(0, note);
+    }
+    if (!note) continue;
+    const auto& why = reasons[section];
+    const bool oneReason = !why.empty() && std::all_of(why.begin(), why.end(), [&](const std::string& r) { return r == why.front(); });
+    note->setText(oneReason ? QObject::tr("Its fields do not apply: %1.").arg(QString::fromStdString(why.front()))
+                            : QObject::tr("None of its fields applies to this design."));
+    note->setVisible(!any);
+  }
+  if (showAll)
+    showAll->setText(hidden == 0 || all ? QObject::tr("Show all fields, also those that do not apply to this design")
+                                        : QObject::tr("Show all fields (%n hidden: they do not apply to this design)", "", hidden));
+}
 
 // A field's value as its text field shows it: a string as it is, anything else as JSON.
 QString shownText(const Json& v) { return QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()); }
@@ -168,48 +312,59 @@ bool FieldWheelGuard::eventFilter(QObject* watched, QEvent* event) {
 
 void DesignerView::build(const Json& normalised) {
   building_ = true;
+  // "Show all fields" stays, ticked or not, when another design is shown.
+  auto* showAll = form_->findChild<QCheckBox*>(kShowAllName, Qt::FindDirectChildrenOnly);
+  if (!showAll) {
+    showAll = new QCheckBox(form_);
+    showAll->setObjectName(kShowAllName);
+    showAll->setToolTip(tr("Fields that have no effect on a run of this design (Adam's betas with SGD, a text "
+                           "dataset's context with images, ...) are hidden; tick to show them, greyed, with why"));
+    connect(showAll, &QCheckBox::toggled, this, [this] {
+      showApplicableFields(form_, widgets_, currentJson(), invalidField_.toStdString(), unknownKeys_);
+    });
+  }
   while (QLayoutItem* item = formLayout_->takeAt(0)) {
-    delete item->widget();
+    if (item->widget() != showAll) delete item->widget();
     delete item;
   }
   widgets_.clear();
   kinds_.clear();
   unknownKeys_.clear();
-  auto* general = new QGroupBox(tr("experiment"), form_);
-  new QFormLayout(general);
-  Json top = Json::object();
-  for (auto it = normalised.begin(); it != normalised.end(); ++it)
-    if (!it->is_object()) top[it.key()] = *it;
-  addFields(top, "", general, 0);
-  formLayout_->addWidget(general);
-  for (auto it = normalised.begin(); it != normalised.end(); ++it) {
-    if (!it->is_object()) continue;
-    auto* box = new QGroupBox(QString::fromStdString(it.key()), form_);
-    new QFormLayout(box);
-    addFields(*it, it.key() + ".", box, 0);
-    formLayout_->addWidget(box);
+  formLayout_->addWidget(showAll);
+  // The format's fields in the field table's order (the order of docs/experiment-format.md), each
+  // in its section's box; then the keys the format does not have, in the sections they are in.
+  for (const FieldInfo& f : formatFields()) {
+    const Json* v = valueAt(normalised, f.path);
+    if (!v) continue;  // its section is not an object: shown (and flagged) as a key of its own
+    const std::string section = fieldSection(f.path);
+    Json one = Json::object();
+    one[f.path.substr(section.empty() ? 0 : section.size() + 1)] = *v;
+    addFields(one, section.empty() ? section : section + ".", sectionBox(form_, formLayout_, section), 0);
   }
+  addFields(normalised, "", nullptr, 0);
   formLayout_->addStretch(1);
   setFieldToolTips(widgets_, Experiment{});  // the defaults' ranges until validate() finds the design valid
   building_ = false;
 }
 
+// Adds a row for each field of `obj`, the section at `prefix` ("" or "pipeline."), that has no
+// widget yet, to `box` (nullptr: its section's box, created at the end of the form for a section
+// the format does not have). An object that is not a field of the format is a section of its own.
 void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget* box, int depth) {
-  auto* form = qobject_cast<QFormLayout*>(box->layout());
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     const std::string path = prefix + it.key();
     if (path == "model.options") continue;  // reserved, always {}
-    if (it->is_object()) {
-      auto* sub = new QGroupBox(QString::fromStdString(it.key()), box);
-      new QFormLayout(sub);
-      addFields(*it, path + ".", sub, depth + 1);
-      form->addRow(sub);
-      continue;
-    }
-    const Json& v = *it;
     // nullptr for a key the format does not have (the validator flags it).
     const FieldInfo* info = findField(formatFields(), path);
-    QWidget* w = newFieldWidget(v, info, box, this, [this] { validate(); });
+    if (it->is_object() && !info) {
+      addFields(*it, path + ".", nullptr, depth + 1);
+      continue;
+    }
+    if (widgets_.count(path)) continue;
+    if (!box) box = sectionBox(form_, formLayout_, prefix.empty() ? prefix : prefix.substr(0, prefix.size() - 1));
+    auto* form = qobject_cast<QFormLayout*>(box->layout());
+    const Json& v = *it;
+    QWidget* w = newFieldWidget(v, info, box, this, [this, path] { fieldEdited(path); });  // undoable, then validated
     w->setObjectName(QString::fromStdString(path));
     wheelGuard_->guard(w);
     widgets_[path] = w;
@@ -303,6 +458,7 @@ void DesignerView::validate() {
                     .arg(QString::fromStdString(path).toHtmlEscaped(), problem.toHtmlEscaped());
   }
   if (!others.isEmpty()) status_->setText(status_->text() + others);
+  showApplicableFields(form_, widgets_, currentJson(), invalidField_.toStdString(), unknownKeys_);
   Q_EMIT validityChanged(valid_);
   updateModified();  // every edit passes here: the "*" of unsaved edits follows it
 }

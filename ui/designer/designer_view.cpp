@@ -1,22 +1,33 @@
-// The Design tab: the preset chooser, opening and saving experiment files, and Run. The form of
-// fields (built, read back, validated) and its wheel rule are in designer_form.cpp.
+// The Design tab: the preset chooser, opening and saving experiment files (and the recent ones),
+// the undo stack of field edits, and Run. The form of fields (built, read back, validated) and its
+// wheel rule are in designer_form.cpp.
 #include "ui/designer/designer_view.h"
 
+#include <QAction>
 #include <QByteArray>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QInputDialog>
+#include <QKeyEvent>
+#include <QKeySequence>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSettings>
 #include <QSignalBlocker>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QStringList>
+#include <QUndoCommand>
+#include <QUndoStack>
 #include <QVBoxLayout>
 #include <QVariant>
 
@@ -27,10 +38,60 @@
 
 #include "core/config/experiment.h"
 #include "ui/designer/designer_form.h"
+#include "ui/designer/run_naming.h"
 
 namespace pm::ui {
 
+// One edit of one field: its value before and after, as typed. Pushed once the widget shows the
+// new value (the first redo does nothing); consecutive changes of the field being edited join it,
+// and one that brings the field back to where it was leaves nothing to undo.
+class FieldEditCommand : public QUndoCommand {
+ public:
+  FieldEditCommand(DesignerView* view, std::string path, QString before, QString after, bool joins)
+      : QUndoCommand(QObject::tr("edit %1").arg(QString::fromStdString(path))), view_(view), path_(std::move(path)),
+        before_(std::move(before)), after_(std::move(after)), joins_(joins) {}
+  int id() const override { return 1; }
+  bool mergeWith(const QUndoCommand* other) override {
+    const auto* next = static_cast<const FieldEditCommand*>(other);
+    if (!next->joins_ || next->path_ != path_) return false;
+    after_ = next->after_;
+    setObsolete(after_ == before_);
+    return true;
+  }
+  void undo() override { view_->applyFieldText(path_, before_); }
+  void redo() override {
+    if (done_) view_->applyFieldText(path_, after_);
+    done_ = true;
+  }
+
+ private:
+  DesignerView* view_;
+  std::string path_;
+  QString before_, after_;
+  bool joins_;
+  bool done_ = false;
+};
+
 namespace {
+
+constexpr int kRecentFiles = 8;
+const char* kRecentKey = "designer/recentFiles";
+
+// A field's value as the user types it: a drop-down's text, "true"/"false" for a check box.
+QString fieldText(const QWidget* w) {
+  if (auto* c = qobject_cast<const QComboBox*>(w)) return c->currentText();
+  if (auto* c = qobject_cast<const QCheckBox*>(w)) return c->isChecked() ? QStringLiteral("true") : QStringLiteral("false");
+  if (auto* s = qobject_cast<const QSpinBox*>(w)) return QString::number(s->value());
+  if (auto* e = qobject_cast<const QLineEdit*>(w)) return e->text();
+  return {};
+}
+
+void setFieldWidgetText(QWidget* w, const QString& text) {
+  if (auto* c = qobject_cast<QComboBox*>(w)) c->setCurrentText(text);
+  else if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(text == QLatin1String("true"));
+  else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(text.toInt());
+  else if (auto* e = qobject_cast<QLineEdit*>(w)) e->setText(text);
+}
 
 // The user's own presets: $XDG_DATA_HOME/pipemare/experiments (~/.local/share/pipemare/experiments).
 QString userPresetDir() {
@@ -131,6 +192,18 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   connect(save, &QPushButton::clicked, this, &DesignerView::saveAsDialog);
   connect(run, &QPushButton::clicked, this, &DesignerView::requestRun);
   connect(this, &DesignerView::validityChanged, run, &QPushButton::setEnabled);
+
+  undo_ = new QUndoStack(this);
+  undoAction_ = new QAction(tr("&Undo"), this);
+  undoAction_->setObjectName(QStringLiteral("undoAction"));
+  undoAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Z));
+  redoAction_ = new QAction(tr("&Redo"), this);
+  redoAction_->setObjectName(QStringLiteral("redoAction"));
+  redoAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
+  connect(undoAction_, &QAction::triggered, undo_, &QUndoStack::undo);
+  connect(redoAction_, &QAction::triggered, undo_, &QUndoStack::redo);
+  connect(undo_, &QUndoStack::indexChanged, this, &DesignerView::updateUndoActions);
+  connect(undo_, &QUndoStack::cleanChanged, this, &DesignerView::updateUndoActions);
   setExperiment(experimentToJson(Experiment{}));
   baseline_ = currentJson();  // the defaults, unedited
 }
@@ -159,7 +232,84 @@ void DesignerView::setExperiment(const Json& j) {
   Json full = experimentToJson(Experiment{});
   full.merge_patch(j);
   build(full);
+  watchFields();
+  undo_->clear();  // the edits of another design
   validate();
+}
+
+void DesignerView::watchFields() {
+  shown_.clear();
+  openEdit_.clear();
+  for (const auto& [path, w] : widgets_) {
+    shown_[path] = fieldText(w);
+    // Return or the focus leaving ends an edit: the field's next change is an edit of its own.
+    if (auto* e = qobject_cast<QLineEdit*>(w)) connect(e, &QLineEdit::editingFinished, this, [this] { openEdit_.clear(); });
+    if (auto* s = qobject_cast<QSpinBox*>(w)) connect(s, &QSpinBox::editingFinished, this, [this] { openEdit_.clear(); });
+    w->installEventFilter(this);
+    // A spin box's keys go to its line edit.
+    for (QLineEdit* inner : w->findChildren<QLineEdit*>()) inner->installEventFilter(this);
+  }
+}
+
+void DesignerView::fieldEdited(const std::string& path) {
+  if (!building_ && !applying_) {
+    const auto w = widgets_.find(path);
+    const QString after = w == widgets_.end() ? QString() : fieldText(w->second);
+    const QString before = shown_[path];
+    if (after != before) {
+      shown_[path] = after;
+      undo_->push(new FieldEditCommand(this, path, before, after, openEdit_ == path));
+      openEdit_ = path;
+    }
+  }
+  validate();
+}
+
+void DesignerView::applyFieldText(const std::string& path, const QString& text) {
+  openEdit_.clear();  // an undone edit is not continued by the next key
+  const auto it = widgets_.find(path);
+  if (it == widgets_.end()) return;
+  applying_ = true;
+  setFieldWidgetText(it->second, text);
+  applying_ = false;
+  shown_[path] = text;
+  if (auto* scroll = findChild<QScrollArea*>()) scroll->ensureWidgetVisible(it->second);
+  validate();  // flagged, planned and marked as after any edit
+}
+
+bool DesignerView::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::FocusOut) {
+    openEdit_.clear();
+  } else if (event->type() == QEvent::ShortcutOverride) {
+    // The Edit menu's keys, not the text field's own undo (which knows only its own keys).
+    auto* key = static_cast<QKeyEvent*>(event);
+    const QKeySequence pressed(key->keyCombination());
+    for (const QAction* a : {undoAction_, redoAction_})
+      for (const QKeySequence& k : a->shortcuts())
+        if (k.matches(pressed) == QKeySequence::ExactMatch) {
+          event->ignore();
+          return true;
+        }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void DesignerView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  updateUndoActions();
+}
+
+void DesignerView::hideEvent(QHideEvent* event) {
+  QWidget::hideEvent(event);
+  updateUndoActions();
+}
+
+void DesignerView::updateUndoActions() {
+  // Only for the design in view: Ctrl+Z in another tab changes nothing unseen.
+  undoAction_->setEnabled(isVisible() && undo_->canUndo());
+  redoAction_->setEnabled(isVisible() && undo_->canRedo());
+  undoAction_->setText(undo_->canUndo() ? tr("&Undo %1").arg(undo_->undoText()) : tr("&Undo"));
+  redoAction_->setText(undo_->canRedo() ? tr("&Redo %1").arg(undo_->redoText()) : tr("&Redo"));
 }
 
 bool DesignerView::saveTo(const QString& path) {
@@ -172,6 +322,8 @@ bool DesignerView::saveTo(const QString& path) {
   }
   f.close();
   file_ = path;
+  rememberFile(path);
+  undo_->setClean();  // undoing back to here is back to the file
   asLoaded_ = currentJson();
   baseline_ = asLoaded_;
   showFileInPresets(path);
@@ -258,13 +410,34 @@ void DesignerView::requestRun() {
   validate();
   if (!valid_) return;
   Json j = runnableJson();
-  // The file's notes describe the file; a run of an edited design says what was changed (as a
-  // run with --set does).
-  if (const auto edits = editsSinceLoaded(); !edits.empty()) {
-    std::string joined;
-    for (const auto& e : edits) joined += (joined.empty() ? "" : ", ") + e;
-    const std::string notes = j.value("notes", std::string());
-    j["notes"] = notes + (notes.empty() ? "" : " ") + "[edited in the workbench: " + joined + "]";
+  // The fields edited since the file was opened (or, for a new design, since the defaults).
+  std::vector<std::string> edits;
+  if (asLoaded_.is_object()) {
+    edits = editsSinceLoaded();
+  } else if (baseline_.is_object()) {
+    changedFields(baseline_, currentJson(), "", edits);
+    edits.erase(std::remove_if(edits.begin(), edits.end(), [](const std::string& f) { return f.rfind("notes=", 0) == 0; }),
+                edits.end());
+  }
+  // A file run as it is keeps its name, tags and notes. An edited one is another experiment: the
+  // preset's name, its schedule's and model's tags and its notes would describe what was not run,
+  // so it is named after what it is, under a name the user confirms or changes (Cancel: no run).
+  if (!edits.empty()) {
+    const RunIdentity id =
+        editedRunIdentity(j, asLoaded_.is_object() ? asLoaded_ : baseline_, file_.toStdString(), edits);
+    QInputDialog ask(this);
+    ask.setObjectName(QStringLiteral("runNameDialog"));
+    ask.setWindowTitle(tr("Run the edited design"));
+    ask.setInputMode(QInputDialog::TextInput);
+    ask.setLabelText(file_.isEmpty() ? tr("The design is edited from the defaults. Name of the run:")
+                                     : tr("The design is edited from %1. Name of the run:").arg(QFileInfo(file_).fileName()));
+    ask.setTextValue(QString::fromStdString(id.name));
+    ask.resize(std::max(ask.sizeHint().width(), 460), ask.sizeHint().height());
+    if (ask.exec() != QDialog::Accepted) return;
+    const QString typed = ask.textValue().trimmed();
+    j["name"] = typed.isEmpty() ? id.name : typed.toStdString();
+    j["tags"] = id.tags;
+    j["notes"] = id.notes;
   }
   Q_EMIT runRequested(QString::fromStdString(j.dump(2)), QString::fromStdString(j.value("name", std::string("experiment"))));
 }
@@ -272,7 +445,34 @@ void DesignerView::requestRun() {
 void DesignerView::openDialog() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), presetDir_, tr("Experiments (*.json)"));
   // Asked once a file is chosen: cancelling the file dialog loses nothing, so asks nothing.
-  if (!path.isEmpty() && confirmDiscard()) loadFile(path);
+  if (!path.isEmpty() && confirmDiscard() && loadFile(path)) rememberFile(path);
+}
+
+QStringList DesignerView::recentFiles() const {
+  QStringList out;
+  for (const QString& f : QSettings().value(kRecentKey).toStringList())
+    if (QFileInfo(f).isFile() && !out.contains(f) && out.size() < kRecentFiles) out << f;
+  return out;
+}
+
+void DesignerView::rememberFile(const QString& path) {
+  const QString file = QFileInfo(path).absoluteFilePath();
+  QStringList files = recentFiles();
+  files.removeAll(file);
+  files.prepend(file);
+  while (files.size() > kRecentFiles) files.removeLast();
+  QSettings().setValue(kRecentKey, files);
+}
+
+void DesignerView::clearRecentFiles() { QSettings().remove(kRecentKey); }
+
+void DesignerView::openRecent(const QString& path) {
+  if (!QFileInfo(path).isFile()) {
+    QSettings().setValue(kRecentKey, recentFiles());  // without it (and any other gone since)
+    QMessageBox::warning(this, tr("Open recent"), tr("%1 no longer exists.").arg(path));
+    return;
+  }
+  if (confirmDiscard() && loadFile(path)) rememberFile(path);
 }
 
 void DesignerView::save() {

@@ -4,16 +4,25 @@
 // (core/config): an invalid value is flagged in place with the validator's message. Presets from
 // experiments/ and the user's files can be opened, edited and saved; Run hands the experiment to
 // the main window. A spin box or drop-down of the form takes the mouse wheel only while it has
-// the keyboard focus; elsewhere the wheel scrolls the form. GUI thread only.
+// the keyboard focus; elsewhere the wheel scrolls the form. Every field edit can be undone (an undo
+// stack per design opened; its Undo and Redo actions are the Edit menu's). A run of an edited
+// design is named after what it is, its name confirmed by the user (run_naming.h). The files
+// opened and saved are remembered (Open Recent). GUI thread only.
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+class QAction;
 class QComboBox;
+class QEvent;
+class QHideEvent;
 class QLabel;
+class QShowEvent;
+class QUndoStack;
 class QVBoxLayout;
 
 class QProcess;
@@ -21,6 +30,7 @@ class QProcess;
 namespace pm::ui {
 
 class FieldWheelGuard;
+class FieldEditCommand;
 
 class DesignerView : public QWidget {
   Q_OBJECT
@@ -60,6 +70,19 @@ class DesignerView : public QWidget {
   // the file written) or chose to discard them; false for Cancel (or a save that did not happen).
   bool confirmClose();
 
+  // The field edits of the design shown, one command per edit of a field (consecutive keys,
+  // arrow steps or toggles of one field while it is being edited are one edit): cleared when a
+  // design is opened, clean where it was opened or saved.
+  QUndoStack* undoStack() const { return undo_; }
+  // Edit > Undo (Ctrl+Z) and Redo (Ctrl+Shift+Z, Ctrl+Y): "Undo edit data.batch_size". Enabled
+  // only while the Design tab is shown. They take their keys from the form's text fields too,
+  // whose own undo would otherwise answer them.
+  QAction* undoAction() const { return undoAction_; }
+  QAction* redoAction() const { return redoAction_; }
+  // The design files last opened (Open..., Open Recent) or saved, most recent first, at most 8,
+  // those that no longer exist left out (kept in the settings, designer/recentFiles).
+  QStringList recentFiles() const;
+
  Q_SIGNALS:
   void runRequested(const QString& experimentJson, const QString& name);
   void validityChanged(bool valid);
@@ -75,8 +98,29 @@ class DesignerView : public QWidget {
   // Save (Ctrl+S): writes the open file when there is one and it can be written; otherwise (a new
   // design, a read-only installed preset) it is Save as....
   void save();
+  // Opens a recent file as Open... does (asking first about unsaved edits); a file that no longer
+  // exists is said so and dropped from the list.
+  void openRecent(const QString& path);
+  void clearRecentFiles();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
 
  private:
+  friend class FieldEditCommand;
+  // A field's widget changed (the form's signal of every field): recorded on the undo stack
+  // unless an undo or redo made the change, then validated.
+  void fieldEdited(const std::string& path);
+  // Shows `text` in the field, as the user would type it, without recording it, then validates.
+  void applyFieldText(const std::string& path, const QString& text);
+  // After the form is built: the fields' shown values (the edits' "before"), their end of an edit
+  // (Return, focus leaving) and the undo keys taken from their own undo.
+  void watchFields();
+  void updateUndoActions();
+  // The file first in the recent files.
+  void rememberFile(const QString& path);
   void showFileInPresets(const QString& path);
   // True when there are no unsaved edits, or the user chose to discard them (Discard / Cancel).
   bool confirmDiscard();
@@ -115,6 +159,12 @@ class DesignerView : public QWidget {
   QLabel* modelUnits_ = nullptr;  // the model file's units, under the preset list
   QProcess* describer_ = nullptr;
   QString described_;           // the file (and data) the shown description is of
+  QUndoStack* undo_ = nullptr;
+  QAction* undoAction_ = nullptr;
+  QAction* redoAction_ = nullptr;
+  std::map<std::string, QString> shown_;  // path -> the field's value as last recorded, as typed
+  std::string openEdit_;  // the field being edited: its next change joins its last undo command
+  bool applying_ = false;  // an undo or redo is setting a field
 };
 
 }  // namespace pm::ui

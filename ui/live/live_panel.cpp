@@ -32,6 +32,7 @@ LiveRunView* LivePanel::addView(const QString& title) {
   views_.push_back(v);
   const int i = tabs_->addTab(v, title);
   tabs_->setCurrentIndex(i);
+  connect(v, &LiveRunView::resumeRequested, this, &LivePanel::resumeRequested);
   connect(v, &LiveRunView::runFinished, this, [this, v](const QString& status) {
     const int idx = tabs_->indexOf(v);
     if (idx >= 0) {

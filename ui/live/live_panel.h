@@ -32,6 +32,9 @@ class LivePanel : public QWidget {
 
  Q_SIGNALS:
   void runFinished(const QString& status);
+  // A tab's Resume (LiveRunView::resumeRequested), passed on: MainWindow resumes the run as the
+  // Runs tab's Resume does, in a new tab here.
+  void resumeRequested(int64_t runId, const QString& name);
 
  private:
   LiveRunView* addView(const QString& title);  // a new tab, current, for a run about to start

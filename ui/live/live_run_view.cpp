@@ -13,10 +13,13 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 
 #include "core/config/choices.h"
 #include "core/events/run_status.h"
+#include "core/store/run_checkpoints.h"
+#include "core/store/run_store.h"
 #include "core/util/strings.h"
 #include "ui/live/run_process.h"
 #include "ui/plots/curve_plot.h"
@@ -79,10 +82,20 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
       header_(new QLabel(this)),
       log_(new QPlainTextEdit(this)),
       stopButton_(new QPushButton(tr("Stop"), this)),
+      resumeBar_(new QWidget(this)),
+      resumeNote_(new QLabel(resumeBar_)),
+      resumeButton_(new QPushButton(resumeBar_)),
+      db_(dbPath),
       timer_(new QTimer(this)) {
   buildLayout();
 
   connect(stopButton_, &QPushButton::clicked, this, &LiveRunView::stop);
+  connect(resumeButton_, &QPushButton::clicked, this, [this] {
+    // Once: the run goes on in the tab made for it, and this one says where.
+    resumeButton_->setEnabled(false);
+    resumeNote_->setText(tr("Run %1 was resumed in a new tab.").arg(runId_));
+    Q_EMIT resumeRequested(runId_, resumeName_);
+  });
   connect(proc_, &RunProcess::event, this, &LiveRunView::onEvent);
   connect(proc_, &RunProcess::finished, this, &LiveRunView::processFinished);
   connect(timer_, &QTimer::timeout, this, [this] {
@@ -120,7 +133,40 @@ void LiveRunView::processFinished(int code, const QString& st) {
     for (CurvePlot* p : {asyncPlot_, gap_}) p->setEmptyText(tr("no stage report was recorded"));
   progress_->setFormat(status_);
   redraw();
+  offerResume();
   Q_EMIT runFinished(status_);
+}
+
+void LiveRunView::offerResume() {
+  if (runId_ <= 0) return;
+  try {
+    const std::string db = db_.toStdString();
+    if (!std::filesystem::exists(db)) return;
+    const RunStore store(db, /*readOnly=*/true);
+    const auto run = store.getRun(runId_);
+    // The store's status: a run whose process was killed is recorded interrupted, not what the
+    // view guessed.
+    if (!run || !isResumable(run->status)) return;
+    // A step directory in the run's own checkpoint directory (`pipemare run --resume` checks the
+    // step is complete, and its refusal says so in the new tab's log).
+    const std::string root = checkpointRoot(db, run->id);
+    if (root.empty() || !ownsCheckpointRoot(root, *run)) return;
+    bool step = false;
+    for (const auto& entry : std::filesystem::directory_iterator(root)) step = step || entry.is_directory();
+    if (!step) return;
+    const QString after = run->halt_step > 0 ? tr(" after step %1").arg(run->halt_step) : QString();
+    resumeNote_->setText(tr("Run %1 (%2) has a checkpoint%3: it can continue from there.")
+                             .arg(run->id)
+                             .arg(QString::fromUtf8(toString(run->status)))
+                             .arg(after));
+    resumeButton_->setText(tr("Resume run %1").arg(run->id));
+    resumeButton_->setToolTip(tr("Continue the run from its latest checkpoint in a new Live tab (pipemare run --resume %1)").arg(run->id));
+    resumeName_ = QString::fromStdString(run->name);
+    resumeButton_->setEnabled(true);
+    resumeBar_->show();
+  } catch (const std::exception& ex) {  // an unreadable store: no offer, and the log says why
+    log_->appendPlainText(tr("cannot tell whether the run can be resumed: %1").arg(QString::fromUtf8(ex.what())));
+  }
 }
 
 // The header and progress bar over the plots (the lower row tabbed) and the log.
@@ -156,9 +202,20 @@ void LiveRunView::buildLayout() {
   grid->setRowStretch(1, 1);
   auto* plots = new QWidget(this);
   plots->setLayout(grid);
+  // Under the log, once the run has ended resumable: what the log's last line says, and Resume.
+  auto* resumeRow = new QHBoxLayout(resumeBar_);
+  resumeRow->setContentsMargins(0, 0, 0, 0);
+  resumeRow->addWidget(resumeNote_, 1);
+  resumeRow->addWidget(resumeButton_);
+  resumeBar_->hide();
+  auto* logPane = new QWidget(this);
+  auto* logLayout = new QVBoxLayout(logPane);
+  logLayout->setContentsMargins(0, 0, 0, 0);
+  logLayout->addWidget(log_, 1);
+  logLayout->addWidget(resumeBar_);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(plots);
-  split->addWidget(log_);
+  split->addWidget(logPane);
   split->setStretchFactor(0, 4);
   split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);

@@ -2,8 +2,9 @@
 // One live run: starts the engine in a child process and shows its loss / accuracy (or
 // perplexity) curves, per-stage utilization with the compute / waiting / idle split, per-stage
 // memory, throughput, and for asynchronous schedules each stage's delay, learning rate and weight
-// gap; a progress bar with ETA, the log, and Stop. Events update buffers; plots are redrawn by a
-// ~30 Hz timer, never per event. GUI thread only.
+// gap; a progress bar with ETA, the log, and Stop. A run that ended with a checkpoint to continue
+// from (stopped, failed or interrupted) offers Resume under its log. Events update buffers; plots
+// are redrawn by a ~30 Hz timer, never per event. GUI thread only.
 #include <QStringList>
 #include <QWidget>
 #include <map>
@@ -51,13 +52,22 @@ class LiveRunView : public QWidget {
   // One engine event (docs/events.md); called for every line the child prints (public for tests).
   void onEvent(const nlohmann::json& e);
   QString logText() const;
+  // The Resume button under the log: shown once the run has ended resumable (offerResume).
+  QPushButton* resumeButton() const { return resumeButton_; }
 
  Q_SIGNALS:
   void runFinished(const QString& status);
+  // The Resume button: the stored run `runId` (named `name` in the store) is to continue from its
+  // checkpoint. Whoever starts runs does it (LivePanel passes it on to MainWindow, which resumes it
+  // as the Runs tab's Resume does).
+  void resumeRequested(int64_t runId, const QString& name);
 
  private:
   void buildLayout();
   void processFinished(int code, const QString& st);
+  // The run has ended: when the store records it stopped, failed or interrupted with a checkpoint
+  // directory of its own holding a step, the Resume bar under the log offers to continue it.
+  void offerResume();
   // onEvent's handlers of the eval, stage, progress and run_started events.
   void showEval(const nlohmann::json& e);
   void showStageReport(const nlohmann::json& e);
@@ -74,6 +84,11 @@ class LiveRunView : public QWidget {
   QLabel* header_;
   QPlainTextEdit* log_;
   QPushButton* stopButton_;
+  QWidget* resumeBar_;  // under the log: why the run can continue, and Resume
+  QLabel* resumeNote_;
+  QPushButton* resumeButton_;
+  QString resumeName_;  // the stored run's name, for resumeRequested
+  QString db_;  // the run store the child records into
   QTimer* timer_;
   bool dirty_ = false;
   bool synchronous_ = false;  // the run's schedule is gpipe or 1f1b (from run_started)

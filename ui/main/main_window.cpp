@@ -71,6 +71,7 @@ MainWindow::MainWindow(const std::string& dbPath, const QString& presetDir, cons
   setCentralWidget(tabs);
 
   buildFileMenu(tabs);
+  buildEditMenu();
   buildRunMenu();
   buildViewMenu(tabs);
   buildHelpMenu(binary);
@@ -105,11 +106,14 @@ QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binar
   live_->setStoreWatcher(watcher_);  // a run that ends marks dead runs and refreshes every view
   tabs->addTab(live_, tr("Live"));
   tabs->addTab(runs_, tr("Runs"));
-  // The Runs tab's Resume (context menu): the run continues from its checkpoint in a Live tab.
-  connect(runs_, &RunsBrowser::resumeRequested, this, [this, tabs](int64_t id, const QString& name) {
+  // Resume, from the Runs tab's context menu or a stopped run's Live tab: the run continues from
+  // its checkpoint in a new Live tab.
+  const auto resume = [this, tabs](int64_t id, const QString& name) {
     live_->resumeRun(id, tr("%1 (resumed)").arg(name.isEmpty() ? tr("run %1").arg(id) : name));
     tabs->setCurrentWidget(live_);
-  });
+  };
+  connect(runs_, &RunsBrowser::resumeRequested, this, resume);
+  connect(live_, &LivePanel::resumeRequested, this, resume);
   connect(designer_, &DesignerView::validityChanged, this, [this](bool valid) {
     if (valid)
       planner_->setExperiment(designer_->runnableJson());
@@ -146,6 +150,22 @@ void MainWindow::buildFileMenu(QTabWidget* tabs) {
   auto* open = file->addAction(tr("&Open experiment..."));
   open->setShortcut(QKeySequence::Open);
   connect(open, &QAction::triggered, designer_, &DesignerView::openDialog);
+  // The design files last opened or saved, listed afresh each time the submenu opens.
+  auto* recent = file->addMenu(tr("Open Recent"));
+  recent->setObjectName(QStringLiteral("openRecentMenu"));
+  connect(recent, &QMenu::aboutToShow, this, [this, recent] {
+    recent->clear();
+    const QStringList files = designer_->recentFiles();
+    for (const QString& path : files) {
+      QAction* entry = recent->addAction(QString(path).replace(QLatin1Char('&'), QStringLiteral("&&")));
+      connect(entry, &QAction::triggered, designer_, [this, path] { designer_->openRecent(path); });
+    }
+    if (files.isEmpty()) recent->addAction(tr("(no recent files)"))->setEnabled(false);
+    recent->addSeparator();
+    QAction* clear = recent->addAction(tr("Clear Recent"));
+    clear->setEnabled(!files.isEmpty());
+    connect(clear, &QAction::triggered, designer_, &DesignerView::clearRecentFiles);
+  });
   auto* save = file->addAction(tr("S&ave experiment"));
   save->setObjectName(QStringLiteral("saveAction"));
   save->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));  // Save as... has the platform's own (Ctrl+Shift+S)
@@ -184,6 +204,13 @@ void MainWindow::buildFileMenu(QTabWidget* tabs) {
   auto* quit = file->addAction(tr("&Quit"));
   quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));  // QKeySequence::Quit is empty on some platforms (offscreen)
   connect(quit, &QAction::triggered, this, &QWidget::close);
+}
+
+// Edit: undo and redo of the design's field edits (the Design tab's; disabled in the other tabs).
+void MainWindow::buildEditMenu() {
+  auto* edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(designer_->undoAction());
+  edit->addAction(designer_->redoAction());
 }
 
 // View: each tab by Ctrl+1 .. Ctrl+6 (in the tabs' order), the next and previous tab by Ctrl+Tab

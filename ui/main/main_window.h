@@ -2,7 +2,8 @@
 // The workbench's main window: Design (experiment designer beside the planner's predictions),
 // Live (runs in progress, one tab each), Runs (the store), Sweeps (a sweep's final metric as a
 // heat map), Compare, Timeline (a run's measured schedule beside the planner's prediction); the
-// menus File, Run, View (the tabs by keyboard) and Help (shortcuts, documentation, About).
+// menus File, Edit (undo of design edits), Run, View (the tabs by keyboard) and Help (shortcuts,
+// documentation, About).
 // GUI thread only. The window owns the process's one connection to the run store (a StoreWatcher)
 // and hands it to every view: none opens the store itself.
 #include <QMainWindow>
@@ -53,8 +54,9 @@ class MainWindow : public QMainWindow {
 
  private:
   QTabWidget* buildTabs(const QString& presetDir, const QString& binary);
-  // The menus, in the menu bar's order: File, Run, View, Help.
+  // The menus, in the menu bar's order: File, Edit, Run, View, Help.
   void buildFileMenu(QTabWidget* tabs);
+  void buildEditMenu();
   void buildRunMenu();
   void buildViewMenu(QTabWidget* tabs);
   void buildHelpMenu(const QString& binary);

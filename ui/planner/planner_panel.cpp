@@ -1,5 +1,7 @@
 #include "ui/planner/planner_panel.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QFile>
 #include <QHBoxLayout>
@@ -24,16 +26,45 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
       debounce_(new QTimer(this)), proc_(new QProcess(this)), tmp_(new QTemporaryDir()) {
   timing_->addItem(tr("1F1B timing (engine default)"), "1f1b");
   timing_->addItem(tr("paper timing (pipeline.timing = paper)"), "paper");
-  table_->setColumnCount(7);
-  table_->setHorizontalHeaderLabels({tr("schedule"), tr("utilization"), tr("bubble"), tr("max tau"), tr("versions"),
-                                     tr("max stage memory"), tr("weights+optimizer (all stages)")});
+  // Each column's figure, defined in its header's tooltip.
+  const std::vector<std::pair<QString, QString>> columns = {
+      {tr("schedule"), tr("The pipeline schedule (the engine's five, with gpipe+recompute and pipemare+T2). Click a row "
+                          "to see its memory per stage and its timeline; the design's own row is selected first.")},
+      {tr("utilization"),
+       tr("Busy share of the stages' time on this schedule's predicted timeline (the Gantt chart of the selected row): "
+          "forward, backward and step time of all stages over stages x the timeline's span, for the minibatches "
+          "simulated, fill and drain included. Each stage's forward time comes from its FLOPs in the design's "
+          "partition, the backward takes twice as long.")},
+      {tr("bubble"), tr("Idle share of the stages' time on the same timeline: 1 - utilization.")},
+      {tr("long run"),
+       tr("Utilization of a long run with the same stage times c (forward + backward per microbatch): flushed "
+          "schedules (gpipe, 1f1b) per minibatch, N*sum(c) / (P*((N-1)*max(c) + sum(c))); unflushed ones "
+          "(pipedream, 2bw, pipemare) in the steady state, sum(c) / (P*max(c)). Equal stages: N/(N+P-1) and 1.")},
+      {tr("bottleneck"),
+       tr("The slowest stage (largest forward + backward time per microbatch) and its share of the work of all "
+          "stages, max(c) / sum(c); 1/P with equal stages. An unflushed pipeline runs at its pace: its long-run "
+          "utilization is 1 / (P x share).")},
+      {tr("max tau"), tr("The largest delay over the stages: optimizer steps between a microbatch's forward and its "
+                         "backward (0 for the flushed schedules).")},
+      {tr("versions"), tr("The most weight versions one stage holds: the current one plus those stashed.")},
+      {tr("max stage memory"), tr("The largest stage's predicted memory: weights, gradients, optimizer state, stash, "
+                                  "delta and activations (what one device must hold).")},
+      {tr("weights+optimizer (all stages)"),
+       tr("Weights, stashed versions, optimizer state and T2's delta, summed over all stages: the memory the "
+          "PipeMare paper compares.")}};
+  table_->setColumnCount(static_cast<int>(columns.size()));
+  for (size_t c = 0; c < columns.size(); ++c) {
+    auto* header = new QTableWidgetItem(columns[c].first);
+    header->setToolTip(columns[c].second);
+    table_->setHorizontalHeaderItem(static_cast<int>(c), header);
+  }
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   status_->setWordWrap(true);
-  memory_->setTitle(tr("Predicted memory per stage (MiB)"));
-  gantt_->setTitle(tr("Predicted timeline"));
+  setMemoryTitle(tr("Predicted memory per stage (MiB)"));
+  setGantt(tr("Predicted timeline"), {}, 1);
 
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("<b>Planner</b> (predictions before anything runs)"), this), 1);
@@ -100,10 +131,9 @@ void PlannerPanel::planFinished(int code, bool crashed) {
 void PlannerPanel::clearPlan(const QString& statusHtml) {
   plan_ = Json();
   table_->setRowCount(0);
-  memory_->setTitle(tr("Predicted memory per stage (MiB)"));
+  setMemoryTitle(tr("Predicted memory per stage (MiB)"));
   memory_->setData({}, {}, tr("stage"), tr("MiB"));
-  gantt_->setTitle(tr("Predicted timeline"));
-  gantt_->setBoxes({}, 1);
+  setGantt(tr("Predicted timeline"), {}, 1);
   status_->setText(statusHtml);
 }
 
@@ -162,8 +192,9 @@ void PlannerPanel::runPlanner() {
     return;
   }
   f.close();
-  const QStringList args{"plan",   "--experiment", designFile, "--timing", timing_->currentData().toString(),
-                         "--json", "--trace",      tmp_->filePath("plan-trace.json")};
+  // A timeline per schedule (--trace-dir) for the row the user picks; --trace names the design's row.
+  const QStringList args{"plan",   "--experiment", designFile, "--timing",    timing_->currentData().toString(),
+                         "--json", "--trace",      tmp_->filePath("plan-trace.json"), "--trace-dir", tmp_->filePath("timelines")};
   status_->setText(tr("planning..."));
   proc_->start(binary_, args);
 }
@@ -177,8 +208,47 @@ QString PlannerPanel::selectedSchedule() const {
   return table_->item(rows.front().row(), 0)->text();
 }
 
+double PlannerPanel::ganttBusyShare() const { return ganttBusy_; }
+
+void PlannerPanel::setGantt(const QString& title, const std::vector<GanttBox>& boxes, int stages) {
+  ganttTitle_ = title;
+  gantt_->setTitle(title);
+  gantt_->setBoxes(boxes, stages);
+  double busy = 0, t0 = 0, t1 = 0;
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    const auto& b = boxes[i];
+    t0 = i == 0 ? b.start : std::min(t0, b.start);
+    t1 = i == 0 ? b.end : std::max(t1, b.end);
+    if (b.action == "F" || b.action == "B" || b.action == "S") busy += b.end - b.start;
+  }
+  ganttBusy_ = t1 > t0 && stages > 0 ? busy / (stages * (t1 - t0)) : 0.0;
+}
+
+void PlannerPanel::setMemoryTitle(const QString& title) {
+  memoryTitle_ = title;
+  memory_->setTitle(title);
+}
+
+namespace {
+
+// The row's figure of its timeline (the Gantt's busy share), or the long-run one when the plan
+// has no timeline for it.
+double timelineUtilization(const Json& s) {
+  if (s.contains("timeline") && s["timeline"].is_object()) return s["timeline"].value("utilization", 0.0);
+  return s.value("utilization", 0.0);
+}
+
+QTableWidgetItem* cell(const QString& text, const QString& tip = QString()) {
+  auto* item = new QTableWidgetItem(text);
+  if (!tip.isEmpty()) item->setToolTip(tip);
+  return item;
+}
+
+}  // namespace
+
 void PlannerPanel::showPlan() {
   const auto& schedules = plan_["schedules"];
+  const bool equalStages = plan_.value("stage_costs", std::string("equal")) != "flops";
   table_->setRowCount(static_cast<int>(schedules.size()));
   int selectRow = 0;
   for (size_t i = 0; i < schedules.size(); ++i) {
@@ -186,20 +256,28 @@ void PlannerPanel::showPlan() {
     const int r = static_cast<int>(i);
     auto mib = [](double b) { return QString::number(b / 1048576.0, 'f', 2) + " MiB"; };
     const QString name = QString::fromStdString(s.value("schedule", std::string()));
-    table_->setItem(r, 0, new QTableWidgetItem(name));
-    table_->setItem(r, 1, new QTableWidgetItem(QString::number(s.value("utilization", 0.0), 'f', 3)));
-    table_->setItem(r, 2, new QTableWidgetItem(QString::number(s.value("bubble", 0.0), 'f', 3)));
-    table_->setItem(r, 3, new QTableWidgetItem(QString::number(s.value("max_tau", 0))));
-    table_->setItem(r, 4, new QTableWidgetItem(QString::number(s.value("max_versions", 0))));
-    table_->setItem(r, 5, new QTableWidgetItem(mib(s["memory"]["per_stage_max"].value("stage_total", 0.0))));
-    table_->setItem(r, 6, new QTableWidgetItem(mib(s["memory"]["total"].value("weight_and_optimizer", 0.0))));
+    const double u = timelineUtilization(s);
+    table_->setItem(r, 0, cell(name));
+    table_->setItem(r, 1, cell(QString::number(u, 'f', 3)));
+    table_->setItem(r, 2, cell(QString::number(1.0 - u, 'f', 3)));
+    table_->setItem(r, 3, cell(QString::number(s.value("utilization", 0.0), 'f', 3)));
+    const Json& b = s.contains("bottleneck") ? s["bottleneck"] : Json::object();
+    const double share = b.value("share", 0.0);
+    table_->setItem(r, 4, equalStages || !b.contains("stage") || !b["stage"].is_number()
+                              ? cell(tr("equal stages"), tr("equal stages assumed: each does 1/P = %1 % of the work")
+                                                             .arg(share * 100, 0, 'f', 1))
+                              : cell(tr("stage %1: %2 %").arg(b["stage"].get<int>()).arg(share * 100, 0, 'f', 1)));
+    table_->setItem(r, 5, cell(QString::number(s.value("max_tau", 0))));
+    table_->setItem(r, 6, cell(QString::number(s.value("max_versions", 0))));
+    table_->setItem(r, 7, cell(mib(s["memory"]["per_stage_max"].value("stage_total", 0.0))));
+    table_->setItem(r, 8, cell(mib(s["memory"]["total"].value("weight_and_optimizer", 0.0))));
     if (name == shownSchedule_) selectRow = r;
   }
   table_->selectRow(selectRow);
   if (auto* item = table_->item(selectRow, 0)) table_->scrollToItem(item);  // the design's row in view
   showSchedule(table_->item(selectRow, 0) ? table_->item(selectRow, 0)->text() : shownSchedule_);
   const auto& ratios = plan_["ratios"];
-  status_->setText(tr("%1, P=%2, N=%3, %4 timing. Utilization pipemare/gpipe %5x; weight+optimizer memory pipedream/pipemare+T2 %6x.")
+  status_->setText(tr("%1, P=%2, N=%3, %4 timing. Long run: utilization pipemare/gpipe %5x; weight+optimizer memory pipedream/pipemare+T2 %6x.")
                        .arg(QString::fromStdString(plan_.value("model", std::string())))
                        .arg(plan_.value("stages", 0))
                        .arg(plan_.value("microbatches", 0))
@@ -211,22 +289,20 @@ void PlannerPanel::showPlan() {
                      tr("With its warm-up (%1 % of the run as gpipe) pipemare's utilization is %2, time-weighted.")
                          .arg(plan_.value("warmup_fraction", 0.0) * 100, 0, 'f', 0)
                          .arg(plan_.value("utilization_pipemare_with_warmup", 0.0), 0, 'f', 3));
-
-  // The simulated timeline of the experiment's schedule.
-  QFile f(tmp_->filePath("plan-trace.json"));
-  std::vector<GanttBox> boxes;
-  if (f.open(QIODevice::ReadOnly)) {
-    Json t = Json::parse(f.readAll().toStdString(), nullptr, false);
-    if (t.is_object())
-      for (const auto& e : t["traceEvents"]) {
-        if (e.value("ph", std::string()) != "X") continue;
-        const auto& a = e["args"];
-        boxes.push_back({e.value("pid", 0), QString::fromStdString(a.value("action", std::string())), a.value("mb", -1),
-                         e.value("ts", 0.0) * 1e-6, (e.value("ts", 0.0) + e.value("dur", 0.0)) * 1e-6});
-      }
+  // Which stage times the figures use: the partition's, or equal stages (and why).
+  QString stagesNote;
+  if (equalStages) {
+    const QString why = QString::fromStdString(plan_.value("stage_costs_note", std::string()));
+    stagesNote = why.isEmpty() ? tr("Equal stages assumed.") : tr("Equal stages assumed (%1).").arg(why.toHtmlEscaped());
+  } else if (!schedules.empty()) {
+    const Json& b = schedules[0].contains("bottleneck") ? schedules[0]["bottleneck"] : Json::object();
+    if (b.contains("stage") && b["stage"].is_number())
+      stagesNote = tr("Stage times from the partition's FLOPs: the slowest, stage %1, does %2 % of the work (%3 % if equal).")
+                       .arg(b["stage"].get<int>())
+                       .arg(b.value("share", 0.0) * 100, 0, 'f', 1)
+                       .arg(100.0 / std::max(1, plan_.value("stages", 1)), 0, 'f', 1);
   }
-  gantt_->setTitle(tr("Predicted timeline: %1 (F blue, B orange, step green)").arg(shownSchedule_));
-  gantt_->setBoxes(boxes, plan_.value("stages", 1));
+  if (!stagesNote.isEmpty()) status_->setText(status_->text() + " " + stagesNote);
 }
 
 void PlannerPanel::showSchedule(const QString& schedule) {
@@ -237,8 +313,33 @@ void PlannerPanel::showSchedule(const QString& schedule) {
     std::vector<std::vector<double>> values(6);
     for (const auto& m : per)
       for (int c = 0; c < 6; ++c) values[static_cast<size_t>(c)].push_back(m.value(keys[c], 0.0) / 1048576.0);
-    memory_->setTitle(tr("Predicted memory, %1\n(MiB per stage)").arg(schedule));
+    setMemoryTitle(tr("Predicted memory, %1\n(MiB per stage)").arg(schedule));
     memory_->setData({"weights", "gradients", "optimizer", "stash", "delta", "activations"}, values, tr("stage"), tr("MiB"));
+
+    // The row's simulated timeline: its file from --trace-dir, or the design's row's from --trace.
+    QString file;
+    int minibatches = 0;
+    if (s.contains("timeline") && s["timeline"].is_object()) {
+      file = QString::fromStdString(s["timeline"].value("file", std::string()));
+      minibatches = s["timeline"].value("minibatches", 0);
+    }
+    if (file.isEmpty() && schedule == shownSchedule_) file = tmp_->filePath("plan-trace.json");
+    std::vector<GanttBox> boxes;
+    QFile f(file);
+    if (!file.isEmpty() && f.open(QIODevice::ReadOnly)) {
+      Json t = Json::parse(f.readAll().toStdString(), nullptr, false);
+      if (t.is_object() && t.contains("traceEvents"))
+        for (const auto& e : t["traceEvents"]) {
+          if (e.value("ph", std::string()) != "X") continue;
+          const auto& a = e["args"];
+          boxes.push_back({e.value("pid", 0), QString::fromStdString(a.value("action", std::string())), a.value("mb", -1),
+                           e.value("ts", 0.0) * 1e-6, (e.value("ts", 0.0) + e.value("dur", 0.0)) * 1e-6});
+        }
+    }
+    const QString span = minibatches == 1 ? tr(", 1 minibatch")
+                         : minibatches > 1 ? tr(", %1 minibatches").arg(minibatches)
+                                           : QString();
+    setGantt(tr("Predicted timeline: %1%2 (F blue, B orange, step green)").arg(schedule, span), boxes, plan_.value("stages", 1));
     return;
   }
 }

@@ -1,8 +1,14 @@
 #pragma once
 // A line plot of one or more named series (x, y), wrapping QCustomPlot (which stays inside
 // ui/plots). Full-resolution data is kept; drawing decimates each series to a min/max envelope
-// per horizontal pixel so spikes stay visible. GUI thread only.
+// per horizontal pixel so spikes stay visible. As in TensorBoard and PlotJuggler: the mouse over
+// the axes shows a vertical line at the nearest data x and a box with each series' value there;
+// wheel zooms, drag pans, both within the data's extent; double-click, R or the context menu's
+// "Reset view" shows all the data again. The legend sits in a row of its own outside the axes,
+// so it never covers a curve. GUI thread only.
 #include <QColor>
+#include <QPoint>
+#include <QRect>
 #include <QString>
 #include <QWidget>
 #include <memory>
@@ -11,6 +17,9 @@
 
 class QCustomPlot;
 class QCPItemText;
+class QCPItemStraightLine;
+class QCPLayoutGrid;
+class QCPAxis;
 
 namespace pm::ui {
 
@@ -43,13 +52,23 @@ class CurvePlot : public QWidget {
   void setEmptyText(const QString& text);
   QString emptyText() const;
   bool showsEmptyText() const;  // after the last replot
-  // The corner of the axes the legend prefers (default top right). At each layout the legend moves
-  // to the corner where it covers the fewest data points, the preferred one on a tie;
-  // legendCorner() is where it sits after the last layout (replot or save).
+  // Where the legend's row goes: above the axes (AlignTop, the default) or below them
+  // (AlignBottom); outside the axes either way, as many entries a line as the width holds.
   void setLegendCorner(Qt::Alignment corner);
   Qt::Alignment legendCorner() const;
-  // Redraws (decimated) and rescales axes. Call from a timer, not per point.
+  // The legend's and the axes' rectangles in canvas pixels (after the last layout): apart.
+  QRect legendRect() const;
+  QRect axesRect() const;
+  // The canvas pixel of the data point (x, y), as drawn after the last replot or zoom.
+  QPoint pixelOf(double x, double y) const;
+  // Redraws (decimated) and rescales the axes to the data, unless the user has zoomed or panned
+  // since the last reset (then the view stays, kept within the data). Call from a timer, not per point.
   void replot();
+  // Shows all the data (as double-click, R and the context menu's "Reset view" do).
+  void resetView();
+  // The hover box's text while the mouse is over the axes ("" when none is shown): the x of the
+  // nearest data point, then one line per series with its value at its point nearest that x.
+  QString hoverText() const;
   // Saves the plot; format from the suffix (.png or .pdf). Returns false on failure.
   bool save(const QString& path, int width = 900, int height = 500);
   // The axes' shown ranges after the last replot (lower, upper).
@@ -60,8 +79,21 @@ class CurvePlot : public QWidget {
 
  private:
   struct Series;
+  void hoverAt(const QPoint& pixel);
+  void hideHover();
+  void keepInData(QCPAxis* axis);  // after a range change: back within the data's extent
+  void placeLegend();
   QCustomPlot* plot_;
   QCPItemText* emptyNote_ = nullptr;
+  QCPItemStraightLine* tracer_ = nullptr;  // the hover's vertical line
+  QCPItemText* hoverBox_ = nullptr;
+  QCPLayoutGrid* legendRow_ = nullptr;  // holds the legend, above or below the axes
+  Qt::Alignment legendSide_ = Qt::AlignTop | Qt::AlignRight;
+  // The data's extent per axis with a margin (after the last replot with data): the view's bounds.
+  double keyLo_ = 0, keyHi_ = 0, valueLo_ = 0, valueHi_ = 0;
+  bool haveBounds_ = false;
+  bool userView_ = false;      // zoomed or panned by the user since the last reset
+  bool settingRange_ = false;  // the plot itself sets the ranges (not the user)
   std::vector<std::unique_ptr<Series>> series_;
 };
 

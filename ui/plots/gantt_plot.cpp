@@ -5,8 +5,12 @@
 #include "core/events/event.h"
 #include "ui/plots/plot_style.h"
 
+#include <QFontMetrics>
+#include <QMouseEvent>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 namespace pm::ui {
 
@@ -18,9 +22,23 @@ QColor actionColor(const QString& a) {
   if (a == "R") return QColor(255, 187, 120);  // a backward's recompute run ahead: a light B
   return QColor(180, 180, 180);  // communication
 }
+
+QString actionName(const QString& a) {
+  if (a == "F") return QObject::tr("F (forward)");
+  if (a == "B") return QObject::tr("B (backward)");
+  if (a == "S") return QObject::tr("S (optimizer step)");
+  if (a == "R") return QObject::tr("R (recompute ahead of B)");
+  return QObject::tr("%1 (communication)").arg(a);
+}
+
+QString ms(double v) { return QString::number(v, 'g', 4); }
+
+double halfHeight(const GanttBox& b) { return isComputeTraceAction(b.action.toStdString()) ? 0.38 : 0.12; }
 }  // namespace
 
-GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent) {
+  auto* canvas = new PlotCanvas(this);
+  plot_ = canvas;
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
@@ -31,8 +49,102 @@ GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
   plot_->yAxis->setLabel(tr("stage"));
   plot_->yAxis->setRangeReversed(true);
   plot_->setMinimumSize(300, 150);
-  connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { Q_EMIT viewChanged(); });
+  connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &GanttPlot::onRangeChanged);
+  // The labels' room changes with the chart's width too.
+  connect(plot_, &QCustomPlot::afterLayout, this, &GanttPlot::fitLabels);
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hoverAt(e->position().toPoint()); });
+  canvas->setResetView([this] { fit(); });
+  canvas->leave = [this] {
+    hoverText_.clear();
+    QToolTip::hideText();
+  };
   applyPalette(plot_, palette());
+}
+
+QWidget* GanttPlot::canvas() const { return plot_; }
+
+QPoint GanttPlot::pixelOf(double ms, int stage) const {
+  return QPoint(static_cast<int>(std::lround(plot_->xAxis->coordToPixel(ms))), static_cast<int>(std::lround(plot_->yAxis->coordToPixel(stage))));
+}
+
+double GanttPlot::limitMs() const { return std::max({1e-6, spanMs_, timeLimitMs_}) * 1.02; }
+
+void GanttPlot::setTimeLimitMs(double ms) {
+  timeLimitMs_ = std::max(0.0, ms);
+  onRangeChanged();  // a view past the new limit comes back within it
+}
+
+void GanttPlot::setView(double startMs, double endMs) { plot_->xAxis->setRange(startMs, endMs); }
+
+// Time runs from 0 (the first start) to the limit: zoom and pan stop there.
+void GanttPlot::onRangeChanged() {
+  QCPRange r = plot_->xAxis->range();
+  const double hi = limitMs();
+  if (r.size() >= hi) r = QCPRange(0, hi);
+  if (r.lower < 0) r += -r.lower;
+  if (r.upper > hi) r -= r.upper - hi;
+  if (r != plot_->xAxis->range()) {
+    plot_->xAxis->setRange(r);  // comes back here, within the bounds
+    return;
+  }
+  fitLabels();
+  Q_EMIT viewChanged();
+}
+
+// A label shows when its text fits in its box's drawn width: at a zoom where boxes are narrower
+// than their numbers, the numbers would run into each other.
+void GanttPlot::fitLabels() {
+  if (labels_.empty()) return;
+  const QFontMetrics fm(labels_.front().item->font());
+  bool changed = false;
+  for (const Label& l : labels_) {
+    const double width = std::abs(plot_->xAxis->coordToPixel(l.endMs) - plot_->xAxis->coordToPixel(l.startMs));
+    const bool fits = fm.horizontalAdvance(l.item->text()) + 4 <= width;
+    if (fits != l.item->visible()) {
+      l.item->setVisible(fits);
+      changed = true;
+    }
+  }
+  if (changed) plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int GanttPlot::labelsShown() const {
+  return static_cast<int>(std::count_if(labels_.begin(), labels_.end(), [](const Label& l) { return l.item->visible(); }));
+}
+
+// The box under the mouse (the thin communication boxes first: they lie over compute ones), as a
+// tool tip; within 3 pixels of a box counts, so that boxes narrower than a pixel can be found.
+void GanttPlot::hoverAt(const QPoint& pixel) {
+  const GanttBox* hit = nullptr;
+  if (plot_->axisRect()->rect().contains(pixel)) {
+    const double t = plot_->xAxis->pixelToCoord(pixel.x());
+    const double slack = std::abs(plot_->xAxis->pixelToCoord(pixel.x() + 3) - t);
+    const double y = plot_->yAxis->pixelToCoord(pixel.y());
+    double best = 1e300;
+    for (const GanttBox& b : boxes_) {
+      if (std::abs(y - b.stage) > halfHeight(b)) continue;
+      if (t < b.start - slack || t > b.end + slack) continue;
+      // Inside beats near; then the shorter box (a send over a forward).
+      const double outside = t < b.start ? b.start - t : t > b.end ? t - b.end : 0;
+      const double score = outside * 1e6 + (b.end - b.start);
+      if (score < best) {
+        best = score;
+        hit = &b;
+      }
+    }
+  }
+  QString text;
+  if (hit) {
+    text = tr("stage %1, %2").arg(hit->stage).arg(actionName(hit->action));
+    if (hit->microbatch >= 0) text += tr(", microbatch %1").arg(hit->microbatch);
+    text += tr("\nstart %1 ms, duration %2 ms").arg(ms(hit->start), ms(hit->end - hit->start));
+  }
+  if (text == hoverText_) return;
+  hoverText_ = text;
+  if (text.isEmpty())
+    QToolTip::hideText();
+  else
+    QToolTip::showText(plot_->mapToGlobal(pixel), text, plot_);
 }
 
 void GanttPlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font(), palette()); }
@@ -40,6 +152,9 @@ void GanttPlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font
 void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   plot_->clearItems();
   emptyNote_ = nullptr;  // deleted with the items
+  labels_.clear();
+  boxes_.clear();
+  hoverText_.clear();
   spans_.clear();
   double t0 = 1e300, t1 = -1e300;
   for (const auto& b : boxes) {
@@ -51,6 +166,7 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
     const bool compute = isComputeTraceAction(b.action.toStdString());
     const double h = compute ? 0.38 : 0.12;
     spans_.emplace_back((b.start - t0) * 1e3, (b.end - t0) * 1e3);
+    boxes_.push_back({b.stage, b.action, b.microbatch, (b.start - t0) * 1e3, (b.end - t0) * 1e3});
     auto* r = new QCPItemRect(plot_);
     r->topLeft->setCoords((b.start - t0) * 1e3, b.stage - h);
     r->bottomRight->setCoords((b.end - t0) * 1e3, b.stage + h);
@@ -64,6 +180,7 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
       t->setFont(QFont(font().family(), 7));
       t->setColor(Qt::white);
       t->setClipToAxisRect(true);
+      labels_.push_back({t, (b.start - t0) * 1e3, (b.end - t0) * 1e3});
     }
   }
   count_ = boxes.size();
@@ -103,7 +220,8 @@ void GanttPlot::showEmptyState() {
 }
 
 void GanttPlot::fit() {
-  plot_->xAxis->setRange(0, std::max(1e-6, spanMs_) * 1.02);
+  plot_->xAxis->setRange(0, limitMs());
+  fitLabels();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -122,7 +240,7 @@ bool GanttPlot::save(const QString& path, int width, int height) {
   return path.endsWith(".pdf", Qt::CaseInsensitive) ? plot_->savePdf(path, width, height) : plot_->savePng(path, width, height);
 }
 
-StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+StackedBarsPlot::StackedBarsPlot(QWidget* parent) : QWidget(parent), plot_(new PlotCanvas(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);

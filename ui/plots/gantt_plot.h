@@ -1,7 +1,11 @@
 #pragma once
 // A schedule timeline as a Gantt chart: one row per stage, one box per action from its start to
-// its end, coloured by kind (forward, backward, step, communication). Wraps QCustomPlot; zoom and
-// pan with the mouse. GUI thread only.
+// its end, coloured by kind (forward, backward, step, communication), the microbatch written on
+// each compute box wide enough for it at the current zoom. Wraps QCustomPlot; wheel zooms and drag
+// pans the time axis within the trace (never before 0); double-click, R or the context menu's
+// "Reset view" shows it all; the mouse over a box tells its stage, action, microbatch, start and
+// duration. GUI thread only.
+#include <QPoint>
 #include <QString>
 #include <QWidget>
 #include <utility>
@@ -38,6 +42,20 @@ class GanttPlot : public QWidget {
   void setEmptyText(const QString& text);
   QString emptyText() const { return emptyText_; }
   bool showsEmptyText() const;
+  // Shows the time window [startMs, endMs] (kept within the trace, as the mouse's zoom is).
+  void setView(double startMs, double endMs);
+  // The time axis may reach `ms` even when this chart's own boxes end sooner (a linked chart's
+  // makespan); 0: this chart's own makespan.
+  void setTimeLimitMs(double ms);
+  // The tip the mouse over a box shows ("" when it is over none), e.g.
+  // "stage 1, B (backward), microbatch 3\nstart 4 ms, duration 2 ms".
+  QString hoverText() const { return hoverText_; }
+  // Microbatch labels written on boxes wide enough for them at the current zoom, and labels in all.
+  int labelsShown() const;
+  int labelCount() const { return static_cast<int>(labels_.size()); }
+  QWidget* canvas() const;  // the widget that takes the mouse
+  // The canvas pixel of time `ms` (from the first start) on the row of `stage`, as drawn now.
+  QPoint pixelOf(double ms, int stage) const;
 
  public Q_SLOTS:
   // Shows every box (after zooming or panning with the mouse).
@@ -49,7 +67,19 @@ class GanttPlot : public QWidget {
 
  private:
   void showEmptyState();  // the empty text and the axes' ticks, as count_ says
+  void onRangeChanged();  // keeps the view within the trace, fits the labels, tells viewChanged
+  void fitLabels();       // shows the labels that fit their boxes at the current zoom
+  void hoverAt(const QPoint& pixel);
+  double limitMs() const;  // the time axis' upper bound
+  struct Label {
+    QCPItemText* item;
+    double startMs, endMs;
+  };
   QCustomPlot* plot_;
+  std::vector<GanttBox> boxes_;  // as given; times in ms from the first start
+  std::vector<Label> labels_;
+  QString hoverText_;
+  double timeLimitMs_ = 0;
   QCPItemText* emptyNote_ = nullptr;  // an item of plot_: setBoxes() clears it with the boxes
   QString emptyText_;
   size_t count_ = 0;

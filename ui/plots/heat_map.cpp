@@ -42,7 +42,7 @@ QColor textColorOn(const QColor& fill) {
 
 }  // namespace
 
-HeatMap::HeatMap(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)), scale_(nullptr) {
+HeatMap::HeatMap(QWidget* parent) : QWidget(parent), plot_(new PlotCanvas(this)), scale_(nullptr) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
@@ -75,7 +75,7 @@ HeatMap::HeatMap(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)
 }
 
 void HeatMap::setTitle(const QString& title) {
-  if (auto* t = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0))) t->setText(title);
+  setPlotTitle(plot_, title, font(), palette());
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -191,12 +191,28 @@ void HeatMap::onPress(QMouseEvent* e) {
   if (cellUnder(e->position().toPoint(), &r, &c)) Q_EMIT cellClicked(r, c);
 }
 
+QString HeatMap::hoverText(int row, int col) const {
+  const HeatCell* cell = cellAt(row, col);
+  if (!cell) return QString();
+  auto axis = [](const QString& title, const QString& label) { return title.isEmpty() ? label : title + QStringLiteral(" = ") + label; };
+  QString text = axis(rowTitle_, rowLabels_.value(row)) + QStringLiteral(", ") + axis(colTitle_, colLabels_.value(col));
+  if (std::isfinite(cell->value)) {
+    text += QStringLiteral(": ") + QString::number(cell->value, 'g', 5);
+    if (!scaleLabel_.isEmpty()) text += QStringLiteral(" (") + scaleLabel_ + QLatin1Char(')');
+  } else if (!cell->text.isEmpty()) {
+    text += QStringLiteral(": ") + cell->text;
+  }
+  if (!cell->toolTip.isEmpty()) text += QLatin1Char('\n') + cell->toolTip;
+  return text;
+}
+
 void HeatMap::onMove(QMouseEvent* e) {
   int r = 0, c = 0;
   const HeatCell* cell = cellUnder(e->position().toPoint(), &r, &c) ? cellAt(r, c) : nullptr;
   plot_->setCursor(cell ? Qt::PointingHandCursor : Qt::ArrowCursor);
-  if (cell && !cell->toolTip.isEmpty())
-    QToolTip::showText(e->globalPosition().toPoint(), cell->toolTip, plot_);
+  hover_ = cell ? hoverText(r, c) : QString();
+  if (!hover_.isEmpty())
+    QToolTip::showText(e->globalPosition().toPoint(), hover_, plot_);
   else
     QToolTip::hideText();
 }

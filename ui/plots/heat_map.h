@@ -1,7 +1,7 @@
 #pragma once
 // A heat map of labelled cells: rows x columns, each cell filled by its value on a colour scale
 // (or by a fixed colour, e.g. for runs that diverged), its text written in the middle. Clicking a
-// cell emits cellClicked(row, col); hovering shows the cell's tool tip. Wraps QCustomPlot (cells
+// cell emits cellClicked(row, col); hovering shows the cell's row, column, value and tool tip. Wraps QCustomPlot (cells
 // drawn as items, a colour scale beside them). GUI thread only.
 #include <QColor>
 #include <QPoint>
@@ -47,6 +47,10 @@ class HeatMap : public QWidget {
   bool cellUnder(const QPoint& pixel, int* row, int* col) const;
   QPoint cellCenter(int row, int col) const;
   bool scaleShown() const;  // the colour scale beside the cells
+  // The tip the mouse over the cell shows: its row and column, its value, then its own toolTip;
+  // hoverText() is the one shown now ("" while the mouse is over no cell).
+  QString hoverText(int row, int col) const;
+  QString hoverText() const { return hover_; }
   QWidget* canvas() const;  // the widget that takes the clicks
   bool save(const QString& path, int width = 900, int height = 500);
 
@@ -66,6 +70,7 @@ class HeatMap : public QWidget {
   double lo_ = 0, hi_ = 1;
   QString scaleLabel_;
   bool invert_ = false;
+  QString hover_;
 };
 
 }  // namespace pm::ui

@@ -2,9 +2,84 @@
 
 #include <qcustomplot.h>
 
+#include <QAction>
+#include <algorithm>
+#include <QFontMetrics>
+#include <QKeyEvent>
+#include <QMouseEvent>
 #include <QPalette>
+#include <QStringList>
 
 namespace pm::ui {
+
+namespace {
+const char* kFullTitle = "pmFullTitle";  // the title's text before wrapping, on its QCPTextElement
+}  // namespace
+
+PlotCanvas::PlotCanvas(QWidget* parent) : QCustomPlot(parent) { setMouseTracking(true); }
+
+void PlotCanvas::setResetView(std::function<void()> fn) {
+  const bool first = !resetView_;
+  resetView_ = std::move(fn);
+  if (!first) return;
+  setFocusPolicy(Qt::ClickFocus);  // R resets the view of the plot last clicked
+  auto* reset = new QAction(QObject::tr("Reset view"), this);
+  reset->setObjectName(QStringLiteral("resetView"));
+  reset->setShortcut(QKeySequence(Qt::Key_R));
+  reset->setShortcutContext(Qt::WidgetShortcut);
+  reset->setToolTip(QObject::tr("Show all the data again (also: double-click, R)"));
+  QObject::connect(reset, &QAction::triggered, this, [this] { resetView_(); });
+  addAction(reset);
+  setContextMenuPolicy(Qt::ActionsContextMenu);
+}
+
+void PlotCanvas::updateLayout() {
+  if (auto* t = qobject_cast<QCPTextElement*>(plotLayout()->elementCount() > 0 ? plotLayout()->elementAt(0) : nullptr)) {
+    const QVariant full = t->property(kFullTitle);
+    if (full.isValid()) {
+      const QString wrapped = wrapText(full.toString(), t->font(), std::max(80, viewport().width() - 16));
+      if (wrapped != t->text()) t->setText(wrapped);
+    }
+  }
+  QCustomPlot::updateLayout();
+}
+
+void PlotCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
+  QCustomPlot::mouseDoubleClickEvent(event);
+  if (event->button() == Qt::LeftButton && resetView_) resetView_();
+}
+
+void PlotCanvas::keyPressEvent(QKeyEvent* event) {
+  if (event->key() == Qt::Key_R && event->modifiers() == Qt::NoModifier && resetView_) {
+    resetView_();
+    event->accept();
+    return;
+  }
+  QCustomPlot::keyPressEvent(event);
+}
+
+void PlotCanvas::leaveEvent(QEvent* event) {
+  QCustomPlot::leaveEvent(event);
+  if (leave) leave();
+}
+
+QString wrapText(const QString& text, const QFont& font, int width) {
+  const QFontMetrics fm(font);
+  if (fm.horizontalAdvance(text) <= width) return text;
+  QStringList lines;
+  QString line;
+  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+    if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
+      lines << line;
+      line = word;
+    } else {
+      line = longer;
+    }
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.join(QLatin1Char('\n'));
+}
 
 void applyPalette(QCustomPlot* plot, const QPalette& palette) {
   const QColor base = palette.color(QPalette::Base), text = palette.color(QPalette::Text);
@@ -34,7 +109,13 @@ void setPlotTitle(QCustomPlot* plot, const QString& title, const QFont& base, co
   } else if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
     t->setText(title);
   }
-  if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setTextColor(palette.color(QPalette::Text));
+  if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
+    t->setTextColor(palette.color(QPalette::Text));
+    if (dynamic_cast<PlotCanvas*>(plot)) {
+      t->setProperty(kFullTitle, title);
+      t->setText(wrapText(title, t->font(), std::max(80, plot->viewport().width() - 16)));
+    }
+  }
 }
 
 QCPItemText* makeEmptyNote(QCustomPlot* plot, const QPalette& palette) {

@@ -6,6 +6,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QShortcut>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -20,6 +21,7 @@
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/runs/run_details.h"
 #include "ui/runs/runs_table_model.h"
 #include "ui/store/store_watcher.h"
 
@@ -41,7 +43,8 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
       tag_(new QComboBox(this)),
       summary_(new QLabel(this)),
       lossPlot_(new CurvePlot(this)),
-      accPlot_(new CurvePlot(this)) {
+      accPlot_(new CurvePlot(this)),
+      details_(new RunDetailsPane(this)) {
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(Qt::UserRole);
   proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
@@ -98,8 +101,11 @@ RunsBrowser::RunsBrowser(StoreWatcher* watcher, QWidget* parent)
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(plots);
+  details_->hide();  // until a run is double-clicked
+  split->addWidget(details_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setStretchFactor(2, 2);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split);
 
@@ -117,6 +123,13 @@ void RunsBrowser::connectSignals() {
   connect(tag_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   table_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(table_, &QTableView::customContextMenuRequested, this, &RunsBrowser::contextMenu);
+  // A double click on a run, or Enter on the keyboard's row, opens its details.
+  connect(table_, &QTableView::doubleClicked, this, &RunsBrowser::detailsOfRow);
+  for (const int key : {int(Qt::Key_Return), int(Qt::Key_Enter)}) {
+    auto* enter = new QShortcut(QKeySequence(key), table_, nullptr, nullptr, Qt::WidgetShortcut);
+    connect(enter, &QShortcut::activated, this, [this] { detailsOfRow(table_->currentIndex()); });
+  }
+  connect(details_, &RunDetailsPane::closed, table_, [this] { table_->setFocus(); });
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
     if (reloading_) return;  // refresh() shows the run it keeps itself
     const RunRecord* r = model_->runAt(proxy_->mapToSource(cur).row());
@@ -172,6 +185,10 @@ void RunsBrowser::refresh() {
     updateSummary();
     reselect(keep, selectedBeforeReload);
     reloading_ = false;
+    if (!details_->isHidden() && store) {
+      const auto listed = std::find_if(runs.begin(), runs.end(), [this](const RunRecord& r) { return r.id == details_->run(); });
+      details_->storeChanged(*store, listed == runs.end() ? nullptr : &*listed);
+    }
     lastError_.clear();
   } catch (const std::exception& ex) {
     reloading_ = false;
@@ -279,6 +296,25 @@ bool RunsBrowser::selectRun(int64_t runId) {
   table_->scrollTo(proxy_->index(row, 0));
   showRun(runId);
   return true;
+}
+
+void RunsBrowser::detailsOfRow(const QModelIndex& index) {
+  if (!index.isValid()) return;
+  if (const RunRecord* r = model_->runAt(proxy_->mapToSource(index).row())) showDetails(r->id);
+}
+
+bool RunsBrowser::showDetails(int64_t runId) {
+  try {
+    RunStore* store = watcher_->storeOrThrow();
+    if (!store) return false;
+    const bool found = details_->showRun(*store, runId);
+    details_->show();
+    return found;
+  } catch (const std::exception& ex) {
+    lastError_ = ex.what();
+    summary_->setText(tr("Cannot read the run store: %1").arg(QString::fromStdString(lastError_)));
+    return false;
+  }
 }
 
 void RunsBrowser::showRun(int64_t runId) {

@@ -1,8 +1,9 @@
 #pragma once
-// The runs browser: every run in the store in a sortable, filterable table, and the selected
-// run's curves (training loss, held-out accuracy) beside it. Reads and writes the store through a
-// StoreWatcher (the process's one connection) and re-reads when the watcher reports a change or a
-// run in progress. GUI thread only.
+// The runs browser: every run in the store in a sortable, filterable table, the selected run's
+// curves (training loss, held-out accuracy) beside it, and a double-clicked run's details
+// (RunDetailsPane) beside those. Reads and writes the store through a StoreWatcher (the process's
+// one connection) and re-reads when the watcher reports a change or a run in progress. GUI thread
+// only.
 #include <QWidget>
 #include <cstdint>
 #include <optional>
@@ -15,11 +16,13 @@ class QTableView;
 class QLineEdit;
 class QComboBox;
 class QLabel;
+class QModelIndex;
 class QSortFilterProxyModel;
 
 namespace pm::ui {
 
 class RunsTableModel;
+class RunDetailsPane;
 class CurvePlot;
 class StoreWatcher;
 
@@ -43,6 +46,11 @@ class RunsBrowser : public QWidget {
   std::vector<int64_t> selectedRunIds() const;
   int64_t shownRun() const { return shownRun_; }  // the run whose curves are shown (0 = none)
   int curveLoads() const { return curveLoads_; }   // times curves were read from the store (tests)
+  // The details pane (a run's whole record and experiment JSON): opened by double-clicking a run
+  // or pressing Enter on it, beside the curves; hidden while closed.
+  RunDetailsPane* detailsPane() const { return details_; }
+  // Opens the details pane on that run. False when the store has no such run.
+  bool showDetails(int64_t runId);
 
   // Run management (also on the table's context menu). Tags: comma-separated.
   bool setTags(int64_t run, const QString& commaSeparated);
@@ -71,6 +79,7 @@ class RunsBrowser : public QWidget {
   void updateSummary();  // the footer: runs shown, running, store
   void showNoRuns(bool none);  // the empty state: the sentence instead of the table, plots cleared
   void contextMenu(const QPoint& pos);
+  void detailsOfRow(const QModelIndex& index);  // a double click or Enter on a row
   void storeChanged();   // the watcher's signals: refresh(), or later while the context menu is open
   StoreWatcher* watcher_;
   RunsTableModel* model_;
@@ -83,6 +92,7 @@ class RunsBrowser : public QWidget {
   QLabel* summary_;
   CurvePlot* lossPlot_;
   CurvePlot* accPlot_;
+  RunDetailsPane* details_;
   QLabel* noRuns_ = nullptr;  // takes the table's place while the store has no runs: how to make one
   bool menuOpen_ = false;          // the context menu or its dialog is open: no refresh under the user
   bool changedMeanwhile_ = false;  // the watcher reported a change while it was

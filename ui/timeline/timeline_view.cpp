@@ -3,6 +3,7 @@
 // timeline_trace.cpp.
 #include "ui/timeline/timeline_view.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -64,7 +65,10 @@ TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary,
       measuredLabel_(new QLabel(this)),
       predictedLabel_(new QLabel(this)),
       minibatches_(new QSpinBox(this)),
+      linkAxes_(new QCheckBox(tr("Link time axes"), this)),
       proc_(new QProcess(this)) {
+  linkAxes_->setObjectName("linkAxes");
+  linkAxes_->setToolTip(tr("Zoom and pan the measured and the predicted timelines together, on one time scale"));
   runBox_->setObjectName("runBox");
   refreshButton_->setObjectName("refreshButton");
   minibatches_->setObjectName("predictedMinibatches");
@@ -92,6 +96,7 @@ void TimelineView::buildLayout() {
   top->addWidget(new QLabel(tr("Run:"), this));
   top->addWidget(runBox_, 1);
   top->addWidget(refreshButton_);
+  top->addWidget(linkAxes_);
 
   auto* measuredFit = new QPushButton(tr("Fit"), this);
   measuredFit->setObjectName("measuredFit");
@@ -136,8 +141,22 @@ void TimelineView::connectSignals() {
   connect(runBox_, &QComboBox::currentIndexChanged, this, [this] {
     if (!updating_) showRun(currentRun());
   });
-  connect(measured_, &GanttPlot::viewChanged, this, &TimelineView::updateSummaries);
-  connect(predicted_, &GanttPlot::viewChanged, this, &TimelineView::updateSummaries);
+  connect(measured_, &GanttPlot::viewChanged, this, [this] {
+    linkViews(measured_);
+    updateSummaries();
+  });
+  connect(predicted_, &GanttPlot::viewChanged, this, [this] {
+    linkViews(predicted_);
+    updateSummaries();
+  });
+  connect(linkAxes_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on) {
+      linkViews(measured_);
+    } else {
+      measured_->setTimeLimitMs(0);
+      predicted_->setTimeLimitMs(0);
+    }
+  });
   connect(minibatches_, &QSpinBox::valueChanged, this, [this] {
     if (!updating_) requestPrediction();
   });
@@ -339,6 +358,19 @@ void TimelineView::planFailed(const QString& message) {
   predictedCounts_.clear();
   updateSummaries();
   Q_EMIT predictionFinished(false);
+}
+
+bool TimelineView::axesLinked() const { return linkAxes_->isChecked(); }
+
+void TimelineView::linkViews(GanttPlot* from) {
+  if (linking_ || !linkAxes_->isChecked()) return;
+  linking_ = true;
+  GanttPlot* to = from == measured_ ? predicted_ : measured_;
+  const double span = std::max(measured_->makespanMs(), predicted_->makespanMs());
+  measured_->setTimeLimitMs(span);
+  predicted_->setTimeLimitMs(span);
+  to->setView(from->viewStartMs(), from->viewEndMs());
+  linking_ = false;
 }
 
 void TimelineView::updateSummaries() {

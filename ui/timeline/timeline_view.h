@@ -4,7 +4,8 @@
 // experiment (`pipemare plan --against RUN --trace FILE`, or `plan --experiment FILE --trace FILE`
 // on the run's stored experiment; in a child process so the GUI never blocks) for as many
 // minibatches as the measured trace holds. Zoom and pan each chart with the mouse (wheel,
-// drag); Fit shows all of it again. Under each chart a one-line summary: makespan, actions by kind
+// drag); Fit (or double-click, R) shows all of it again; "Link time axes" makes the two charts
+// zoom and pan together, on one time scale. Under each chart a one-line summary: makespan, actions by kind
 // and what the shown window holds. GUI thread only; reads the store through a StoreWatcher (the
 // process's one connection) and re-reads the list of runs when the watcher reports a change.
 #include <QString>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QProcess;
@@ -48,6 +50,7 @@ class TimelineView : public QWidget {
   QStringList planArguments() const { return planArgs_; }  // of the latest prediction
   int predictedMinibatches() const;
   void setPredictedMinibatches(int n);  // re-plans
+  bool axesLinked() const;
   const std::string& lastError() const { return lastError_; }
 
  public Q_SLOTS:
@@ -69,6 +72,8 @@ class TimelineView : public QWidget {
   void showPrediction(const std::vector<GanttBox>& boxes, int stages);
   void planFailed(const QString& message);
   void updateSummaries();
+  // With the axes linked: both charts reach the longer makespan, and `from`'s window goes to the other.
+  void linkViews(GanttPlot* from);
   // Running the planner and reading its answer (timeline_planner.cpp).
   void startPlanner();
   void planFinished(int exitCode);
@@ -83,6 +88,8 @@ class TimelineView : public QWidget {
   QLabel* measuredLabel_;
   QLabel* predictedLabel_;
   QSpinBox* minibatches_;
+  QCheckBox* linkAxes_;
+  bool linking_ = false;  // one chart's window is being copied to the other
   QProcess* proc_;
   bool updating_ = false;
   bool pending_ = false;     // a prediction was asked for while the planner was busy

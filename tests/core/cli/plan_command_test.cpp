@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include <unistd.h>
@@ -48,6 +50,7 @@ TEST(PlanCommand, JsonReproducesThePapersNumbers) {
   EXPECT_NEAR(a["ratios"]["utilization_pipemare_over_gpipe"].get<double>(), 4.3125, 1e-9);
   EXPECT_NEAR(a["schedules"][0]["utilization"].get<double>(), 32.0 / 138.0, 1e-12);
   EXPECT_NE(a["accounting"].get<std::string>().find("paper"), std::string::npos);
+  EXPECT_EQ(a["stage_costs"], "equal");  // one stage per weight layer: the paper's equal stages
 
   const auto n8 = plan(resnet(8, true));
   ASSERT_EQ(n8.code, 0) << n8.err;
@@ -73,8 +76,9 @@ TEST(PlanCommand, TextTableHasOneRowPerScheduleAndTheRatios) {
   EXPECT_NE(r.out.find("pipedream/pipemare+T2: 2.72x"), std::string::npos) << r.out;
 }
 
-// A warm-up: the hybrid's utilization, time-weighted. ResNet-20 at P = 11, N = 2 (the study):
-// gpipe 2/12; a third of the minibatches as gpipe, then pipemare at 1: 1 / (6/3 + 2/3) = 0.375.
+// A warm-up: the hybrid's utilization, time-weighted. ResNet-20 at P = 11, N = 2 (the study) with
+// equal stages: gpipe 2/12; a third of the minibatches as gpipe, then pipemare at 1:
+// 1 / (6/3 + 2/3) = 0.375.
 TEST(PlanCommand, WarmupGivesTheHybridsUtilization) {
   PlanOptions o;
   o.model = "resnet20";
@@ -82,6 +86,7 @@ TEST(PlanCommand, WarmupGivesTheHybridsUtilization) {
   o.stages = 11;
   o.microbatches = 2;
   o.timing = "1f1b";
+  o.stageCosts = "equal";
   o.warmupFraction = 1.0 / 3.0;
   auto r = plan(o);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -98,6 +103,83 @@ TEST(PlanCommand, WarmupGivesTheHybridsUtilization) {
   o.warmupFraction = 0;
   r = plan(o);
   EXPECT_EQ(r.out.find("warm-up"), std::string::npos) << r.out;  // no warm-up, no line
+}
+
+// The engine's stages (units) are planned with their own times: each stage's forward+backward
+// time from its FLOPs, the costs of the simulated timelines. ResNet-20's parameter-balanced
+// P = 11 is unbalanced in time, so no schedule reaches its equal-stage utilization; the slowest
+// stage's share of the work bounds pipemare's steady state, and every schedule's timeline (one
+// Chrome trace per schedule with --trace-dir) is as busy as the JSON says.
+TEST(PlanCommand, UnbalancedStagesLowerTheUtilizationAsTheirTimelinesShow) {
+  const auto dir = std::filesystem::temp_directory_path() / ("plan_timelines_" + std::to_string(::getpid()));
+  PlanOptions o;
+  o.model = "resnet20";
+  o.granularity = "units";
+  o.stages = 11;
+  o.microbatches = 2;
+  o.timing = "1f1b";
+  o.json = true;
+  o.traceDir = dir.string();
+  const auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["stage_costs"], "flops");
+  ASSERT_EQ(j["stage_time_s"].size(), 11u);
+  std::vector<double> c = j["stage_time_s"].get<std::vector<double>>();
+  const double sum = std::accumulate(c.begin(), c.end(), 0.0);
+  const auto slowest = std::max_element(c.begin(), c.end());
+  ASSERT_EQ(j["schedules"].size(), 7u);
+  for (const auto& s : j["schedules"]) {
+    const std::string name = s["schedule"];
+    SCOPED_TRACE(name);
+    EXPECT_EQ(s["bottleneck"]["stage"].get<int>(), slowest - c.begin());
+    EXPECT_NEAR(s["bottleneck"]["share"].get<double>(), *slowest / sum, 1e-12);
+    EXPECT_NEAR(s["utilization"].get<double>() + s["bubble"].get<double>(), 1.0, 1e-12);
+    const bool flushed = name.rfind("gpipe", 0) == 0 || name == "1f1b";
+    const double expected = flushed ? 2 * sum / (11 * (*slowest + sum)) : sum / (11 * *slowest);
+    EXPECT_NEAR(s["utilization"].get<double>(), expected, 1e-12);
+    EXPECT_LT(s["utilization"].get<double>(), flushed ? 2.0 / 12.0 : 1.0);
+    // The timeline's busy share, from its own trace file: F, B and S over P x makespan.
+    const auto& t = s["timeline"];
+    EXPECT_EQ(t["minibatches"], 2);
+    std::ifstream in(t["file"].get<std::string>());
+    ASSERT_TRUE(in) << t["file"];
+    const Json trace = Json::parse(in);
+    double busy = 0, end = 0;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("ph", "") != "X") continue;
+      end = std::max(end, e["ts"].get<double>() + e["dur"].get<double>());
+      const std::string a = e["args"]["action"];
+      if (a == "F" || a == "B" || a == "S") busy += e["dur"].get<double>();
+    }
+    EXPECT_NEAR(busy / (11 * end), t["utilization"].get<double>(), 1e-6);
+    EXPECT_NEAR(t["utilization"].get<double>() + t["bubble"].get<double>(), 1.0, 1e-12);
+    // A flushed schedule's timeline repeats the minibatch the formula describes (gpipe exactly);
+    // an unflushed one adds a fill and a drain to the steady state.
+    if (name.rfind("gpipe", 0) == 0) {
+      EXPECT_NEAR(t["utilization"].get<double>(), s["utilization"].get<double>(), 1e-9);
+    }
+    if (!flushed) {
+      EXPECT_LT(t["utilization"].get<double>(), s["utilization"].get<double>());
+    }
+  }
+  std::filesystem::remove_all(dir);
+
+  // Equal stages, asked for: the closed forms, said so.
+  o.stageCosts = "equal";
+  o.traceDir.clear();
+  const Json e = Json::parse(plan(o).out);
+  EXPECT_EQ(e["stage_costs"], "equal");
+  EXPECT_NEAR(e["schedules"][0]["utilization"].get<double>(), 2.0 / 12.0, 1e-12);
+  EXPECT_TRUE(e["schedules"][0]["bottleneck"]["stage"].is_null());
+  EXPECT_NEAR(e["schedules"][0]["bottleneck"]["share"].get<double>(), 1.0 / 11, 1e-12);
+  o.json = false;
+  EXPECT_NE(plan(o).out.find("stage costs: equal stages assumed"), std::string::npos);
+  o.stageCosts.clear();
+  const auto text = plan(o).out;
+  EXPECT_NE(text.find("stage costs: each stage's forward+backward time from its forward FLOPs"), std::string::npos) << text;
+  EXPECT_NE(text.find("simulated timelines (2 minibatches, fill and drain included), utilization: gpipe "), std::string::npos)
+      << text;
 }
 
 TEST(PlanCommand, UnitsGranularityAndTrace) {
@@ -195,6 +277,7 @@ TEST(PlanCommand, BadInputReturns2WithAMessage) {
   bad([](PlanOptions& o) { o.boundaries = {1}; }, "--boundaries: applies to --granularity units only");
   bad([](PlanOptions& o) { o.model = "charlm"; o.stages = 2; o.context = 1000; }, "--context: expected a sequence length in 8..128");
   bad([](PlanOptions& o) { o.context = 4; }, "--context");
+  bad([](PlanOptions& o) { o.stageCosts = "time"; }, "--stage-costs: expected flops or equal, found \"time\"");
   PlanOptions ok;
   ok.model = "mlp";
   ok.stages = 0;  // one per weight layer

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "core/planner/analytic_planner.h"
 #include "core/planner/model_profile.h"
+#include "core/planner/timeline_sim.h"
 
 using namespace pm;
 
@@ -94,6 +96,49 @@ TEST(AnalyticPlanner, BubbleFormulaForEqualStages) {
   EXPECT_NEAR(asynchronousUtilization(4, 0, {1, 1, 2, 1}), 5.0 / 8.0, 1e-12);
   EXPECT_LT(synchronousUtilization(4, 8, {1, 1, 2, 1}), 8.0 / 11.0);
   EXPECT_THROW(synchronousUtilization(4, 8, {1, 1}), std::invalid_argument);
+}
+
+// An unbalanced partition, planned with the stage times its timeline runs with (stageCostsOf the
+// simulation's costs): no schedule is fully busy, the slowest stage is named with its share of the
+// work, and each figure is the simulated timeline's busy share: a flushed schedule's per
+// minibatch, an unflushed one's in the steady state (two runs' difference: fill and drain cancel).
+TEST(AnalyticPlanner, UnbalancedStagesPlanAsTheirTimelinesRun) {
+  const int P = 4, N = 4;
+  auto stages = equalStages(P);
+  const double flops[] = {1.0, 1.0, 3.0, 0.5};
+  for (int s = 0; s < P; ++s) stages[static_cast<size_t>(s)].forwardFlops = flops[s];
+  const SimCosts costs = costsFromStages(stages, 1.0);  // forward = FLOPs, backward 2x
+  auto sp = spec(N, TimingModel::Software1F1B);
+  sp.stageCosts = stageCostsOf(costs.forward, costs.backward);
+  ASSERT_EQ(sp.stageCosts, (std::vector<double>{3.0, 3.0, 9.0, 1.5}));
+  const auto c = planAll(stages, sp);
+  auto busy = [](const SimResult& r) { return std::accumulate(r.busy.begin(), r.busy.end(), 0.0); };
+  for (const auto& plan : c.plans) {
+    SCOPED_TRACE(planScheduleName(plan.schedule));
+    EXPECT_EQ(plan.bottleneckStage, 2);
+    EXPECT_NEAR(plan.bottleneckShare, 9.0 / 16.5, 1e-12);
+    EXPECT_LT(plan.utilization, 1.0);
+    EXPECT_NEAR(plan.bubble, 1.0 - plan.utilization, 1e-12);
+    const SimResult three = simulatePlanSchedule(plan.schedule, P, sp, costs, 3);
+    if (!isAsynchronous(plan.schedule)) {
+      EXPECT_LT(plan.utilization, static_cast<double>(N) / (N + P - 1));  // below the equal stages' figure
+      if (engineSchedule(plan.schedule) == ScheduleKind::GPipe) {
+        EXPECT_NEAR(plan.utilization, three.meanUtilization, 1e-12);
+      }
+      continue;
+    }
+    EXPECT_NEAR(plan.utilization, 1.0 / (P * plan.bottleneckShare), 1e-12);
+    const SimResult ten = simulatePlanSchedule(plan.schedule, P, sp, costs, 10);
+    EXPECT_NEAR(plan.utilization, (busy(ten) - busy(three)) / (P * (ten.makespan - three.makespan)), 1e-9);
+    EXPECT_LT(three.meanUtilization, plan.utilization);  // three minibatches: fill and drain too
+  }
+  // Without costs: equal stages, no stage named.
+  const auto e = planAll(stages, spec(N));
+  EXPECT_EQ(e.plan(PlanSchedule::PipeMare).bottleneckStage, -1);
+  EXPECT_NEAR(e.plan(PlanSchedule::PipeMare).bottleneckShare, 0.25, 1e-12);
+  EXPECT_NE(accountingText(e.spec).find("(equal stages)"), std::string::npos);
+  EXPECT_NE(accountingText(c.spec).find("bottleneck form"), std::string::npos);
+  EXPECT_THROW(stageCostsOf({1.0}, {1.0, 2.0}), std::invalid_argument);
 }
 
 TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {

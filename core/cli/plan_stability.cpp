@@ -1,0 +1,322 @@
+#include "core/cli/plan_stability.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/experiment.h"
+#include "core/planner/analytic_planner.h"
+#include "core/planner/curvature.h"
+#include "core/planner/plan_design.h"
+#include "core/planner/stability.h"
+#include "core/util/errors.h"
+
+namespace pm::cli {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct Usage : std::runtime_error {
+  Usage(const std::string& place, const std::string& problem) : std::runtime_error(place + ": " + problem) {}
+};
+
+std::string num(double v, const char* fmt = "%.4g") {
+  if (std::isinf(v)) return "inf";
+  char b[48];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+// The predictions of one curvature snapshot: with each stage's mean, and with its largest and
+// smallest sample (the range of the prediction over the microbatches).
+struct SnapshotPrediction {
+  const CurvatureSnapshot* snapshot = nullptr;
+  std::vector<RowStability> mean, sharpest, flattest;
+};
+
+struct Study {
+  std::string file;
+  Experiment e;
+  PlanDesign design;
+  PlanSpec spec;
+  bool sgd = true;
+  double lr = 0, momentum = 0, weightDecay = 0;
+  bool delayScaled = false, nesterov = false;
+  CurvatureReport curvature;
+  std::vector<SnapshotPrediction> predictions;
+  StabilityRow designRow = StabilityRow::GPipe;
+  int designSnapshot = 0;  // the snapshot the design's asynchronous phase starts from
+  int iterations = 0, microbatches = 0;
+};
+
+std::vector<RowStability> predictWith(const Study& s, const CurvatureSnapshot& snap, double StageCurvature::*field) {
+  StabilityInputs in;
+  in.spec = s.spec;
+  for (const auto& st : snap.stages) in.curvature.push_back(st.*field);
+  in.momentum = s.momentum;
+  in.delayScaledMomentum = s.delayScaled;
+  in.weightDecay = s.weightDecay;
+  return predictStability(in);
+}
+
+Study study(const PlanOptions& o, std::ostream& err) {
+  if (!o.experiment.empty()) throw Usage("--stability", "takes the experiment itself; not with --experiment");
+  if (o.stabilityMicrobatches < 1)
+    throw Usage("--stability-microbatches", "expected >= 1, found " + std::to_string(o.stabilityMicrobatches));
+  if (o.stabilityIterations < 1)
+    throw Usage("--stability-iterations", "expected >= 1, found " + std::to_string(o.stabilityIterations));
+  Study s;
+  s.file = o.stability;
+  s.e = loadExperimentFile(o.stability, o.overrides);  // ConfigError names the file and field: exit 2
+  s.design = planDesign(s.e, knownTrainSamples(s.e));
+  if (!o.timing.empty()) {
+    try {
+      s.design.timing = timingFromName(o.timing);
+    } catch (const std::invalid_argument& ex) {
+      throw Usage("--timing", ex.what());
+    }
+  }
+  s.spec = s.design.spec();
+  const OptimizerConfig& opt = s.e.optimizer;
+  s.sgd = opt.name == OptimizerType::Sgd;
+  s.lr = opt.lr;
+  s.momentum = s.sgd ? opt.momentum : 0.0;
+  s.weightDecay = s.sgd ? opt.weight_decay : 0.0;
+  s.nesterov = s.sgd && opt.nesterov;
+  s.delayScaled = s.sgd && s.e.pipemare.momentum_mode == MomentumMode::DelayScaled;
+
+  s.iterations = o.stabilityIterations;
+  s.microbatches = o.stabilityMicrobatches;
+  CurvatureOptions co;
+  co.microbatches = o.stabilityMicrobatches;
+  co.power.iterations = o.stabilityIterations;
+  co.power.tolerance = 1e-3;  // the spread over microbatches is far wider
+  co.power.seed = s.e.training.seed;
+  co.progress = [&err](const std::string& line) { err << "stability: " << line << "\n" << std::flush; };
+  s.curvature = estimateStageCurvature(s.e, co);
+
+  std::vector<const CurvatureSnapshot*> snaps{&s.curvature.init};
+  if (s.curvature.hasWarmup) snaps.push_back(&s.curvature.afterWarmup);
+  for (const CurvatureSnapshot* snap : snaps) {
+    SnapshotPrediction p;
+    p.snapshot = snap;
+    p.mean = predictWith(s, *snap, &StageCurvature::mean);
+    p.sharpest = predictWith(s, *snap, &StageCurvature::max);
+    p.flattest = predictWith(s, *snap, &StageCurvature::min);
+    s.predictions.push_back(std::move(p));
+  }
+  s.designRow = stabilityRowOf(s.design.schedule, s.e.pipemare.t1);
+  // Only pipemare has a warm-up; its asynchronous phase starts from the warmed-up weights.
+  s.designSnapshot = s.curvature.hasWarmup ? 1 : 0;
+  return s;
+}
+
+const RowStability& rowOf(const std::vector<RowStability>& rows, StabilityRow r) {
+  for (const auto& x : rows)
+    if (x.row == r) return x;
+  return rows.front();
+}
+
+std::vector<std::string> notes(const Study& s) {
+  std::vector<std::string> n{
+      "gpipe+recompute steps as gpipe; pipemare+T2 has pipemare's row (T2 makes the stale gradient consistent, the delay "
+      "stays tau)",
+      "pipemare+T1: the rate at T1's first step, lr/tau per stage; as T1 anneals back to lr the edge becomes pipemare's",
+      "the model: delayed heavy-ball descent on each stage's top curvature, w_{t+1} = w_t + beta (w_t - w_{t-1}) - lr "
+      "lambda w_{t-tau}; stable while lr lambda < edge(tau, beta)"};
+  if (!s.sgd)
+    n.push_back(choiceName(s.e.optimizer.name) +
+                ": the edges are plain SGD's (no momentum); Adam's per-coordinate scaling is not modelled, so no verdict");
+  if (s.nesterov) n.push_back("nesterov momentum is taken as heavy-ball momentum");
+  if (s.delayScaled) n.push_back("delay-scaled momentum: asynchronous stages step with max(0, beta - tau/(1+tau))");
+  if (s.curvature.warmupCapped)
+    n.push_back("the warm-up has " + std::to_string(s.curvature.warmupSteps) + " steps; the estimate trained the first " +
+                std::to_string(s.curvature.afterWarmup.steps));
+  return n;
+}
+
+// --- text
+
+void printText(const Study& s, std::ostream& out) {
+  const CurvatureReport& c = s.curvature;
+  const int P = c.partition.stages();
+  const OptimizerConfig& opt = s.e.optimizer;
+  out << "stability of " << s.file << ": " << s.e.model.name << ", P = " << P << ", N = " << s.design.microbatches
+      << ", timing " << timingName(s.design.timing) << ", partition " << c.partition.describe() << "\n";
+  out << "optimizer: " << choiceName(opt.name) << ", lr " << num(opt.lr);
+  if (s.sgd) out << ", momentum " << num(s.momentum) << (s.delayScaled ? " (delay-scaled)" : "") << ", weight decay " << num(s.weightDecay);
+  out << "\n";
+  out << "curvature: top Hessian eigenvalue of each stage's parameters, power iteration on Hessian-vector products (at most "
+      << s.iterations << " per stage) on " << s.microbatches
+      << " microbatches of the training data; lambda = the mean over them, spread = std [min, max]\n\n";
+
+  char line[256];
+  std::snprintf(line, sizeof line, "%-5s  %-22s  %-36s", "stage", "units", "lambda at init: mean  std  [min, max]");
+  out << line;
+  if (c.hasWarmup) {
+    std::snprintf(line, sizeof line, "  %-36s", "after warm-up: mean  std  [min, max]");
+    out << line;
+  }
+  out << "  | tau:";
+  const auto& rows0 = s.predictions.front().mean;
+  for (const auto& r : rows0)
+    if (r.row != StabilityRow::PipeMareT1) out << " " << stabilityRowName(r.row);
+  out << "\n";
+  auto stat = [&](const StageCurvature& st) {
+    return num(st.mean) + "  " + num(st.stddev, "%.2g") + "  [" + num(st.min) + ", " + num(st.max) + "]";
+  };
+  for (int i = 0; i < P; ++i) {
+    std::snprintf(line, sizeof line, "%5d  %-22s  %-36s", i, c.stageUnits[static_cast<size_t>(i)].c_str(),
+                  stat(c.init.stages[static_cast<size_t>(i)]).c_str());
+    out << line;
+    if (c.hasWarmup) {
+      std::snprintf(line, sizeof line, "  %-36s", stat(c.afterWarmup.stages[static_cast<size_t>(i)]).c_str());
+      out << line;
+    }
+    out << "  |     ";
+    for (const auto& r : rows0) {
+      if (r.row == StabilityRow::PipeMareT1) continue;
+      const std::string name = stabilityRowName(r.row);
+      std::snprintf(line, sizeof line, " %*lld", static_cast<int>(name.size()),
+                    static_cast<long long>(r.stages[static_cast<size_t>(i)].tau));
+      out << line;
+    }
+    out << "\n";
+  }
+
+  for (const auto& p : s.predictions) {
+    out << "\nlargest stable base learning rate, curvature " << p.snapshot->when;
+    if (p.snapshot->steps > 0) out << " (" << p.snapshot->steps << " synchronous steps)";
+    out << ":\n";
+    std::snprintf(line, sizeof line, "%-14s %-10s %-26s %-8s %5s %6s %10s\n", "schedule", "max_lr", "[range over microbatches]",
+                  "breaks", "tau", "beta", "edge");
+    out << line;
+    for (size_t k = 0; k < p.mean.size(); ++k) {
+      const RowStability& r = p.mean[k];
+      const std::string range = "[" + num(p.sharpest[k].maxLr) + ", " + num(p.flattest[k].maxLr) + "]";
+      if (r.breakingStage < 0) {
+        std::snprintf(line, sizeof line, "%-14s %-10s %-26s %-8s\n", stabilityRowName(r.row).c_str(), "inf", range.c_str(), "-");
+      } else {
+        const StageStability& st = r.stages[static_cast<size_t>(r.breakingStage)];
+        std::snprintf(line, sizeof line, "%-14s %-10s %-26s stage %-2d %5lld %6.3f %10.4g\n", stabilityRowName(r.row).c_str(),
+                      num(r.maxLr).c_str(), range.c_str(), r.breakingStage, static_cast<long long>(st.tau), st.momentum,
+                      st.edge);
+      }
+      out << line;
+    }
+  }
+
+  const SnapshotPrediction& dp = s.predictions[static_cast<size_t>(s.designSnapshot)];
+  const RowStability& d = rowOf(dp.mean, s.designRow);
+  out << "\ndesign: " << stabilityRowName(s.designRow) << ", lr " << num(s.lr) << ": ";
+  if (!s.sgd)
+    out << "no verdict (" << choiceName(opt.name) << ")";
+  else if (d.breakingStage < 0)
+    out << "no stage has positive curvature";
+  else
+    out << (s.lr > d.maxLr ? "ABOVE the edge " : "below the edge ") << num(d.maxLr) << " (curvature " << dp.snapshot->when
+        << ", stage " << d.breakingStage << " breaks first)";
+  out << "\n";
+  if (s.designRow == StabilityRow::PipeMareT1 && s.sgd) {
+    const RowStability& annealed = rowOf(dp.mean, StabilityRow::PipeMare);
+    out << "  after T1's anneal the rate is lr again: edge " << num(annealed.maxLr)
+        << (s.lr > annealed.maxLr ? " (above it at this curvature)" : "") << "\n";
+  }
+  out << "notes:\n";
+  for (const auto& n : notes(s)) out << "  - " << n << "\n";
+}
+
+// --- JSON
+
+Json finite(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json snapshotJson(const CurvatureSnapshot& snap, const CurvatureReport& c) {
+  Json stages = Json::array();
+  for (size_t i = 0; i < snap.stages.size(); ++i) {
+    const StageCurvature& st = snap.stages[i];
+    stages.push_back({{"stage", i}, {"units", c.stageUnits[i]}, {"lambda", st.mean}, {"std", st.stddev}, {"min", st.min},
+                      {"max", st.max}, {"samples", st.samples}});
+  }
+  return {{"when", snap.when}, {"steps", snap.steps}, {"stages", stages}};
+}
+
+Json rowsJson(const SnapshotPrediction& p) {
+  Json rows = Json::array();
+  for (size_t k = 0; k < p.mean.size(); ++k) {
+    const RowStability& r = p.mean[k];
+    Json stages = Json::array();
+    for (const auto& st : r.stages)
+      stages.push_back({{"tau", st.tau}, {"momentum", st.momentum}, {"lr_factor", st.lrFactor}, {"curvature", st.curvature},
+                        {"edge", st.edge}, {"max_lr", finite(st.maxLr)}});
+    rows.push_back({{"schedule", stabilityRowName(r.row)},
+                    {"max_lr", finite(r.maxLr)},
+                    {"max_lr_range", {finite(p.sharpest[k].maxLr), finite(p.flattest[k].maxLr)}},
+                    {"breaking_stage", r.breakingStage < 0 ? Json(nullptr) : Json(r.breakingStage)},
+                    {"stages", stages}});
+  }
+  return {{"curvature", p.snapshot->when}, {"schedules", rows}};
+}
+
+Json toJson(const Study& s) {
+  const CurvatureReport& c = s.curvature;
+  Json snaps = Json::array({snapshotJson(c.init, c)});
+  if (c.hasWarmup) snaps.push_back(snapshotJson(c.afterWarmup, c));
+  Json preds = Json::array();
+  for (const auto& p : s.predictions) preds.push_back(rowsJson(p));
+  const SnapshotPrediction& dp = s.predictions[static_cast<size_t>(s.designSnapshot)];
+  const RowStability& d = rowOf(dp.mean, s.designRow);
+  Json design = {{"schedule", stabilityRowName(s.designRow)}, {"lr", s.lr}, {"curvature", dp.snapshot->when},
+                 {"max_lr", finite(d.maxLr)}, {"breaking_stage", d.breakingStage < 0 ? Json(nullptr) : Json(d.breakingStage)}};
+  design["above_edge"] = s.sgd && d.breakingStage >= 0 ? Json(s.lr > d.maxLr) : Json(nullptr);
+  return {{"experiment", s.file},
+          {"model", s.e.model.name},
+          {"stages", c.partition.stages()},
+          {"microbatches", s.design.microbatches},
+          {"timing", timingName(s.design.timing)},
+          {"partition", c.partition.describe()},
+          {"optimizer",
+           {{"name", choiceName(s.e.optimizer.name)},
+            {"lr", s.lr},
+            {"momentum", s.momentum},
+            {"weight_decay", s.weightDecay},
+            {"delay_scaled_momentum", s.delayScaled}}},
+          {"warmup", {{"has_warmup", c.hasWarmup}, {"steps", c.warmupSteps}, {"trained", c.afterWarmup.steps}}},
+          {"curvature", snaps},
+          {"predictions", preds},
+          {"design", design},
+          {"notes", notes(s)}};
+}
+
+}  // namespace
+
+int planStabilityCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    const Study s = study(o, err);
+    if (o.json)
+      out << toJson(s).dump(2) << "\n";
+    else
+      printText(s, out);
+    return 0;
+  } catch (const Usage& e) {
+    err << "pipemare plan: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    err << "pipemare plan: " << e.place() << ": " << e.problem() << "\n";
+    return e.exitCode();
+  } catch (const std::invalid_argument& e) {
+    err << "pipemare plan: --stability " << o.stability << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "pipemare plan: --stability " << o.stability << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace pm::cli

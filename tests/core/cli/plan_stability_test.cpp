@@ -1,0 +1,111 @@
+// `pipemare plan --stability EXPERIMENT` through the verb: a small zoo experiment's stage
+// curvatures and every schedule's largest stable learning rate, as JSON and as text, and its
+// usage errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cli/plan.h"
+
+using namespace pm::cli;
+using Json = nlohmann::json;
+
+namespace {
+
+struct Ran {
+  int code;
+  std::string out, err;
+};
+
+Ran plan(const PlanOptions& o) {
+  std::ostringstream out, err;
+  const int code = planCommand(o, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// tiny-synthetic (mlp on synthetic data) as a 3-stage pipemare pipeline with momentum.
+PlanOptions tinyPipeMare(bool json) {
+  PlanOptions o;
+  o.stability = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/tiny-synthetic.json";
+  o.overrides = {"pipeline.stages=3", "pipeline.microbatches=4", "pipeline.schedule=pipemare", "optimizer.momentum=0.9"};
+  o.stabilityMicrobatches = 2;
+  o.stabilityIterations = 20;
+  o.json = json;
+  return o;
+}
+
+}  // namespace
+
+TEST(PlanStability, JsonGivesEveryScheduleAnEdgeAndTheStageThatBreaks) {
+  const auto r = plan(tinyPipeMare(true));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("stability: curvature at init: microbatch 2/2"), std::string::npos) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["model"], "mlp");
+  EXPECT_EQ(j["stages"], 3);
+  ASSERT_EQ(j["curvature"].size(), 1u);  // no warm-up
+  for (const auto& s : j["curvature"][0]["stages"]) {
+    EXPECT_EQ(s["samples"].size(), 2u);
+    EXPECT_LE(s["min"].get<double>(), s["lambda"].get<double>());
+    EXPECT_LE(s["lambda"].get<double>(), s["max"].get<double>());
+  }
+  const Json& rows = j["predictions"][0]["schedules"];
+  ASSERT_EQ(rows.size(), 6u);
+  double gpipe = 0, pipemare = 0;
+  for (const auto& row : rows) {
+    const double lr = row["max_lr"].get<double>();
+    EXPECT_TRUE(std::isfinite(lr) && lr > 0) << row.dump();
+    const int breaks = row["breaking_stage"].get<int>();
+    ASSERT_GE(breaks, 0);
+    ASSERT_LT(breaks, 3);
+    // The breaking stage's own rate is the row's, and no stage allows less.
+    EXPECT_DOUBLE_EQ(row["stages"][breaks]["max_lr"].get<double>(), lr);
+    for (const auto& st : row["stages"]) EXPECT_GE(st["max_lr"].get<double>(), lr);
+    if (row["schedule"] == "gpipe") gpipe = lr;
+    if (row["schedule"] == "pipemare") pipemare = lr;
+  }
+  // The delays (tau 1 on the first two stages with N = 4) shrink momentum 0.9's edge from 3.8 to 0.1.
+  EXPECT_EQ(rows[4]["stages"][0]["tau"], 1);
+  EXPECT_NEAR(rows[4]["stages"][0]["edge"].get<double>(), 0.1, 1e-6);
+  EXPECT_LT(pipemare, gpipe);
+  const Json& d = j["design"];
+  EXPECT_EQ(d["schedule"], "pipemare");
+  EXPECT_EQ(d["max_lr"].get<double>(), pipemare);
+  EXPECT_EQ(d["above_edge"].get<bool>(), 0.05 > pipemare);
+}
+
+TEST(PlanStability, TextHasTheStageTableEveryScheduleAndTheVerdict) {
+  PlanOptions o = tinyPipeMare(false);
+  o.overrides.push_back("pipemare.t1=true");
+  const auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("lambda at init"), std::string::npos) << r.out;
+  for (const char* s : {"\ngpipe ", "\n1f1b ", "\npipedream ", "\npipedream-2bw ", "\npipemare ", "\npipemare+T1 "})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  EXPECT_NE(r.out.find("design: pipemare+T1, lr 0.05: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("after T1's anneal"), std::string::npos) << r.out;
+}
+
+TEST(PlanStability, BadInputNamesTheFileOrTheOption) {
+  PlanOptions o = tinyPipeMare(false);
+  o.stability = "/nonexistent/stability.json";
+  auto r = plan(o);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/stability.json"), std::string::npos) << r.err;
+
+  o = tinyPipeMare(false);
+  o.stabilityMicrobatches = 0;
+  r = plan(o);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--stability-microbatches"), std::string::npos) << r.err;
+
+  o = tinyPipeMare(false);
+  o.overrides.push_back("pipeline.stages=9");
+  r = plan(o);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("pipeline.stages"), std::string::npos) << r.err;
+}

@@ -1,0 +1,315 @@
+// The Design tab's editing aids, used as a user does: undo and redo of field edits (Edit menu,
+// Ctrl+Z / Ctrl+Shift+Z), File > Open Recent, and the name, tags and notes of a run started from
+// an edited preset (run_naming.h, confirmed in a dialog before the run starts).
+#include <gtest/gtest.h>
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFile>
+#include <QInputDialog>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTest>
+#include <QUndoStack>
+
+#include <string>
+#include <vector>
+
+#include "core/config/experiment.h"
+#include "tests/support/test_support.h"
+#include "tests/ui/ui_actions.h"
+#include "tests/ui/ui_test_main.h"
+#include "ui/designer/designer_view.h"
+#include "ui/designer/run_naming.h"
+#include "ui/main/main_window.h"
+
+namespace {
+const QString kPresets = QString::fromStdString(pm::test::sourcePath("experiments"));
+const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
+using pm::test::TempDir;
+
+template <class W>
+W* field(QWidget* designer, const char* path) {
+  return designer->findChild<W*>(QString::fromLatin1(path));
+}
+
+QTabWidget* tabsOf(pm::ui::MainWindow& w) { return qobject_cast<QTabWidget*>(w.centralWidget()); }
+
+// A menu action's text as the user reads it.
+std::string plain(const QAction* a) { return a ? QString(a->text()).remove(QLatin1Char('&')).toStdString() : "(none)"; }
+
+// An answer to the run-name dialog: its proposed name kept in *proposed, then OK clicked.
+pm::test::ModalAnswers::Step acceptName(QString* proposed) {
+  return [proposed](QWidget* top) {
+    auto* dialog = qobject_cast<QInputDialog*>(top);
+    QLineEdit* edit = dialog ? dialog->findChild<QLineEdit*>() : nullptr;
+    auto* buttons = dialog ? dialog->findChild<QDialogButtonBox*>() : nullptr;
+    if (!edit || !buttons || !buttons->button(QDialogButtonBox::Ok)) return false;
+    *proposed = edit->text();
+    QTest::mouseClick(buttons->button(QDialogButtonBox::Ok), Qt::LeftButton);
+    return true;
+  };
+}
+
+// An answer to an input dialog: Cancel clicked.
+pm::test::ModalAnswers::Step cancelDialog() {
+  return [](QWidget* top) {
+    auto* dialog = qobject_cast<QInputDialog*>(top);
+    auto* buttons = dialog ? dialog->findChild<QDialogButtonBox*>() : nullptr;
+    if (!buttons || !buttons->button(QDialogButtonBox::Cancel)) return false;
+    QTest::mouseClick(buttons->button(QDialogButtonBox::Cancel), Qt::LeftButton);
+    return true;
+  };
+}
+
+// Clicks the menu bar's menu titled `title` (without '&'), which opens it as a popup.
+bool clickMenu(pm::ui::MainWindow& w, const QString& title) {
+  for (QAction* a : w.menuBar()->actions())
+    if (QString(a->text()).remove(QLatin1Char('&')) == title) {
+      QTest::mouseClick(w.menuBar(), Qt::LeftButton, Qt::NoModifier, w.menuBar()->actionGeometry(a).center());
+      return true;
+    }
+  return false;
+}
+
+std::vector<std::string> tagsOf(const nlohmann::json& j) { return j.value("tags", std::vector<std::string>()); }
+
+bool has(const std::vector<std::string>& tags, const std::string& tag) {
+  return std::find(tags.begin(), tags.end(), tag) != tags.end();
+}
+}  // namespace
+
+// The name says what the design is; tags naming another schedule, model or process layout are
+// dropped and the design's schedule and model added; the notes say where it came from.
+TEST(DesignerRunNaming, NameTagsAndNotesFollowTheDesign) {
+  pm::Json design = pm::experimentToJson(
+      pm::experimentFromJson(pm::loadExperimentJson((kPresets + "/cnn-gpipe-p2.json").toStdString()), "cnn-gpipe-p2.json"));
+  const pm::Json source = design;
+  EXPECT_EQ(pm::ui::designRunName(design), "cnn P=2 N=8 gpipe");
+  design["pipeline"]["schedule"] = "pipemare";
+  design["pipemare"]["t1"] = true;
+  EXPECT_EQ(pm::ui::designRunName(design), "cnn P=2 N=8 pipemare T1");
+  design["pipemare"]["t2"] = true;
+  design["pipemare"]["warmup_epochs"] = 0.5;
+  design["pipeline"]["microbatches"] = 4;
+  EXPECT_EQ(pm::ui::designRunName(design), "cnn P=2 N=4 pipemare T1+T2 warm-up=0.5");
+
+  EXPECT_EQ(pm::ui::designRunTags({"preset", "gpipe", "multi-process", "resnet20"}, design),
+            (std::vector<std::string>{"preset", "multi-process", "pipemare", "cnn"}));
+  design["execution"]["mode"] = "single";
+  EXPECT_EQ(pm::ui::designRunTags({"preset", "gpipe", "multi-process", "pipemare"}, design),
+            (std::vector<std::string>{"preset", "pipemare", "cnn"}));
+
+  const pm::ui::RunIdentity id = pm::ui::editedRunIdentity(design, source, "/x/cnn-gpipe-p2.json", {"pipeline.schedule=\"pipemare\""});
+  EXPECT_EQ(id.name, "cnn P=2 N=4 pipemare T1+T2 warm-up=0.5");
+  EXPECT_EQ(id.tags, (std::vector<std::string>{"preset", "pipemare", "cnn"}));
+  EXPECT_EQ(id.notes, "From preset cnn-gpipe-p2 (file /x/cnn-gpipe-p2.json); edited: pipeline.schedule=\"pipemare\"");
+
+  // A name, tags and notes the user gave the design are the user's.
+  design["name"] = "mine";
+  design["tags"] = {"gpipe", "keep"};
+  design["notes"] = "my notes";
+  const pm::ui::RunIdentity own = pm::ui::editedRunIdentity(design, source, "/x/cnn-gpipe-p2.json", {"name=\"mine\""});
+  EXPECT_EQ(own.name, "mine");
+  EXPECT_EQ(own.tags, (std::vector<std::string>{"gpipe", "keep", "pipemare", "cnn"}));
+  EXPECT_EQ(own.notes, "my notes\nFrom preset cnn-gpipe-p2 (file /x/cnn-gpipe-p2.json); edited: name=\"mine\"");
+}
+
+// Each field edit is one step of Edit > Undo (Ctrl+Z), which puts the old value back in the field,
+// validates and marks the design as any edit does; Ctrl+Shift+Z redoes it. Undoing back to the
+// saved design clears the "*", saving makes the saved design the unmarked one, opening another
+// design empties the stack.
+TEST(DesignerEdit, CtrlZUndoesFieldEditsAndCtrlShiftZRedoesThem) {
+  pm::test::app();
+  TempDir tmp;
+  const QString file = QString::fromStdString(tmp.file("mine.json"));
+  ASSERT_TRUE(QFile::copy(kPresets + "/cnn-gpipe-p2.json", file));
+  QFile::setPermissions(file, QFile::ReadOwner | QFile::WriteOwner);
+  pm::ui::MainWindow w(tmp.file("runs.db"), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  pm::ui::DesignerView* d = w.designer();
+  ASSERT_TRUE(d->loadFile(file));
+  QTabWidget* tabs = tabsOf(w);
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
+  QAction* undo = d->undoAction();
+  QAction* redo = d->redoAction();
+  EXPECT_FALSE(undo->isEnabled()) << "a design just opened has something to undo";
+
+  auto* batch = field<QSpinBox>(d, "data.batch_size");
+  auto* schedule = field<QComboBox>(d, "pipeline.schedule");
+  auto* stages = field<QSpinBox>(d, "pipeline.stages");
+  ASSERT_TRUE(batch && schedule && stages);
+  ASSERT_EQ(batch->value(), 128);
+  ASSERT_EQ(stages->value(), 2);
+  QTest::mouseClick(batch, Qt::LeftButton);  // the keyboard focus, as a user clicks into the field
+  pm::test::retype(batch, "16");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return w.isWindowModified(); }, 5000)) << "the edit did not mark the window";
+  EXPECT_EQ(plain(undo), "Undo edit data.batch_size");
+
+  // Ctrl+Z in the field just typed into: the Edit menu's undo, not the text field's own.
+  QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return batch->value() == 128; }, 5000)) << "Ctrl+Z left " << batch->value();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return !w.isWindowModified(); }, 5000)) << "undone back to the file, still marked";
+  EXPECT_EQ(tabs->tabText(0).toStdString(), "Design");
+  EXPECT_EQ(plain(redo), "Redo edit data.batch_size");
+  QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return batch->value() == 16; }, 5000)) << "Ctrl+Shift+Z left " << batch->value();
+  EXPECT_TRUE(w.isWindowModified());
+  EXPECT_EQ(d->currentJson()["data"]["batch_size"], 16);
+
+  // Two more edits, the second one invalid: each is its own step back.
+  ASSERT_TRUE(pm::test::chooseText(schedule, "1f1b"));
+  EXPECT_EQ(plain(undo), "Undo edit pipeline.schedule");
+  pm::test::retype(stages, "99");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !d->valid(); }, 5000)) << "99 stages taken as valid";
+  EXPECT_EQ(d->invalidField().toStdString(), "pipeline.stages");
+  QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d->valid() && stages->value() == 2; }, 5000))
+      << stages->value() << ": " << d->validationMessage().toStdString();
+  QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return schedule->currentText() == "gpipe"; }, 5000)) << schedule->currentText().toStdString();
+  EXPECT_EQ(batch->value(), 16);
+  EXPECT_TRUE(w.isWindowModified());
+
+  // Saved at 16: undoing away from the saved design marks it, redoing back unmarks it.
+  QTest::keyClick(&w, Qt::Key_S, Qt::ControlModifier);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !w.isWindowModified(); }, 5000)) << "Ctrl+S left the window marked";
+  EXPECT_TRUE(d->undoStack()->isClean());
+  QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return batch->value() == 128 && w.isWindowModified(); }, 5000)) << batch->value();
+  QTest::keyClick(batch, Qt::Key_Y, Qt::ControlModifier);
+  EXPECT_TRUE(QTest::qWaitFor([&] { return batch->value() == 16 && !w.isWindowModified(); }, 5000)) << batch->value();
+
+  // Another design: nothing of this one to undo.
+  ASSERT_TRUE(d->loadFile(kPresets + "/tiny-synthetic.json"));
+  EXPECT_FALSE(undo->isEnabled());
+  EXPECT_EQ(plain(undo), "Undo");
+  // Undo is the Design tab's only: in another tab Ctrl+Z changes no design unseen.
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
+  pm::test::retype(field<QSpinBox>(d, "data.batch_size"), "24");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return undo->isEnabled(); }, 5000));
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Runs"));
+  EXPECT_FALSE(undo->isEnabled()) << "Undo offered while the Design tab is hidden";
+  QTest::keyClick(&w, Qt::Key_Z, Qt::ControlModifier);
+  EXPECT_EQ(d->currentJson()["data"]["batch_size"], 24);
+}
+
+// File > Open Recent lists the design files saved or opened, most recent first, and reopens the
+// one chosen; files gone since are left out; Clear Recent empties it.
+TEST(DesignerEdit, OpenRecentListsASavedFileAndReopensIt) {
+  pm::test::app();
+  TempDir tmp;
+  pm::ui::MainWindow w(tmp.file("runs.db"), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  pm::ui::DesignerView* d = w.designer();
+  ASSERT_TRUE(d->loadFile(kPresets + "/tiny-synthetic.json"));
+  const QString gone = QString::fromStdString(tmp.file("gone.json"));
+  const QString mine = QString::fromStdString(tmp.file("mine.json"));
+  QPushButton* saveAs = pm::test::buttonLabelled(d, "Save as...");
+  ASSERT_NE(saveAs, nullptr);
+  for (const QString& path : {gone, mine}) {
+    pm::test::ModalAnswers answers({pm::test::chooseFile(path)});
+    QTest::mouseClick(saveAs, Qt::LeftButton);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+    ASSERT_TRUE(QFile::exists(path)) << path.toStdString();
+    ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  }
+  ASSERT_TRUE(QFile::remove(gone));
+  ASSERT_TRUE(d->loadFile(kPresets + "/quickstart.json"));
+
+  QStringList listed;
+  {
+    const auto listThenChoose = [&](QWidget* top) {
+      auto* menu = qobject_cast<QMenu*>(top);
+      if (!menu) return false;
+      for (QAction* a : menu->actions())
+        if (!a->isSeparator()) listed << a->text();
+      return pm::test::chooseMenuEntry(mine)(top);
+    };
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Open Recent"), listThenChoose});
+    ASSERT_TRUE(clickMenu(w, "File"));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+  }
+  ASSERT_FALSE(listed.isEmpty());
+  EXPECT_EQ(listed.front().toStdString(), mine.toStdString()) << listed.join(" | ").toStdString();
+  EXPECT_FALSE(listed.contains(gone)) << "a file that no longer exists is listed";
+  EXPECT_TRUE(listed.contains("Clear Recent")) << listed.join(" | ").toStdString();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d->currentFile() == mine; }, 5000)) << d->currentFile().toStdString();
+  EXPECT_EQ(d->currentJson()["name"], "tiny-synthetic");
+
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Open Recent"), pm::test::chooseMenuEntry("Clear Recent")});
+    ASSERT_TRUE(clickMenu(w, "File"));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+  }
+  EXPECT_TRUE(QTest::qWaitFor([&] { return d->recentFiles().isEmpty(); }, 5000)) << d->recentFiles().join(" | ").toStdString();
+}
+
+// A run of the preset as it is keeps its name, tags and notes, without a question. A run of an
+// edited preset is named after what it is in a dialog (OK: that name; a name typed there: that
+// one; Cancel: no run), its tags follow the schedule and its notes say where it came from.
+TEST(DesignerEdit, ARunOfAnEditedPresetIsNamedAfterTheDesign) {
+  pm::test::app();
+  pm::ui::DesignerView d(kPresets);
+  const QString preset = kPresets + "/cnn-gpipe-p2.json";
+  ASSERT_TRUE(d.loadFile(preset));
+  d.resize(900, 800);
+  ASSERT_TRUE(pm::test::showWindow(&d, /*active=*/true));
+  auto* run = d.findChild<QPushButton*>("runButton");
+  ASSERT_NE(run, nullptr);
+  QSignalSpy spy(&d, &pm::ui::DesignerView::runRequested);
+  const auto requested = [&](int i) { return nlohmann::json::parse(spy.at(i).at(0).toString().toStdString()); };
+
+  QTest::mouseClick(run, Qt::LeftButton);
+  ASSERT_EQ(spy.count(), 1) << "the unedited preset did not run at once";
+  EXPECT_EQ(spy.at(0).at(1).toString().toStdString(), "cnn-gpipe-p2");
+  EXPECT_TRUE(has(tagsOf(requested(0)), "gpipe"));
+  EXPECT_EQ(requested(0)["notes"], pm::loadExperimentJson(preset.toStdString())["notes"]);
+
+  ASSERT_TRUE(pm::test::chooseText(field<QComboBox>(&d, "pipeline.schedule"), "pipemare"));
+  QTest::keyClick(field<QCheckBox>(&d, "pipemare.t1"), Qt::Key_Space);
+  QTest::keyClick(field<QCheckBox>(&d, "pipemare.t2"), Qt::Key_Space);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d.valid() && run->isEnabled(); }, 5000)) << d.validationMessage().toStdString();
+  QString proposed;
+  {
+    pm::test::ModalAnswers answers({acceptName(&proposed)});
+    QTest::mouseClick(run, Qt::LeftButton);
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_EQ(proposed.toStdString(), "cnn P=2 N=8 pipemare T1+T2");
+  ASSERT_EQ(spy.count(), 2);
+  EXPECT_EQ(spy.at(1).at(1).toString().toStdString(), "cnn P=2 N=8 pipemare T1+T2");
+  const nlohmann::json edited = requested(1);
+  EXPECT_EQ(edited["name"], "cnn P=2 N=8 pipemare T1+T2");
+  EXPECT_FALSE(has(tagsOf(edited), "gpipe")) << edited["tags"].dump();
+  EXPECT_TRUE(has(tagsOf(edited), "pipemare")) << edited["tags"].dump();
+  EXPECT_TRUE(has(tagsOf(edited), "preset")) << edited["tags"].dump();
+  EXPECT_EQ(edited["notes"], "From preset cnn-gpipe-p2 (file " + preset.toStdString() +
+                                 "); edited: pipeline.schedule=\"pipemare\", pipemare.t1=true, pipemare.t2=true");
+
+  {
+    pm::test::ModalAnswers answers({pm::test::enterText("pipemare variant A")});
+    QTest::mouseClick(run, Qt::LeftButton);
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  ASSERT_EQ(spy.count(), 3);
+  EXPECT_EQ(spy.at(2).at(1).toString().toStdString(), "pipemare variant A");
+  EXPECT_EQ(requested(2)["name"], "pipemare variant A");
+
+  {
+    pm::test::ModalAnswers answers({cancelDialog()});
+    QTest::mouseClick(run, Qt::LeftButton);
+    EXPECT_TRUE(answers.done()) << answers.failure();
+  }
+  EXPECT_EQ(spy.count(), 3) << "Cancel in the name dialog started a run";
+}
