@@ -238,7 +238,7 @@ TEST(DesignerForm, AValueTheFileSetsIsShownWhereItDoesNotApply) {
   EXPECT_TRUE(label->text().contains("does not apply")) << label->text().toStdString();
   EXPECT_TRUE(wb.field("optimizer.beta1")->toolTip().contains("only with optimizer.name adam or adamw"))
       << wb.field("optimizer.beta1")->toolTip().toStdString();
-  // Typed back to the default, it no longer has an effect to call out: hidden.
+  // At its default value a field that does not apply has nothing to call out: hidden.
   pm::test::retype(wb.field("optimizer.beta1"), "0.9");
   EXPECT_TRUE(QTest::qWaitFor([&] { return !wb.shown("optimizer.beta1"); }, 5000));
 }

@@ -80,7 +80,7 @@ class DesignerView : public QWidget {
   QAction* undoAction() const { return undoAction_; }
   QAction* redoAction() const { return redoAction_; }
   // The design files last opened (Open..., Open Recent) or saved, most recent first, at most 8,
-  // those that no longer exist left out (kept in the settings, designer/recentFiles).
+  // missing files left out (kept in the settings, designer/recentFiles).
   QStringList recentFiles() const;
 
  Q_SIGNALS:
@@ -98,8 +98,8 @@ class DesignerView : public QWidget {
   // Save (Ctrl+S): writes the open file when there is one and it can be written; otherwise (a new
   // design, a read-only installed preset) it is Save as....
   void save();
-  // Opens a recent file as Open... does (asking first about unsaved edits); a file that no longer
-  // exists is said so and dropped from the list.
+  // Opens a recent file as Open... does (asking first about unsaved edits); a missing file
+  // is reported and dropped from the list.
   void openRecent(const QString& path);
   void clearRecentFiles();
 

@@ -23,7 +23,7 @@ class RunDetailsPane : public QWidget {
   // Shows `run` as the store records it now. False (the pane says so) when the store has no such run.
   bool showRun(const RunStore& store, int64_t run);
   // The store changed: reads the shown run again when its listed record differs from the one shown
-  // or it is still going (its metrics grow); `listed` is nullptr when the run is no longer listed.
+  // or it is still going (its metrics grow); `listed` is nullptr when the run is not in the listing.
   // Views that did not change keep their scroll position and selection.
   void storeChanged(const RunStore& store, const RunRecord* listed);
   int64_t run() const { return run_; }  // the run shown (0 = none)
