@@ -328,3 +328,51 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
 }
 
 }  // namespace
+
+// The stability section: measured accuracy over lr x schedule beside the edges of
+// `plan --stability --json`. gpipe trains at 0.01 and 0.1 and not at 1.0: its predicted 0.3 held.
+// naive trains at 0.01 and diverges at 0.1: its predicted 0.001 is conservative by 10x. t1t2 trains
+// at 0.01 only: T1's predicted 0.5 is optimistic, 5x above where it breaks (0.1).
+TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const std::string cfg = R"({"model":{"name":"resnet20"},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
+    auto add = [&](const std::string& variant, const std::string& lr, double accuracy, const std::string& status) {
+      const int64_t id = store.createRun("stability-resnet20-" + variant + " [optimizer.lr=" + lr + "]", cfg,
+                                         {"study:stability", "optimizer.lr=" + lr});
+      store.appendMetric(id, "eval/accuracy", 100, 1.0, accuracy);
+      store.setStatus(id, status);
+    };
+    add("gpipe", "0.01", 0.80, "finished");
+    add("gpipe", "0.1", 0.86, "finished");
+    add("gpipe", "1.0", 0.10, "finished");
+    add("naive", "0.01", 0.70, "finished");
+    add("naive", "0.1", 0.10, "diverged");
+    add("t1t2", "0.01", 0.75, "finished");
+    add("t1t2", "0.1", 0.30, "finished");
+  }
+  QFile plan(dir.path() + "/stability-resnet20.json");
+  ASSERT_TRUE(plan.open(QIODevice::WriteOnly));
+  plan.write(R"({"predictions":[{"curvature":"at initialization","schedules":[
+    {"schedule":"gpipe","max_lr":0.3,"max_lr_range":[0.25,0.35],"breaking_stage":10},
+    {"schedule":"pipemare","max_lr":0.001,"max_lr_range":[0.0009,0.0011],"breaking_stage":7},
+    {"schedule":"pipemare+T1","max_lr":0.5,"max_lr_range":[0.4,0.6],"breaking_stage":9}]}]})");
+  plan.close();
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("## 5. Stability: where asynchrony breaks, predicted and measured")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| gpipe | 0.3 [0.25, 0.35] | stage 10 | 0.1 | 1 | 0.1 (0.860) | **held**: the edge lies between 0.1 and 1 |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| naive | 0.001 [0.0009, 0.0011] | stage 7 | 0.01 | 0.1 | 0.01 (0.700) | **conservative**: trains at "
+                          "0.01, 10.0x the predicted edge |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| t1t2 | 0.5 [0.4, 0.6] | stage 9 | 0.01 | 0.1 | 0.01 (0.750) | **optimistic**: breaks at 0.1, 5.0x "
+                          "below the predicted edge |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("**Where the prediction held:** 1 of 3 schedules; conservative (training works above the predicted "
+                          "edge) for 1, optimistic (training breaks below it) for 1."))
+      << md.toStdString();
+  EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/stability-map.png"));
+}

@@ -87,6 +87,14 @@ void HeatMap::setGrid(const QStringList& rowLabels, const QStringList& colLabels
   colTitle_ = colTitle;
   cells_.clear();
   fills_.clear();
+  marks_.clear();
+  redraw();
+}
+
+void HeatMap::setMarks(const std::vector<HeatMark>& marks) {
+  marks_.clear();
+  for (const auto& m : marks)
+    if (m.col >= 0 && m.col < cols() && std::isfinite(m.row)) marks_.push_back(m);
   redraw();
 }
 
@@ -136,6 +144,28 @@ void HeatMap::redraw() {
       t->setText(c.text);
       t->setFont(cellFont);
       t->setColor(textColorOn(fill));
+      t->setClipToAxisRect(true);
+    }
+  }
+  // Each mark: a white line under a black one, so that it reads on dark and bright cells alike.
+  const QFont markFont(font().family(), 8, QFont::Bold);
+  for (const auto& m : marks_) {
+    const double y = std::clamp(m.row, -0.5, rows() - 0.5);
+    for (const QPen& pen : {QPen(Qt::white, 6), QPen(Qt::black, 3)}) {
+      auto* line = new QCPItemLine(plot_);
+      line->start->setCoords(m.col - 0.5, y);
+      line->end->setCoords(m.col + 0.5, y);
+      line->setPen(pen);
+    }
+    if (!m.label.isEmpty()) {
+      auto* t = new QCPItemText(plot_);
+      t->position->setCoords(m.col + 0.47, y);
+      t->setPositionAlignment(Qt::AlignRight | (y > rows() - 1 ? Qt::AlignBottom : Qt::AlignTop));
+      t->setText(m.label);
+      t->setFont(markFont);
+      t->setColor(Qt::black);
+      t->setBrush(QBrush(QColor(255, 255, 255, 210)));
+      t->setPadding(QMargins(2, 0, 2, 0));
       t->setClipToAxisRect(true);
     }
   }

@@ -25,6 +25,15 @@ struct HeatCell {
   QString toolTip;
 };
 
+// A line across one column at a fractional row (0 = the first row's centre, 0.5 = the border
+// between the first and second rows), e.g. a predicted threshold between two grid values; the
+// label is written beside the line.
+struct HeatMark {
+  int col = 0;
+  double row = 0;
+  QString label;
+};
+
 class HeatMap : public QWidget {
   Q_OBJECT
  public:
@@ -36,6 +45,9 @@ class HeatMap : public QWidget {
   // bright end at the low values (e.g. for a loss, so that the better runs look alike).
   // scaleLabel "" hides the colour scale.
   void setCells(const std::vector<HeatCell>& cells, double lo, double hi, const QString& scaleLabel, bool invert = false);
+  // Lines drawn over the cells (clamped to the grid); setGrid clears them.
+  void setMarks(const std::vector<HeatMark>& marks);
+  const std::vector<HeatMark>& marks() const { return marks_; }
   void clear();
 
   int rows() const { return static_cast<int>(rowLabels_.size()); }
@@ -67,6 +79,7 @@ class HeatMap : public QWidget {
   QString rowTitle_, colTitle_;
   std::vector<HeatCell> cells_;
   std::vector<QColor> fills_;
+  std::vector<HeatMark> marks_;
   double lo_ = 0, hi_ = 1;
   QString scaleLabel_;
   bool invert_ = false;

@@ -1,4 +1,4 @@
-// The study report's language-model (2), hardware (3), planner (4) and stability (5) sections.
+// The study report's language-model (2), hardware (3) and planner (4) sections.
 #include "ui/report/study_report_writer.h"
 
 #include <QDir>
@@ -232,83 +232,6 @@ void StudyReportWriter::planner() {
         << "x**; weight+optimizer memory pipedream / pipemare (with T2's delta) **" << num(plan_[n].second, 2) << "x**\n";
   }
   md_ << "\n";
-}
-
-// (5) Stability map.
-void StudyReportWriter::stability() {
-  auto runs = runsTagged(store_, "study:stability");
-  md_ << "## 5. Stability map: learning rate x stage count\n\n";
-  if (runs.empty()) {
-    md_ << "_No runs tagged `study:stability`._\n\n";
-    return;
-  }
-  std::map<QString, std::map<std::string, std::map<int, const RunRecord*>>> grid;  // variant -> lr -> P
-  std::vector<int> stages;
-  for (const auto& r : runs) {
-    grid[variantOf(r)][sweepTagValue(r, "optimizer.lr", "")][r.stages] = &r;
-    if (std::find(stages.begin(), stages.end(), r.stages) == stages.end()) stages.push_back(r.stages);
-  }
-  std::sort(stages.begin(), stages.end());
-  md_ << "Final test accuracy; **D** = diverged (the loss guard stopped it).\n\n";
-  for (const auto& [variant, byLr] : grid) {
-    md_ << "**" << variant << "**\n\n| lr \\\\ P |";
-    for (int p : stages) md_ << " " << p << " |";
-    md_ << "\n|---|";
-    for (size_t i = 0; i < stages.size(); ++i) md_ << "---|";
-    md_ << "\n";
-    for (const auto& [lr, byP] : byLr) {
-      md_ << "| " << QString::fromStdString(lr) << " |";
-      for (int p : stages) {
-        auto it = byP.find(p);
-        if (it == byP.end()) md_ << " |";
-        else if (it->second->status == RunStatus::Diverged) md_ << " **D** |";
-        else md_ << " " << num(it->second->final_accuracy, 3) << " |";
-      }
-      md_ << "\n";
-    }
-    md_ << "\n";
-    stabilityFigure(variant, byLr, stages);
-  }
-}
-
-// The same grid as a heat map: accuracy on a colour scale, diverged cells marked D in red.
-void StudyReportWriter::stabilityFigure(const QString& variant,
-                                        const std::map<std::string, std::map<int, const RunRecord*>>& byLr,
-                                        const std::vector<int>& stages) {
-  std::vector<std::pair<double, std::string>> lrs;  // numeric order, largest at the top
-  for (const auto& [lr, byP] : byLr) lrs.push_back({QString::fromStdString(lr).toDouble(), lr});
-  std::sort(lrs.begin(), lrs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  QStringList rowLabels, colLabels;
-  for (const auto& l : lrs) rowLabels << QString::fromStdString(l.second);
-  for (int p : stages) colLabels << QString::number(p);
-  std::vector<HeatCell> cells;
-  for (int row = 0; row < static_cast<int>(lrs.size()); ++row) {
-    const auto& byP = byLr.at(lrs[static_cast<size_t>(row)].second);
-    for (int col = 0; col < static_cast<int>(stages.size()); ++col) {
-      auto it = byP.find(stages[static_cast<size_t>(col)]);
-      if (it == byP.end()) continue;
-      HeatCell c;
-      c.row = row;
-      c.col = col;
-      if (it->second->status == RunStatus::Diverged) {
-        c.text = "D";
-        c.color = QColor(200, 60, 60);
-      } else {
-        c.value = it->second->final_accuracy;
-        c.text = num(c.value, 3);
-      }
-      cells.push_back(c);
-    }
-  }
-  HeatMap map;
-  map.setTitle("Stability map, " + variant + ": final test accuracy (D = diverged)");
-  map.setGrid(rowLabels, colLabels, "learning rate", "stages P");
-  map.setCells(cells, 0.0, 1.0, "accuracy");
-  QString slug = variant.toLower();
-  slug.replace(QRegularExpression("[^a-z0-9]+"), "-");
-  const QString name = figure("stability-" + slug + ".png");
-  map.save(o_.outDir + "/" + name, 700, 450);
-  md_ << "![stability map, " << variant << "](" << name << ")\n\n";
 }
 
 

@@ -1,8 +1,8 @@
 #pragma once
 // Internal to ui/report: the study report's writer, one method per section. study_report.cpp has
 // the shared helpers, the report's outline and the claims (6); study_report_quality.cpp the
-// quality sections (1, 1b-1f); study_report_sections.cpp the language model (2), hardware (3),
-// planner (4) and stability (5) sections. GUI thread only.
+// quality sections (1, 1b-1f); study_report_sections.cpp the language model (2), hardware (3)
+// and planner (4) sections; study_report_stability.cpp the stability section (5). GUI thread only.
 #include <QColor>
 #include <QJsonObject>
 #include <QString>
@@ -71,8 +71,6 @@ class StudyReportWriter {
   static std::vector<double> values(const std::vector<MetricPoint>& pts);
   void planner();
   void stability();
-  void stabilityFigure(const QString& variant, const std::map<std::string, std::map<int, const RunRecord*>>& byLr,
-                       const std::vector<int>& stages);
 
   StudyReportOptions o_;
   RunStore store_;
