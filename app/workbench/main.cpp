@@ -193,11 +193,11 @@ int main(int argc, char** argv) {
   // The presets: the installed ones (or the source checkout's, from the build tree); the designer
   // adds those under $XDG_DATA_HOME and $XDG_DATA_DIRS (pipemare/experiments).
   pm::ui::MainWindow w(db, QString::fromStdString(pm::presetDirectory()));
-  // --experiment FILE: open it in the designer.
+  // --experiment FILE: open it in the designer, as Open... does (File > Open Recent lists it).
   // A file that cannot be read (or is not JSON) is a usage error: nothing opens or runs (with --run
   // neither: the designer's default experiment does not run in its place). One that reads but does
   // not validate opens, its errors shown, for editing; --run then refuses it as the Run button does.
-  if (!args.experiment.empty() && !w.designer()->loadFile(QString::fromStdString(args.experiment))) {
+  if (!args.experiment.empty() && !w.designer()->openFile(QString::fromStdString(args.experiment))) {
     std::fprintf(stderr, "pipemare-workbench: --experiment: %s\n", w.designer()->validationMessage().toStdString().c_str());
     return 2;
   }

@@ -448,6 +448,12 @@ void DesignerView::openDialog() {
   if (!path.isEmpty() && confirmDiscard() && loadFile(path)) rememberFile(path);
 }
 
+bool DesignerView::openFile(const QString& path) {
+  if (!loadFile(path)) return false;
+  rememberFile(path);
+  return true;
+}
+
 QStringList DesignerView::recentFiles() const {
   QStringList out;
   for (const QString& f : QSettings().value(kRecentKey).toStringList())

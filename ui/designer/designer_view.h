@@ -38,6 +38,9 @@ class DesignerView : public QWidget {
   DesignerView(const QString& presetDir, QWidget* parent = nullptr);
 
   bool loadFile(const QString& path);      // false (and a message) when unreadable
+  // Opens a design file named outside the Open dialog (the command line's --experiment): loadFile,
+  // and when it loads, the file first in the recent files. Asks nothing about unsaved edits.
+  bool openFile(const QString& path);
   void setExperiment(const nlohmann::json& j);
   nlohmann::json currentJson() const;      // built from the widgets
   // The design as a run or the planner reads it: currentJson() with the file paths it names
