@@ -118,11 +118,11 @@ TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
-  EXPECT_TRUE(md.contains("### 1c. Shorter delays: N = 8 microbatches")) << md.toStdString();
+  EXPECT_TRUE(md.contains("### A5. Shorter delays: N = 8 microbatches")) << md.toStdString();
   EXPECT_TRUE(md.contains("N = 8 microbatches, all training images, plain SGD (momentum 0); test accuracy")) << md.toStdString();
   EXPECT_TRUE(md.contains("| t1t2 | 0.02 | 0.8500 | 0.9150 | -0.50 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("| gpipe | 0.02 | 0.8800 | 0.9200 | 0.00 | finished |")) << md.toStdString();
-  EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.02: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| 60,000 images, 3 epochs, N = 8 | 0.02 | 0.9200 | -0.50 (1 seed) | - | - | A5 |")) << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n8-lr0.02.png"));
 }
 
@@ -142,9 +142,9 @@ TEST(StudyReport, QualityN4SectionHasItsHeadingFigureAndClaims) {
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
-  EXPECT_TRUE(md.contains("### 1d. Middle delays: N = 4 microbatches")) << md.toStdString();
+  EXPECT_TRUE(md.contains("### A4. Middle delays: N = 4 microbatches")) << md.toStdString();
   EXPECT_TRUE(md.contains("| naive | 0.3 | 0.7500 | 0.8000 | -10.00 | finished |")) << md.toStdString();
-  EXPECT_TRUE(md.contains("all 60,000 images, N = 4, lr 0.3: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| 60,000 images, 3 epochs, N = 4 | 0.3 | 0.9000 | -0.50 (1 seed) | - | -10.00 (1 seed) | A4 |")) << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-n4-lr0.3.png"));
 }
 
@@ -165,11 +165,11 @@ TEST(StudyReport, QualityWithoutMomentumSectionNamesTheOptimizer) {
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
-  EXPECT_TRUE(md.contains("### 1f. Without momentum: plain SGD")) << md.toStdString();
+  EXPECT_TRUE(md.contains("### A6. Without momentum: plain SGD")) << md.toStdString();
   EXPECT_TRUE(md.contains("N = 2 microbatches, all training images, plain SGD (momentum 0); test accuracy")) << md.toStdString();
   EXPECT_TRUE(md.contains("T1+T2 within 1.0 point of gpipe: lr 1.0 -0.70 (met)")) << md.toStdString();
   EXPECT_TRUE(md.contains("at the highest learning rate (1.0): diverged (met)")) << md.toStdString();
-  EXPECT_TRUE(md.contains("all 60,000 images, plain SGD, lr 1.0: T1+T2 -0.70 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| 60,000 images, 3 epochs, N = 2, plain SGD | 1.0 | 0.9000 | -0.70 (1 seed) | - | - | A6 |")) << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-m0-lr1.0.png"));
   {  // a run with another optimizer in the same section: the setup line names both
     pm::RunStore store(db);
@@ -199,10 +199,14 @@ TEST(StudyReport, QualityLongSectionShowsTheThirdEpoch) {
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
-  EXPECT_TRUE(md.contains("### 1e. Longer training still")) << md.toStdString();
+  EXPECT_TRUE(md.contains("### A3. Longer training")) << md.toStdString();
   EXPECT_TRUE(md.contains("| variant | lr | accuracy after epoch 1 | accuracy after epoch 3 | accuracy at the end |")) << md.toStdString();
   EXPECT_TRUE(md.contains("| t1t2 | 0.1 | 0.8250 | 0.8450 | 0.9150 | -0.50 | finished |")) << md.toStdString();
-  EXPECT_TRUE(md.contains("all 60,000 images, 10 epochs, lr 0.1: T1+T2 -0.50 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| 60,000 images, 10 epochs, N = 2 | 0.1 | 0.9200 | -0.50 (1 seed) | - | - | A3 |")) << md.toStdString();
+  // The summary judges the longest training there is.
+  EXPECT_TRUE(md.contains("| T1+T2 within ~1 point of synchronous training | T1+T2 - gpipe: -0.50 points (1 seed) | ResNet-20, 60,000 "
+                          "images, 10 epochs, P = 11, N = 2, lr 0.1 (section 1) | reproduced |"))
+      << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/quality-long-lr0.1.png"));
   {  // stopped right after its epoch-3 evaluation: that evaluation is its "after epoch 3", not "-"
     pm::RunStore store(db);
@@ -252,6 +256,10 @@ TEST(StudyReport, QualitySectionAveragesSeeds) {
   EXPECT_TRUE(md.contains("| naive | 0.1 | 0.7000 | 0.8500 | -6.20 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("T1+T2 within 1.0 point of gpipe: lr 0.1 -0.80 (met)")) << md.toStdString();
   EXPECT_TRUE(md.contains("at the highest learning rate (0.1): -6.20 (met)")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| T1+T2 within ~1 point of synchronous training | T1+T2 - gpipe: -0.80 points (2 seeds, spread 0.80) | ResNet-20, "
+                          "60,000 images, 3 epochs, P = 11, N = 2, lr 0.1 (section 1) | reproduced |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("_6 runs, seeds 1, 2; revision")) << md.toStdString();
   // The warm-up's price: 1 / (6/3 + 2/3) = 0.375 against gpipe's 2/12.
   EXPECT_TRUE(md.contains("**What the warm-up costs** (planner, equal stages, P = 11, N = 2; the hybrid's utilization is "
                           "time-weighted): gpipe 0.167, pipemare 1.000 (6.00x gpipe); t1t2-warmup (1 of 3 epochs as gpipe) "
@@ -308,7 +316,7 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
   md = writeReport(dir, db);
   EXPECT_TRUE(md.contains("lr 0.5 diverged (not met)")) << md.toStdString();
   EXPECT_TRUE(md.contains("| t1t2 | 0.5 | 0.8950 | 0.8950 | - | diverged |")) << md.toStdString();
-  EXPECT_TRUE(md.contains("N = 8, lr 0.5: T1+T2 not comparable (a run did not finish)")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| 60,000 images, 3 epochs, N = 8 | 0.5 | 0.9000 | - | - | - | A5 |")) << md.toStdString();
   {
     pm::RunStore store(db);
     const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":8}})";
@@ -323,11 +331,11 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
   EXPECT_TRUE(md.contains("lr 0.1 -1.50 (not met), lr 0.5 diverged (not met); T1+T2 with K = 3 epochs within 1.0 point of gpipe: lr 0.1 -1.20 (not met); "
                           "T1+T2 after a warm-up epoch within 1.0 point of gpipe: lr 0.1 -0.50 (met); naive"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("all 60,000 images, N = 8, lr 0.1: T1+T2 with K = 3 epochs -1.20 points vs gpipe")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| 60,000 images, 3 epochs, N = 8 | 0.1 | 0.9100 | -1.50 (1 seed) | T1+T2 after a warm-up epoch: -0.50 (1 seed) | "
+                          "-3.00 (1 seed) | A5 |"))
+      << md.toStdString();
   EXPECT_FALSE(md.contains("What the warm-up costs")) << "no run's configuration has a warm-up";
 }
-
-}  // namespace
 
 // The stability section: measured accuracy over lr x schedule beside the edges of
 // `plan --stability --json`. gpipe trains at 0.01 and 0.1 and not at 1.0: its predicted 0.3 held.
@@ -362,7 +370,7 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
   plan.close();
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
-  EXPECT_TRUE(md.contains("## 5. Stability: where asynchrony breaks, predicted and measured")) << md.toStdString();
+  EXPECT_TRUE(md.contains("## 4. Stability: where asynchrony breaks, predicted and measured")) << md.toStdString();
   EXPECT_TRUE(md.contains("| gpipe | 0.3 [0.25, 0.35] | stage 10 | 0.1 | 1 | 0.1 (0.860) | **held**: the edge lies between 0.1 and 1 |"))
       << md.toStdString();
   EXPECT_TRUE(md.contains("| naive | 0.001 [0.0009, 0.0011] | stage 7 | 0.01 | 0.1 | 0.01 (0.700) | **conservative**: trains at "
@@ -376,3 +384,49 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
       << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/stability-map.png"));
 }
+
+// The summary's quality verdict: a gap larger than the target but within the seeds' spread reads
+// "within noise"; a gap the plain T1+T2 misses but a variant meets reads "reproduced with a condition".
+TEST(StudyReport, SummaryJudgesTheQualityClaimWithItsNoise) {
+  auto add = [](pm::RunStore& store, const std::string& variant, int seed, double last) {
+    const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"training":{"seed":)" + std::to_string(seed) +
+                            R"(},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
+    const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=0.1]", cfg, {"study:quality-full", "optimizer.lr=0.1"});
+    store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
+    store.setStatus(id, "finished");
+  };
+  {
+    QTemporaryDir dir;
+    const std::string db = (dir.path() + "/study.db").toStdString();
+    {
+      pm::RunStore store(db);
+      add(store, "gpipe", 1, 0.91);
+      add(store, "gpipe", 2, 0.92);
+      add(store, "t1t2", 1, 0.88);
+      add(store, "t1t2", 2, 0.90);  // mean gap -2.50, seeds of t1t2 2.00 points apart
+    }
+    const QString md = writeReport(dir, db);
+    EXPECT_TRUE(md.contains("| T1+T2 - gpipe: -2.50 points (2 seeds, spread 2.00) | ResNet-20, 60,000 images, 3 epochs, P = 11, N = 2, lr 0.1 "
+                            "(section 1) | within noise (the seeds differ by 2.00 points) |"))
+        << md.toStdString();
+  }
+  {
+    QTemporaryDir dir;
+    const std::string db = (dir.path() + "/study.db").toStdString();
+    {
+      pm::RunStore store(db);
+      add(store, "gpipe", 1, 0.92);
+      add(store, "t1t2", 1, 0.89);
+      add(store, "t1t2-warmup", 1, 0.915);
+    }
+    const QString md = writeReport(dir, db);
+    EXPECT_TRUE(md.contains("| T1+T2 - gpipe: -3.00 points (1 seed) | ResNet-20, 60,000 images, 3 epochs, P = 11, N = 2, lr 0.1 (section 1) | "
+                            "reproduced with a condition: T1+T2 after a warm-up epoch -0.50 points (1 seed) |"))
+        << md.toStdString();
+    // The summary fits one screen: everything before section 1.
+    const int lines = md.left(md.indexOf("## 1. Quality")).count('\n');
+    EXPECT_LE(lines, 40) << md.toStdString();
+  }
+}
+
+}  // namespace

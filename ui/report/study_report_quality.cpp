@@ -36,12 +36,6 @@ double mean(const std::vector<double>& v) {
   return n ? sum / n : NAN;
 }
 
-// The training seed a run used (its experiment's training.seed).
-int64_t seedOf(const RunRecord& r) {
-  const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
-  return cfg.value("training").toObject().value("seed").toInteger(1);
-}
-
 // The optimizer a run used, as the setup line of a quality section names it (absent fields take
 // the engine's defaults: sgd, momentum 0).
 QString optimizerText(const RunRecord& r) {
@@ -143,8 +137,7 @@ void collectQuality(const RunStore& store, const std::vector<RunRecord>& runs, i
 }
 
 // The section's table, a row per variant and learning rate; `into` receives each row's final accuracy.
-void writeQualityTable(QTextStream& md, const QualityCells& byLr, int alsoEpoch,
-                       std::map<std::string, std::map<QString, double>>& into) {
+void writeQualityTable(QTextStream& md, const QualityCells& byLr, int alsoEpoch, RegimeResults& into) {
   const QString midColumn = alsoEpoch > 1 ? QString(" accuracy after epoch %1 |").arg(alsoEpoch) : QString();
   md << "| variant | lr | accuracy after epoch 1 |" << midColumn << " accuracy at the end | vs gpipe (points) | status |\n"
      << "|---|---|---|" << (alsoEpoch > 1 ? "---|" : "") << "---|---|---|\n";
@@ -154,7 +147,14 @@ void writeQualityTable(QTextStream& md, const QualityCells& byLr, int alsoEpoch,
       md << "| " << v << " | " << QString::fromStdString(lr) << " | " << c.show(c.epoch1) << " | "
           << (alsoEpoch > 1 ? c.show(c.mid) + " | " : QString()) << c.show(c.last) << " | "
           << num((c.meanLast() - ref) * 100, 2) << " | " << QString::fromStdString(c.statusText()) << " |\n";
-      into[lr][v] = c.meanLast();
+      FinalAccuracy& f = into[lr][v];
+      f.mean = c.meanLast();
+      f.seeds = c.seeds;
+      for (double x : c.last)
+        if (std::isfinite(x)) {
+          f.lo = std::isfinite(f.lo) ? std::min(f.lo, x) : x;
+          f.hi = std::isfinite(f.hi) ? std::max(f.hi, x) : x;
+        }
     }
   }
 }
@@ -178,7 +178,7 @@ void addQualityCurves(CurvePlot& plot, const std::vector<std::pair<QString, RunD
 using namespace study;
 
 void StudyReportWriter::quality(const std::string& tag, const QString& heading, const QString& figurePrefix,
-                                std::map<std::string, std::map<QString, double>>& into, const QString& variantsNote,
+                                RegimeResults& into, const QString& variantsNote,
                                 int alsoEpoch) {
   auto runs = runsTagged(store_, tag);
   md_ << heading << "\n\n";
@@ -186,6 +186,7 @@ void StudyReportWriter::quality(const std::string& tag, const QString& heading, 
     md_ << "_No runs tagged `" << QString::fromStdString(tag) << "` in the store._\n\n";
     return;
   }
+  md_ << provenance(runs) << "\n\n";
   writeQualitySetup(md_, runs, variantsNote, alsoEpoch);
   // lr -> variant -> one entry per seed. Several seeds of a variant show as their mean, with each
   // seed's figure beside it; the targets are judged on the means.

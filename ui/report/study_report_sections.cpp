@@ -34,11 +34,12 @@ using namespace study;
 // (2) Language model.
 void StudyReportWriter::charlm() {
   auto runs = runsTagged(store_, "study:charlm");
-  md_ << "## 2. Language model: byte-level Transformer (charlm) on the fortunes corpus\n\n";
+  md_ << "### A7. Language model: byte-level Transformer (charlm) on the fortunes corpus\n\n";
   if (runs.empty()) {
     md_ << "_No runs tagged `study:charlm`._\n\n";
     return;
   }
+  md_ << provenance(runs) << "\n\n";
   md_ << "| run | schedule | P | N | final train loss | final eval loss | eval perplexity | status |\n|---|---|---|---|---|---|---|---|\n";
   CurvePlot plot;
   plot.setTitle("charlm: evaluation loss");
@@ -113,11 +114,12 @@ void addStageMemory(const RunStore& store, const RunRecord& r, bool paperTiming,
 // (3) Hardware: real P = 2 runs of cnn.
 void StudyReportWriter::hardware() {
   auto runs = runsTagged(store_, "study:hardware");
-  md_ << "## 3. Hardware: `real` P = 2 runs of `cnn` (one process per stage, Gloo, one thread each)\n\n";
+  md_ << "## 2. Hardware: throughput and memory of `real` P = 2 runs of `cnn` (one process per stage, Gloo, one thread each)\n\n";
   if (runs.empty()) {
     md_ << "_No runs tagged `study:hardware`._\n\n";
     return;
   }
+  md_ << provenance(runs) << "\n\n";
   double base = NAN, baseCompute = NAN;
   for (const auto& r : runs)
     if (r.stages == 1) {
@@ -177,6 +179,15 @@ bool StudyReportWriter::hardwareRow(const RunRecord& r, double base, double base
   QStringList u, m;
   for (const auto& [s, v] : util) u << num(v, 3);
   for (const auto& [s, v] : peak) m << num(v / 1048576.0, 2);
+  // Weight and optimizer memory as the paper counts it: weights, stashed versions, optimizer
+  // state and T2's delta, each stage's peak, summed over the stages.
+  double weightMemory = 0;
+  for (const char* cat : {"weights", "stash", "optimizer", "delta"}) {
+    std::map<int, double> stagePeak;
+    for (const auto& p : store_.loadStageMetric(r.id, std::string("mem/") + cat)) stagePeak[p.stage] = std::max(stagePeak[p.stage], p.value);
+    for (const auto& [st, v] : stagePeak) weightMemory += v / 1048576.0;
+  }
+  if (!paperTiming && r.stages > 1) hwMemory_[r.schedule] = weightMemory;
   QString breakdown = "-";
   if (r.stages > 1) {
     const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(r.schedule);
@@ -218,7 +229,8 @@ std::vector<double> StudyReportWriter::values(const std::vector<MetricPoint>& pt
 
 // (4) Planner on ResNet-50, P = 107.
 void StudyReportWriter::planner() {
-  md_ << "## 4. Planner: ImageNet ResNet-50, one stage per weight layer (P = 107)\n\n";
+  md_ << "## 3. Planner at paper scale: ImageNet ResNet-50, one stage per weight layer (P = 107)\n\n"
+      << "_No runs: `pipemare plan` (seconds of CPU)._\n\n";
   for (int n : {32, 8}) {
     const QJsonObject j = readJson(QString("%1/plan-resnet50-N%2.json").arg(o_.planDir).arg(n));
     if (j.isEmpty()) {

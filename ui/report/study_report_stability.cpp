@@ -125,11 +125,12 @@ double rowOf(double lr, const std::vector<double>& lrs) {
 // (5) Stability.
 void StudyReportWriter::stability() {
   auto runs = runsTagged(store_, "study:stability");
-  md_ << "## 5. Stability: where asynchrony breaks, predicted and measured\n\n";
+  md_ << "## 4. Stability: where asynchrony breaks, predicted and measured\n\n";
   if (runs.empty()) {
     md_ << "_No runs tagged `study:stability`._\n\n";
     return;
   }
+  md_ << provenance(runs) << "\n\n";
   const QJsonObject planJson = readJson(o_.planDir + "/stability-resnet20.json");
   const std::map<QString, Prediction> predicted = readPredictions(planJson);
 
@@ -138,7 +139,7 @@ void StudyReportWriter::stability() {
   std::vector<double> lrs;
   for (const auto& r : runs) {
     const double lr = QString::fromStdString(sweepTagValue(r, "optimizer.lr", "")).toDouble();
-    if (!(lr > 0)) continue;
+    if (!(lr > 0) || r.status == RunStatus::Created || r.status == RunStatus::Running) continue;  // not a result yet
     grid[variantOf(r)][lr] = &r;
     if (std::find(lrs.begin(), lrs.end(), lr) == lrs.end()) lrs.push_back(lr);
   }
@@ -209,6 +210,10 @@ void StudyReportWriter::stability() {
         << " (" << num(m.bestAccuracy, 3) << ") | " << verdict(pr, m, lrs.front(), &held, &conservative, &optimistic) << " |\n";
   }
   md_ << "\n";
+  stabilityHeld_ = held;
+  stabilityConservative_ = conservative;
+  stabilityOptimistic_ = optimistic;
+  stabilityColumns_ = static_cast<int>(cols.size());
   if (predicted.empty())
     md_ << "_stability-resnet20.json (from `pipemare plan --stability --json`) missing: no predicted edges._\n\n";
 

@@ -9,6 +9,8 @@
 #include <QStringList>
 #include <QTextStream>
 
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -42,6 +44,25 @@ void addStepSeries(CurvePlot& plot, const QString& name, const QColor& color, co
 
 QJsonObject readJson(const QString& path);
 
+// One variant at one learning rate: its final test accuracy over seeds. mean is NaN unless every
+// seed finished (a diverged or stopped run's last evaluation is no final figure); lo and hi are
+// the seeds' extremes.
+struct FinalAccuracy {
+  double mean = NAN, lo = NAN, hi = NAN;
+  std::vector<int64_t> seeds;
+};
+// lr -> variant -> its final accuracy.
+using RegimeResults = std::map<std::string, std::map<QString, FinalAccuracy>>;
+
+// The training seed a run used (its experiment's training.seed).
+int64_t seedOf(const RunRecord& r);
+
+// Where a section's runs came from: "_12 runs, seeds 1, 2; revision abc1234; 0.8 CPU hours (wall
+// time x threads)._"
+QString provenance(const std::vector<RunRecord>& runs);
+// The CPU hours of runs: each run's wall time times the threads it used.
+double cpuHours(const std::vector<RunRecord>& runs);
+
 }  // namespace study
 
 class StudyReportWriter {
@@ -51,19 +72,25 @@ class StudyReportWriter {
   int write();
 
  private:
+  // The text written to md_ since the last take(), which starts the next part.
+  QString take();
   std::string hostLine() const;
   QString figure(const QString& name);
   // (1) Quality: ResNet-20, one stage per unit. `tag` selects the runs; `into` receives lr ->
   // variant -> final accuracy (for the claims); alsoEpoch > 1 adds a column with the accuracy after
   // that epoch (the study's presets evaluate once per epoch).
   void quality(const std::string& tag, const QString& heading, const QString& figurePrefix,
-               std::map<std::string, std::map<QString, double>>& into, const QString& variantsNote = QString(),
+               study::RegimeResults& into, const QString& variantsNote = QString(),
                int alsoEpoch = 0);
   // statusOf: lr -> variant -> each seed's status.
   void qualityTargets(const std::map<std::string, std::map<QString, std::pair<double, double>>>& byLr,
                       const std::map<std::string, std::map<QString, std::vector<RunStatus>>>& statusOf);
   void warmupCost(const std::vector<RunRecord>& runs);
-  void claims();
+  // The one-screen summary: the paper's three claims (and the stability edge), each with the
+  // measured figure, its setting and a verdict.
+  void summary();
+  // Section 1's lead: the accuracy gap to gpipe of every quality regime, seeds and spread.
+  void qualityOverview();
   void charlm();
   void hardware();
   bool hardwareRow(const RunRecord& r, double base, double baseCompute, double ceiling, QStringList& slowedBaseline);
@@ -77,8 +104,10 @@ class StudyReportWriter {
   QString text_;
   QTextStream md_{&text_};
   int figures_ = 0;
-  std::map<std::string, std::map<QString, double>> quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_, qualityM0_;
+  study::RegimeResults quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_, qualityM0_;
   std::map<std::string, std::vector<double>> hw_;
+  std::map<std::string, double> hwMemory_;  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
+  int stabilityHeld_ = -1, stabilityConservative_ = 0, stabilityOptimistic_ = 0, stabilityColumns_ = 0;
   std::map<int, std::pair<double, double>> plan_;
 };
 
