@@ -97,6 +97,21 @@ double cpuHours(const std::vector<RunRecord>& runs) {
   return hours;
 }
 
+QString regimeSetting(const std::vector<RunRecord>& runs) {
+  if (runs.empty()) return QString();
+  const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(runs.front().config_json)).object();
+  const int limit = cfg.value("data").toObject().value("train_limit").toInt(0);
+  const int epochs = cfg.value("training").toObject().value("epochs").toInt(1);
+  const QJsonObject opt = cfg.value("optimizer").toObject();
+  const bool plain = opt.value("name").toString("sgd") == "sgd" && opt.value("momentum").toDouble(0) <= 0;
+  return QString("%L1 images, %2 epoch%3, N = %4%5")
+      .arg(limit > 0 ? limit : 60000)
+      .arg(epochs)
+      .arg(epochs == 1 ? "" : "s")
+      .arg(runs.front().microbatches)
+      .arg(plain ? ", plain SGD" : "");
+}
+
 QString provenance(const std::vector<RunRecord>& runs) {
   if (runs.empty()) return QString();
   std::map<int64_t, int> seeds;
@@ -331,7 +346,7 @@ void StudyReportWriter::qualityOverview() {
         }
       }
       const FinalAccuracy& ref = v.at("gpipe");
-      md_ << "| " << reg.setting << " | " << QString::fromStdString(lr) << " | " << num(ref.mean, 4) << " | "
+      md_ << "| " << settings_.value(reg.results, reg.setting) << " | " << QString::fromStdString(lr) << " | " << num(ref.mean, 4) << " | "
           << gapText(gapOf(*reg.results, lr, "t1t2")) << " | " << other << " | " << gapText(gapOf(*reg.results, lr, "naive"))
           << " | " << reg.part << " |\n";
     }
@@ -343,10 +358,8 @@ void StudyReportWriter::summary() {
   md_ << "## Summary\n\n"
       << "| claim (PipeMare paper) | measured here | setting | verdict |\n|---|---|---|---|\n";
   // Quality: judged on the longest training that has gpipe and T1+T2, at gpipe's best rate.
-  const std::vector<std::pair<const RegimeResults*, QString>> judged = {
-      {&qualityLong_, "60,000 images, 10 epochs"}, {&qualityFull_, "60,000 images, 3 epochs"}, {&quality_, "12,000 images, 3 epochs"}};
   bool quality = false;
-  for (const auto& [results, setting] : judged) {
+  for (const RegimeResults* results : {&qualityLong_, &qualityFull_, &quality_}) {
     const std::string lr = bestGpipeRate(*results, "t1t2");
     if (lr.empty()) continue;
     quality = true;
@@ -372,7 +385,7 @@ void StudyReportWriter::summary() {
       if (!conditions.isEmpty()) verdict = "reproduced with a condition: " + conditions.join("; ");
     }
     md_ << "| T1+T2 within ~1 point of synchronous training | T1+T2 - gpipe: " << gapText(g, true) << " | ResNet-20, "
-        << setting << ", P = 11, N = 2, lr " << QString::fromStdString(lr) << " (section 1) | " << verdict << " |\n";
+        << settings_.value(results) << ", P = 11, lr " << QString::fromStdString(lr) << " (section 1) | " << verdict << " |\n";
     break;
   }
   if (!quality) md_ << "| T1+T2 within ~1 point of synchronous training | - | no quality runs | - |\n";

@@ -187,6 +187,7 @@ void StudyReportWriter::quality(const std::string& tag, const QString& heading, 
     return;
   }
   md_ << provenance(runs) << "\n\n";
+  settings_[&into] = regimeSetting(runs);
   writeQualitySetup(md_, runs, variantsNote, alsoEpoch);
   // lr -> variant -> one entry per seed. Several seeds of a variant show as their mean, with each
   // seed's figure beside it; the targets are judged on the means.

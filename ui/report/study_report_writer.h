@@ -5,6 +5,7 @@
 // and planner (4) sections; study_report_stability.cpp the stability section (5). GUI thread only.
 #include <QColor>
 #include <QJsonObject>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QTextStream>
@@ -60,6 +61,9 @@ int64_t seedOf(const RunRecord& r);
 // Where a section's runs came from: "_12 runs, seeds 1, 2; revision abc1234; 0.8 CPU hours (wall
 // time x threads)._"
 QString provenance(const std::vector<RunRecord>& runs);
+// A quality regime's training as its runs set it: "60,000 images, 3 epochs, N = 2" (", plain SGD"
+// without momentum); data.train_limit 0 is the whole Fashion-MNIST training set.
+QString regimeSetting(const std::vector<RunRecord>& runs);
 // The CPU hours of runs: each run's wall time times the threads it used.
 double cpuHours(const std::vector<RunRecord>& runs);
 
@@ -106,7 +110,8 @@ class StudyReportWriter {
   int figures_ = 0;
   study::RegimeResults quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_, qualityM0_;
   std::map<std::string, std::vector<double>> hw_;
-  std::map<std::string, double> hwMemory_;  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
+  std::map<std::string, double> hwMemory_;
+  QMap<const study::RegimeResults*, QString> settings_;  // each quality regime's training, from its runs  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
   int stabilityHeld_ = -1, stabilityConservative_ = 0, stabilityOptimistic_ = 0, stabilityColumns_ = 0;
   std::map<int, std::pair<double, double>> plan_;
 };
