@@ -402,7 +402,7 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
   ASSERT_NE(gammaItem, nullptr);
   EXPECT_EQ(gammaItem->checkState(0), Qt::Checked);
   ASSERT_TRUE(toggleRun(view, fx.gamma));
-  QTRY_COMPARE(view.plot()->seriesCount(), 2);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.plot()->seriesCount() == 2; })) << view.plot()->seriesCount();
   EXPECT_EQ(view.selectedRuns(), (std::vector<int64_t>{fx.alpha, fx.beta}));
   EXPECT_EQ(view.summaryTable()->rowCount(), 2);
   QTreeWidgetItem* unticked = runItem(view.runList(), fx.gamma);

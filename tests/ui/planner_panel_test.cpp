@@ -47,9 +47,9 @@ TEST(PlannerPanel, TheTableAgreesWithTheTimelineOfTheRowClicked) {
   auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
   ASSERT_TRUE(tabs);
   ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
-  QTRY_VERIFY_WITH_TIMEOUT(panel->plan().is_object() && panel->plan().value("model", std::string()) == "resnet20" &&
-                               panel->rowCount() == 7,
-                           90000);
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return panel->plan().is_object() && panel->plan().value("model", std::string()) == "resnet20" && panel->rowCount() == 7; },
+      90000));
   auto* table = panel->findChild<QTableWidget*>();
   ASSERT_TRUE(table);
 
@@ -74,8 +74,9 @@ TEST(PlannerPanel, TheTableAgreesWithTheTimelineOfTheRowClicked) {
     const int row = rowOf(table, schedule);
     ASSERT_GE(row, 0);
     pm::test::clickCell(table, row, 1);
-    QTRY_COMPARE(panel->selectedSchedule(), schedule);
-    QTRY_VERIFY(panel->ganttTitle().startsWith("Predicted timeline: " + schedule + ","));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return panel->selectedSchedule() == schedule; })) << panel->selectedSchedule().toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return panel->ganttTitle().startsWith("Predicted timeline: " + schedule + ","); }))
+        << panel->ganttTitle().toStdString();
     EXPECT_TRUE(panel->memoryTitle().contains(schedule)) << panel->memoryTitle().toStdString();
     EXPECT_GT(panel->ganttBoxes(), 0u);
     EXPECT_NEAR(number(table, row, 1), panel->ganttBusyShare(), 5e-4);

@@ -222,8 +222,8 @@ void showApplicableFields(QWidget* form, const std::map<std::string, QWidget*>& 
     note->setVisible(!any);
   }
   if (showAll)
-    showAll->setText(hidden == 0 || all ? QObject::tr("Show all fields, also those that do not apply to this design")
-                                        : QObject::tr("Show all fields (%n hidden: they do not apply to this design)", "", hidden));
+    showAll->setText(hidden == 0 || all ? QObject::tr("Show all fields")
+                                        : QObject::tr("Show all fields (%n not applying)", "", hidden));
 }
 
 // A field's value as its text field shows it: a string as it is, anything else as JSON.

@@ -134,6 +134,10 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   auto* top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("Preset:"), this));
   presets_->setObjectName(QStringLiteral("presetBox"));
+  // As narrow as 14 characters (long names elide), not as the longest name: the form shares the
+  // Design tab with the planner and fits a 1024 px window beside it.
+  presets_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  presets_->setMinimumContentsLength(14);
   presets_->addItem(tr("(defaults)"));
   for (const QString& f : QDir(presetDir_).entryList({"*.json"}, QDir::Files, QDir::Name)) presets_->addItem(f);
   addOtherPresets(presets_, presetDir_);
@@ -145,10 +149,14 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   auto* run = new QPushButton(tr("Run"), this);
   run->setObjectName("runButton");
   run->setDefault(true);
-  top->addWidget(open);
-  top->addWidget(openModel);
-  top->addWidget(save);
-  top->addWidget(run);
+  // The buttons on a row of their own under the preset list: side by side with it they would
+  // make the form wider than half of a 1024 px window.
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(open);
+  buttons->addWidget(openModel);
+  buttons->addWidget(save);
+  buttons->addStretch(1);
+  buttons->addWidget(run);
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
   scroll->setWidget(form_);
@@ -164,6 +172,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   describer_ = new QProcess(this);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
+  layout->addLayout(buttons);
   layout->addWidget(modelUnits_);
   layout->addWidget(scroll, 1);
   layout->addWidget(status_);

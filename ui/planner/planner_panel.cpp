@@ -3,11 +3,14 @@
 #include <algorithm>
 
 #include <QComboBox>
+#include <QEvent>
 #include <QFile>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProcess>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -23,7 +26,9 @@ using Json = nlohmann::json;
 PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
     : QWidget(parent), binary_(pipemareBinary), timing_(new QComboBox(this)), table_(new QTableWidget(this)),
       memory_(new StackedBarsPlot(this)), gantt_(new GanttPlot(this)), status_(new QLabel(this)),
-      debounce_(new QTimer(this)), proc_(new QProcess(this)), tmp_(new QTemporaryDir()) {
+      debounce_(new QTimer(this)), proc_(new QProcess(this)), tmp_(new QTemporaryDir()),
+      stabilityButton_(new QPushButton(tr("Predict stability edge"), this)), stabilityBusy_(new QProgressBar(this)),
+      stabilityLabel_(new QLabel(this)), stabilityProc_(new QProcess(this)) {
   timing_->addItem(tr("1F1B timing (engine default)"), "1f1b");
   timing_->addItem(tr("paper timing (pipeline.timing = paper)"), "paper");
   // Each column's figure, defined in its header's tooltip.
@@ -66,16 +71,47 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   setMemoryTitle(tr("Predicted memory per stage (MiB)"));
   setGantt(tr("Predicted timeline"), {}, 1);
 
-  auto* top = new QHBoxLayout;
-  top->addWidget(new QLabel(tr("<b>Planner</b> (predictions before anything runs)"), this), 1);
-  top->addWidget(timing_);
-  auto* plots = new QSplitter(Qt::Horizontal, this);
-  plots->addWidget(memory_);
-  plots->addWidget(gantt_);
-  plots->setStretchFactor(1, 2);
+  // The panel shares the Design tab with the designer's form: its parts stack so that it fits
+  // narrow (its title wraps, the timing list elides its long entries, the table scrolls).
+  timing_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  timing_->setMinimumContentsLength(12);
+  timing_->setToolTip(tr("The timing model of the delays and timelines: the engine's 1F1B software timing, or the "
+                         "paper's (pipeline.timing = paper)"));
+  auto* title = new QLabel(tr("<b>Planner</b> (predictions before anything runs)"), this);
+  title->setWordWrap(true);
+  stabilityButton_->setObjectName(QStringLiteral("stabilityButton"));
+  stabilityButton_->setToolTip(
+      tr("Estimates each stage's top Hessian eigenvalue (pipemare plan --stability) and predicts the largest stable "
+         "base learning rate of every schedule: seconds for small models, a minute or more for large ones. Click again "
+         "to cancel."));
+  stabilityBusy_->setRange(0, 0);  // busy: the estimate's length is not known beforehand
+  stabilityBusy_->setTextVisible(false);
+  stabilityBusy_->setMaximumWidth(80);
+  stabilityBusy_->hide();
+  stabilityLabel_->setObjectName(QStringLiteral("stabilityLabel"));
+  stabilityProc_->setObjectName(QStringLiteral("stabilityProcess"));
+  stabilityLabel_->setWordWrap(true);
+  stabilityLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* top = new QVBoxLayout;
+  top->addWidget(title);
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(timing_, 1);
+  controls->addWidget(stabilityButton_);
+  controls->addWidget(stabilityBusy_);
+  top->addLayout(controls);
+  top->addWidget(stabilityLabel_);
+  table_->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
+  plots_ = new QSplitter(Qt::Horizontal, this);
+  plots_->addWidget(memory_);
+  plots_->addWidget(gantt_);
+  plots_->setStretchFactor(1, 2);
+  // As narrow as one plot: the plots go one above the other when they do not fit side by side
+  // (eventFilter), so the panel does not ask for the width of both.
+  plots_->setMinimumWidth(std::max(memory_->minimumSizeHint().width(), gantt_->minimumSizeHint().width()));
+  plots_->installEventFilter(this);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
-  split->addWidget(plots);
+  split->addWidget(plots_);
   split->setStretchFactor(1, 2);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
@@ -85,7 +121,10 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   debounce_->setSingleShot(true);
   debounce_->setInterval(300);
   connect(debounce_, &QTimer::timeout, this, &PlannerPanel::runPlanner);
-  connect(timing_, &QComboBox::currentIndexChanged, this, [this] { debounce_->start(); });
+  connect(timing_, &QComboBox::currentIndexChanged, this, [this] {
+    debounce_->start();
+    showStability();  // a prediction holds for one timing model
+  });
   connect(table_, &QTableWidget::currentCellChanged, this, [this](int row) {
     if (row >= 0 && table_->item(row, 0)) showSchedule(table_->item(row, 0)->text());
   });
@@ -97,7 +136,43 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
     if (error == QProcess::FailedToStart)
       showFailure(tr("cannot start %1: %2").arg(binary_, proc_->errorString()));
   });
+
+  connect(stabilityButton_, &QPushButton::clicked, this, &PlannerPanel::toggleStability);
+  connect(stabilityProc_, &QProcess::readyReadStandardError, this, [this] {
+    stabilityErr_ += stabilityProc_->readAllStandardError();
+    // The last complete progress line ("stability: curvature at init: microbatch 2/3, ...").
+    const QList<QByteArray> lines = stabilityErr_.left(stabilityErr_.lastIndexOf('\n')).split('\n');
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+      if (it->startsWith("stability: ")) {
+        stabilityProgress_ = QString::fromUtf8(it->mid(11)).trimmed();
+        break;
+      }
+    showStability();
+  });
+  connect(stabilityProc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus exitStatus) {
+    stabilityFinished(code, exitStatus != QProcess::NormalExit);
+  });
+  connect(stabilityProc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+    if (error != QProcess::FailedToStart) return;
+    setStabilityRunning(false);
+    stabilityMessage_ = tr("<span style='color:#d62728'>stability: cannot start %1: %2</span>")
+                            .arg(binary_.toHtmlEscaped(), stabilityProc_->errorString().toHtmlEscaped());
+    showStability();
+    Q_EMIT stabilityFailed();
+  });
+  showStability();
 }
+
+bool PlannerPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == plots_ && event->type() == QEvent::Resize) {
+    const int sideBySide = memory_->minimumSizeHint().width() + gantt_->minimumSizeHint().width() + plots_->handleWidth();
+    const Qt::Orientation o = plots_->width() >= sideBySide ? Qt::Horizontal : Qt::Vertical;
+    if (o != plots_->orientation()) plots_->setOrientation(o);
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+Qt::Orientation PlannerPanel::plotsOrientation() const { return plots_->orientation(); }
 
 // The planner's answer: its JSON plan on stdout, or what went wrong.
 void PlannerPanel::planFinished(int code, bool crashed) {
@@ -147,12 +222,15 @@ void PlannerPanel::setInvalid(const QString& reason) {
   debounce_->stop();
   clearPlan(tr("<span style='color:#7f7f7f'>No plan: the design is not valid (%1). The plan follows once it "
                "is.</span>").arg(reason.toHtmlEscaped()));
+  showStability();
 }
 
 PlannerPanel::~PlannerPanel() {
-  if (proc_->state() != QProcess::NotRunning) {
-    proc_->kill();
-    proc_->waitForFinished(2000);
+  for (QProcess* p : {proc_, stabilityProc_}) {
+    if (p->state() == QProcess::NotRunning) continue;
+    p->disconnect(this);
+    p->kill();
+    p->waitForFinished(2000);
   }
   delete tmp_;
 }
@@ -167,6 +245,7 @@ void PlannerPanel::setExperiment(const Json& experiment) {
     setTimingModel(QString::fromStdString(timing));
   }
   debounce_->start();
+  showStability();  // the verdict follows the lr as it is typed
 }
 
 QString PlannerPanel::timingModel() const { return timing_->currentData().toString(); }
@@ -342,6 +421,193 @@ void PlannerPanel::showSchedule(const QString& schedule) {
     setGantt(tr("Predicted timeline: %1%2 (F blue, B orange, step green)").arg(schedule, span), boxes, plan_.value("stages", 1));
     return;
   }
+}
+
+
+// --- The stability edge
+
+std::string PlannerPanel::stabilityKey(const Json& experiment, const QString& timing) {
+  if (!experiment.is_object()) return std::string();
+  Json key = experiment;
+  for (const char* k : {"name", "notes", "tags"}) key.erase(k);
+  // The curvature is estimated at initialization, where the lr plays no part; after a pipemare
+  // warm-up (trained at the design's lr) it does.
+  bool warmup = false;
+  if (key.contains("pipeline") && key["pipeline"].is_object() && key["pipeline"].value("schedule", std::string()) == "pipemare" &&
+      key.contains("pipemare") && key["pipemare"].is_object() && key["pipemare"].contains("warmup_epochs") &&
+      key["pipemare"]["warmup_epochs"].is_number())
+    warmup = key["pipemare"]["warmup_epochs"].get<double>() > 0;
+  if (!warmup && key.contains("optimizer") && key["optimizer"].is_object()) key["optimizer"].erase("lr");
+  key["timing (planner)"] = timing.toStdString();
+  return key.dump();
+}
+
+bool PlannerPanel::stabilityCurrent() const {
+  return stability_.is_object() && experiment_.is_object() && stabilityKey_ == stabilityKey(experiment_, timingModel());
+}
+
+bool PlannerPanel::stabilityRunning() const { return stabilityProc_->state() != QProcess::NotRunning; }
+
+QString PlannerPanel::stabilityText() const { return stabilityLabel_->text(); }
+
+void PlannerPanel::toggleStability() {
+  if (stabilityRunning())
+    cancelStability();
+  else
+    runStability();
+}
+
+void PlannerPanel::runStability() {
+  stabilityMessage_.clear();
+  if (!experiment_.is_object()) {
+    stabilityMessage_ = tr("<span style='color:#d62728'>stability: the design is not valid; nothing to predict</span>");
+    showStability();
+    return;
+  }
+  // Its own file: the plan may rewrite design.json while the estimate reads it.
+  const QString designFile = tmp_->filePath("stability-design.json");
+  QFile f(designFile);
+  const QByteArray text = QByteArray::fromStdString(experiment_.dump(2));
+  if (!tmp_->isValid() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text) != text.size()) {
+    stabilityMessage_ = tr("<span style='color:#d62728'>stability: cannot write the design to %1</span>").arg(designFile.toHtmlEscaped());
+    showStability();
+    Q_EMIT stabilityFailed();
+    return;
+  }
+  f.close();
+  runningKey_ = stabilityKey(experiment_, timingModel());
+  stabilityErr_.clear();
+  stabilityProgress_.clear();
+  stabilityCancelled_ = false;
+  setStabilityRunning(true);
+  stabilityProc_->start(binary_, {"plan", "--stability", designFile, "--timing", timingModel(), "--json"});
+  showStability();
+}
+
+void PlannerPanel::cancelStability() {
+  if (!stabilityRunning()) return;
+  stabilityCancelled_ = true;
+  stabilityProc_->kill();  // finished() follows, which says so
+}
+
+void PlannerPanel::setStabilityRunning(bool running) {
+  stabilityButton_->setText(running ? tr("Cancel") : tr("Predict stability edge"));
+  stabilityBusy_->setVisible(running);
+}
+
+void PlannerPanel::stabilityFinished(int code, bool crashed) {
+  const QByteArray out = stabilityProc_->readAllStandardOutput();
+  stabilityErr_ += stabilityProc_->readAllStandardError();
+  setStabilityRunning(false);
+  if (stabilityCancelled_) {
+    stabilityMessage_ = tr("<span style='color:#7f7f7f'>Stability prediction cancelled.</span>");
+    showStability();
+    return;
+  }
+  QString failure;
+  if (crashed) {
+    failure = tr("the estimate crashed");
+  } else if (code != 0) {
+    // Its message (exit 2: the design's problem, naming the file it was handed over in), without
+    // the progress lines.
+    QStringList lines;
+    for (const QString& line : QString::fromUtf8(stabilityErr_).split('\n'))
+      if (!line.startsWith(QLatin1String("stability: ")) && !line.trimmed().isEmpty()) lines << line.trimmed();
+    failure = lines.join(' ').replace(tmp_->filePath("stability-design.json"), tr("the design"));
+    if (failure.isEmpty()) failure = tr("exit code %1").arg(code);
+  } else {
+    Json j = Json::parse(out.toStdString(), nullptr, false);
+    if (j.is_object() && j.contains("design") && j["design"].is_object()) {
+      stability_ = j;
+      stabilityKey_ = runningKey_;
+      showStability();
+      Q_EMIT stabilityPredicted();
+      return;
+    }
+    failure = tr("unreadable output");
+  }
+  stability_ = Json();
+  stabilityKey_.clear();
+  stabilityMessage_ = tr("<span style='color:#d62728'>stability: %1</span>").arg(failure.toHtmlEscaped());
+  showStability();
+  Q_EMIT stabilityFailed();
+}
+
+namespace {
+
+QString rate(double v) { return QString::number(v, 'g', 4); }
+
+}  // namespace
+
+void PlannerPanel::showStability() {
+  QString html;
+  if (stabilityRunning()) {
+    html = tr("<span style='color:#7f7f7f'>Predicting the stability edge%1</span>")
+               .arg(stabilityProgress_.isEmpty() ? tr("...") : tr(": %1").arg(stabilityProgress_.toHtmlEscaped()));
+  } else if (!stabilityMessage_.isEmpty() && !(stabilityCancelled_ && stability_.is_object())) {
+    // A failure, or a cancel with no earlier prediction to show (a cancel keeps the last one).
+    html = stabilityMessage_;
+  } else if (!stability_.is_object()) {
+    html = tr("<span style='color:#7f7f7f'>Stability edge: not predicted (the largest stable learning rate of the "
+              "design's schedule).</span>");
+  } else if (!experiment_.is_object()) {
+    html = tr("<span style='color:#7f7f7f'>Stability edge: the design is not valid.</span>");
+  } else if (!stabilityCurrent()) {
+    html = tr("<span style='color:#7f7f7f'>Stability edge: design changed: predict again.</span>");
+  } else {
+    const Json& d = stability_["design"];
+    const QString schedule = QString::fromStdString(d.value("schedule", std::string()));
+    const QString curvature = QString::fromStdString(d.value("curvature", std::string()));
+    const std::string optimizer = stability_.contains("optimizer") && stability_["optimizer"].is_object()
+                                      ? stability_["optimizer"].value("name", std::string("sgd"))
+                                      : std::string("sgd");
+    double lr = d.value("lr", 0.0);
+    if (experiment_.contains("optimizer") && experiment_["optimizer"].is_object() && experiment_["optimizer"].contains("lr") &&
+        experiment_["optimizer"]["lr"].is_number())
+      lr = experiment_["optimizer"]["lr"].get<double>();
+    const bool hasEdge = d.contains("max_lr") && d["max_lr"].is_number() && d.contains("breaking_stage") &&
+                         d["breaking_stage"].is_number();
+    if (!hasEdge) {
+      html = tr("<span style='color:#7f7f7f'>No stage of %1 has positive curvature (%2): no predicted stability "
+                "edge.</span>").arg(schedule.toHtmlEscaped(), curvature.toHtmlEscaped());
+    } else {
+      const double edge = d["max_lr"].get<double>();
+      const int stage = d["breaking_stage"].get<int>();
+      if (optimizer != "sgd")
+        html = tr("<span style='color:#7f7f7f'>Predicted stability edge %1 of %2 for plain SGD (stage %3 breaks first, "
+                  "curvature %4); no verdict on lr %5: %6's per-coordinate scaling is not modelled.</span>")
+                   .arg(rate(edge), schedule.toHtmlEscaped())
+                   .arg(stage)
+                   .arg(curvature.toHtmlEscaped(), rate(lr), QString::fromStdString(optimizer).toHtmlEscaped());
+      else if (lr > edge)
+        html = tr("<span style='color:#d62728'><b>lr %1 is above the predicted stability edge %2 of %3</b> (stage %4 "
+                  "breaks first, curvature %5): expect the run to diverge.</span>")
+                   .arg(rate(lr), rate(edge), schedule.toHtmlEscaped())
+                   .arg(stage)
+                   .arg(curvature.toHtmlEscaped());
+      else
+        html = tr("<span style='color:#2ca02c'>lr %1 is below the predicted stability edge %2 of %3</span> (stage %4 "
+                  "breaks first, curvature %5).")
+                   .arg(rate(lr), rate(edge), schedule.toHtmlEscaped())
+                   .arg(stage)
+                   .arg(curvature.toHtmlEscaped());
+    }
+    // The other schedules' edges at the same curvature, for comparison.
+    QStringList others;
+    if (stability_.contains("predictions"))
+      for (const auto& p : stability_["predictions"]) {
+        if (p.value("curvature", std::string()) != curvature.toStdString() || !p.contains("schedules")) continue;
+        for (const auto& row : p["schedules"]) {
+          const QString name = QString::fromStdString(row.value("schedule", std::string()));
+          if (name == schedule) continue;
+          others << (row.contains("max_lr") && row["max_lr"].is_number() ? tr("%1 %2").arg(name, rate(row["max_lr"].get<double>()))
+                                                                          : tr("%1 none").arg(name));
+        }
+      }
+    if (!others.isEmpty())
+      html += tr("<br><span style='color:#7f7f7f'>Other schedules' edges: %1.</span>").arg(others.join(", ").toHtmlEscaped());
+  }
+  stabilityLabel_->setText(html);
 }
 
 }  // namespace pm::ui

@@ -7,14 +7,21 @@
 // a row's utilization is its timeline's busy share. It asks the engine (`pipemare plan
 // --experiment FILE --json --trace FILE --trace-dir DIR` on the design written to a temporary
 // file: a timeline per schedule) in a child process, debounced, so the GUI never blocks; the
-// engine maps the design to the planner's inputs. GUI thread only.
+// engine maps the design to the planner's inputs. Beside it, on request (its button), the
+// predicted stability edge of the design's schedule: the largest stable base learning rate and
+// the stage that breaks first (`pipemare plan --stability FILE --json`, seconds to minutes, in a
+// second child process that the button cancels), set against the design's optimizer.lr as that
+// is edited. GUI thread only.
 #include <QWidget>
 #include <vector>
 #include <nlohmann/json.hpp>
 
 class QComboBox;
 class QLabel;
+class QProgressBar;
+class QPushButton;
 class QProcess;
+class QSplitter;
 class QTableWidget;
 class QTimer;
 class QTemporaryDir;
@@ -51,10 +58,34 @@ class PlannerPanel : public QWidget {
   QString timingModel() const;
   void setTimingModel(const QString& timing);
 
+  // The stability prediction last finished (`plan --stability --json`), null before the first or
+  // after a failure. It holds for the design it was made for whatever that design's lr:
+  // stabilityCurrent() tells whether the design shown is still that design.
+  const nlohmann::json& stability() const { return stability_; }
+  bool stabilityCurrent() const;
+  // The edge, the verdict on the design's lr, or the progress, error or "predict again" shown.
+  QString stabilityText() const;
+  bool stabilityRunning() const;
+  // The button's click: starts the prediction for the design shown, or cancels the one running.
+  void toggleStability();
+  // What the prediction is keyed on: the design without its name, notes and tags, and without
+  // optimizer.lr unless a pipemare warm-up (trained at that lr) precedes the estimate; with the
+  // planner's timing model.
+  static std::string stabilityKey(const nlohmann::json& experiment, const QString& timing);
+  // The memory bars and the timeline: side by side where the panel is wide enough for both,
+  // else one above the other (Qt::Horizontal | Qt::Vertical).
+  Qt::Orientation plotsOrientation() const;
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  Q_SIGNALS:
   void planned();
   // The planner could not give a plan (it failed, crashed or could not start); the panel is cleared.
   void failed();
+  // The stability prediction finished with a result (stability() is set) or failed (the reason shown).
+  void stabilityPredicted();
+  void stabilityFailed();
 
  private:
   void runPlanner();
@@ -66,6 +97,12 @@ class PlannerPanel : public QWidget {
   void showSchedule(const QString& schedule);
   void setGantt(const QString& title, const std::vector<GanttBox>& boxes, int stages);
   void setMemoryTitle(const QString& title);
+  void runStability();
+  void cancelStability();
+  void stabilityFinished(int code, bool crashed);
+  // The stability line: the verdict on the design's current lr, the progress, or why there is none.
+  void showStability();
+  void setStabilityRunning(bool running);
   QString binary_;
   nlohmann::json experiment_, plan_;
   std::string experimentTiming_;  // the experiment's pipeline.timing last seen
@@ -73,6 +110,7 @@ class PlannerPanel : public QWidget {
   QTableWidget* table_;
   StackedBarsPlot* memory_;
   GanttPlot* gantt_;
+  QSplitter* plots_;
   QLabel* status_;
   QTimer* debounce_;
   QProcess* proc_;
@@ -80,6 +118,17 @@ class PlannerPanel : public QWidget {
   QString shownSchedule_;  // the design's row, as the latest plan's trace names it
   QString ganttTitle_, memoryTitle_;
   double ganttBusy_ = 0;  // busy share of the boxes shown
+  QPushButton* stabilityButton_;
+  QProgressBar* stabilityBusy_;
+  QLabel* stabilityLabel_;
+  QProcess* stabilityProc_;
+  nlohmann::json stability_;       // the last prediction's JSON
+  std::string stabilityKey_;       // the design it is of (stabilityKey)
+  std::string runningKey_;         // the design the running prediction is of
+  QString stabilityProgress_;      // the running prediction's last progress line
+  QString stabilityMessage_;       // a failure or a cancel, shown until the next prediction
+  QByteArray stabilityErr_;        // the running prediction's stderr so far
+  bool stabilityCancelled_ = false;
 };
 
 }  // namespace pm::ui
