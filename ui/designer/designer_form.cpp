@@ -223,7 +223,7 @@ void showApplicableFields(QWidget* form, const std::map<std::string, QWidget*>& 
   }
   if (showAll)
     showAll->setText(hidden == 0 || all ? QObject::tr("Show all fields")
-                                        : QObject::tr("Show all fields (%n not applying)", "", hidden));
+                                        : QObject::tr("Show all fields (%n hidden)", "", hidden));
 }
 
 // A field's value as its text field shows it: a string as it is, anything else as JSON.
@@ -317,6 +317,7 @@ void DesignerView::build(const Json& normalised) {
   if (!showAll) {
     showAll = new QCheckBox(form_);
     showAll->setObjectName(kShowAllName);
+    showAll->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Fixed);  // as wide as its text: a click beside it does nothing
     showAll->setToolTip(tr("Fields that have no effect on a run of this design (Adam's betas with SGD, a text "
                            "dataset's context with images, ...) are hidden; tick to show them, greyed, with why"));
     connect(showAll, &QCheckBox::toggled, this, [this] {
