@@ -109,3 +109,40 @@ TEST(PlanStability, BadInputNamesTheFileOrTheOption) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("pipeline.stages"), std::string::npos) << r.err;
 }
+
+// A token model: the charlm preset (Adam, pipemare with T1 and a synchronous warm-up) on a small
+// text of the source tree. The Hessian is over the float parameters (the embedding tables among
+// them), the warm-up trains the language-model loss, and Adam gets edges but no verdict.
+TEST(PlanStability, ATokenModelWithAWarmUpGetsBothSnapshots) {
+  PlanOptions o;
+  o.stability = std::string(PIPEMARE_SOURCE_DIR) + "/experiments/charlm-pipemare.json";
+  o.overrides = {"data.path=" + std::string(PIPEMARE_SOURCE_DIR) + "/docs/architecture.md",
+                 "data.context=16", "data.batch_size=4", "data.train_limit=64", "pipeline.stages=3",
+                 "pipeline.microbatches=2"};
+  o.stabilityMicrobatches = 1;
+  o.stabilityIterations = 3;
+  o.json = true;
+  const auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["model"], "charlm");
+  EXPECT_EQ(j["stages"], 3);
+  EXPECT_TRUE(j["warmup"]["has_warmup"].get<bool>());
+  EXPECT_GT(j["warmup"]["trained"].get<int>(), 0);
+  ASSERT_EQ(j["curvature"].size(), 2u);  // at init and after the warm-up
+  for (const auto& snap : j["curvature"]) {
+    ASSERT_EQ(snap["stages"].size(), 3u);
+    for (const auto& s : snap["stages"]) {
+      ASSERT_TRUE(s["lambda"].is_number()) << s.dump();
+      EXPECT_TRUE(std::isfinite(s["lambda"].get<double>())) << s.dump();
+    }
+  }
+  EXPECT_EQ(j["curvature"][0]["stages"][0]["units"].get<std::string>().rfind("embed", 0), 0u)
+      << j["curvature"][0]["stages"][0].dump();  // the first stage holds the embedding
+  ASSERT_EQ(j["predictions"].size(), 2u);
+  EXPECT_EQ(j["predictions"][1]["curvature"], "after warm-up");
+  EXPECT_TRUE(j["predictions"][0]["schedules"][0]["max_lr"].is_number()) << j["predictions"][0].dump();
+  EXPECT_EQ(j["design"]["schedule"], "pipemare+T1");
+  EXPECT_EQ(j["design"]["curvature"], "after warm-up");
+  EXPECT_TRUE(j["design"]["above_edge"].is_null());  // Adam: no verdict
+}
