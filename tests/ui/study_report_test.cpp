@@ -360,13 +360,15 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
     add("naive", "0.1", 0.10, "diverged");
     add("t1t2", "0.01", 0.75, "finished");
     add("t1t2", "0.1", 0.30, "finished");
+    add("pipedream", "0.01", 0.70, "finished");  // nothing ran above it: the predicted 0.05 is untested
   }
   QFile plan(dir.path() + "/stability-resnet20.json");
   ASSERT_TRUE(plan.open(QIODevice::WriteOnly));
   plan.write(R"({"predictions":[{"curvature":"at initialization","schedules":[
     {"schedule":"gpipe","max_lr":0.3,"max_lr_range":[0.25,0.35],"breaking_stage":10},
     {"schedule":"pipemare","max_lr":0.001,"max_lr_range":[0.0009,0.0011],"breaking_stage":7},
-    {"schedule":"pipemare+T1","max_lr":0.5,"max_lr_range":[0.4,0.6],"breaking_stage":9}]}]})");
+    {"schedule":"pipemare+T1","max_lr":0.5,"max_lr_range":[0.4,0.6],"breaking_stage":9},
+    {"schedule":"pipedream","max_lr":0.05,"max_lr_range":[0.04,0.06],"breaking_stage":3}]}]})");
   plan.close();
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
@@ -379,7 +381,9 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
   EXPECT_TRUE(md.contains("| t1t2 | 0.5 [0.4, 0.6] | stage 9 | 0.01 | 0.1 | 0.01 (0.750) | **optimistic**: breaks at 0.1, 5.0x "
                           "below the predicted edge |"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("**Where the prediction held:** 1 of 3 schedules; conservative (training works above the predicted "
+  EXPECT_TRUE(md.contains("| pipedream | 0.05 [0.04, 0.06] | stage 3 | 0.01 | none in the grid | 0.01 (0.700) | untested: no rate above 0.01 ran |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("**Where the prediction held:** 1 of 3 schedules the grid decides; conservative (training works above the predicted "
                           "edge) for 1, optimistic (training breaks below it) for 1."))
       << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/stability-map.png"));

@@ -90,23 +90,25 @@ Measured measure(const std::map<double, const RunRecord*>& byLr) {
 QString lrText(double lr) { return std::isfinite(lr) ? QString::number(lr, 'g', 3) : QStringLiteral("-"); }
 
 // Where the prediction falls against the measured bracket, and by what factor it misses.
-QString verdict(const Prediction& p, const Measured& m, double gridMax, int* held, int* conservative, int* optimistic) {
+// columnMax: the column's largest rate.
+QString verdict(const Prediction& p, const Measured& m, double columnMax, int* held, int* conservative, int* optimistic) {
   if (!std::isfinite(p.maxLr)) return "no prediction";
   if (!std::isfinite(m.trainsUpTo)) return "nothing in the grid trains";
   if (p.maxLr < m.trainsUpTo) {
     ++*conservative;
     return QString("**conservative**: trains at %1, %2x the predicted edge%3")
         .arg(lrText(m.trainsUpTo), QString::number(m.trainsUpTo / p.maxLr, 'f', 1),
-             std::isfinite(m.breaksAt) ? QString() : QString(" (no break up to %1)").arg(lrText(gridMax)));
+             std::isfinite(m.breaksAt) ? QString() : QString(" (no break up to %1)").arg(lrText(columnMax)));
   }
   if (std::isfinite(m.breaksAt) && p.maxLr > m.breaksAt) {
     ++*optimistic;
     return QString("**optimistic**: breaks at %1, %2x below the predicted edge")
         .arg(lrText(m.breaksAt), QString::number(p.maxLr / m.breaksAt, 'f', 1));
   }
+  if (!std::isfinite(m.breaksAt))  // trains at every rate it ran, all of them below the edge
+    return QString("untested: no rate above %1 ran").arg(lrText(columnMax));
   ++*held;
-  return std::isfinite(m.breaksAt) ? QString("**held**: the edge lies between %1 and %2").arg(lrText(m.trainsUpTo), lrText(m.breaksAt))
-                                   : QString("**held** as far as the grid goes (trains up to %1)").arg(lrText(gridMax));
+  return QString("**held**: the edge lies between %1 and %2").arg(lrText(m.trainsUpTo), lrText(m.breaksAt));
 }
 
 // The fractional row of `lr` on a map whose rows hold `lrs` (largest first), on a log scale
@@ -207,17 +209,18 @@ void StudyReportWriter::stability() {
     md_ << "| " << v << " | " << lrText(pr.maxLr) << " [" << lrText(pr.sharpest) << ", " << lrText(pr.flattest) << "] | "
         << (pr.stage >= 0 ? "stage " + QString::number(pr.stage) : QStringLiteral("-")) << " | " << lrText(m.trainsUpTo) << " | "
         << (std::isfinite(m.breaksAt) ? lrText(m.breaksAt) : QStringLiteral("none in the grid")) << " | " << lrText(m.bestLr)
-        << " (" << num(m.bestAccuracy, 3) << ") | " << verdict(pr, m, lrs.front(), &held, &conservative, &optimistic) << " |\n";
+        << " (" << num(m.bestAccuracy, 3) << ") | " << verdict(pr, m, grid.at(v).rbegin()->first, &held, &conservative, &optimistic)
+        << " |\n";
   }
   md_ << "\n";
   stabilityHeld_ = held;
   stabilityConservative_ = conservative;
   stabilityOptimistic_ = optimistic;
-  stabilityColumns_ = static_cast<int>(cols.size());
+  stabilityColumns_ = held + conservative + optimistic;
   if (predicted.empty())
     md_ << "_stability-resnet20.json (from `pipemare plan --stability --json`) missing: no predicted edges._\n\n";
 
-  md_ << "**Where the prediction held:** " << held << " of " << cols.size() << " schedules; conservative (training works "
+  md_ << "**Where the prediction held:** " << held << " of " << held + conservative + optimistic << " schedules the grid decides; conservative (training works "
       << "above the predicted edge) for " << conservative << ", optimistic (training breaks below it) for " << optimistic
       << ". The grid's step is " << (lrs.size() > 1 ? QString::number(lrs[0] / lrs[1], 'f', 1) + "x" : QStringLiteral("-"))
       << ", so a verdict of held places the edge within one step.\n\n"
