@@ -69,16 +69,6 @@ pm::test::ModalAnswers::Step cancelDialog() {
   };
 }
 
-// Clicks the menu bar's menu titled `title` (without '&'), which opens it as a popup.
-bool clickMenu(pm::ui::MainWindow& w, const QString& title) {
-  for (QAction* a : w.menuBar()->actions())
-    if (QString(a->text()).remove(QLatin1Char('&')) == title) {
-      QTest::mouseClick(w.menuBar(), Qt::LeftButton, Qt::NoModifier, w.menuBar()->actionGeometry(a).center());
-      return true;
-    }
-  return false;
-}
-
 std::vector<std::string> tagsOf(const nlohmann::json& j) { return j.value("tags", std::vector<std::string>()); }
 
 bool has(const std::vector<std::string>& tags, const std::string& tag) {
@@ -236,7 +226,7 @@ TEST(DesignerEdit, OpenRecentListsASavedFileAndReopensIt) {
       return pm::test::chooseMenuEntry(mine)(top);
     };
     pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Open Recent"), listThenChoose});
-    ASSERT_TRUE(clickMenu(w, "File"));
+    ASSERT_TRUE(pm::test::clickMenu(w.menuBar(), "File"));
     ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
   }
   ASSERT_FALSE(listed.isEmpty());
@@ -249,7 +239,7 @@ TEST(DesignerEdit, OpenRecentListsASavedFileAndReopensIt) {
   ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
   {
     pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Open Recent"), pm::test::chooseMenuEntry("Clear Recent")});
-    ASSERT_TRUE(clickMenu(w, "File"));
+    ASSERT_TRUE(pm::test::clickMenu(w.menuBar(), "File"));
     ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
   }
   EXPECT_TRUE(QTest::qWaitFor([&] { return d->recentFiles().isEmpty(); }, 5000)) << d->recentFiles().join(" | ").toStdString();

@@ -24,16 +24,6 @@ namespace {
 const QString kPresets = QString::fromStdString(pm::test::sourcePath("experiments"));
 const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
 
-// Clicks the menu bar's menu titled `title` (without '&'), which opens it as a popup.
-bool clickMenu(pm::ui::MainWindow& w, const QString& title) {
-  for (QAction* a : w.menuBar()->actions())
-    if (QString(a->text()).remove(QLatin1Char('&')) == title) {
-      QTest::mouseClick(w.menuBar(), Qt::LeftButton, Qt::NoModifier, w.menuBar()->actionGeometry(a).center());
-      return true;
-    }
-  return false;
-}
-
 // The entries File > Open Recent lists, read from the menu as the user opens it (File, then Open
 // Recent), then both menus closed with Escape.
 QStringList openRecentEntries(pm::ui::MainWindow& w, std::string* failure) {
@@ -52,7 +42,7 @@ QStringList openRecentEntries(pm::ui::MainWindow& w, std::string* failure) {
     return true;
   };
   pm::test::ModalAnswers answers({pm::test::chooseMenuEntry("Open Recent"), listThenClose, closeMenu});
-  if (!clickMenu(w, "File")) {
+  if (!pm::test::clickMenu(w.menuBar(), "File")) {
     *failure = "no File menu";
     return listed;
   }

@@ -19,6 +19,7 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QObject>
 #include <QPlainTextEdit>
@@ -114,6 +115,17 @@ inline bool clickTab(QTabWidget* tabs, const QString& title) {
     if (QString(bar->tabText(i)).remove(QLatin1Char('&')) == title) {
       QTest::mouseClick(bar, Qt::LeftButton, Qt::NoModifier, bar->tabRect(i).center());
       return tabs->currentIndex() == i;
+    }
+  return false;
+}
+
+// Clicks the menu bar's menu titled `title` (without '&'), which opens it as a popup. False when
+// the bar has no such menu.
+inline bool clickMenu(QMenuBar* bar, const QString& title) {
+  for (QAction* a : bar->actions())
+    if (QString(a->text()).remove(QLatin1Char('&')) == title) {
+      QTest::mouseClick(bar, Qt::LeftButton, Qt::NoModifier, bar->actionGeometry(a).center());
+      return true;
     }
   return false;
 }
