@@ -387,6 +387,10 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
   EXPECT_TRUE(md.contains("**Where the prediction held:** 1 of 3 schedules the grid decides; conservative (training works above the predicted "
                           "edge) for 1, optimistic (training breaks below it) for 1."))
       << md.toStdString();
+  // gpipe breaks at 1.0: naive and t1t2 at 0.1 (0.10x); predicted 0.001 / 0.3 and 0.5 / 0.3.
+  EXPECT_TRUE(md.contains("**The delay's effect on the edge**, as a fraction of gpipe's: predicted pipedream 0.17x, naive "
+                          "0.0033x, t1t2 1.7x; measured (the rate where training breaks) naive 0.1x, t1t2 0.1x."))
+      << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/stability-map.png"));
 }
 

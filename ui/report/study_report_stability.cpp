@@ -222,6 +222,24 @@ void StudyReportWriter::stability() {
         << " |\n";
   }
   md_ << "\n";
+  // Does the delay move the edge as far as the model says? Each delayed schedule's predicted edge
+  // and measured break point against gpipe's.
+  if (grid.count("gpipe") && predicted.count("gpipe")) {
+    const Measured g = measure(grid.at("gpipe"));
+    QStringList pred, meas;
+    for (const QString& v : cols) {
+      if (v == "gpipe") continue;
+      auto p = predicted.find(predictedRow(v));
+      if (p != predicted.end() && std::isfinite(p->second.maxLr))
+        pred << QString("%1 %2x").arg(v, QString::number(p->second.maxLr / predicted.at("gpipe").maxLr, 'g', 2));
+      const Measured m = measure(grid.at(v));
+      if (std::isfinite(m.breaksAt) && std::isfinite(g.breaksAt))
+        meas << QString("%1 %2x").arg(v, QString::number(m.breaksAt / g.breaksAt, 'g', 2));
+    }
+    if (!pred.isEmpty())
+      md_ << "**The delay's effect on the edge**, as a fraction of gpipe's: predicted " << pred.join(", ")
+          << "; measured (the rate where training breaks) " << (meas.isEmpty() ? QStringLiteral("-") : meas.join(", ")) << ".\n\n";
+  }
   stabilityHeld_ = held;
   stabilityConservative_ = conservative;
   stabilityOptimistic_ = optimistic;
