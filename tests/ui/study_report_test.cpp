@@ -391,6 +391,9 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
   EXPECT_TRUE(md.contains("**The delay's effect on the edge**, as a fraction of gpipe's: predicted pipedream 0.17x, naive "
                           "0.0033x, t1t2 1.7x; measured (the rate where training breaks) naive 0.1x, t1t2 0.1x."))
       << md.toStdString();
+  EXPECT_TRUE(md.contains("| (this project) the stability edge predicted before training | held for 1 of 3 schedules; conservative for 1, "
+                          "optimistic for 1 | ResNet-20, P = 11, N = 2, 3 rates 0.01-1 (section 4) | held in part |"))
+      << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/stability-map.png"));
 }
 

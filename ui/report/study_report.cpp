@@ -408,8 +408,13 @@ void StudyReportWriter::summary() {
   if (stabilityColumns_ > 0)
     md_ << "| (this project) the stability edge predicted before training | held for " << stabilityHeld_ << " of "
         << stabilityColumns_ << " schedules; conservative for " << stabilityConservative_ << ", optimistic for "
-        << stabilityOptimistic_ << " | ResNet-20, P = 11, N = 2, lr grid x2.5 (section 4) | "
-        << (stabilityHeld_ == stabilityColumns_ ? "held" : "held in part") << " |\n";
+        << stabilityOptimistic_ << " | " << stabilitySetting_ << " (section 4) | "
+        << (stabilityHeld_ == stabilityColumns_ ? QStringLiteral("held")
+            : stabilityHeld_ > 0          ? QStringLiteral("held in part")
+            : stabilityOptimistic_ == 0   ? QStringLiteral("not held: conservative (a safe bound, too low)")
+            : stabilityConservative_ == 0 ? QStringLiteral("not held: optimistic")
+                                          : QStringLiteral("not held"))
+        << " |\n";
   md_ << "\n";
 }
 

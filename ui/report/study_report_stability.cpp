@@ -240,6 +240,11 @@ void StudyReportWriter::stability() {
       md_ << "**The delay's effect on the edge**, as a fraction of gpipe's: predicted " << pred.join(", ")
           << "; measured (the rate where training breaks) " << (meas.isEmpty() ? QStringLiteral("-") : meas.join(", ")) << ".\n\n";
   }
+  stabilitySetting_ = QString("ResNet-20, P = %1, N = %2, %3 rates %4-%5")
+                         .arg(any.stages)
+                         .arg(any.microbatches)
+                         .arg(lrs.size())
+                         .arg(lrText(lrs.back()), lrText(lrs.front()));
   stabilityHeld_ = held;
   stabilityConservative_ = conservative;
   stabilityOptimistic_ = optimistic;

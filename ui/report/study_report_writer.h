@@ -112,6 +112,7 @@ class StudyReportWriter {
   std::map<std::string, std::vector<double>> hw_;
   std::map<std::string, double> hwMemory_;
   QMap<const study::RegimeResults*, QString> settings_;  // each quality regime's training, from its runs  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
+  QString stabilitySetting_;  // "ResNet-20, P = 11, N = 2, 6 rates 0.004-0.4"
   int stabilityHeld_ = -1, stabilityConservative_ = 0, stabilityOptimistic_ = 0, stabilityColumns_ = 0;
   std::map<int, std::pair<double, double>> plan_;
 };
