@@ -23,9 +23,7 @@ namespace pm::cli {
 namespace {
 
 // Bad input: exit code 2.
-struct Usage : std::runtime_error {
-  Usage(const std::string& place, const std::string& problem) : std::runtime_error(place + ": " + problem) {}
-};
+using Usage = PlanUsage;
 
 template <class F>
 auto parse(const std::string& place, F f) -> decltype(f()) {
@@ -239,8 +237,12 @@ int run(const PlanOptions& given, std::ostream& out) {
 
 int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.stability.empty()) return planStabilityCommand(o, out, err);
+  return planGuard("", err, [&] { return run(o, out); });
+}
+
+int planGuard(const std::string& subject, std::ostream& err, const std::function<int()>& body) {
   try {
-    return run(o, out);
+    return body();
   } catch (const Usage& e) {
     err << "pipemare plan: " << e.what() << "\n";
     return 2;
@@ -248,10 +250,10 @@ int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
     err << "pipemare plan: " << e.place() << ": " << e.problem() << "\n";
     return e.exitCode();
   } catch (const std::invalid_argument& e) {
-    err << "pipemare plan: " << e.what() << "\n";
+    err << "pipemare plan: " << subject << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    err << "pipemare plan: " << e.what() << "\n";
+    err << "pipemare plan: " << subject << e.what() << "\n";
     return 1;
   }
 }

@@ -3,7 +3,9 @@
 // (text or JSON), optionally simulate one schedule's timeline into a Chrome trace. The design is
 // given option by option, or as an experiment file (`--experiment FILE`, mapped by
 // core/planner/plan_design).
+#include <functional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -59,5 +61,16 @@ struct PlanOptions {
 // "pipemare plan: <place>: <problem>" on `err`, 1 when the trace cannot be written.
 int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err);
 int planCommand(const PlanOptions& o);  // std::cout / std::cerr
+
+// Bad input to plan (exit code 2): "<place>: <problem>".
+struct PlanUsage : std::runtime_error {
+  PlanUsage(const std::string& place, const std::string& problem) : std::runtime_error(place + ": " + problem) {}
+};
+
+// Runs `body` and turns what it throws into plan's exit codes, the message on `err` as
+// "pipemare plan: <subject><problem>": a usage error, an Error (its place and problem; its exit
+// code) or std::invalid_argument exits 2, any other exception 1. `subject` ("" or
+// "--stability FILE: ") names what an exception without a place of its own was about.
+int planGuard(const std::string& subject, std::ostream& err, const std::function<int()>& body);
 
 }  // namespace pm::cli

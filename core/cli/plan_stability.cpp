@@ -23,9 +23,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-struct Usage : std::runtime_error {
-  Usage(const std::string& place, const std::string& problem) : std::runtime_error(place + ": " + problem) {}
-};
+using Usage = PlanUsage;
 
 std::string num(double v, const char* fmt = "%.4g") {
   if (std::isinf(v)) return "inf";
@@ -297,26 +295,14 @@ Json toJson(const Study& s) {
 }  // namespace
 
 int planStabilityCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
-  try {
+  return planGuard("--stability " + o.stability + ": ", err, [&] {
     const Study s = study(o, err);
     if (o.json)
       out << toJson(s).dump(2) << "\n";
     else
       printText(s, out);
     return 0;
-  } catch (const Usage& e) {
-    err << "pipemare plan: " << e.what() << "\n";
-    return 2;
-  } catch (const Error& e) {
-    err << "pipemare plan: " << e.place() << ": " << e.problem() << "\n";
-    return e.exitCode();
-  } catch (const std::invalid_argument& e) {
-    err << "pipemare plan: --stability " << o.stability << ": " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    err << "pipemare plan: --stability " << o.stability << ": " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace pm::cli

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/cli/plan.h"
+#include "tests/core/cli/plan_run.h"
 #include "core/events/event.h"
 
 using namespace pm;
@@ -16,16 +17,8 @@ using namespace pm::cli;
 
 namespace {
 
-struct Ran {
-  int code;
-  std::string out, err;
-};
-
-Ran plan(const PlanOptions& o) {
-  std::ostringstream out, err;
-  const int code = planCommand(o, out, err);
-  return {code, out.str(), err.str()};
-}
+using Ran = pm::test::PlanRan;
+constexpr auto plan = &pm::test::runPlan;
 
 PlanOptions resnet(int N, bool json) {
   PlanOptions o;

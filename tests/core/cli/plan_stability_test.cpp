@@ -10,22 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli/plan.h"
+#include "tests/core/cli/plan_run.h"
 
 using namespace pm::cli;
 using Json = nlohmann::json;
 
 namespace {
 
-struct Ran {
-  int code;
-  std::string out, err;
-};
-
-Ran plan(const PlanOptions& o) {
-  std::ostringstream out, err;
-  const int code = planCommand(o, out, err);
-  return {code, out.str(), err.str()};
-}
+using Ran = pm::test::PlanRan;
+constexpr auto plan = &pm::test::runPlan;
 
 // tiny-synthetic (mlp on synthetic data) as a 3-stage pipemare pipeline with momentum.
 PlanOptions tinyPipeMare(bool json) {
