@@ -3,28 +3,32 @@
 #   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]
 # --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
-# Runs every part of the study into one store, then draws the report with pipemare-report:
-#   (1) quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
+# Runs every part of the study into one store, then draws the report with pipemare-report: a
+# one-screen summary of the paper's three claims, then one section per question, detail in an
+# appendix. Each section states the revisions, seeds and CPU hours of its runs (from the store).
+#   Quality (section 1, appendix A1-A7):
+#     quality: ResNet-20 on Fashion-MNIST, one stage per unit (P = 11): gpipe, 1f1b, pipedream,
 #       pipedream-2bw, naive async, pipemare T1, pipemare T1+T2, at two learning rates, on the
-#       first 12,000 training images; quality-full: gpipe, naive async, T1+T2, T1+T2 annealed over all 3 epochs
-#       (K), T1+T2 with delay-scaled momentum and T1+T2 after a synchronous warm-up of one epoch and
-#       of a quarter epoch on all 60,000 (5x the steps; 15 minutes a run), and a second seed of gpipe,
-#       naive, T1+T2 and T1+T2 with warm-up at lr 0.1, and those four at lr 0.3;
-#       quality-n8: gpipe, pipedream, naive async, T1 and T1+T2 on all 60,000 with N = 8 microbatches
+#       first 12,000 training images;
+#     quality-full: gpipe, naive async, T1+T2, T1+T2 annealed over all 3 epochs (K), T1+T2 with
+#       delay-scaled momentum and T1+T2 after a synchronous warm-up of one epoch and of a quarter
+#       epoch on all 60,000 (5x the steps; 15 minutes a run), and a second seed of gpipe, naive,
+#       T1+T2 and T1+T2 with warm-up at lr 0.1, and those four at lr 0.3;
+#     quality-n8: gpipe, pipedream, naive async, T1 and T1+T2 on all 60,000 with N = 8 microbatches
 #       (stage 0's delay 2 steps, not 5), and gpipe and naive at the higher lr 0.3;
-#       quality-n4: gpipe, naive async and T1+T2 with N = 4 (stage 0's delay 3 steps) at lr 0.1 and 0.3, two seeds;
-#       quality-long: gpipe, naive async and T1+T2 with N = 2 on all 60,000 for 10 epochs, not 3, at lr 0.1
-#       and 0.3 (does the gap of quality-full close with more training?);
-#       quality-m0: gpipe, pipedream, naive async, T1 and T1+T2 as quality-full (N = 2, all 60,000, 3 epochs)
-#       but with plain SGD (momentum 0), at lr 0.3 and 1.0, and a second seed of gpipe, naive and T1+T2
-#       (does the gap of quality-full come from the momentum that a delay adds to?);
-#   (2) charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
-#   (3) hardware: real P = 2 runs of cnn for every schedule, and P = 1 as the baseline (alone, then
-#       two side by side: the machine's 2-core ceiling);
-#   (4) the planner on ResNet-50 with P = 107 (N = 8 and 32);
-#   (5) stability: the predicted edge (plan --stability) and a learning rate x schedule map (gpipe,
-#       naive async, T1, T1+T2, pipedream) on ResNet-20 with P = 11 as in (1).
-# Full: about 595 minutes on 2 cores (160 of them quality-full, 165 quality-n8, 50 quality-n4, 80 quality-long, 90 quality-m0). --quick: smaller data and grids, about 10 minutes.
+#     quality-n4: gpipe, naive async and T1+T2 with N = 4 (stage 0's delay 3 steps) at lr 0.1 and 0.3, two seeds;
+#     quality-long: gpipe, naive async and T1+T2 with N = 2 on all 60,000 for 10 epochs at lr 0.1 and 0.3;
+#     quality-m0: gpipe, pipedream, naive async, T1 and T1+T2 as quality-full but with plain SGD
+#       (momentum 0), at lr 0.3 and 1.0, and a second seed of gpipe, naive and T1+T2;
+#     charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
+#   Hardware (section 2): real P = 2 runs of cnn for every schedule, and P = 1 as the baseline
+#     (alone, then two side by side: the machine's 2-core ceiling);
+#   Planner (section 3): ResNet-50 with P = 107 (N = 8 and 32); seconds;
+#   Stability (section 4): the edge plan --stability predicts, and a learning rate x schedule map
+#     (gpipe, naive async, T1, T1+T2, pipedream) on ResNet-20 with P = 11 as in quality.
+# Wall time on 2 cores (CPU hours are about twice these): quality 30 min, quality-full 160,
+# quality-n8 165, quality-n4 50, quality-long 80, quality-m0 90, charlm 10, hardware 5, stability 40;
+# about 660 minutes in all. --quick: smaller data and grids, under 30 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
