@@ -129,7 +129,7 @@ TEST(PlannerStability, ShowsTheEdgeAndWarnsWhileTheLrIsTypedAboveIt) {
       << panel->stabilityText().toStdString();
   EXPECT_FALSE(panel->stabilityText().contains("above")) << panel->stabilityText().toStdString();
 
-  // Another design (the momentum changes the edge): the prediction no longer holds.
+  // Another design (the momentum changes the edge): the prediction does not hold for it.
   auto* momentum = qobject_cast<QLineEdit*>(w.designer()->fieldWidget("optimizer.momentum"));
   ASSERT_TRUE(momentum);
   pm::test::retype(momentum, "0.5");
