@@ -581,7 +581,8 @@ void PlannerPanel::showStability() {
                    .arg(curvature.toHtmlEscaped(), rate(lr), QString::fromStdString(optimizer).toHtmlEscaped());
       else if (lr > edge)
         html = tr("<span style='color:#d62728'><b>lr %1 is above the predicted stability edge %2 of %3</b> (stage %4 "
-                  "breaks first, curvature %5): expect the run to diverge.</span>")
+                  "breaks first, curvature %5): on the delayed-quadratic model it diverges. The bound is conservative: "
+                  "in the study (reports/study.md, section 4) ResNet-20 trained above its predicted edge.</span>")
                    .arg(rate(lr), rate(edge), schedule.toHtmlEscaped())
                    .arg(stage)
                    .arg(curvature.toHtmlEscaped());
