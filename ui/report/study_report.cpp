@@ -202,7 +202,9 @@ int StudyReportWriter::write() {
       << top << s1 << s2 << s3 << s4
       << "## Appendix: every quality regime in detail\n\n"
          "ResNet-20 on Fashion-MNIST in single-process mode with one stage per unit (P = 11); test accuracy per "
-         "variant, learning rate and seed, the quality targets of each regime, and its curves.\n\n"
+         "variant, learning rate and seed, the quality targets of each regime, and its curves. A regime without "
+         "runs has not been run into this store; `scripts/reproduce.sh --only PART` adds it (A1 quality, A2 "
+         "quality-full, A3 quality-long, A4 quality-n4, A5 quality-n8, A6 quality-m0, A7 charlm).\n\n"
       << a1 << a2 << a3 << a4 << a5 << a6 << a7;
   QFile f(o_.outDir + "/study.md");
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error("cannot write " + f.fileName().toStdString());
