@@ -1,4 +1,4 @@
-// The study report's stability section (5): the measured map of final accuracy over learning rate x
+// The study report's stability section (4): the measured map of final accuracy over learning rate x
 // schedule (ResNet-20, P = 11), with the edge `pipemare plan --stability` predicts marked on each
 // schedule's column, and per schedule where the prediction held and by how much it missed.
 #include "ui/report/study_report_writer.h"
@@ -133,7 +133,7 @@ double rowOf(double lr, const std::vector<double>& lrs) {
 
 }  // namespace
 
-// (5) Stability.
+// (4) Stability.
 void StudyReportWriter::stability() {
   auto runs = runsTagged(store_, "study:stability");
   md_ << "## 4. Stability: where asynchrony breaks, predicted and measured\n\n";
@@ -160,6 +160,14 @@ void StudyReportWriter::stability() {
     if (grid.count(v)) cols.push_back(v);
   for (const auto& [v, byLr] : grid)
     if (std::find(cols.begin(), cols.end(), v) == cols.end()) cols.push_back(v);
+  // Each column's measured edge and predicted one (NaN edge where plan --stability has no row).
+  std::map<QString, Measured> measured;
+  std::map<QString, Prediction> prediction;
+  for (const QString& v : cols) {
+    measured[v] = measure(grid.at(v));
+    auto p = predicted.find(predictedRow(v));
+    prediction[v] = p == predicted.end() ? Prediction{} : p->second;
+  }
 
   const RunRecord& any = runs.front();
   md_ << "ResNet-20, P = " << any.stages << ", N = " << any.microbatches
@@ -167,8 +175,8 @@ void StudyReportWriter::stability() {
          "geometric grid around the predicted edges. A cell is the final test accuracy; **D** = diverged (the loss "
          "guard stopped it). A run *trains* when it finished with accuracy at least "
       << num(kTrains, 1) << " and within " << num(kWithinBest * 100, 0)
-      << " points of the best rate of its schedule (seeds differ by about a point). The black line on each column is the edge `pipemare plan --stability` predicts for that schedule before "
-         "anything runs (top Hessian eigenvalue of each stage at initialization, each stage's delay, the delayed "
+      << " points of the best rate of its schedule (seeds differ by about a point). The black line on each column is "
+         "the edge `pipemare plan --stability` predicts for that schedule before anything runs (top Hessian eigenvalue of each stage at initialization, each stage's delay, the delayed "
          "heavy-ball bound; docs/planner.md, \"Stability\").\n\n";
 
   // The figure first.
@@ -194,9 +202,8 @@ void StudyReportWriter::stability() {
       }
       cells.push_back(c);
     }
-    auto p = predicted.find(predictedRow(cols[static_cast<size_t>(col)]));
-    if (p != predicted.end() && std::isfinite(p->second.maxLr))
-      marks.push_back({col, rowOf(p->second.maxLr, lrs), "edge " + lrText(p->second.maxLr)});
+    const double edge = prediction.at(cols[static_cast<size_t>(col)]).maxLr;
+    if (std::isfinite(edge)) marks.push_back({col, rowOf(edge, lrs), "edge " + lrText(edge)});
   }
   HeatMap map;
   map.setTitle("Final test accuracy; line: predicted stability edge (D = diverged)");
@@ -212,9 +219,8 @@ void StudyReportWriter::stability() {
   md_ << "| schedule | predicted edge [range over microbatches] | breaks first | trains up to | breaks at | best lr (accuracy) | "
          "prediction |\n|---|---|---|---|---|---|---|\n";
   for (const QString& v : cols) {
-    const Measured m = measure(grid.at(v));
-    auto p = predicted.find(predictedRow(v));
-    const Prediction pr = p == predicted.end() ? Prediction{} : p->second;
+    const Measured& m = measured.at(v);
+    const Prediction& pr = prediction.at(v);
     md_ << "| " << v << " | " << lrText(pr.maxLr) << " [" << lrText(pr.sharpest) << ", " << lrText(pr.flattest) << "] | "
         << (pr.stage >= 0 ? "stage " + QString::number(pr.stage) : QStringLiteral("-")) << " | " << lrText(m.trainsUpTo) << " | "
         << (std::isfinite(m.breaksAt) ? lrText(m.breaksAt) : QStringLiteral("none in the grid")) << " | " << lrText(m.bestLr)
@@ -225,16 +231,14 @@ void StudyReportWriter::stability() {
   // Does the delay move the edge as far as the model says? Each delayed schedule's predicted edge
   // and measured break point against gpipe's.
   if (grid.count("gpipe") && predicted.count("gpipe")) {
-    const Measured g = measure(grid.at("gpipe"));
+    const Measured& g = measured.at("gpipe");
     QStringList pred, meas;
     for (const QString& v : cols) {
       if (v == "gpipe") continue;
-      auto p = predicted.find(predictedRow(v));
-      if (p != predicted.end() && std::isfinite(p->second.maxLr))
-        pred << QString("%1 %2x").arg(v, QString::number(p->second.maxLr / predicted.at("gpipe").maxLr, 'g', 2));
-      const Measured m = measure(grid.at(v));
-      if (std::isfinite(m.breaksAt) && std::isfinite(g.breaksAt))
-        meas << QString("%1 %2x").arg(v, QString::number(m.breaksAt / g.breaksAt, 'g', 2));
+      if (std::isfinite(prediction.at(v).maxLr))
+        pred << QString("%1 %2x").arg(v, QString::number(prediction.at(v).maxLr / prediction.at("gpipe").maxLr, 'g', 2));
+      if (std::isfinite(measured.at(v).breaksAt) && std::isfinite(g.breaksAt))
+        meas << QString("%1 %2x").arg(v, QString::number(measured.at(v).breaksAt / g.breaksAt, 'g', 2));
     }
     if (!pred.isEmpty())
       md_ << "**The delay's effect on the edge**, as a fraction of gpipe's: predicted " << pred.join(", ")
@@ -248,7 +252,6 @@ void StudyReportWriter::stability() {
   stabilityHeld_ = held;
   stabilityConservative_ = conservative;
   stabilityOptimistic_ = optimistic;
-  stabilityColumns_ = held + conservative + optimistic;
   if (predicted.empty())
     md_ << "_stability-resnet20.json (from `pipemare plan --stability --json`) missing: no predicted edges._\n\n";
 
@@ -262,8 +265,8 @@ void StudyReportWriter::stability() {
          "unstable at the start can settle); (ii) the cosine schedule lowers the rate over the run, so a run is "
          "judged by its end, not by the step where the bound first fails; (iii) a broken run often does not diverge: "
          "it oscillates and ends with poor accuracy, which is why *trains* is judged by accuracy, not by the loss "
-         "guard, and an edge so judged is gradual, not sharp; (iv) stages are coupled (a stage's gradient depends on the others' weights), which the per-stage "
-         "bound ignores; (v) the bound is for full-batch descent, while SGD's noise adds to the instability near "
+         "guard, and an edge so judged is gradual, not sharp; (iv) stages are coupled (a stage's gradient depends on "
+         "the others' weights), which the per-stage bound ignores; (v) the bound is for full-batch descent, while SGD's noise adds to the instability near "
          "the edge. Where the verdict is conservative these effects favour training; where it is optimistic they "
          "work against it.\n\n";
 }

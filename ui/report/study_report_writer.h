@@ -58,6 +58,14 @@ using RegimeResults = std::map<std::string, std::map<QString, FinalAccuracy>>;
 // The training seed a run used (its experiment's training.seed).
 int64_t seedOf(const RunRecord& r);
 
+// The regime and learning rate the quality claim is judged on; results nullptr when none; prefix
+// names its figures ("quality-full" -> figures/quality-full-lr<lr>.png).
+struct QualityHeadline {
+  const RegimeResults* results = nullptr;
+  std::string lr;
+  const char* prefix = "";
+};
+
 // Where a section's runs came from: "_12 runs, seeds 1, 2; revision abc1234; 0.8 CPU hours (wall
 // time x threads)._"
 QString provenance(const std::vector<RunRecord>& runs);
@@ -95,6 +103,7 @@ class StudyReportWriter {
   void summary();
   // Section 1's lead: the accuracy gap to gpipe of every quality regime, seeds and spread.
   void qualityOverview();
+  study::QualityHeadline headline() const;
   void charlm();
   void hardware();
   bool hardwareRow(const RunRecord& r, double base, double baseCompute, double ceiling, QStringList& slowedBaseline);
@@ -110,10 +119,11 @@ class StudyReportWriter {
   int figures_ = 0;
   study::RegimeResults quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_, qualityM0_;
   std::map<std::string, std::vector<double>> hw_;
-  std::map<std::string, double> hwMemory_;
-  QMap<const study::RegimeResults*, QString> settings_;  // each quality regime's training, from its runs  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
+  std::map<std::string, double> hwMemory_;  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
+  QMap<const study::RegimeResults*, QString> settings_;  // each quality regime's training, from its runs
   QString stabilitySetting_;  // "ResNet-20, P = 11, N = 2, 6 rates 0.004-0.4"
-  int stabilityHeld_ = -1, stabilityConservative_ = 0, stabilityOptimistic_ = 0, stabilityColumns_ = 0;
+  // Stability verdicts over the schedules its grid decides (none before the section has runs).
+  int stabilityHeld_ = 0, stabilityConservative_ = 0, stabilityOptimistic_ = 0;
   std::map<int, std::pair<double, double>> plan_;
 };
 
