@@ -22,13 +22,13 @@
 #       (momentum 0), at lr 0.3 and 1.0, and a second seed of gpipe, naive and T1+T2;
 #     charlm on the fortunes corpus: gpipe, pipedream, pipemare T1+T2 with and without warm-up;
 #   Hardware (section 2): real P = 2 runs of cnn for every schedule, and P = 1 as the baseline
-#     (alone, then two side by side: the machine's 2-core ceiling);
+#     (alone, then two side by side: the machine's 2-core ceiling), in 3 rounds (1 with --quick);
 #   Planner (section 3): ResNet-50 with P = 107 (N = 8 and 32); seconds;
 #   Stability (section 4): the edge plan --stability predicts, and a learning rate x schedule map
 #     (gpipe, naive async, T1, T1+T2, pipedream) on ResNet-20 with P = 11 as in quality.
 # Wall time on 2 cores (CPU hours are about twice these; the report gives each section's from its
 # runs): quality 13 min, quality-full 160, quality-n8 165, quality-n4 50, quality-long 80,
-# quality-m0 90, charlm 5, hardware 2, stability 38; about 600 minutes in all. --quick: smaller data
+# quality-m0 90, charlm 5, hardware 6, stability 38; about 600 minutes in all. --quick: smaller data
 # and grids, about 10 minutes, into reports/quick/.
 # The store of the committed report ships compressed as reports/study.db.xz: with the default --db
 # it is unpacked first, so that --only PARTS adds those parts to it and the whole report is redrawn.
@@ -110,6 +110,7 @@ if [ "$QUICK" = 1 ]; then
   QUALITY_LRS="0.1"
   CHARLM=(--set training.steps=60 --set training.eval_interval=30)
   HW_STEPS=20
+  HW_REPS=1
   STAB_LRS="0.01,0.1,0.5"
   STAB_VARIANTS="gpipe naive t1t2"
   STAB=(--set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1)
@@ -138,6 +139,7 @@ else
   QUALITY_LRS="0.1,0.02"
   CHARLM=()
   HW_STEPS=60
+  HW_REPS=3
   # A geometric grid (x2.5) around the predicted edges (0.016 async, 0.12 gpipe) on the quality
   # part's training (12,000 images, 3 epochs), where gpipe passes 0.85 at its best rate.
   STAB_LRS="0.004,0.01,0.025,0.063,0.16,0.4"
@@ -233,27 +235,32 @@ fi
 if want hardware; then
 forget hardware
 forget hardware-ceiling
-log "(3) hardware: real P = 2 runs of cnn"
+log "(3) hardware: real P = 2 runs of cnn, $HW_REPS rounds"
 HWSET=(--set training.steps=$HW_STEPS --set training.log_interval=5 --set training.trace_steps=5)
 HW=(--db "$DB" --quiet --tag study:hardware "${HWSET[@]}")
-"$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=1" --set pipeline.stages=1 --set execution.mode=single
-# This machine's 2-core ceiling: two independent P = 1 runs side by side, against the one above alone.
-side_pids=()
-for side in a b; do
-  "$PM" run experiments/cnn-gpipe-p2.json --db "$DB" --quiet --tag study:hardware-ceiling "${HWSET[@]}" \
-    --name "cnn P=1, side by side ($side)" --set pipeline.stages=1 --set execution.mode=single &
-  side_pids+=($!)
+# Each round measures the baseline, the ceiling and every schedule once, so that a slow spell of
+# the machine falls on one round of all of them rather than on one schedule; the report gives
+# each figure's median over the rounds and their spread.
+for round in $(seq "$HW_REPS"); do
+  "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=1" --set pipeline.stages=1 --set execution.mode=single
+  # This machine's 2-core ceiling: two independent P = 1 runs side by side, against the one above alone.
+  side_pids=()
+  for side in a b; do
+    "$PM" run experiments/cnn-gpipe-p2.json --db "$DB" --quiet --tag study:hardware-ceiling "${HWSET[@]}" \
+      --name "cnn P=1, side by side ($side)" --set pipeline.stages=1 --set execution.mode=single &
+    side_pids+=($!)
+  done
+  for p in "${side_pids[@]}"; do wait "$p"; done
+  for s in gpipe 1f1b pipedream pipedream-2bw pipemare; do
+    extra=()
+    [ "$s" = pipedream-2bw ] && extra=(--set pipeline.update_interval=8)
+    [ "$s" = pipemare ] && extra=(--set pipemare.t1=true --set pipemare.t2=true)
+    "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 $s" --set pipeline.schedule=$s ${extra[@]+"${extra[@]}"}
+  done
+  # PipeMare with the paper's timing: forwards 2(P-1-s) ahead, which hides the message round trip.
+  "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 pipemare, paper timing" --set pipeline.schedule=pipemare \
+    --set pipemare.t1=true --set pipemare.t2=true --set pipeline.timing=paper
 done
-for p in "${side_pids[@]}"; do wait "$p"; done
-for s in gpipe 1f1b pipedream pipedream-2bw pipemare; do
-  extra=()
-  [ "$s" = pipedream-2bw ] && extra=(--set pipeline.update_interval=8)
-  [ "$s" = pipemare ] && extra=(--set pipemare.t1=true --set pipemare.t2=true)
-  "$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 $s" --set pipeline.schedule=$s ${extra[@]+"${extra[@]}"}
-done
-# PipeMare with the paper's timing: forwards 2(P-1-s) ahead, which hides the message round trip.
-"$PM" run experiments/cnn-gpipe-p2.json "${HW[@]}" --name "cnn P=2 pipemare, paper timing" --set pipeline.schedule=pipemare \
-  --set pipemare.t1=true --set pipemare.t2=true --set pipeline.timing=paper
 fi
 
 if want planner; then

@@ -78,6 +78,41 @@ TEST(StudyReport, HardwareSectionBreaksTheSpeedupDown) {
   EXPECT_FALSE(md.contains("Noisy measurement")) << "every inflation here is above 1";
 }
 
+// Three rounds, each a P = 1 run, a side-by-side pair and the P = 2 runs: every figure is the
+// median over the rounds, each round's speedup against its own baseline, with the rounds' range;
+// the breakdown is the median round's, against that round's baseline compute.
+//   P = 1:          400, 380, 420 samples/s; 0.40, 0.38, 0.42 s per minibatch
+//   pipemare P = 2: 640, 600, 700 -> 1.600, 1.579, 1.667x: median 1.60x (round 1)
+//   gpipe P = 2:    500, 480, 560 -> pipemare / gpipe 1.28, 1.25, 1.25: median 1.25x
+//   side by side:   360 + 340, 350 + 330, 380 + 360 -> 1.750, 1.789, 1.762x: median 1.76x (round 3)
+TEST(StudyReport, HardwareSectionGivesTheMedianOfItsRoundsAndTheirRange) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    const double p1[] = {400, 380, 420}, pm2[] = {640, 600, 700}, gp2[] = {500, 480, 560};
+    const double sideA[] = {360, 350, 380}, sideB[] = {340, 330, 360};
+    for (int k = 0; k < 3; ++k) {
+      addHardwareRun(store, "cnn P=1", R"("schedule":"gpipe","stages":1)", p1[k], {2 * p1[k] / 1000.0});
+      for (double v : {sideA[k], sideB[k]})
+        addHardwareRun(store, "cnn P=1, side by side", R"("schedule":"gpipe","stages":1)", v, {0.90}, 0, -1, "study:hardware-ceiling");
+      addHardwareRun(store, "cnn P=2 gpipe", R"("schedule":"gpipe","stages":2)", gp2[k], {0.40, 0.50});
+      addHardwareRun(store, "cnn P=2 pipemare", R"("schedule":"pipemare","stages":2)", pm2[k], {0.40, 0.50}, 0, 0.9);
+    }
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("The study measured in 3 rounds")) << md.toStdString();
+  EXPECT_TRUE(md.contains("**This machine's 2-core ceiling: 1.76x (1.75-1.79x over 3 rounds).** Two independent P = 1 runs side by side "
+                          "(no pipeline, no messages; counted while both were training) ran at 380 and 360 samples/s against 420 alone"))
+      << md.toStdString();
+  // 1.60 / 1.762 = 91 %; round 1's breakdown: 0.45 / 0.25 = 1.80, inflation 0.45 / 0.40 = 1.125.
+  EXPECT_TRUE(md.contains("| pipemare | 2 | 640 | 1.60x (1.58-1.67x) | 91 % | 1.80 x 1.000 / 1.125 = 1.60x (1.000) |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| gpipe | 1 | 400 (380-420) | 1.00x | - | - |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("measured throughput at P = 2: 1.25x (1.25-1.28x over 3 rounds)")) << md.toStdString();
+}
+
 // A P = 1 baseline slower than the two stages together (compute inflation below 1) is flagged.
 TEST(StudyReport, HardwareSectionFlagsASlowedBaseline) {
   QTemporaryDir dir;

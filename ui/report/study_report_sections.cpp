@@ -63,30 +63,56 @@ namespace {
 // The accounted memory categories (stage metrics mem/<category>), in the figure's order.
 const char* const kCats[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
 
-// The samples/s of two P = 1 runs side by side (tag study:hardware-ceiling) while both were
-// training; empty unless there are exactly two.
-std::vector<double> ceilingRates(const RunStore& store) {
-  std::vector<std::vector<std::pair<double, double>>> progress;
-  for (const auto& r : runsTagged(store, "study:hardware-ceiling")) {
-    if (r.stages != 1) continue;
-    const auto pts = loadRunData(store, r.id).metric("train/samples_per_s");
-    std::vector<std::pair<double, double>> p;
-    for (size_t i = 0; i < pts.size(); ++i)  // from the end of the first window (start-up) on
-      p.push_back({pts[i].wall_time, i == 0 ? 0.0 : p.back().second + pts[i].value * (pts[i].wall_time - pts[i - 1].wall_time)});
-    progress.push_back(p);
+// The samples/s of each pair of P = 1 runs side by side (tag study:hardware-ceiling, in the order
+// they ran: one pair per round) while both were training; a pair that did not overlap is left out.
+std::vector<std::vector<double>> ceilingRates(const RunStore& store) {
+  std::vector<RunRecord> side;
+  for (const auto& r : runsTagged(store, "study:hardware-ceiling"))
+    if (r.stages == 1) side.push_back(r);
+  std::vector<std::vector<double>> pairs;
+  for (size_t k = 0; k + 1 < side.size(); k += 2) {
+    std::vector<std::vector<std::pair<double, double>>> progress;
+    for (const RunRecord* r : {&side[k], &side[k + 1]}) {
+      const auto pts = loadRunData(store, r->id).metric("train/samples_per_s");
+      std::vector<std::pair<double, double>> p;
+      for (size_t i = 0; i < pts.size(); ++i)  // from the end of the first window (start-up) on
+        p.push_back({pts[i].wall_time, i == 0 ? 0.0 : p.back().second + pts[i].value * (pts[i].wall_time - pts[i - 1].wall_time)});
+      progress.push_back(p);
+    }
+    const std::vector<double> rates = sideBySideRates(progress);
+    if (rates.size() == 2 && std::isfinite(rates[0]) && std::isfinite(rates[1])) pairs.push_back(rates);
   }
-  return progress.size() == 2 ? sideBySideRates(progress) : std::vector<double>{};
+  return pairs;
 }
 
-// What the hardware table shows, and this machine's 2-core ceiling.
-void writeHardwareIntro(QTextStream& md, double ceiling, const std::vector<double>& side, double base) {
+// The index of the median of v's finite values (the lower of the two middle ones for an even
+// count); 0 when there are none.
+size_t medianIndex(const std::vector<double>& v) {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (std::isfinite(v[i])) idx.push_back(i);
+  if (idx.empty()) return 0;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  return idx[(idx.size() - 1) / 2];
+}
+
+// What the hardware table shows, and this machine's 2-core ceiling: `ceilings` one per round,
+// `side` and `base` the median round's rates.
+void writeHardwareIntro(QTextStream& md, const std::vector<double>& ceilings, const std::vector<double>& side, double base,
+                        size_t rounds) {
   md << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8: 16-sample microbatches, so that the speedup is the pipeline's, not a change of batch shape). "
          "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage. "
          "The breakdown splits each speedup into its bounds: the balance bound (the stages' summed compute per minibatch over the slowest stage's), "
          "the fill N / (N + P - 1) of flushing schedules, the compute inflation (summed stage compute against P = 1's: cores slowing each other, recompute), "
          "their product (expected) and the pipeline efficiency (measured / expected: messages and waits).\n\n";
-  if (std::isfinite(ceiling))
-    md << "**This machine's 2-core ceiling: " << num(ceiling, 2) << "x.** Two independent P = 1 runs side by side (no pipeline, no messages; counted while both were training) ran at "
+  if (rounds > 1)
+    md << "The study measured in " << rounds << " rounds, each running the baseline, the ceiling and every schedule once, so that a slow spell of the machine "
+          "falls on one round of all of them. Each figure is the median over the rounds, each round's speedup taken against that round's baseline; "
+          "the brackets give the rounds' lowest and highest (the baseline's own rate on its row). The samples/s column is the median of the rounds' own rates, so where the baseline drifts between rounds "
+          "two rows' rates need not divide to their speedups. The breakdown, utilization, memory and timelines are the median round's.\n\n";
+  if (!ceilings.empty())
+    md << "**This machine's 2-core ceiling: " << num(median(ceilings), 2) << "x" << roundsRange(ceilings, 2, "x")
+       << ".** Two independent P = 1 runs side by side (no pipeline, no messages; counted while both were training) ran at "
        << num(side[0], 0) << " and " << num(side[1], 0) << " samples/s against " << num(base, 0)
        << " alone: the two cores slow each other (shared cache, memory bandwidth, clock boost), so no 2-process speedup here "
           "should be expected to pass this figure; ideal cores give 2x. The column \"of ceiling\" is each speedup over it.\n\n";
@@ -111,7 +137,7 @@ void addStageMemory(const RunStore& store, const RunRecord& r, bool paperTiming,
 
 }  // namespace
 
-// (3) Hardware: real P = 2 runs of cnn.
+// (3) Hardware: real P = 2 runs of cnn, in one or more rounds.
 void StudyReportWriter::hardware() {
   auto runs = runsTagged(store_, "study:hardware");
   md_ << "## 2. Hardware: throughput and memory of `real` P = 2 runs of `cnn` (one process per stage, Gloo, one thread each)\n\n";
@@ -120,29 +146,50 @@ void StudyReportWriter::hardware() {
     return;
   }
   md_ << provenance(runs) << "\n\n";
-  double base = NAN, baseCompute = NAN;
-  for (const auto& r : runs)
-    if (r.stages == 1) {
-      base = median(values(loadRunData(store_, r.id).metric("train/samples_per_s")));
-      baseCompute = computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), 1).at(0);
+  // One row per schedule (and timing) and P; its k-th run is round k's, in the order they ran.
+  std::vector<HardwareGroup> groups;
+  for (const auto& r : runs) {
+    const HardwareGroup key = hardwareGroupOf(r);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const HardwareGroup& x) { return x.variant == key.variant && x.stages == key.stages; });
+    if (g == groups.end()) g = groups.insert(groups.end(), key);
+    g->runs.push_back(r);
+  }
+  for (auto& g : groups)
+    for (const auto& r : g.runs) g.rates.push_back(median(values(loadRunData(store_, r.id).metric("train/samples_per_s"))));
+  std::vector<double> base;
+  std::vector<double> baseCompute;
+  for (const auto& g : groups)
+    if (g.stages == 1) {
+      base = g.rates;
+      for (const auto& r : g.runs) baseCompute.push_back(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), 1).at(0));
+      break;
     }
+  // Round k's baseline; a round without one (a failed run) takes the median of the others.
+  auto roundBase = [&](const std::vector<double>& v, size_t k) { return k < v.size() ? v[k] : median(v); };
   // This machine's 2-core ceiling: two independent P = 1 runs side by side against the P = 1 run alone.
   // Only the window in which both were training counts (sideBySideRates): each logged window's
   // samples/s times its length gives the run's progress.
-  const std::vector<double> side = ceilingRates(store_);
-  const double ceiling = side.size() == 2 && base > 0 ? (side[0] + side[1]) / base : NAN;
-  writeHardwareIntro(md_, ceiling, side, base);
+  const std::vector<std::vector<double>> side = ceilingRates(store_);
+  std::vector<double> ceilings;
+  for (size_t k = 0; k < side.size(); ++k) ceilings.push_back((side[k][0] + side[k][1]) / roundBase(base, k));
+  const size_t mc = medianIndex(ceilings);
+  const double ceiling = ceilings.empty() ? NAN : median(ceilings);
+  writeHardwareIntro(md_, ceilings, ceilings.empty() ? std::vector<double>{} : side[mc],
+                     ceilings.empty() ? NAN : roundBase(base, mc), base.size());
   md_ << "| schedule | P | samples/s | vs P = 1 | of ceiling | breakdown: bound x fill / inflation = expected (efficiency) | utilization per stage | peak memory per stage (MiB) |\n"
          "|---|---|---|---|---|---|---|---|\n";
   QStringList labels, slowedBaseline;
   std::vector<std::pair<RunRecord, bool>> timelines;  // (run, paper timing)
   std::vector<std::vector<double>> mem(6);
-  for (const auto& r : runs) {
-    const bool paperTiming = hardwareRow(r, base, baseCompute, ceiling, slowedBaseline);
-    if (r.stages < 2) continue;
-    addStageMemory(store_, r, paperTiming, labels, mem);
+  for (auto& g : groups) {
+    for (size_t k = 0; k < g.rates.size(); ++k) g.speedups.push_back(g.rates[k] / roundBase(base, k));
+    const size_t m = medianIndex(g.speedups);
+    hardwareRow(g, m, roundBase(baseCompute, m), ceiling, slowedBaseline);
+    if (g.stages < 2) continue;
+    const RunRecord& r = g.runs[m];
+    addStageMemory(store_, r, g.paperTiming, labels, mem);
     const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(r.schedule);
-    if (kind == ScheduleKind::GPipe || kind == ScheduleKind::PipeMare) timelines.emplace_back(r, paperTiming);
+    if (kind == ScheduleKind::GPipe || kind == ScheduleKind::PipeMare) timelines.emplace_back(r, g.paperTiming);
   }
   md_ << "\n";
   if (!slowedBaseline.isEmpty())
@@ -162,23 +209,31 @@ void StudyReportWriter::hardware() {
   md_ << "\n![memory per stage](" << name << ")\n\n";
 }
 
-// One run's row of the hardware table and its hw_ entry (for the claims); returns whether it ran
-// with the paper's timing.
-bool StudyReportWriter::hardwareRow(const RunRecord& r, double base, double baseCompute, double ceiling,
-                                    QStringList& slowedBaseline) {
-  RunData d = loadRunData(store_, r.id);
-  const double tput = median(values(d.metric("train/samples_per_s")));
-  // pipeline.timing = paper (forwards 2(P-1-s) ahead) is its own row.
+// A hardware run's row key: its schedule, " (paper timing)" for pipeline.timing = paper
+// (forwards 2(P-1-s) ahead), and P; no runs or rates yet.
+StudyReportWriter::HardwareGroup StudyReportWriter::hardwareGroupOf(const RunRecord& r) {
   const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
   const bool paperTiming = choiceFromName<PipelineTiming>(cfg.value("pipeline").toObject().value("timing").toString().toStdString()) ==
                            PipelineTiming::Paper;
-  const std::string variant = r.schedule + (paperTiming ? " (paper timing)" : "");
+  HardwareGroup g;
+  g.variant = r.schedule + (paperTiming ? " (paper timing)" : "");
+  g.stages = r.stages;
+  g.paperTiming = paperTiming;
+  return g;
+}
+
+// One row of the hardware table and its hw_ entry (for the claims): the median over the rounds of
+// throughput and speedup, and the median round `m`'s breakdown, utilization and memory.
+void StudyReportWriter::hardwareRow(const HardwareGroup& g, size_t m, double baseCompute, double ceiling,
+                                    QStringList& slowedBaseline) {
+  const RunRecord& r = g.runs[m];
+  RunData d = loadRunData(store_, r.id);
   std::map<int, double> util, peak;
   for (const auto& p : d.utilization) util[p.stage] = p.value;
   for (const auto& p : d.memPeak) peak[p.stage] = std::max(peak[p.stage], p.value);
-  QStringList u, m;
+  QStringList u, mm;
   for (const auto& [s, v] : util) u << num(v, 3);
-  for (const auto& [s, v] : peak) m << num(v / 1048576.0, 2);
+  for (const auto& [s, v] : peak) mm << num(v / 1048576.0, 2);
   // Weight and optimizer memory as the paper counts it: weights, stashed versions, optimizer
   // state and T2's delta, each stage's peak, summed over the stages.
   double weightMemory = 0;
@@ -187,22 +242,25 @@ bool StudyReportWriter::hardwareRow(const RunRecord& r, double base, double base
     for (const auto& p : store_.loadStageMetric(r.id, std::string("mem/") + cat)) stagePeak[p.stage] = std::max(stagePeak[p.stage], p.value);
     for (const auto& [st, v] : stagePeak) weightMemory += v / 1048576.0;
   }
-  if (!paperTiming && r.stages > 1) hwMemory_[r.schedule] = weightMemory;
+  if (!g.paperTiming && r.stages > 1) hwMemory_[r.schedule] = weightMemory;
+  const double speedup = median(g.speedups);
   QString breakdown = "-";
   if (r.stages > 1) {
     const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(r.schedule);
     const bool flushes = kind && !isAsynchronous(*kind);
     const SpeedupBreakdown b = breakdownSpeedup(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), r.stages), baseCompute,
-                                                flushes, r.microbatches, tput / base);
-    if (b.computeInflation < 1.0) slowedBaseline << QString::fromStdString(variant);
+                                                flushes, r.microbatches, g.speedups[m]);
+    if (b.computeInflation < 1.0) slowedBaseline << QString::fromStdString(g.variant);
     breakdown = QString("%1 x %2 / %3 = %4x (%5)")
                     .arg(num(b.balanceBound, 2), num(b.fill, 3), num(b.computeInflation, 3), num(b.expected, 2), num(b.efficiency, 3));
   }
-  md_ << "| " << QString::fromStdString(variant) << " | " << r.stages << " | " << num(tput, 0) << " | " << num(tput / base, 2)
-      << "x | " << (std::isfinite(ceiling) && r.stages > 1 ? num(100 * tput / base / ceiling, 0) + " %" : QString("-")) << " | " << breakdown << " | " << u.join(" / ") << " | " << m.join(" / ") << " |\n";
-  hw_[variant + "/" + std::to_string(r.stages)] = {tput / base, util.empty() ? NAN : util.begin()->second,
-                                                       util.empty() ? NAN : util.rbegin()->second};
-  return paperTiming;
+  // The baseline's speedup is 1 by definition: its row gives the spread of its own rate instead.
+  md_ << "| " << QString::fromStdString(g.variant) << " | " << r.stages << " | " << num(median(g.rates), 0)
+      << (r.stages == 1 ? roundsRange(g.rates, 0, "", false) : QString()) << " | " << num(speedup, 2) << "x"
+      << (r.stages > 1 ? roundsRange(g.speedups, 2, "x", false) : QString()) << " | "
+      << (std::isfinite(ceiling) && r.stages > 1 ? num(100 * speedup / ceiling, 0) + " %" : QString("-")) << " | " << breakdown << " | "
+      << u.join(" / ") << " | " << mm.join(" / ") << " |\n";
+  hw_[g.variant + "/" + std::to_string(r.stages)] = g.speedups;
 }
 
 void StudyReportWriter::timeline(const RunRecord& r, bool paperTiming) {

@@ -55,6 +55,10 @@ struct FinalAccuracy {
 // lr -> variant -> its final accuracy.
 using RegimeResults = std::map<std::string, std::map<QString, FinalAccuracy>>;
 
+// " (1.21-1.28x over 3 rounds)" (" (1.21-1.28x)" without the count): the lowest and highest of
+// v's finite values, when there are two or more; else "".
+QString roundsRange(const std::vector<double>& v, int decimals, const QString& unit, bool withCount = true);
+
 // The training seed a run used (its experiment's training.seed).
 int64_t seedOf(const RunRecord& r);
 
@@ -106,7 +110,17 @@ class StudyReportWriter {
   study::QualityHeadline headline() const;
   void charlm();
   void hardware();
-  bool hardwareRow(const RunRecord& r, double base, double baseCompute, double ceiling, QStringList& slowedBaseline);
+  // Every round's run of one schedule (and timing) at one P, in the order they ran, with each
+  // run's median samples/s and its speedup over its round's P = 1 run.
+  struct HardwareGroup {
+    std::string variant;  // "pipemare", "pipemare (paper timing)"
+    int stages = 0;
+    bool paperTiming = false;
+    std::vector<RunRecord> runs;
+    std::vector<double> rates, speedups;
+  };
+  static HardwareGroup hardwareGroupOf(const RunRecord& r);
+  void hardwareRow(const HardwareGroup& g, size_t m, double baseCompute, double ceiling, QStringList& slowedBaseline);
   void timeline(const RunRecord& r, bool paperTiming);
   static std::vector<double> values(const std::vector<MetricPoint>& pts);
   void planner();
@@ -118,7 +132,7 @@ class StudyReportWriter {
   QTextStream md_{&text_};
   int figures_ = 0;
   study::RegimeResults quality_, qualityFull_, qualityN8_, qualityN4_, qualityLong_, qualityM0_;
-  std::map<std::string, std::vector<double>> hw_;
+  std::map<std::string, std::vector<double>> hw_;  // "pipemare/2" -> its speedup over P = 1 in each round
   std::map<std::string, double> hwMemory_;  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
   QMap<const study::RegimeResults*, QString> settings_;  // each quality regime's training, from its runs
   QString stabilitySetting_;  // "ResNet-20, P = 11, N = 2, 6 rates 0.004-0.4"
