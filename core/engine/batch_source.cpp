@@ -1,6 +1,8 @@
 #include "core/engine/batch_source.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "core/data/datasets.h"
 #include "core/engine/tensor_data.h"
@@ -94,8 +96,6 @@ class Synthetic224Source : public BatchSource {
   uint64_t seed_;
 };
 
-int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit) : n; }
-
 std::string fraction(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -103,17 +103,19 @@ std::string fraction(double v) {
 }
 
 
-// The tensors of one split: the eval file, or without one the last eval_fraction of the training
-// file's samples (at least one; the rest trains).
-std::unique_ptr<BatchSource> tensorSource(const Experiment& e, bool train) {
+}  // namespace
+
+int64_t limitedCount(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit) : n; }
+
+std::unique_ptr<BatchSource> makeTensorSource(const Experiment& e, bool train, const TensorFile& f, const TensorFile* evalFile) {
   const auto& d = e.data;
-  TensorFile f = loadTensorFile(d.path);
   const Task task = taskOfLabels(f, e.model.task);
   torch::Tensor x = f.x, y = f.y;
   std::string from = d.path;
   if (!d.eval_path.empty()) {
     if (!train) {
-      TensorFile g = loadTensorFile(d.eval_path);
+      if (!evalFile) throw std::logic_error("makeTensorSource: data.eval_path is set but its file was not given");
+      const TensorFile& g = *evalFile;
       if (g.x.sizes().slice(1) != f.x.sizes().slice(1) || g.x.scalar_type() != f.x.scalar_type())
         throw DataError(d.eval_path, "tensor \"x\" holds samples of shape " + shapeText(g.x.sizes().slice(1)) + " (" +
                                          std::string(c10::toString(g.x.scalar_type())) + "), the training file's are " +
@@ -135,14 +137,12 @@ std::unique_ptr<BatchSource> tensorSource(const Experiment& e, bool train) {
     x = train ? x.narrow(0, 0, n - held) : x.narrow(0, n - held, held);
     y = train ? y.narrow(0, 0, n - held) : y.narrow(0, n - held, held);
   }
-  const int64_t n = limited(x.size(0), train ? d.train_limit : d.eval_limit);
+  const int64_t n = limitedCount(x.size(0), train ? d.train_limit : d.eval_limit);
   const std::string what = train ? "train" : "held-out";
   return std::make_unique<TensorSource>(x.narrow(0, 0, n).contiguous(), y.narrow(0, 0, n).contiguous(), task,
                                         "tensors " + what + ", " + std::to_string(n) + " samples of " +
                                             shapeText(x.sizes().slice(1)) + " from " + from);
 }
-
-}  // namespace
 
 torch::Tensor exampleInput(const Experiment& e, int64_t n) {
   const auto& d = e.data;
@@ -162,7 +162,7 @@ std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
     const std::string split = train ? "train" : choiceName(d.eval_split);
     std::string dir = d.path.empty() ? defaultFashionMnistDir() : d.path;
     ImageDataset ds = loadFashionMnist(dir, split);
-    int64_t n = limited(ds.count, limit);
+    int64_t n = limitedCount(ds.count, limit);
     auto pixels = torch::from_blob(ds.pixels.data(), {ds.count, 1, ds.rows, ds.cols}, torch::kUInt8).narrow(0, 0, n);
     auto x = ((pixels.to(torch::kFloat) / 255.0f) - kFmnistMean) / kFmnistStd;
     auto y = torch::from_blob(ds.labels.data(), {ds.count}, torch::kUInt8).narrow(0, 0, n).to(torch::kLong);
@@ -179,15 +179,20 @@ std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train) {
                                         std::string("text ") + (train ? "train" : "validation") + ", " +
                                             std::to_string(nbytes) + " bytes from " + path);
   }
-  if (d.dataset == DatasetKind::Tensors) return tensorSource(e, train);
+  if (d.dataset == DatasetKind::Tensors) {
+    const TensorFile f = loadTensorFile(d.path);
+    if (train || d.eval_path.empty()) return makeTensorSource(e, train, f, nullptr);
+    const TensorFile g = loadTensorFile(d.eval_path);
+    return makeTensorSource(e, train, f, &g);
+  }
   if (d.dataset == DatasetKind::Synthetic) {
     if (e.model.name == "resnet50") {
-      return std::make_unique<Synthetic224Source>(limited(train ? d.synthetic_samples : d.synthetic_samples / 4 + 1, limit),
+      return std::make_unique<Synthetic224Source>(limitedCount(train ? d.synthetic_samples : d.synthetic_samples / 4 + 1, limit),
                                                   e.training.seed + (train ? 0 : 7777));
     }
     int64_t count = train ? d.synthetic_samples : std::max<int64_t>(d.synthetic_samples / 4, 1);
     SyntheticDataset s = makeSyntheticDataset(count, choiceName(d.synthetic_task), e.training.seed + (train ? 0 : 7777));
-    int64_t n = limited(s.count, limit);
+    int64_t n = limitedCount(s.count, limit);
     auto x = torch::from_blob(s.x.data(), {s.count, 1, 28, 28}, torch::kFloat).narrow(0, 0, n).clone();
     bool regression = d.synthetic_task == SyntheticTask::Regression;
     torch::Tensor y = regression ? torch::from_blob(s.targets.data(), {s.count}, torch::kFloat).narrow(0, 0, n).clone()

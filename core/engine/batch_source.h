@@ -27,8 +27,17 @@ class BatchSource {
   virtual std::string describe() const = 0;
 };
 
+struct TensorFile;
+
 // Builds the train / held-out source of an experiment (reads files; throws DataError).
 std::unique_ptr<BatchSource> makeBatchSource(const Experiment& e, bool train);
+// The same for tensor data (data.dataset = tensors) from files already read: `file` is data.path's,
+// `evalFile` data.eval_path's (needed for the held-out split when the experiment names one; else
+// the held-out split is the last data.eval_fraction of `file`). Throws DataError naming the file.
+std::unique_ptr<BatchSource> makeTensorSource(const Experiment& e, bool train, const TensorFile& file,
+                                              const TensorFile* evalFile);
+// `n` samples cut to data.train_limit / eval_limit `limit` (0: all of them).
+int64_t limitedCount(int64_t n, int64_t limit);
 // `n` samples of the experiment's input as its first stage receives them: the first samples of
 // the training file (repeated when it has fewer) for tensor data, random ones of the dataset's
 // shape otherwise (from the global generator). For profiling and partitioning by time.

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,6 @@
 
 namespace pm {
 namespace {
-
-int64_t limited(int64_t n, int64_t limit) { return limit > 0 ? std::min(n, limit) : n; }
 
 // The pipeline against the model's units.
 void checkUnits(const Experiment& e, const std::string& modelPlace, int units) {
@@ -63,11 +62,11 @@ void checkOutput(const torch::Tensor& out, Task task, const torch::Tensor& y, co
                                    shapeText(out.sizes()) + "): labels must be 0.." + std::to_string(classes - 1));
 }
 
-}  // namespace
-
-void checkModelOnData(const Experiment& e) {
+// checkModelOnData with the tensor files already read: `train` is data.path's and `eval`
+// data.eval_path's (nullptr without one); both nullptr unless the data are tensors.
+void checkModelOnFiles(const Experiment& e, const TensorFile* train, const TensorFile* eval) {
   const auto& d = e.data;
-  const bool tensors = d.dataset == DatasetKind::Tensors;
+  const bool tensors = train != nullptr;
   if (!e.model.fromFile() && !tensors) return;
   torch::NoGradGuard noGrad;
   auto units = buildModel(e.model, e.training.seed);  // ConfigError naming the model file
@@ -79,10 +78,9 @@ void checkModelOnData(const Experiment& e) {
   Task task = Task::Classification;
   std::string dataPlace = "data.dataset=" + choiceName(d.dataset);
   if (tensors) {
-    TensorFile f = loadTensorFile(d.path);
-    task = taskOfLabels(f, e.model.task);
-    x = f.x.narrow(0, 0, 1);
-    y = f.y;
+    task = taskOfLabels(*train, e.model.task);
+    x = train->x.narrow(0, 0, 1);
+    y = train->y;
     dataPlace = d.path;
   } else {
     x = exampleInput(e, 1);
@@ -119,7 +117,18 @@ void checkModelOnData(const Experiment& e) {
   }
   if (task == Task::LanguageModel && !tensors) y = y.narrow(1, 0, 1).expand({1, h.dim() >= 2 ? h.size(1) : 1});
   checkOutput(h, task, y, dataPlace, modelPlace);
-  if (tensors && !d.eval_path.empty()) checkOutput(h, task, loadTensorFile(d.eval_path).y, d.eval_path, modelPlace);
+  if (eval) checkOutput(h, task, eval->y, d.eval_path, modelPlace);
+}
+
+}  // namespace
+
+void checkModelOnData(const Experiment& e) {
+  const auto& d = e.data;
+  if (d.dataset != DatasetKind::Tensors) return checkModelOnFiles(e, nullptr, nullptr);
+  const TensorFile train = loadTensorFile(d.path);
+  if (d.eval_path.empty()) return checkModelOnFiles(e, &train, nullptr);
+  const TensorFile eval = loadTensorFile(d.eval_path);
+  checkModelOnFiles(e, &train, &eval);
 }
 
 void checkDataAvailable(const Experiment& e) {
@@ -130,14 +139,22 @@ void checkDataAvailable(const Experiment& e) {
     locateFashionMnist(d.path, choiceName(d.eval_split));
   } else if (d.dataset == DatasetKind::Text) {
     const TextCorpus corpus = loadTextCorpus(d.path, d.eval_fraction, d.context);  // a few MB at most: read it once
-    trainSamples = limited((static_cast<int64_t>(corpus.train.size()) - 1) / std::max(1, d.context), d.train_limit);
+    trainSamples = limitedCount((static_cast<int64_t>(corpus.train.size()) - 1) / std::max(1, d.context), d.train_limit);
   } else if (d.dataset == DatasetKind::Synthetic) {
-    trainSamples = limited(d.synthetic_samples, d.train_limit);
-  } else if (d.dataset == DatasetKind::Tensors) {
-    trainSamples = makeBatchSource(e, true)->size();  // reads the file: what the run will read
+    trainSamples = limitedCount(d.synthetic_samples, d.train_limit);
   }
-  checkModelOnData(e);
-  if (d.dataset == DatasetKind::Tensors) makeBatchSource(e, false);  // the held-out split, as the run will read it
+  if (d.dataset == DatasetKind::Tensors) {
+    // Each file read once, and split as the run will split it.
+    const TensorFile train = loadTensorFile(d.path);
+    std::optional<TensorFile> eval;
+    if (!d.eval_path.empty()) eval = loadTensorFile(d.eval_path);
+    const TensorFile* evalFile = eval ? &*eval : nullptr;
+    trainSamples = makeTensorSource(e, true, train, evalFile)->size();
+    checkModelOnFiles(e, &train, evalFile);
+    makeTensorSource(e, false, train, evalFile);
+  } else {
+    checkModelOnFiles(e, nullptr, nullptr);
+  }
   // What the training plan would refuse at the start of the run (a failed run, exit 1).
   if (trainSamples >= 0 && trainSamples < e.pipeline.microbatches)
     throw ConfigError("data", "the training split has " + std::to_string(trainSamples) + " samples, fewer than pipeline.microbatches = " +
