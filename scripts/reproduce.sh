@@ -133,6 +133,7 @@ if [ "$QUICK" = 1 ]; then
   QM0_VARIANTS="gpipe naive t1t2"
   QM0_LRS="1.0"
   QM0_SEED2=""
+  QM0_MORE=""
 else
   Q=()
   QUALITY_VARIANTS="gpipe 1f1b pipedream 2bw naive t1 t1t2"
@@ -164,9 +165,10 @@ else
   QLONG_VARIANTS="gpipe naive t1t2"
   QLONG_LRS="0.1,0.3"
   QM0=(--set data.train_limit=0 --set optimizer.momentum=0)
-  QM0_VARIANTS="gpipe pipedream naive t1 t1t2"
+  QM0_VARIANTS="gpipe naive t1t2"  # the variants the targets judge, with two seeds
   QM0_LRS="0.3,1.0"
-  QM0_SEED2="gpipe naive t1t2"  # the variants the targets judge
+  QM0_SEED2="gpipe naive t1t2"
+  QM0_MORE="pipedream t1"  # one seed, last: a study stopped early has the judged runs
 fi
 
 if want quality; then
@@ -220,6 +222,9 @@ log "(1f) quality without momentum: plain SGD, N = 2, all training images"
 sweep_variants quality-m0 "$QM0_LRS" "$QM0_VARIANTS" "${QM0[@]}"
 if [ -n "$QM0_SEED2" ]; then
   sweep_variants quality-m0 "$QM0_LRS" "$QM0_SEED2" "${QM0[@]}" --grid training.seed=2
+fi
+if [ -n "$QM0_MORE" ]; then
+  sweep_variants quality-m0 "$QM0_LRS" "$QM0_MORE" "${QM0[@]}"
 fi
 fi
 
