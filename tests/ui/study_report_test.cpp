@@ -93,7 +93,7 @@ TEST(StudyReport, HardwareSectionGivesTheMedianOfItsRoundsAndTheirRange) {
     const double p1[] = {400, 380, 420}, pm2[] = {640, 600, 700}, gp2[] = {500, 480, 560};
     const double sideA[] = {360, 350, 380}, sideB[] = {340, 330, 360};
     for (int k = 0; k < 3; ++k) {
-      addHardwareRun(store, "cnn P=1", R"("schedule":"gpipe","stages":1)", p1[k], {2 * p1[k] / 1000.0});
+      addHardwareRun(store, "cnn P=1", R"("schedule":"gpipe","stages":1)", p1[k], {2 * p1[k] / 1000.0}, 0, 0.91 + 0.01 * k);
       for (double v : {sideA[k], sideB[k]})
         addHardwareRun(store, "cnn P=1, side by side", R"("schedule":"gpipe","stages":1)", v, {0.90}, 0, -1, "study:hardware-ceiling");
       addHardwareRun(store, "cnn P=2 gpipe", R"("schedule":"gpipe","stages":2)", gp2[k], {0.40, 0.50});
@@ -109,7 +109,8 @@ TEST(StudyReport, HardwareSectionGivesTheMedianOfItsRoundsAndTheirRange) {
   // 1.60 / 1.762 = 91 %; round 1's breakdown: 0.45 / 0.25 = 1.80, inflation 0.45 / 0.40 = 1.125.
   EXPECT_TRUE(md.contains("| pipemare | 2 | 640 | 1.60x (1.58-1.67x) | 91 % | 1.80 x 1.000 / 1.125 = 1.60x (1.000) |"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| gpipe | 1 | 400 (380-420) | 1.00x | - | - |")) << md.toStdString();
+  // The baseline's row: its median rate (round 1, utilization 0.91) and the rounds' rates.
+  EXPECT_TRUE(md.contains("| gpipe | 1 | 400 (380-420) | 1.00x | - | - | 0.910 |")) << md.toStdString();
   EXPECT_TRUE(md.contains("measured throughput at P = 2: 1.25x (1.25-1.28x over 3 rounds)")) << md.toStdString();
 }
 

@@ -183,7 +183,8 @@ void StudyReportWriter::hardware() {
   std::vector<std::vector<double>> mem(6);
   for (auto& g : groups) {
     for (size_t k = 0; k < g.rates.size(); ++k) g.speedups.push_back(g.rates[k] / roundBase(base, k));
-    const size_t m = medianIndex(g.speedups);
+    // The baseline's speedups are all 1: its median round is that of its rate.
+    const size_t m = medianIndex(g.stages == 1 ? g.rates : g.speedups);
     hardwareRow(g, m, roundBase(baseCompute, m), ceiling, slowedBaseline);
     if (g.stages < 2) continue;
     const RunRecord& r = g.runs[m];
