@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
-#   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]
+#   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume]
 # --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
+# --resume continues an interrupted study instead: each part keeps its finished (and diverged)
+# runs and runs only the points it lacks; stopped, failed or interrupted runs are run again.
 # Runs every part of the study into one store, then draws the report with pipemare-report: a
 # one-screen summary of the paper's three claims, then one section per question, detail in an
 # appendix. Each section states the revisions, seeds and CPU hours of its runs (from the store).
@@ -38,6 +40,7 @@ QUICK=0
 OUT=""
 DB=""
 PAR=2
+RESUME=0
 ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -46,7 +49,8 @@ while [ $# -gt 0 ]; do
     --db) DB="$2"; shift ;;
     --parallel) PAR="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
-    *) echo "usage: scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS]" >&2; exit 2 ;;
+    --resume) RESUME=1 ;;
+    *) echo "usage: scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -70,11 +74,25 @@ for part in ${ONLY//,/ }; do
   esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
-# A part run again replaces its earlier runs in the store.
-forget() {
+# The id, status and name of each run of a part (tag study:PART), a line each, tab-separated.
+part_runs() {
   [ -f "$DB" ] || return 0
-  "$PM" --db "$DB" runs list --tag "study:$1" --json | sed -n 's/^    "id": \([0-9]*\),$/\1/p' |
-    while read -r id; do "$PM" --db "$DB" runs delete "$id" >/dev/null; done
+  "$PM" --db "$DB" runs list --tag "study:$1" --json |
+    awk '/^    "id": /{id=$2; sub(/,$/, "", id)} /^    "name": /{n=$0; sub(/^    "name": "/, "", n); sub(/",$/, "", n)}
+         /^    "status": /{st=$2; gsub(/[",]/, "", st); print id "\t" st "\t" n}'
+}
+# A part run again replaces its earlier runs in the store; with --resume it keeps the finished and
+# diverged ones (results) and deletes the rest, which run again.
+forget() {
+  part_runs "$1" | while IFS=$'\t' read -r id st name; do
+    if [ "$RESUME" = 0 ] || { [ "$st" != finished ] && [ "$st" != diverged ]; }; then
+      "$PM" --db "$DB" runs delete "$id" >/dev/null
+    fi
+  done
+}
+# With --resume: whether the part already holds a finished or diverged run of that name.
+recorded() {
+  [ "$RESUME" = 1 ] && part_runs "$1" | awk -F'\t' -v n="$2" '$3 == n && ($2 == "finished" || $2 == "diverged") {f=1} END {exit !f}'
 }
 # Starts a command in the background, at most PAR at a time; drain waits for the ones left.
 pids=()
@@ -84,15 +102,39 @@ throttle() {
   if [ "${#pids[@]}" -ge "$PAR" ]; then wait "${pids[0]}" || true; pids=("${pids[@]:1}"); fi
 }
 drain() { for p in "${pids[@]}"; do wait "$p" || true; done; pids=(); }
-# sweep_variants TAG LRS "VARIANTS" [--set ...]: each variant's ResNet-20 preset swept over the
-# learning rates, PAR runs at a time, recorded under study:TAG.
+# sweep_variants TAG LRS "VARIANTS" [--set ... | --grid FIELD=VALUE ...]: each variant's ResNet-20
+# preset swept over the learning rates, PAR runs at a time, recorded under study:TAG (runs named
+# "$NAME_PREFIX-resnet20-VARIANT [optimizer.lr=LR FIELD=VALUE]", NAME_PREFIX study by default).
+# A variant with a single rate to run goes on in the background beside the next one.
 sweep_variants() {
-  local tag=$1 lrs=$2 variants=$3 v
+  local tag=$1 lrs=$2 variants=$3 v lr todo prefix=${NAME_PREFIX:-study} suffix="" prev="" a
   shift 3
-  for v in $variants; do
-    "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" --grid "optimizer.lr=$lrs" \
-      --parallel "$PAR" "$@" || sweep_failed "$v" $?
+  for a in "$@"; do
+    [ "$prev" = --grid ] && suffix+=" $a"
+    prev=$a
   done
+  local naming=()
+  for v in $variants; do
+    todo=""
+    for lr in ${lrs//,/ }; do
+      if recorded "$tag" "$prefix-resnet20-$v [optimizer.lr=$lr$suffix]"; then continue; fi
+      todo+="${todo:+,}$lr"
+    done
+    if [ -z "$todo" ]; then
+      printf 'reproduce.sh: %s, %s at lr %s%s: recorded already\n' "$tag" "$v" "$lrs" "$suffix" >&2
+      continue
+    fi
+    [ "$prefix" = study ] || naming=(--name "$prefix-resnet20-$v")
+    if [[ "$todo" == *,* ]]; then
+      drain
+      "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
+        --grid "optimizer.lr=$todo" --parallel "$PAR" "$@" || sweep_failed "$v" $?
+    else
+      throttle "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
+        --grid "optimizer.lr=$todo" "$@"
+    fi
+  done
+  drain
 }
 # A sweep exits 1 when a point failed (a diverged point is a result, exit 0): the study goes on and
 # the report shows what was recorded, rather than losing hours of runs to one failure.
@@ -181,14 +223,8 @@ if want quality-full; then
 forget quality-full
 log "(1b) quality, longer training: all training images"
 sweep_variants quality-full "$QUALITY_LRS" "$QFULL_VARIANTS" "${QFULL[@]}"
-for v in $QFULL_SEED2_VARIANTS; do
-  throttle "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-full --grid "optimizer.lr=0.1" \
-    --grid "training.seed=2" "${QFULL[@]}"
-done
-for v in $QFULL_HIGH_VARIANTS; do
-  throttle "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:quality-full --grid "optimizer.lr=0.3" "${QFULL[@]}"
-done
-drain
+sweep_variants quality-full 0.1 "$QFULL_SEED2_VARIANTS" "${QFULL[@]}" --grid training.seed=2
+sweep_variants quality-full 0.3 "$QFULL_HIGH_VARIANTS" "${QFULL[@]}"
 fi
 
 if want quality-n8; then
@@ -232,14 +268,19 @@ if want charlm; then
 forget charlm
 log "(2) charlm"
 for v in gpipe pipedream t1t2 t1t2-warmup; do
+  recorded charlm "study-charlm-$v" && continue
   throttle "$PM" run "experiments/study/charlm-$v.json" --db "$DB" --quiet --tag study:charlm ${CHARLM[@]+"${CHARLM[@]}"}
 done
 drain
 fi
 
-if want hardware; then
-forget hardware
-forget hardware-ceiling
+# The hardware part's rounds are one measurement: --resume keeps a finished one whole and runs an
+# unfinished one again whole.
+if want hardware && [ "$RESUME" = 1 ] && [ "$(part_runs hardware | grep -c "$(printf '\tfinished\t')")" -ge $((7 * HW_REPS)) ]; then
+  echo "reproduce.sh: hardware: recorded already" >&2
+elif want hardware; then
+RESUME=0 forget hardware
+RESUME=0 forget hardware-ceiling
 log "(3) hardware: real P = 2 runs of cnn, $HW_REPS rounds"
 HWSET=(--set training.steps=$HW_STEPS --set training.log_interval=5 --set training.trace_steps=5)
 HW=(--db "$DB" --quiet --tag study:hardware "${HWSET[@]}")
@@ -280,11 +321,10 @@ forget stability
 log "(5) stability: learning rate x schedule, ResNet-20, P = 11, predicted and measured"
 # The predicted edge of every schedule (curvature per stage at initialization, delayed heavy ball),
 # which the report marks on each column of the measured map.
-"$PM" plan --stability experiments/study/resnet20-gpipe.json --json > "$OUT/stability-resnet20.json"
-for v in $STAB_VARIANTS; do
-  "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag study:stability --name "stability-resnet20-$v" \
-    --grid "optimizer.lr=$STAB_LRS" --parallel "$PAR" ${STAB[@]+"${STAB[@]}"} || sweep_failed "$v" $?
-done
+if [ "$RESUME" = 0 ] || [ ! -s "$OUT/stability-resnet20.json" ]; then
+  "$PM" plan --stability experiments/study/resnet20-gpipe.json --json > "$OUT/stability-resnet20.json"
+fi
+NAME_PREFIX=stability sweep_variants stability "$STAB_LRS" "$STAB_VARIANTS" ${STAB[@]+"${STAB[@]}"}
 fi
 
 log "report"
