@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# scripts/reproduce.sh, with and without --resume, against a store of real runs (tiny ones, named as
+# the study names its runs): which runs it deletes and which points it starts. The engine's
+# `runs` commands are the real ones; its training commands (sweep, run, plan) and the report are
+# stubs that record how they were called.
+#   reproduce_resume_test.sh SOURCE_DIR BIN_DIR
+set -euo pipefail
+SRC=$1
+REAL=$2/pipemare
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/bin"
+cat > "$T/bin/pipemare" <<STUB
+#!/usr/bin/env bash
+args=("\$@")
+[ "\$1" = --db ] && shift 2
+case "\$1" in
+  runs) [ "\$2" = delete ] && echo "delete \$3" >> "$T/calls"; exec "$REAL" "\${args[@]}" ;;
+  plan) echo '{}' ;;
+  *) echo "\$*" >> "$T/calls" ;;
+esac
+STUB
+printf '#!/bin/sh\n' > "$T/bin/pipemare-report"
+chmod +x "$T/bin/pipemare" "$T/bin/pipemare-report"
+
+fail() { echo "FAIL: $*" >&2; echo "--- calls:" >&2; cat "$T/calls" >&2 || true; exit 1; }
+# A finished run of the tiny preset, named and tagged as the study's run; prints its id.
+add_run() {
+  "$REAL" --db "$T/study.db" run "$SRC/experiments/tiny-synthetic.json" --quiet --name "$1" --tag "$2" \
+    --set training.steps=2 2>&1 | sed -n 's/^stored as run \([0-9]*\) .*/\1/p'
+}
+# The study's store: quality-n4 (--quick: gpipe, naive and T1+T2 at lr 0.3) has gpipe finished and
+# naive stopped; charlm has gpipe finished.
+make_store() {
+  rm -rf "$T/study.db"* "$T/calls"
+  touch "$T/calls"
+  GPIPE=$(add_run "study-resnet20-gpipe [optimizer.lr=0.3]" study:quality-n4)
+  NAIVE=$(add_run "study-resnet20-naive [optimizer.lr=0.3]" study:quality-n4)
+  CHARLM=$(add_run study-charlm-gpipe study:charlm)
+  [ -n "$GPIPE" ] && [ -n "$NAIVE" ] && [ -n "$CHARLM" ] || fail "could not record the store's runs"
+  python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"update runs set status = 'stopped' where id = ?\", (int(sys.argv[2]),)); c.commit()" \
+    "$T/study.db" "$NAIVE"
+}
+reproduce() {
+  PIPEMARE_BIN="$T/bin" "$SRC/scripts/reproduce.sh" --quick --db "$T/study.db" --out "$T/out" --only quality-n4,charlm "$@" \
+    > "$T/log" 2>&1 || fail "reproduce.sh $* exited $?: $(cat "$T/log")"
+}
+sweeps_of() { grep -c "^sweep $SRC/experiments/study/resnet20-$1.json\|^sweep experiments/study/resnet20-$1.json" "$T/calls" || true; }
+runs_of() { grep -c "^run experiments/study/charlm-$1.json" "$T/calls" || true; }
+
+# --resume: the finished runs stay and are not run again; the stopped one is deleted and run again.
+make_store
+reproduce --resume
+grep -qx "delete $NAIVE" "$T/calls" || fail "--resume did not delete the stopped run $NAIVE"
+! grep -qx "delete $GPIPE" "$T/calls" || fail "--resume deleted the finished run $GPIPE"
+! grep -qx "delete $CHARLM" "$T/calls" || fail "--resume deleted the finished run $CHARLM"
+[ "$(sweeps_of gpipe)" = 0 ] || fail "--resume ran gpipe again, which the store has"
+[ "$(sweeps_of naive)" = 1 ] || fail "--resume did not run naive (stopped) again"
+[ "$(sweeps_of t1t2)" = 1 ] || fail "--resume did not run t1t2 (missing)"
+grep -q "^sweep experiments/study/resnet20-naive.json .*--grid optimizer.lr=0.3 " "$T/calls" || fail "naive's sweep is not at lr 0.3"
+[ "$(runs_of gpipe)" = 0 ] || fail "--resume ran charlm gpipe again"
+for v in pipedream t1t2 t1t2-warmup; do [ "$(runs_of $v)" = 1 ] || fail "--resume did not run charlm $v"; done
+grep -q "quality-n4, gpipe at lr 0.3: recorded already" "$T/log" || fail "--resume did not say what it kept: $(cat "$T/log")"
+
+# Without --resume a part runs again whole: its runs are deleted first.
+make_store
+reproduce
+for id in $GPIPE $NAIVE $CHARLM; do grep -qx "delete $id" "$T/calls" || fail "--only did not delete run $id"; done
+for v in gpipe naive t1t2; do [ "$(sweeps_of $v)" = 1 ] || fail "--only did not run $v"; done
+for v in gpipe pipedream t1t2 t1t2-warmup; do [ "$(runs_of $v)" = 1 ] || fail "--only did not run charlm $v"; done
+echo "ok"
