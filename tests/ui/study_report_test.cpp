@@ -478,3 +478,56 @@ TEST(StudyReport, SummaryJudgesTheQualityClaimWithItsNoise) {
 }
 
 }  // namespace
+
+// Section 1 says what the gap depends on, from the regimes that each differ from A2 in one thing:
+// the delay (N = 4 against N = 2 at the same rate), the momentum (plain SGD, at its own best
+// gpipe rate), the warm-up and the training length (10 epochs against 3 at A3's best rate).
+// A regime without runs leaves its entry out.
+TEST(StudyReport, QualityOverviewSaysWhatTheGapDependsOn) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    pm::RunStore store(db);
+    auto add = [&](const std::string& tag, const std::string& variant, const std::string& lr, int n, double last) {
+      const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":)" +
+                              std::to_string(n) + "}}";
+      const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=" + lr + "]", cfg, {tag, "optimizer.lr=" + lr});
+      store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
+      store.setStatus(id, "finished");
+    };
+    for (const auto& [variant, acc] : {std::pair{"gpipe", 0.9100}, {"t1t2", 0.8800}, {"naive", 0.8500}, {"t1t2-warmup", 0.9050}})
+      add("study:quality-full", variant, "0.1", 2, acc);
+    add("study:quality-full", "gpipe", "0.3", 2, 0.8900);  // gpipe's best rate in A2 stays 0.1
+    add("study:quality-full", "t1t2", "0.3", 2, 0.8000);
+    for (const auto& [variant, acc] : {std::pair{"gpipe", 0.9120}, {"t1t2", 0.8920}, {"naive", 0.8960}})
+      add("study:quality-n4", variant, "0.1", 4, acc);
+    for (const auto& [variant, acc] : {std::pair{"gpipe", 0.9150}, {"t1t2", 0.9070}}) add("study:quality-m0", variant, "0.3", 2, acc);
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("**What the gap depends on**")) << md.toStdString();
+  EXPECT_TRUE(md.contains("- **Delay** (lr 0.1; stage 0's delay in optimizer steps): T1+T2 -3.00 (1 seed) at N = 2 (delay 5), "
+                          "-2.00 (1 seed) at N = 4 (delay 3); naive -6.00 (1 seed) at N = 2 (delay 5), -1.60 (1 seed) at N = 4 (delay 3)."))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("- **Momentum** (each at gpipe's best rate): T1+T2 -3.00 (1 seed) with momentum 0.9 (A2, lr 0.1), "
+                          "-0.80 (1 seed) with plain SGD (A6, lr 0.3); naive -6.00 (1 seed) with momentum 0.9 (A2, lr 0.1)."))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("- **Warm-up** (A2, lr 0.1): T1+T2 -3.00 (1 seed) without, -0.50 (1 seed) after a warm-up epoch."))
+      << md.toStdString();
+  EXPECT_FALSE(md.contains("**Training length**")) << "no 10-epoch runs";
+  {
+    pm::RunStore store(db);
+    for (const auto& [variant, acc] : {std::pair{"gpipe", 0.9260}, {"t1t2", 0.9140}}) {
+      const int64_t id = store.createRun(std::string("study-resnet20-") + variant + " [optimizer.lr=0.1]",
+                                         R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"training":{"epochs":10},)"
+                                         R"("pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})",
+                                         {"study:quality-long", "optimizer.lr=0.1"});
+      store.appendMetric(id, "eval/accuracy", 4690, 10.0, acc);
+      store.setStatus(id, "finished");
+    }
+  }
+  const QString longer = writeReport(dir, db);
+  EXPECT_TRUE(longer.contains("- **Training length** (lr 0.1): T1+T2 -3.00 (1 seed) after 3 epochs (A2), -1.20 (1 seed) after 10 epochs (A3); "
+                              "naive -6.00 (1 seed) after 3 epochs (A2)."))
+      << longer.toStdString();
+}

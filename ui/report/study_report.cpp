@@ -12,6 +12,7 @@
 #include <QTextStream>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -213,7 +214,7 @@ int StudyReportWriter::write() {
       << "## Appendix: every quality regime in detail\n\n"
          "ResNet-20 on Fashion-MNIST in single-process mode with one stage per unit (P = 11); test accuracy per "
          "variant, learning rate and seed, the quality targets of each regime, and its curves. A regime without "
-         "runs has not been run into this store; `scripts/reproduce.sh --only PART` adds it (A1 quality, A2 "
+         "runs has not been run into this store; `scripts/reproduce.sh --resume --only PART` adds what it lacks (A1 quality, A2 "
          "quality-full, A3 quality-long, A4 quality-n4, A5 quality-n8, A6 quality-m0, A7 charlm).\n\n"
       << a1 << a2 << a3 << a4 << a5 << a6 << a7;
   QFile f(o_.outDir + "/study.md");
@@ -358,6 +359,68 @@ void StudyReportWriter::qualityOverview() {
           << " | " << reg.part << " |\n";
     }
   md_ << "\n";
+  qualityDependencies();
+}
+
+// What the gap depends on: the regimes that differ from A2 in one thing each, side by side.
+void StudyReportWriter::qualityDependencies() {
+  QStringList lines;
+  // "T1+T2 -3.18 (2 seeds, spread 0.60) at N = 2, ..." for the entries with a figure; "" when none.
+  auto series = [](const QString& title, const std::vector<std::pair<Gap, QString>>& entries) {
+    QStringList parts;
+    for (const auto& [g, where] : entries)
+      if (std::isfinite(g.points)) parts << gapText(g) + " " + where;
+    return parts.isEmpty() ? QString() : title + " " + parts.join(", ");
+  };
+  auto both = [&](const std::function<std::vector<std::pair<Gap, QString>>(const QString&)>& entries) {
+    QStringList parts;
+    for (const auto& [variant, title] : {std::pair{QStringLiteral("t1t2"), QStringLiteral("T1+T2")}, {"naive", "naive"}})
+      if (QString t = series(title, entries(variant)); !t.isEmpty()) parts << t;
+    return parts;
+  };
+  // Delay: the same rate at N = 2, 4 and 8 (stage 0 waits ceil((P - 1) / N) optimizer steps).
+  if (const std::string lr = bestGpipeRate(qualityFull_, "t1t2"); !lr.empty()) {
+    const std::vector<std::pair<const RegimeResults*, int>> byN = {{&qualityFull_, 2}, {&qualityN4_, 4}, {&qualityN8_, 8}};
+    const QStringList parts = both([&](const QString& variant) {
+      std::vector<std::pair<Gap, QString>> e;
+      for (const auto& [r, n] : byN) e.push_back({gapOf(*r, lr, variant), QString("at N = %1 (delay %2)").arg(n).arg((10 + n - 1) / n)});
+      return e;
+    });
+    int regimes = 0;
+    for (const auto& [r, n] : byN) regimes += std::isfinite(gapOf(*r, lr, "t1t2").points) || std::isfinite(gapOf(*r, lr, "naive").points);
+    if (regimes >= 2)
+      lines << "- **Delay** (lr " + QString::fromStdString(lr) + "; stage 0's delay in optimizer steps): " + parts.join("; ") + ".";
+  }
+  // Momentum: A2 (0.9) and A6 (plain SGD), each at its own best gpipe rate.
+  const std::string lrM = bestGpipeRate(qualityFull_, "t1t2"), lrP = bestGpipeRate(qualityM0_, "t1t2");
+  if (!lrM.empty() && !lrP.empty())
+    lines << "- **Momentum** (each at gpipe's best rate): " +
+                 both([&](const QString& variant) {
+                   return std::vector<std::pair<Gap, QString>>{
+                       {gapOf(qualityFull_, lrM, variant), "with momentum 0.9 (A2, lr " + QString::fromStdString(lrM) + ")"},
+                       {gapOf(qualityM0_, lrP, variant), "with plain SGD (A6, lr " + QString::fromStdString(lrP) + ")"}};
+                 }).join("; ") +
+                 ".";
+  // Warm-up: A2's T1+T2 without, after a quarter epoch and after a whole epoch of synchronous training.
+  if (!lrM.empty()) {
+    const QString t = series("T1+T2", {{gapOf(qualityFull_, lrM, "t1t2"), "without"},
+                                       {gapOf(qualityFull_, lrM, "t1t2-warmup0.25"), "after a quarter-epoch warm-up"},
+                                       {gapOf(qualityFull_, lrM, "t1t2-warmup"), "after a warm-up epoch"}});
+    if (std::isfinite(gapOf(qualityFull_, lrM, "t1t2-warmup0.25").points) || std::isfinite(gapOf(qualityFull_, lrM, "t1t2-warmup").points))
+      lines << "- **Warm-up** (A2, lr " + QString::fromStdString(lrM) + "): " + t + ".";
+  }
+  // Training length: A2 (3 epochs) and A3 (10 epochs) at A3's best gpipe rate.
+  if (const std::string lr = bestGpipeRate(qualityLong_, "t1t2"); !lr.empty() && std::isfinite(gapOf(qualityFull_, lr, "t1t2").points))
+    lines << "- **Training length** (lr " + QString::fromStdString(lr) + "): " +
+                 both([&](const QString& variant) {
+                   return std::vector<std::pair<Gap, QString>>{{gapOf(qualityFull_, lr, variant), "after 3 epochs (A2)"},
+                                                               {gapOf(qualityLong_, lr, variant), "after 10 epochs (A3)"}};
+                 }).join("; ") +
+                 ".";
+  if (lines.isEmpty()) return;
+  md_ << "**What the gap depends on** (accuracy points from gpipe at the same rate; each regime differs from A2 in one "
+         "thing):\n\n"
+      << lines.join("\n") << "\n\n";
 }
 
 // The longest training that has both gpipe and T1+T2 (10 epochs, else 3 on all images, else 3 on

@@ -107,6 +107,8 @@ class StudyReportWriter {
   void summary();
   // Section 1's lead: the accuracy gap to gpipe of every quality regime, seeds and spread.
   void qualityOverview();
+  // Section 1's lines on what the gap to gpipe depends on: delay, momentum, warm-up, training length.
+  void qualityDependencies();
   study::QualityHeadline headline() const;
   void charlm();
   void hardware();
