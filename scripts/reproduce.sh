@@ -90,18 +90,36 @@ forget() {
     fi
   done
 }
-# With --resume: whether the part already holds a finished or diverged run of that name.
+# With --resume: whether the part already holds a finished or diverged run of that name. A store
+# that cannot be read ends the study: running the point again would record it twice.
 recorded() {
-  [ "$RESUME" = 1 ] && part_runs "$1" | awk -F'\t' -v n="$2" '$3 == n && ($2 == "finished" || $2 == "diverged") {f=1} END {exit !f}'
+  [ "$RESUME" = 1 ] || return 1
+  local runs
+  runs=$(part_runs "$1") || { echo "reproduce.sh: cannot read the runs of study:$1 in $DB" >&2; exit 2; }
+  awk -F'\t' -v n="$2" '$3 == n && ($2 == "finished" || $2 == "diverged") {f=1} END {exit !f}' <<<"$runs"
 }
-# Starts a command in the background, at most PAR at a time; drain waits for the ones left.
+# throttle WHAT COMMAND...: starts the command in the background, at most PAR at a time; drain
+# waits for the ones left. A command that fails is judged by sweep_failed, named WHAT.
 pids=()
+whats=()
 throttle() {
+  local what=$1
+  shift
   "$@" &
   pids+=($!)
-  if [ "${#pids[@]}" -ge "$PAR" ]; then wait "${pids[0]}" || true; pids=("${pids[@]:1}"); fi
+  whats+=("$what")
+  if [ "${#pids[@]}" -ge "$PAR" ]; then
+    wait "${pids[0]}" || sweep_failed "${whats[0]}" $?
+    pids=("${pids[@]:1}")
+    whats=("${whats[@]:1}")
+  fi
 }
-drain() { for p in "${pids[@]}"; do wait "$p" || true; done; pids=(); }
+drain() {
+  local i
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || sweep_failed "${whats[$i]}" $?; done
+  pids=()
+  whats=()
+}
 # sweep_variants TAG LRS "VARIANTS" [--set ... | --grid FIELD=VALUE ...]: each variant's ResNet-20
 # preset swept over the learning rates, PAR runs at a time, recorded under study:TAG (runs named
 # "$NAME_PREFIX-resnet20-VARIANT [optimizer.lr=LR FIELD=VALUE]", NAME_PREFIX study by default).
@@ -130,18 +148,25 @@ sweep_variants() {
       "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
         --grid "optimizer.lr=$todo" --parallel "$PAR" "$@" || sweep_failed "$v" $?
     else
-      throttle "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
+      throttle "$v" "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
         --grid "optimizer.lr=$todo" "$@"
     fi
   done
   drain
 }
-# A sweep exits 1 when a point failed (a diverged point is a result, exit 0): the study goes on and
-# the report shows what was recorded, rather than losing hours of runs to one failure.
+# A sweep (or run) exits 1 when a point failed (a diverged point is a result, exit 0): the study
+# goes on and the report shows what was recorded, rather than losing hours of runs to one failure.
 # Only exit 1 (a failed point) goes on: Ctrl-C (130) and usage or config errors (2) end the study.
 sweep_failed() {
-  [ "$2" -eq 1 ] || exit "$2"
+  [ "$2" -eq 1 ] || { drain_quietly; exit "$2"; }
   printf 'reproduce.sh: the sweep of %s exited %s; going on (its recorded runs stay in the report)\n' "$1" "$2" >&2
+}
+# Before the study ends on an error: waits for the commands still running, whatever they exit.
+drain_quietly() {
+  local p
+  for p in ${pids[@]+"${pids[@]}"}; do wait "$p" || true; done
+  pids=()
+  whats=()
 }
 log() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)" >&2; }
 START=$(date +%s)
@@ -269,14 +294,16 @@ forget charlm
 log "(2) charlm"
 for v in gpipe pipedream t1t2 t1t2-warmup; do
   recorded charlm "study-charlm-$v" && continue
-  throttle "$PM" run "experiments/study/charlm-$v.json" --db "$DB" --quiet --tag study:charlm ${CHARLM[@]+"${CHARLM[@]}"}
+  throttle "charlm $v" "$PM" run "experiments/study/charlm-$v.json" --db "$DB" --quiet --tag study:charlm ${CHARLM[@]+"${CHARLM[@]}"}
 done
 drain
 fi
 
 # The hardware part's rounds are one measurement: --resume keeps a finished one whole and runs an
 # unfinished one again whole.
-if want hardware && [ "$RESUME" = 1 ] && [ "$(part_runs hardware | grep -c "$(printf '\tfinished\t')")" -ge $((7 * HW_REPS)) ]; then
+finished_runs() { part_runs "$1" | awk -F'\t' '$2 == "finished"' | wc -l; }
+if want hardware && [ "$RESUME" = 1 ] && [ "$(finished_runs hardware)" -ge $((7 * HW_REPS)) ] &&
+  [ "$(finished_runs hardware-ceiling)" -ge $((2 * HW_REPS)) ]; then
   echo "reproduce.sh: hardware: recorded already" >&2
 elif want hardware; then
 RESUME=0 forget hardware
