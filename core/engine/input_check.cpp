@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,9 +63,13 @@ void checkOutput(const torch::Tensor& out, Task task, const torch::Tensor& y, co
                                    shapeText(out.sizes()) + "): labels must be 0.." + std::to_string(classes - 1));
 }
 
-// checkModelOnData with the tensor files already read: `train` is data.path's and `eval`
-// data.eval_path's (nullptr without one); both nullptr unless the data are tensors.
-void checkModelOnFiles(const Experiment& e, const TensorFile* train, const TensorFile* eval) {
+// data.eval_path's tensor file, read when first asked for (nullptr without one), so that its
+// errors come after those of the training file and the model, as the run meets them.
+using EvalFile = std::function<const TensorFile*()>;
+
+// checkModelOnData with data.path's tensor file already read (`train`; nullptr unless the data
+// are tensors).
+void checkModelOnFiles(const Experiment& e, const TensorFile* train, const EvalFile& eval) {
   const auto& d = e.data;
   const bool tensors = train != nullptr;
   if (!e.model.fromFile() && !tensors) return;
@@ -117,18 +122,27 @@ void checkModelOnFiles(const Experiment& e, const TensorFile* train, const Tenso
   }
   if (task == Task::LanguageModel && !tensors) y = y.narrow(1, 0, 1).expand({1, h.dim() >= 2 ? h.size(1) : 1});
   checkOutput(h, task, y, dataPlace, modelPlace);
-  if (eval) checkOutput(h, task, eval->y, d.eval_path, modelPlace);
+  if (!tensors) return;
+  if (const TensorFile* ev = eval()) checkOutput(h, task, ev->y, d.eval_path, modelPlace);
+}
+
+// Reads data.eval_path once, on the first call.
+EvalFile evalFileOf(const Experiment& e, std::optional<TensorFile>& cache) {
+  return [&e, &cache]() -> const TensorFile* {
+    if (e.data.eval_path.empty()) return nullptr;
+    if (!cache) cache = loadTensorFile(e.data.eval_path);
+    return &*cache;
+  };
 }
 
 }  // namespace
 
 void checkModelOnData(const Experiment& e) {
   const auto& d = e.data;
-  if (d.dataset != DatasetKind::Tensors) return checkModelOnFiles(e, nullptr, nullptr);
+  if (d.dataset != DatasetKind::Tensors) return checkModelOnFiles(e, nullptr, [] { return static_cast<const TensorFile*>(nullptr); });
   const TensorFile train = loadTensorFile(d.path);
-  if (d.eval_path.empty()) return checkModelOnFiles(e, &train, nullptr);
-  const TensorFile eval = loadTensorFile(d.eval_path);
-  checkModelOnFiles(e, &train, &eval);
+  std::optional<TensorFile> evalCache;
+  checkModelOnFiles(e, &train, evalFileOf(e, evalCache));
 }
 
 void checkDataAvailable(const Experiment& e) {
@@ -146,14 +160,13 @@ void checkDataAvailable(const Experiment& e) {
   if (d.dataset == DatasetKind::Tensors) {
     // Each file read once, and split as the run will split it.
     const TensorFile train = loadTensorFile(d.path);
-    std::optional<TensorFile> eval;
-    if (!d.eval_path.empty()) eval = loadTensorFile(d.eval_path);
-    const TensorFile* evalFile = eval ? &*eval : nullptr;
-    trainSamples = makeTensorSource(e, true, train, evalFile)->size();
-    checkModelOnFiles(e, &train, evalFile);
-    makeTensorSource(e, false, train, evalFile);
+    std::optional<TensorFile> evalCache;
+    const EvalFile eval = evalFileOf(e, evalCache);
+    trainSamples = makeTensorSource(e, true, train, nullptr)->size();
+    checkModelOnFiles(e, &train, eval);
+    makeTensorSource(e, false, train, eval());
   } else {
-    checkModelOnFiles(e, nullptr, nullptr);
+    checkModelOnFiles(e, nullptr, [] { return static_cast<const TensorFile*>(nullptr); });
   }
   // What the training plan would refuse at the start of the run (a failed run, exit 1).
   if (trainSamples >= 0 && trainSamples < e.pipeline.microbatches)

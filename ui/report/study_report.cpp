@@ -393,8 +393,8 @@ void StudyReportWriter::qualityDependencies() {
   }
   // Momentum: A2 (0.9) and A6 (plain SGD), each at its own best gpipe rate.
   const std::string lrM = bestGpipeRate(qualityFull_, "t1t2"), lrP = bestGpipeRate(qualityM0_, "t1t2");
-  if (!lrM.empty() && !lrP.empty())
-    lines << "- **Momentum** (each at gpipe's best rate): " +
+  if (!lrM.empty() && !lrP.empty() && std::isfinite(gapOf(qualityM0_, lrP, "t1t2").points))
+    lines << "- **Momentum** (each at gpipe's best rate, as plain SGD needs a higher one): " +
                  both([&](const QString& variant) {
                    return std::vector<std::pair<Gap, QString>>{
                        {gapOf(qualityFull_, lrM, variant), "with momentum 0.9 (A2, lr " + QString::fromStdString(lrM) + ")"},
@@ -418,8 +418,8 @@ void StudyReportWriter::qualityDependencies() {
                  }).join("; ") +
                  ".";
   if (lines.isEmpty()) return;
-  md_ << "**What the gap depends on** (accuracy points from gpipe at the same rate; each regime differs from A2 in one "
-         "thing):\n\n"
+  md_ << "**What the gap depends on** (accuracy points from gpipe at the same rate; each line sets A2 beside the regimes "
+         "that differ from it in one thing):\n\n"
       << lines.join("\n") << "\n\n";
 }
 

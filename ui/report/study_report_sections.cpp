@@ -64,7 +64,8 @@ namespace {
 const char* const kCats[] = {"weights", "gradients", "optimizer", "stash", "delta", "activations"};
 
 // The samples/s of each pair of P = 1 runs side by side (tag study:hardware-ceiling, in the order
-// they ran: one pair per round) while both were training; a pair that did not overlap is left out.
+// they ran: one pair per round) while both were training; NaN for a pair that did not overlap, so
+// that the k-th entry stays round k's.
 std::vector<std::vector<double>> ceilingRates(const RunStore& store) {
   std::vector<RunRecord> side;
   for (const auto& r : runsTagged(store, "study:hardware-ceiling"))
@@ -80,7 +81,7 @@ std::vector<std::vector<double>> ceilingRates(const RunStore& store) {
       progress.push_back(p);
     }
     const std::vector<double> rates = sideBySideRates(progress);
-    if (rates.size() == 2 && std::isfinite(rates[0]) && std::isfinite(rates[1])) pairs.push_back(rates);
+    pairs.push_back(rates.size() == 2 ? rates : std::vector<double>{NAN, NAN});
   }
   return pairs;
 }
@@ -96,9 +97,9 @@ size_t medianIndex(const std::vector<double>& v) {
   return idx[(idx.size() - 1) / 2];
 }
 
-// What the hardware table shows, and this machine's 2-core ceiling: `ceilings` one per round,
-// `side` and `base` the median round's rates.
-void writeHardwareIntro(QTextStream& md, const std::vector<double>& ceilings, const std::vector<double>& side, double base,
+// What the hardware table shows, and this machine's 2-core ceiling: `ceilings` one per round (NaN
+// where unknown), `mc` the median round's index, `side` and `base` that round's rates.
+void writeHardwareIntro(QTextStream& md, const std::vector<double>& ceilings, size_t mc, const std::vector<double>& side, double base,
                         size_t rounds) {
   md << "Throughput is the median of the logged samples/s; the baseline is the P = 1 run with one thread and the same microbatching (N = 8: 16-sample microbatches, so that the speedup is the pipeline's, not a change of batch shape). "
          "Utilization is compute / wall time per stage (last logging window); memory is the accounted peak per stage. "
@@ -107,11 +108,12 @@ void writeHardwareIntro(QTextStream& md, const std::vector<double>& ceilings, co
          "their product (expected) and the pipeline efficiency (measured / expected: messages and waits).\n\n";
   if (rounds > 1)
     md << "The study measured in " << rounds << " rounds, each running the baseline, the ceiling and every schedule once, so that a slow spell of the machine "
-          "falls on one round of all of them. Each figure is the median over the rounds, each round's speedup taken against that round's baseline; "
+          "falls on one round of all of them. Each figure is the median round's (the lower of the two middle ones for an even count), each round's "
+          "speedup taken against that round's baseline; "
           "the brackets give the rounds' lowest and highest (the baseline's own rate on its row). The samples/s column is the median of the rounds' own rates, so where the baseline drifts between rounds "
           "two rows' rates need not divide to their speedups. The breakdown, utilization, memory and timelines are the median round's.\n\n";
-  if (!ceilings.empty())
-    md << "**This machine's 2-core ceiling: " << num(median(ceilings), 2) << "x" << roundsRange(ceilings, 2, "x")
+  if (mc < ceilings.size() && std::isfinite(ceilings[mc]))
+    md << "**This machine's 2-core ceiling: " << num(ceilings[mc], 2) << "x" << roundsRange(ceilings, 2, "x")
        << ".** Two independent P = 1 runs side by side (no pipeline, no messages; counted while both were training) ran at "
        << num(side[0], 0) << " and " << num(side[1], 0) << " samples/s against " << num(base, 0)
        << " alone: the two cores slow each other (shared cache, memory bandwidth, clock boost), so no 2-process speedup here "
@@ -164,8 +166,8 @@ void StudyReportWriter::hardware() {
       for (const auto& r : g.runs) baseCompute.push_back(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), 1).at(0));
       break;
     }
-  // Round k's baseline; a round without one (a failed run) takes the median of the others.
-  auto roundBase = [&](const std::vector<double>& v, size_t k) { return k < v.size() ? v[k] : median(v); };
+  // Round k's baseline; a round without one (missing, or without a rate) takes the median of the others.
+  auto roundBase = [&](const std::vector<double>& v, size_t k) { return k < v.size() && std::isfinite(v[k]) ? v[k] : median(v); };
   // This machine's 2-core ceiling: two independent P = 1 runs side by side against the P = 1 run alone.
   // Only the window in which both were training counts (sideBySideRates): each logged window's
   // samples/s times its length gives the run's progress.
@@ -173,9 +175,9 @@ void StudyReportWriter::hardware() {
   std::vector<double> ceilings;
   for (size_t k = 0; k < side.size(); ++k) ceilings.push_back((side[k][0] + side[k][1]) / roundBase(base, k));
   const size_t mc = medianIndex(ceilings);
-  const double ceiling = ceilings.empty() ? NAN : median(ceilings);
-  writeHardwareIntro(md_, ceilings, ceilings.empty() ? std::vector<double>{} : side[mc],
-                     ceilings.empty() ? NAN : roundBase(base, mc), base.size());
+  const double ceiling = mc < ceilings.size() ? ceilings[mc] : NAN;
+  writeHardwareIntro(md_, ceilings, mc, std::isfinite(ceiling) ? side[mc] : std::vector<double>{},
+                     std::isfinite(ceiling) ? roundBase(base, mc) : NAN, base.size());
   md_ << "| schedule | P | samples/s | vs P = 1 | of ceiling | breakdown: bound x fill / inflation = expected (efficiency) | utilization per stage | peak memory per stage (MiB) |\n"
          "|---|---|---|---|---|---|---|---|\n";
   QStringList labels, slowedBaseline;
@@ -223,8 +225,8 @@ StudyReportWriter::HardwareGroup StudyReportWriter::hardwareGroupOf(const RunRec
   return g;
 }
 
-// One row of the hardware table and its hw_ entry (for the claims): the median over the rounds of
-// throughput and speedup, and the median round `m`'s breakdown, utilization and memory.
+// One row of the hardware table and its hw_ entry (for the claims): the median of the rounds'
+// throughput, and the median round `m`'s speedup, breakdown, utilization and memory.
 void StudyReportWriter::hardwareRow(const HardwareGroup& g, size_t m, double baseCompute, double ceiling,
                                     QStringList& slowedBaseline) {
   const RunRecord& r = g.runs[m];
@@ -244,7 +246,7 @@ void StudyReportWriter::hardwareRow(const HardwareGroup& g, size_t m, double bas
     for (const auto& [st, v] : stagePeak) weightMemory += v / 1048576.0;
   }
   if (!g.paperTiming && r.stages > 1) hwMemory_[r.schedule] = weightMemory;
-  const double speedup = median(g.speedups);
+  const double speedup = g.speedups[m];
   QString breakdown = "-";
   if (r.stages > 1) {
     const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(r.schedule);
