@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
-#   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume]
+#   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume] [--dry-run]
 # --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
 # --resume continues an interrupted study instead: each part keeps its finished (and diverged)
 # runs and runs only the points it lacks; stopped, failed or interrupted runs are run again.
+# --dry-run prints what the study would delete and run (with --resume: what a part still lacks),
+# and changes nothing.
 # Runs every part of the study into one store, then draws the report with pipemare-report: a
 # one-screen summary of the paper's three claims, then one section per question, detail in an
 # appendix. Each section states the revisions, seeds and CPU hours of its runs (from the store).
@@ -41,6 +43,7 @@ OUT=""
 DB=""
 PAR=2
 RESUME=0
+DRY=0
 ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,7 +53,8 @@ while [ $# -gt 0 ]; do
     --parallel) PAR="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
     --resume) RESUME=1 ;;
-    *) echo "usage: scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume]" >&2; exit 2 ;;
+    --dry-run) DRY=1 ;;
+    *) echo "usage: scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume] [--dry-run]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -58,7 +62,14 @@ done
 [ -n "$OUT" ] || { [ "$QUICK" = 1 ] && OUT=reports/quick || OUT=reports; }
 [ -n "$DB" ] || DB="$OUT/study.db"
 if [ "$QUICK" = 0 ] && [ ! -f "$DB" ] && [ -f "$DB.xz" ]; then
-  xz -dk "$DB.xz"
+  if [ "$DRY" = 1 ]; then  # reads a copy: a dry run leaves the folder as it was
+    TMPDB=$(mktemp -d)
+    trap 'rm -rf "$TMPDB"' EXIT
+    xz -dc "$DB.xz" > "$TMPDB/study.db"
+    DB=$TMPDB/study.db
+  else
+    xz -dk "$DB.xz"
+  fi
 fi
 BIN=${PIPEMARE_BIN:-build/bin}  # another folder: a copy of the binaries that a rebuild cannot change mid-study
 if [ ! -x "$BIN/pipemare" ] || [ ! -x "$BIN/pipemare-report" ]; then
@@ -86,7 +97,11 @@ part_runs() {
 forget() {
   part_runs "$1" | while IFS=$'\t' read -r id st name; do
     if [ "$RESUME" = 0 ] || { [ "$st" != finished ] && [ "$st" != diverged ]; }; then
-      "$PM" --db "$DB" runs delete "$id" >/dev/null
+      if [ "$DRY" = 1 ]; then
+        printf 'would delete run %s (%s, %s)\n' "$id" "$name" "$st"
+      else
+        "$PM" --db "$DB" runs delete "$id" >/dev/null
+      fi
     fi
   done
 }
@@ -143,7 +158,10 @@ sweep_variants() {
       continue
     fi
     [ "$prefix" = study ] || naming=(--name "$prefix-resnet20-$v")
-    if [[ "$todo" == *,* ]]; then
+    if [ "$DRY" = 1 ]; then
+      printf 'would run %s: %s at lr %s%s\n' "$tag" "$v" "$todo" "$suffix"
+      WOULD=$((WOULD + $(tr ',' '\n' <<<"$todo" | wc -l)))
+    elif [[ "$todo" == *,* ]]; then
       drain
       "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
         --grid "optimizer.lr=$todo" --parallel "$PAR" "$@" || sweep_failed "$v" $?
@@ -170,6 +188,7 @@ drain_quietly() {
 }
 log() { printf '\n== %s (%s)\n' "$1" "$(date +%H:%M:%S)" >&2; }
 START=$(date +%s)
+WOULD=0  # --dry-run: the runs it would start
 
 if [ "$QUICK" = 1 ]; then
   Q=(--set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1)
@@ -293,7 +312,15 @@ if want charlm; then
 forget charlm
 log "(2) charlm"
 for v in gpipe pipedream t1t2 t1t2-warmup; do
-  recorded charlm "study-charlm-$v" && continue
+  if recorded charlm "study-charlm-$v"; then
+    echo "reproduce.sh: charlm, $v: recorded already" >&2
+    continue
+  fi
+  if [ "$DRY" = 1 ]; then
+    echo "would run charlm: $v"
+    WOULD=$((WOULD + 1))
+    continue
+  fi
   throttle "charlm $v" "$PM" run "experiments/study/charlm-$v.json" --db "$DB" --quiet --tag study:charlm ${CHARLM[@]+"${CHARLM[@]}"}
 done
 drain
@@ -305,6 +332,11 @@ finished_runs() { part_runs "$1" | awk -F'\t' '$2 == "finished"' | wc -l; }
 if want hardware && [ "$RESUME" = 1 ] && [ "$(finished_runs hardware)" -ge $((7 * HW_REPS)) ] &&
   [ "$(finished_runs hardware-ceiling)" -ge $((2 * HW_REPS)) ]; then
   echo "reproduce.sh: hardware: recorded already" >&2
+elif want hardware && [ "$DRY" = 1 ]; then
+  RESUME=0 forget hardware
+  RESUME=0 forget hardware-ceiling
+  echo "would run hardware: $HW_REPS rounds of the baseline, the ceiling pair and 6 P = 2 runs"
+  WOULD=$((WOULD + 9 * HW_REPS))
 elif want hardware; then
 RESUME=0 forget hardware
 RESUME=0 forget hardware-ceiling
@@ -336,7 +368,9 @@ for round in $(seq "$HW_REPS"); do
 done
 fi
 
-if want planner; then
+if want planner && [ "$DRY" = 1 ]; then
+  echo "would plan: ResNet-50, P = 107, N = 8 and 32 (seconds)"
+elif want planner; then
 log "(4) planner: ResNet-50, P = 107"
 for n in 8 32; do
   "$PM" plan --model resnet50 --stages 107 --microbatches $n --optimizer sgd-momentum --json > "$OUT/plan-resnet50-N$n.json"
@@ -348,12 +382,18 @@ forget stability
 log "(5) stability: learning rate x schedule, ResNet-20, P = 11, predicted and measured"
 # The predicted edge of every schedule (curvature per stage at initialization, delayed heavy ball),
 # which the report marks on each column of the measured map.
-if [ "$RESUME" = 0 ] || [ ! -s "$OUT/stability-resnet20.json" ]; then
+if [ "$DRY" = 1 ]; then
+  echo "would predict the stability edges (plan --stability, about a minute)"
+elif [ "$RESUME" = 0 ] || [ ! -s "$OUT/stability-resnet20.json" ]; then
   "$PM" plan --stability experiments/study/resnet20-gpipe.json --json > "$OUT/stability-resnet20.json"
 fi
 NAME_PREFIX=stability sweep_variants stability "$STAB_LRS" "$STAB_VARIANTS" ${STAB[@]+"${STAB[@]}"}
 fi
 
+if [ "$DRY" = 1 ]; then
+  echo "would run $WOULD run(s) in all, then draw the report into $OUT"
+  exit 0
+fi
 log "report"
 # Without a store (only parts that record no runs, e.g. --only planner) the report says so.
 DBARG=()

@@ -57,6 +57,17 @@ reproduce() {
 sweeps_of() { grep -c "^sweep experiments/study/resnet20-$1.json .*--tag study:${2:-quality-n4} " "$T/calls" || true; }
 runs_of() { grep -c "^run experiments/study/charlm-$1.json" "$T/calls" || true; }
 
+# --dry-run says what --resume would delete and run, and does neither.
+make_store
+reproduce --resume --dry-run || fail "reproduce.sh --resume --dry-run exited $?: $(cat "$T/log")"
+[ ! -s "$T/calls" ] || fail "--dry-run deleted or started something"
+grep -q "^would delete run $NAIVE (study-resnet20-naive \[optimizer.lr=0.3\], stopped)$" "$T/log" || fail "--dry-run did not list the deletion: $(cat "$T/log")"
+grep -q "^would run quality-n4: t1t2 at lr 0.3$" "$T/log" || fail "--dry-run did not list t1t2: $(cat "$T/log")"
+grep -q "^would run stability: gpipe at lr 0.5$" "$T/log" || fail "--dry-run did not list stability gpipe's missing rate: $(cat "$T/log")"
+! grep -q "would run quality-n4: gpipe" "$T/log" || fail "--dry-run listed a recorded point"
+# quality-n4: naive, t1t2; charlm: 3; stability: gpipe 1, naive 3, t1t2 3
+grep -q "^would run 12 run(s) in all" "$T/log" || fail "--dry-run's count: $(cat "$T/log")"
+
 # --resume: the finished runs stay and are not run again; the stopped one is deleted and run again.
 make_store
 reproduce --resume || fail "reproduce.sh --resume exited $?: $(cat "$T/log")"
