@@ -105,13 +105,14 @@ forget() {
     fi
   done
 }
-# With --resume: whether the part already holds a finished or diverged run of that name. A store
-# that cannot be read ends the study: running the point again would record it twice.
-recorded() {
-  [ "$RESUME" = 1 ] || return 1
+# With --resume: the names of the part's finished and diverged runs, a line each (nothing without
+# --resume). Call it as names=$(recorded_names PART) || exit 2: a store that cannot be read ends
+# the study, as running its points again would record them twice.
+recorded_names() {
+  [ "$RESUME" = 1 ] || return 0
   local runs
-  runs=$(part_runs "$1") || { echo "reproduce.sh: cannot read the runs of study:$1 in $DB" >&2; exit 2; }
-  awk -F'\t' -v n="$2" '$3 == n && ($2 == "finished" || $2 == "diverged") {f=1} END {exit !f}' <<<"$runs"
+  runs=$(part_runs "$1") || { echo "reproduce.sh: cannot read the runs of study:$1 in $DB" >&2; return 2; }
+  awk -F'\t' '$2 == "finished" || $2 == "diverged" {print $3}' <<<"$runs"
 }
 # throttle WHAT COMMAND...: starts the command in the background, at most PAR at a time; drain
 # waits for the ones left. A command that fails is judged by sweep_failed, named WHAT.
@@ -146,11 +147,12 @@ sweep_variants() {
     [ "$prev" = --grid ] && suffix+=" $a"
     prev=$a
   done
-  local naming=()
+  local naming=() names
+  names=$(recorded_names "$tag") || exit 2
   for v in $variants; do
     todo=""
     for lr in ${lrs//,/ }; do
-      if recorded "$tag" "$prefix-resnet20-$v [optimizer.lr=$lr$suffix]"; then continue; fi
+      if grep -qxF "$prefix-resnet20-$v [optimizer.lr=$lr$suffix]" <<<"$names"; then continue; fi
       todo+="${todo:+,}$lr"
     done
     if [ -z "$todo" ]; then
@@ -311,8 +313,9 @@ fi
 if want charlm; then
 forget charlm
 log "(2) charlm"
+CHARLM_DONE=$(recorded_names charlm) || exit 2
 for v in gpipe pipedream t1t2 t1t2-warmup; do
-  if recorded charlm "study-charlm-$v"; then
+  if grep -qxF "study-charlm-$v" <<<"$CHARLM_DONE"; then
     echo "reproduce.sh: charlm, $v: recorded already" >&2
     continue
   fi

@@ -67,8 +67,8 @@ void checkOutput(const torch::Tensor& out, Task task, const torch::Tensor& y, co
 // errors come after those of the training file and the model, as the run meets them.
 using EvalFile = std::function<const TensorFile*()>;
 
-// checkModelOnData with data.path's tensor file already read (`train`; nullptr unless the data
-// are tensors).
+// checkModelOnData with data.path's tensor file already read (`train`; nullptr, and `eval` not
+// called, unless the data are tensors).
 void checkModelOnFiles(const Experiment& e, const TensorFile* train, const EvalFile& eval) {
   const auto& d = e.data;
   const bool tensors = train != nullptr;
@@ -139,7 +139,7 @@ EvalFile evalFileOf(const Experiment& e, std::optional<TensorFile>& cache) {
 
 void checkModelOnData(const Experiment& e) {
   const auto& d = e.data;
-  if (d.dataset != DatasetKind::Tensors) return checkModelOnFiles(e, nullptr, [] { return static_cast<const TensorFile*>(nullptr); });
+  if (d.dataset != DatasetKind::Tensors) return checkModelOnFiles(e, nullptr, {});
   const TensorFile train = loadTensorFile(d.path);
   std::optional<TensorFile> evalCache;
   checkModelOnFiles(e, &train, evalFileOf(e, evalCache));
@@ -166,7 +166,7 @@ void checkDataAvailable(const Experiment& e) {
     checkModelOnFiles(e, &train, eval);
     makeTensorSource(e, false, train, eval());
   } else {
-    checkModelOnFiles(e, nullptr, [] { return static_cast<const TensorFile*>(nullptr); });
+    checkModelOnFiles(e, nullptr, {});
   }
   // What the training plan would refuse at the start of the run (a failed run, exit 1).
   if (trainSamples >= 0 && trainSamples < e.pipeline.microbatches)

@@ -252,7 +252,7 @@ void StudyReportWriter::hardwareRow(const HardwareGroup& g, size_t m, double bas
     const std::optional<ScheduleKind> kind = choiceFromName<ScheduleKind>(r.schedule);
     const bool flushes = kind && !isAsynchronous(*kind);
     const SpeedupBreakdown b = breakdownSpeedup(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), r.stages), baseCompute,
-                                                flushes, r.microbatches, g.speedups[m]);
+                                                flushes, r.microbatches, speedup);
     if (b.computeInflation < 1.0) slowedBaseline << QString::fromStdString(g.variant);
     breakdown = QString("%1 x %2 / %3 = %4x (%5)")
                     .arg(num(b.balanceBound, 2), num(b.fill, 3), num(b.computeInflation, 3), num(b.expected, 2), num(b.efficiency, 3));
