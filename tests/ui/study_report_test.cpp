@@ -155,10 +155,12 @@ TEST(StudyReport, QualitySectionComparesEachVariantWithGpipe) {
     };
     add("gpipe", 0.8800, 0.9200);
     add("t1t2", 0.8500, 0.9150);
+    add("pipedream", 0.8600, 0.9235);
   }
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("### A5. Shorter delays: N = 8 microbatches")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| pipedream | 0.02 | 0.8600 | 0.9235 | +0.35 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("N = 8 microbatches, all training images, plain SGD (momentum 0); test accuracy")) << md.toStdString();
   EXPECT_TRUE(md.contains("| t1t2 | 0.02 | 0.8500 | 0.9150 | -0.50 | finished |")) << md.toStdString();
   EXPECT_TRUE(md.contains("| gpipe | 0.02 | 0.8800 | 0.9200 | 0.00 | finished |")) << md.toStdString();

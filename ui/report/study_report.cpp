@@ -46,6 +46,8 @@ const std::vector<std::pair<QString, QString>> kPipeMareVariants = {
 
 QString num(double v, int decimals) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QString("-"); }
 
+QString signedNum(double v, int decimals) { return (std::isfinite(v) && v >= 0 ? "+" : "") + num(v, decimals); }
+
 QString variantOf(const RunRecord& r) {
   QString n = QString::fromStdString(r.name);
   const int bracket = n.indexOf(" [");
@@ -288,7 +290,7 @@ std::string bestGpipeRate(const RegimeResults& r, const QString& variant) {
 // "-0.80 (2 seeds, spread 0.80)"; withUnit: "-0.80 points (2 seeds, spread 0.80)".
 QString gapText(const Gap& g, bool withUnit = false) {
   if (!std::isfinite(g.points)) return QStringLiteral("-");
-  QString t = QString("%1%2%3").arg(g.points >= 0 ? "+" : "").arg(num(g.points, 2)).arg(withUnit ? " points" : "");
+  QString t = signedNum(g.points, 2) + (withUnit ? " points" : "");
   t += g.seeds >= 2 ? QString(" (%1 seeds, spread %2)").arg(g.seeds).arg(num(g.spread, 2)) : QString(" (1 seed)");
   return t;
 }

@@ -146,7 +146,7 @@ void writeQualityTable(QTextStream& md, const QualityCells& byLr, int alsoEpoch,
     for (const auto& [v, c] : variants) {
       md << "| " << v << " | " << QString::fromStdString(lr) << " | " << c.show(c.epoch1) << " | "
           << (alsoEpoch > 1 ? c.show(c.mid) + " | " : QString()) << c.show(c.last) << " | "
-          << num((c.meanLast() - ref) * 100, 2) << " | " << QString::fromStdString(c.statusText()) << " |\n";
+          << (v == "gpipe" && std::isfinite(ref) ? num(0.0, 2) : signedNum((c.meanLast() - ref) * 100, 2)) << " | " << QString::fromStdString(c.statusText()) << " |\n";
       FinalAccuracy& f = into[lr][v];
       f.mean = c.meanLast();
       f.seeds = c.seeds;

@@ -33,6 +33,8 @@ extern const QColor kPalette[10];
 extern const std::vector<std::pair<QString, QString>> kPipeMareVariants;
 
 QString num(double v, int decimals = 4);
+// A difference, signed either way: "+0.35", "-1.20"; "-" when not finite.
+QString signedNum(double v, int decimals);
 
 // "study-resnet20-t1t2" -> "t1t2"
 QString variantOf(const RunRecord& r);
