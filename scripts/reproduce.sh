@@ -243,12 +243,11 @@ else
   # And a higher rate, where gpipe still trains: does the naive baseline break there?
   QFULL_HIGH_VARIANTS="gpipe naive t1t2 t1t2-warmup"
   QN8=(--set data.train_limit=0 --set pipeline.microbatches=8)
-  # The variants the targets judge come first, pipedream and t1 last (QN8_MORE): a study stopped
-  # early has gpipe, naive and T1+T2 at lr 0.1. The high-rate variants run their first rate beside
-  # the high one.
+  # Rate by rate, the variants the targets judge first and pipedream and t1 last (QN8_MORE): a
+  # study stopped early has gpipe, naive and T1+T2 at lr 0.1, then gpipe and naive at the high rate.
+  QN8_VARIANTS="gpipe naive t1t2"
   QN8_HIGH_VARIANTS="gpipe naive"
   QN8_HIGH_LR=0.3
-  QN8_VARIANTS="t1t2"
   QN8_MORE="pipedream t1"
   QN4=(--set data.train_limit=0 --set pipeline.microbatches=4)
   QN4_VARIANTS="gpipe naive t1t2"
@@ -283,13 +282,12 @@ forget quality-n8
 log "(1c) quality, shorter delays: N = 8 microbatches, all training images"
 # With delays of 2 steps the naive baseline may hold up at lr 0.1; the higher rate asks whether it
 # breaks there.
-if [ -n "$QN8_HIGH_VARIANTS" ]; then
-  sweep_variants quality-n8 "${QUALITY_LRS%%,*},$QN8_HIGH_LR" "$QN8_HIGH_VARIANTS" "${QN8[@]}"
-fi
-sweep_variants quality-n8 "$QUALITY_LRS" "$QN8_VARIANTS" "${QN8[@]}"
-if [ -n "$QN8_HIGH_VARIANTS" ] && [[ "$QUALITY_LRS" == *,* ]]; then
-  sweep_variants quality-n8 "${QUALITY_LRS#*,}" "$QN8_HIGH_VARIANTS" "${QN8[@]}"
-fi
+for lr in ${QUALITY_LRS//,/ }; do
+  sweep_variants quality-n8 "$lr" "$QN8_VARIANTS" "${QN8[@]}"
+  if [ "$lr" = "${QUALITY_LRS%%,*}" ] && [ -n "$QN8_HIGH_VARIANTS" ]; then
+    sweep_variants quality-n8 "$QN8_HIGH_LR" "$QN8_HIGH_VARIANTS" "${QN8[@]}"
+  fi
+done
 sweep_variants quality-n8 "$QUALITY_LRS" "$QN8_MORE" "${QN8[@]}"
 fi
 
