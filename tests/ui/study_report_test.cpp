@@ -442,10 +442,10 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
 // The summary's quality verdict: a gap larger than the target but within the seeds' spread reads
 // "within noise"; a gap the plain T1+T2 misses but a variant meets reads "reproduced with a condition".
 TEST(StudyReport, SummaryJudgesTheQualityClaimWithItsNoise) {
-  auto add = [](pm::RunStore& store, const std::string& variant, int seed, double last) {
+  auto add = [](pm::RunStore& store, const std::string& variant, int seed, double last, const std::string& lr = "0.1") {
     const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"training":{"epochs":3,"seed":)" + std::to_string(seed) +
                             R"(},"optimizer":{"name":"sgd","momentum":0.9},"pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
-    const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=0.1]", cfg, {"study:quality-full", "optimizer.lr=0.1"});
+    const int64_t id = store.createRun("study-resnet20-" + variant + " [optimizer.lr=" + lr + "]", cfg, {"study:quality-full", "optimizer.lr=" + lr});
     store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
     store.setStatus(id, "finished");
   };
@@ -492,14 +492,8 @@ TEST(StudyReport, SummaryJudgesTheQualityClaimWithItsNoise) {
       add(store, "gpipe", 2, 0.92);
       add(store, "t1t2", 1, 0.905);
       add(store, "t1t2", 2, 0.915);
-      const std::string cfg = R"({"model":{"name":"resnet20"},"data":{"train_limit":0},"training":{"epochs":3},)"
-                              R"("pipeline":{"schedule":"pipemare","stages":11,"microbatches":2}})";
-      for (const auto& [variant, last] : {std::pair{"gpipe", 0.93}, {"t1t2", 0.90}}) {
-        const int64_t id = store.createRun(std::string("study-resnet20-") + variant + " [optimizer.lr=0.02]", cfg,
-                                           {"study:quality-full", "optimizer.lr=0.02"});
-        store.appendMetric(id, "eval/accuracy", 1407, 3.0, last);
-        store.setStatus(id, "finished");
-      }
+      add(store, "gpipe", 1, 0.93, "0.02");
+      add(store, "t1t2", 1, 0.90, "0.02");
     }
     const QString md = writeReport(dir, db);
     EXPECT_TRUE(md.contains("| T1+T2 - gpipe: -0.50 points (2 seeds, spread 1.00) | ResNet-20, 60,000 images, 3 epochs, N = 2, P = 11, lr 0.1 "
