@@ -8,6 +8,7 @@
 #include <QJsonValue>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 
@@ -22,9 +23,9 @@ using namespace study;
 namespace {
 
 // A run "trains" when it finished every step with a final test accuracy at least kTrains (chance is
-// 0.1 on Fashion-MNIST) and within kWithinBest of the best run of its column: a rate that costs more
-// than that has broken training, diverged or not. Seeds differ by about a point, so 5 points is
-// beyond noise.
+// 0.1 on Fashion-MNIST) and within kWithinBest of the best point of its column (its seeds' mean): a
+// rate that costs more than that has broken training, diverged or not. Seeds differ by about a
+// point, so 5 points is beyond noise. A point (a schedule at one rate) trains when every seed does.
 constexpr double kTrains = 0.5;
 constexpr double kWithinBest = 0.05;
 
@@ -65,30 +66,79 @@ std::map<QString, Prediction> readPredictions(const QJsonObject& j) {
   return out;
 }
 
-// The measured edge of one column: the largest rate that trains and the smallest larger one that
-// does not (NaN when there is none).
-struct Measured {
-  double trainsUpTo = NAN, breaksAt = NAN, bestLr = NAN, bestAccuracy = NAN;
+// One point of the map, a schedule at one rate: its runs by seed (the latest run of a seed when it
+// ran twice).
+struct Point {
+  std::map<int64_t, const RunRecord*> bySeed;
+
+  int diverged() const {
+    return static_cast<int>(std::count_if(bySeed.begin(), bySeed.end(), [](const auto& s) { return s.second->status == RunStatus::Diverged; }));
+  }
+  bool allFinished() const {
+    return std::all_of(bySeed.begin(), bySeed.end(), [](const auto& s) { return s.second->status == RunStatus::Finished; });
+  }
+  // The mean and the spread (highest - lowest) of the finished seeds' final accuracies; NaN when
+  // none finished (spread: fewer than two).
+  double mean() const {
+    double sum = 0;
+    int n = 0;
+    for (const auto& [seed, r] : bySeed)
+      if (r->status == RunStatus::Finished) {
+        sum += r->final_accuracy;
+        ++n;
+      }
+    return n > 0 ? sum / n : NAN;
+  }
+  double spread() const {
+    double lo = INFINITY, hi = -INFINITY;
+    int n = 0;
+    for (const auto& [seed, r] : bySeed)
+      if (r->status == RunStatus::Finished) {
+        lo = std::min(lo, r->final_accuracy);
+        hi = std::max(hi, r->final_accuracy);
+        ++n;
+      }
+    return n > 1 ? hi - lo : NAN;
+  }
 };
 
-Measured measure(const std::map<double, const RunRecord*>& byLr) {
+// The measured edge of one column: the largest rate that trains and the smallest larger one that
+// does not (NaN when there is none); the best point is the highest mean among the points whose
+// every seed finished.
+struct Measured {
+  double trainsUpTo = NAN, breaksAt = NAN, bestLr = NAN, bestAccuracy = NAN, bestSpread = NAN;
+};
+
+Measured measure(const std::map<double, Point>& byLr) {
   Measured m;
-  for (const auto& [lr, r] : byLr)
-    if (r->status == RunStatus::Finished && !(r->final_accuracy <= m.bestAccuracy)) {
-      m.bestAccuracy = r->final_accuracy;
+  for (const auto& [lr, p] : byLr)
+    if (p.allFinished() && !(p.mean() <= m.bestAccuracy)) {
+      m.bestAccuracy = p.mean();
       m.bestLr = lr;
+      m.bestSpread = p.spread();
     }
-  auto trains = [&](const RunRecord& r) {
-    return r.status == RunStatus::Finished && r.final_accuracy >= kTrains && r.final_accuracy >= m.bestAccuracy - kWithinBest;
+  auto trains = [&](const Point& p) {
+    return std::all_of(p.bySeed.begin(), p.bySeed.end(), [&](const auto& s) {
+      const RunRecord& r = *s.second;
+      return r.status == RunStatus::Finished && r.final_accuracy >= kTrains && r.final_accuracy >= m.bestAccuracy - kWithinBest;
+    });
   };
-  for (const auto& [lr, r] : byLr)
-    if (trains(*r)) m.trainsUpTo = lr;
-  for (const auto& [lr, r] : byLr)
-    if (lr > m.trainsUpTo && !trains(*r)) {
+  for (const auto& [lr, p] : byLr)
+    if (trains(p)) m.trainsUpTo = lr;
+  for (const auto& [lr, p] : byLr)
+    if (lr > m.trainsUpTo && !trains(p)) {
       m.breaksAt = lr;
       break;
     }
   return m;
+}
+
+// "one seed", "two seeds per point", "1 to 2 seeds per point".
+QString seedsPerPoint(int least, int most) {
+  auto count = [](int n) { return n == 1 ? QStringLiteral("one") : n == 2 ? QStringLiteral("two") : QString::number(n); };
+  if (most <= 1) return "one seed";
+  if (least == most) return count(most) + " seeds per point";
+  return QString("%1 to %2 seeds per point").arg(least).arg(most);
 }
 
 QString lrText(double lr) { return std::isfinite(lr) ? QString::number(lr, 'g', 3) : QStringLiteral("-"); }
@@ -145,15 +195,32 @@ void StudyReportWriter::stability() {
   const QJsonObject planJson = readJson(o_.planDir + "/stability-resnet20.json");
   const std::map<QString, Prediction> predicted = readPredictions(planJson);
 
-  // variant -> lr -> run (the latest run of a point when it ran twice).
-  std::map<QString, std::map<double, const RunRecord*>> grid;
+  // variant -> lr -> the point's seeds.
+  std::map<QString, std::map<double, Point>> grid;
   std::vector<double> lrs;
   for (const auto& r : runs) {
     const double lr = QString::fromStdString(sweepTagValue(r, "optimizer.lr", "")).toDouble();
     if (!(lr > 0) || r.status == RunStatus::Created || r.status == RunStatus::Running) continue;  // not a result yet
-    grid[variantOf(r)][lr] = &r;
+    grid[variantOf(r)][lr].bySeed[seedOf(r)] = &r;
     if (std::find(lrs.begin(), lrs.end(), lr) == lrs.end()) lrs.push_back(lr);
   }
+  // Seeds per point, and the spread of those with two or more (largest: where, and how much).
+  int leastSeeds = INT_MAX, mostSeeds = 0;
+  std::vector<double> spreads;
+  double largestSpread = NAN;
+  QString largestAt;
+  for (const auto& [v, byLr] : grid)
+    for (const auto& [lr, p] : byLr) {
+      leastSeeds = std::min(leastSeeds, static_cast<int>(p.bySeed.size()));
+      mostSeeds = std::max(mostSeeds, static_cast<int>(p.bySeed.size()));
+      const double s = p.spread();
+      if (!std::isfinite(s)) continue;
+      spreads.push_back(s);
+      if (!(s <= largestSpread)) {
+        largestSpread = s;
+        largestAt = QString("%1 at lr %2").arg(v, lrText(lr));
+      }
+    }
   std::sort(lrs.begin(), lrs.end(), std::greater<>());
   std::vector<QString> cols;
   for (const QString& v : kColumnOrder)
@@ -171,11 +238,15 @@ void StudyReportWriter::stability() {
 
   const RunRecord& any = runs.front();
   md_ << "ResNet-20, P = " << any.stages << ", N = " << any.microbatches
-      << ", SGD with momentum 0.9 and cosine decay, the quality part's training (section 1), one seed; the rate on a "
-         "geometric grid around the predicted edges. A cell is the final test accuracy; **D** = diverged (the loss "
-         "guard stopped it). A run *trains* when it finished with accuracy at least "
-      << num(kTrains, 1) << " and within " << num(kWithinBest * 100, 0)
-      << " points of the best rate of its schedule (seeds differ by about a point). The black line on each column is "
+      << ", SGD with momentum 0.9 and cosine decay, the quality part's training (section 1), "
+      << seedsPerPoint(leastSeeds, mostSeeds)
+      << "; the rate on a geometric grid around the predicted edges. A cell is the final test accuracy"
+      << (mostSeeds > 1 ? " (the mean of the seeds that finished)" : "")
+      << "; **D** = diverged (the loss guard stopped it"
+      << (mostSeeds > 1 ? "; \"1 D\" beside a figure: one seed of the point diverged" : "")
+      << "). A run *trains* when it finished with accuracy at least " << num(kTrains, 1) << " and within "
+      << num(kWithinBest * 100, 0) << " points of the best rate of its schedule (seeds differ by about a point)"
+      << (mostSeeds > 1 ? "; a rate trains when every seed does" : "") << ". The black line on each column is "
          "the edge `pipemare plan --stability` predicts for that schedule before anything runs (top Hessian eigenvalue of each stage at initialization, each stage's delay, the delayed "
          "heavy-ball bound; docs/planner.md, \"Stability\").\n\n";
 
@@ -190,15 +261,18 @@ void StudyReportWriter::stability() {
     for (int row = 0; row < static_cast<int>(lrs.size()); ++row) {
       auto it = byLr.find(lrs[static_cast<size_t>(row)]);
       if (it == byLr.end()) continue;
+      const Point& p = it->second;
       HeatCell c;
       c.row = row;
       c.col = col;
-      if (it->second->status == RunStatus::Diverged) {
+      const int diverged = p.diverged();
+      if (diverged == static_cast<int>(p.bySeed.size())) {
         c.text = "D";
         c.color = QColor(200, 60, 60);
       } else {
-        c.value = it->second->final_accuracy;
-        c.text = num(c.value, 3);
+        c.value = p.mean();
+        c.text = std::isfinite(c.value) ? num(c.value, 3) : QStringLiteral("-");
+        if (diverged > 0) c.text += QString(", %1 D").arg(diverged);
       }
       cells.push_back(c);
     }
@@ -224,10 +298,23 @@ void StudyReportWriter::stability() {
     md_ << "| " << v << " | " << lrText(pr.maxLr) << " [" << lrText(pr.sharpest) << ", " << lrText(pr.flattest) << "] | "
         << (pr.stage >= 0 ? "stage " + QString::number(pr.stage) : QStringLiteral("-")) << " | " << lrText(m.trainsUpTo) << " | "
         << (std::isfinite(m.breaksAt) ? lrText(m.breaksAt) : QStringLiteral("none in the grid")) << " | " << lrText(m.bestLr)
-        << " (" << num(m.bestAccuracy, 3) << ") | " << verdict(pr, m, grid.at(v).rbegin()->first, &held, &conservative, &optimistic)
+        << " (" << num(m.bestAccuracy, 3) << (std::isfinite(m.bestSpread) ? ", spread " + num(m.bestSpread, 3) : QString()) << ") | " << verdict(pr, m, grid.at(v).rbegin()->first, &held, &conservative, &optimistic)
         << " |\n";
   }
   md_ << "\n";
+  if (!spreads.empty()) {
+    std::sort(spreads.begin(), spreads.end());
+    const size_t n = spreads.size();
+    const double median = n % 2 ? spreads[n / 2] : (spreads[n / 2 - 1] + spreads[n / 2]) / 2;
+    md_ << "**Seeds.** The seeds of a point differ by a median of " << num(median * 100, 2) << " points over the " << n
+        << " points where two or more finished, and by at most " << num(largestSpread * 100, 2) << " (" << largestAt << ")"
+        << (largestSpread >= kWithinBest
+                ? QString("; as large as the %1-point rule, so a rate near the edge can train with one seed and not the "
+                          "other (the map then counts it as broken)")
+                      .arg(num(kWithinBest * 100, 0))
+                : QString("; below the rule's %1 points").arg(num(kWithinBest * 100, 0)))
+        << ".\n\n";
+  }
   // Does the delay move the edge as far as the model says? Each delayed schedule's predicted edge
   // and measured break point against gpipe's.
   if (grid.count("gpipe") && predicted.count("gpipe")) {
