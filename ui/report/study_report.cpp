@@ -243,25 +243,7 @@ QString StudyReportWriter::figure(const QString& name) {
   return "figures/" + name;
 }
 
-namespace {
-
-// The paper's quality target: PipeMare within 1.0 accuracy point of synchronous training.
-constexpr double kTargetPoints = 1.0;
-
-// One regime of section 1 and the appendix part that details it (its setting is read from its
-// runs: settings_).
-struct Regime {
-  const RegimeResults* results;
-  const char* tag;
-  QString part;  // "A2"
-};
-
-// A variant's gap to gpipe at one learning rate, in accuracy points: the mean over seeds, and the
-// seed spread (the larger of the two variants' ranges; NaN with one seed).
-struct Gap {
-  double points = NAN, spread = NAN;
-  size_t seeds = 0;
-};
+namespace study {
 
 Gap gapOf(const RegimeResults& r, const std::string& lr, const QString& variant) {
   Gap g;
@@ -274,6 +256,40 @@ Gap gapOf(const RegimeResults& r, const std::string& lr, const QString& variant)
   if (g.seeds >= 2) g.spread = std::max(ref.hi - ref.lo, v.hi - v.lo) * 100;
   return g;
 }
+
+QString gapText(const Gap& g, bool withUnit) {
+  if (!std::isfinite(g.points)) return QStringLiteral("-");
+  QString t = signedNum(g.points, 2) + (withUnit ? " points" : "");
+  t += g.seeds >= 2 ? QString(" (%1 seeds, spread %2)").arg(g.seeds).arg(num(g.spread, 2)) : QString(" (1 seed)");
+  return t;
+}
+
+bool missesTarget(const Gap& g) {
+  return std::isfinite(g.points) && g.points < -kTargetPoints && !(std::isfinite(g.spread) && g.points + g.spread >= -kTargetPoints);
+}
+
+QString gapVerdict(const Gap& g) {
+  if (!std::isfinite(g.points)) return QStringLiteral("no figure");
+  if (missesTarget(g)) return QStringLiteral("not reproduced");
+  if (g.points < -kTargetPoints)
+    return QString("within noise: it misses the %1-point target by %2, less than the seeds' spread (%3 points)")
+        .arg(num(kTargetPoints, 1), num(-kTargetPoints - g.points, 2), num(g.spread, 2));
+  return std::isfinite(g.spread) && g.spread >= kTargetPoints
+             ? QString("reproduced, within noise (seeds differ by %1 points)").arg(num(g.spread, 2))
+             : QStringLiteral("reproduced");
+}
+
+}  // namespace study
+
+namespace {
+
+// One regime of section 1 and the appendix part that details it (its setting is read from its
+// runs: settings_).
+struct Regime {
+  const RegimeResults* results;
+  const char* tag;
+  QString part;  // "A2"
+};
 
 // The learning rate a regime is judged at, where gpipe and `variant` both ran ("" when none): among
 // the rates with the most seeds of the two, the one where gpipe ends best. A rate run with more seeds
@@ -291,31 +307,6 @@ std::string bestGpipeRate(const RegimeResults& r, const QString& variant) {
     }
   }
   return best;
-}
-
-// "-0.80 (2 seeds, spread 0.80)"; withUnit: "-0.80 points (2 seeds, spread 0.80)".
-QString gapText(const Gap& g, bool withUnit = false) {
-  if (!std::isfinite(g.points)) return QStringLiteral("-");
-  QString t = signedNum(g.points, 2) + (withUnit ? " points" : "");
-  t += g.seeds >= 2 ? QString(" (%1 seeds, spread %2)").arg(g.seeds).arg(num(g.spread, 2)) : QString(" (1 seed)");
-  return t;
-}
-
-// A gap that misses the target of kTargetPoints by more than its seeds' spread.
-bool missesTarget(const Gap& g) {
-  return std::isfinite(g.points) && g.points < -kTargetPoints && !(std::isfinite(g.spread) && g.points + g.spread >= -kTargetPoints);
-}
-
-// reproduced / within noise / not reproduced, against the target of kTargetPoints.
-QString gapVerdict(const Gap& g) {
-  if (!std::isfinite(g.points)) return QStringLiteral("no figure");
-  if (missesTarget(g)) return QStringLiteral("not reproduced");
-  if (g.points < -kTargetPoints)
-    return QString("within noise: it misses the %1-point target by %2, less than the seeds' spread (%3 points)")
-        .arg(num(kTargetPoints, 1), num(-kTargetPoints - g.points, 2), num(g.spread, 2));
-  return std::isfinite(g.spread) && g.spread >= kTargetPoints
-             ? QString("reproduced, within noise (seeds differ by %1 points)").arg(num(g.spread, 2))
-             : QStringLiteral("reproduced");
 }
 
 // A planner ratio against the paper's: reproduced within 20 %.

@@ -64,6 +64,22 @@ QString roundsRange(const std::vector<double>& v, int decimals, const QString& u
 // The training seed a run used (its experiment's training.seed).
 int64_t seedOf(const RunRecord& r);
 
+// The paper's quality target: PipeMare within 1.0 accuracy point of synchronous training.
+constexpr double kTargetPoints = 1.0;
+// A variant's gap to gpipe at one learning rate, in accuracy points: the mean over seeds, and the
+// seed spread (the larger of the two variants' ranges; NaN with one seed).
+struct Gap {
+  double points = NAN, spread = NAN;
+  size_t seeds = 0;
+};
+Gap gapOf(const RegimeResults& r, const std::string& lr, const QString& variant);
+// "-0.80 (2 seeds, spread 0.80)"; withUnit: "-0.80 points (2 seeds, spread 0.80)".
+QString gapText(const Gap& g, bool withUnit = false);
+// A gap that misses the target of kTargetPoints by more than its seeds' spread.
+bool missesTarget(const Gap& g);
+// reproduced / within noise / not reproduced, against the target of kTargetPoints.
+QString gapVerdict(const Gap& g);
+
 // The regime and learning rate the quality claim is judged on; results nullptr when none; prefix
 // names its figures ("quality-full" -> figures/quality-full-lr<lr>.png).
 struct QualityHeadline {
@@ -101,8 +117,10 @@ class StudyReportWriter {
                study::RegimeResults& into, const QString& variantsNote = QString(),
                int alsoEpoch = 0);
   // statusOf: lr -> variant -> each seed's status.
+  // results: the regime's final accuracies over seeds, for each gap's spread.
   void qualityTargets(const std::map<std::string, std::map<QString, std::pair<double, double>>>& byLr,
-                      const std::map<std::string, std::map<QString, std::vector<RunStatus>>>& statusOf);
+                      const std::map<std::string, std::map<QString, std::vector<RunStatus>>>& statusOf,
+                      const study::RegimeResults& results);
   void warmupCost(const std::vector<RunRecord>& runs);
   // The one-screen summary: the paper's three claims (and the stability edge), each with the
   // measured figure, its setting and a verdict.
