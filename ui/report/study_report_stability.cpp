@@ -24,8 +24,8 @@ namespace {
 
 // A run "trains" when it finished every step with a final test accuracy at least kTrains (chance is
 // 0.1 on Fashion-MNIST) and within kWithinBest of the best point of its column (its seeds' mean): a
-// rate that costs more than that has broken training, diverged or not. Seeds differ by about a
-// point, so 5 points is beyond noise. A point (a schedule at one rate) trains when every seed does.
+// rate that costs more than that has broken training, diverged or not. A point (a schedule at one
+// rate) trains when every seed does; the section states how far its seeds differ, against the 5.
 constexpr double kTrains = 0.5;
 constexpr double kWithinBest = 0.05;
 
@@ -245,8 +245,9 @@ void StudyReportWriter::stability() {
       << "; **D** = diverged (the loss guard stopped it"
       << (mostSeeds > 1 ? "; \"1 D\" beside a figure: one seed of the point diverged" : "")
       << "). A run *trains* when it finished with accuracy at least " << num(kTrains, 1) << " and within "
-      << num(kWithinBest * 100, 0) << " points of the best rate of its schedule (seeds differ by about a point)"
-      << (mostSeeds > 1 ? "; a rate trains when every seed does" : "") << ". The black line on each column is "
+      << num(kWithinBest * 100, 0) << " points of the best rate of its schedule"
+      << (mostSeeds > 1 ? "; a rate trains when every seed does (how far seeds differ is measured below the table)" : "")
+      << ". The black line on each column is "
          "the edge `pipemare plan --stability` predicts for that schedule before anything runs (top Hessian eigenvalue of each stage at initialization, each stage's delay, the delayed "
          "heavy-ball bound; docs/planner.md, \"Stability\").\n\n";
 
