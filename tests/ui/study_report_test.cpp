@@ -455,6 +455,7 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
 // With two seeds a point of the map trains only when every seed does: gpipe's lr 1.0 has a mean
 // (0.80) within 5 points of its best (0.845 at lr 0.1) but one seed (0.77) is not, so gpipe breaks
 // at 1.0 and its predicted 0.3 held. naive's lr 0.1 lost one seed to divergence: it breaks there.
+// t1's lr 0.1 trains, but its lower seed passes the rule (0.75) by 0.2 points only: a near call.
 // The table states the best point's spread and the section its seeds.
 TEST(StudyReport, StabilitySectionJudgesAPointByEverySeed) {
   QTemporaryDir dir;
@@ -474,10 +475,17 @@ TEST(StudyReport, StabilitySectionJudgesAPointByEverySeed) {
     add("naive", "0.01", 2, 0.72, "finished");
     add("naive", "0.1", 1, 0.69, "finished");
     add("naive", "0.1", 2, 0.10, "diverged");
+    add("t1", "0.01", 1, 0.80, "finished");
+    add("t1", "0.01", 2, 0.80, "finished");
+    add("t1", "0.1", 1, 0.752, "finished");
+    add("t1", "0.1", 2, 0.76, "finished");
+    add("t1", "1.0", 1, 0.10, "diverged");
+    add("t1", "1.0", 2, 0.10, "diverged");
   }
   ASSERT_TRUE(writeStabilityPlan(dir, R"(
     {"schedule":"gpipe","max_lr":0.3,"max_lr_range":[0.25,0.35],"breaking_stage":10},
-    {"schedule":"pipemare","max_lr":0.05,"max_lr_range":[0.04,0.06],"breaking_stage":7})"));
+    {"schedule":"pipemare","max_lr":0.05,"max_lr_range":[0.04,0.06],"breaking_stage":7},
+    {"schedule":"pipemare+T1","max_lr":0.5,"max_lr_range":[0.4,0.6],"breaking_stage":9})"));
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("the quality part's training (section 1), two seeds per point;")) << md.toStdString();
@@ -485,8 +493,14 @@ TEST(StudyReport, StabilitySectionJudgesAPointByEverySeed) {
       << md.toStdString();
   EXPECT_TRUE(md.contains("| naive | 0.05 [0.04, 0.06] | stage 7 | 0.01 | 0.1 | 0.01 (0.710, spread 0.020) | **held**: the edge lies between 0.01 and 0.1 |"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("**Seeds.** The seeds of a point differ by a median of 1.50 points over the 4 points where two or more finished, "
+  EXPECT_TRUE(md.contains("**Seeds.** The seeds of a point differ by a median of 1.00 points over the 6 points where two or more finished, "
                           "and by at most 6.00 (gpipe at lr 1); as large as the 5-point rule"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| t1 | 0.5 [0.4, 0.6] | stage 9 | 0.1 | 1 | 0.01 (0.800, spread 0.000) | **held**: the edge lies between 0.1 and 1; "
+                          "borderline: lr 0.1 passes the rule by 0.20 points |"))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| held for 3 of 3 schedules; conservative for 0, optimistic for 0; 1 of them a near call (a seed within 0.5 points "
+                          "of the rule that judges a rate) |"))
       << md.toStdString();
 }
 

@@ -495,7 +495,12 @@ void StudyReportWriter::summary() {
   if (decided > 0)
     md_ << "| (this project) the stability edge predicted before training | held for " << stabilityHeld_ << " of "
         << decided << " schedules; conservative for " << stabilityConservative_ << ", optimistic for "
-        << stabilityOptimistic_ << " | " << stabilitySetting_ << " (section 4) | "
+        << stabilityOptimistic_
+        << (stabilityBorderline_ > 0 ? QString("; %1 of them a near call (a seed within %2 points of the rule that judges a rate)")
+                                           .arg(stabilityBorderline_)
+                                           .arg(num(kBorderlinePoints, 1))
+                                     : QString())
+        << " | " << stabilitySetting_ << " (section 4) | "
         << (stabilityHeld_ == decided ? QStringLiteral("held")
             : stabilityHeld_ > 0          ? QStringLiteral("held in part")
             : stabilityOptimistic_ == 0   ? QStringLiteral("not held: conservative (a safe bound, too low)")

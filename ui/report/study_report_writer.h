@@ -64,6 +64,9 @@ QString roundsRange(const std::vector<double>& v, int decimals, const QString& u
 // The training seed a run used (its experiment's training.seed).
 int64_t seedOf(const RunRecord& r);
 
+// A stability-map seed that passes or misses the rule judging its rate by less than this many
+// accuracy points makes the rate a near call: another seed could move the measured edge a step.
+constexpr double kBorderlinePoints = 0.5;
 // The paper's quality target: PipeMare within 1.0 accuracy point of synchronous training.
 constexpr double kTargetPoints = 1.0;
 // A variant's gap to gpipe at one learning rate, in accuracy points: the mean over seeds, and the
@@ -160,6 +163,7 @@ class StudyReportWriter {
   QString stabilitySetting_;  // "ResNet-20, P = 11, N = 2, 6 rates 0.004-0.4"
   // Stability verdicts over the schedules its grid decides (none before the section has runs).
   int stabilityHeld_ = 0, stabilityConservative_ = 0, stabilityOptimistic_ = 0;
+  int stabilityBorderline_ = 0;  // decided verdicts whose measured edge is a near call
   std::map<int, std::pair<double, double>> plan_;
 };
 
