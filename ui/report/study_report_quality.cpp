@@ -240,7 +240,7 @@ void StudyReportWriter::qualityTargets(
           per << QString("lr %1 - (gpipe %2: no reference)").arg(QString::fromStdString(lr), QString::fromStdString(seedsStatusText(gpipeSt)));
         else {
           const Gap g = gapOf(results, lr, variant);
-          const QString verdict = std::isfinite(d) && d >= -kTargetPoints ? "met" : missesTarget(g) || !std::isfinite(g.spread) ? "not met" : "within noise";
+          const QString verdict = std::isfinite(d) && d >= -kTargetPoints ? "met" : !std::isfinite(d) || missesTarget(g) ? "not met" : "within noise";
           per << QString("lr %1 %2 (%3%4)")
                      .arg(QString::fromStdString(lr), num(d, 2), verdict,
                           g.seeds >= 2 ? QString("; %1 seeds, spread %2").arg(g.seeds).arg(num(g.spread, 2)) : QString());

@@ -14,6 +14,7 @@
 
 #include "core/analysis/sweep_tags.h"
 #include "core/store/run_store.h"
+#include "core/util/stats.h"
 #include "ui/plots/heat_map.h"
 
 namespace pm::ui {
@@ -148,14 +149,16 @@ Measured measure(const std::map<double, Point>& byLr) {
   return m;
 }
 
+QString lrText(double lr) { return std::isfinite(lr) ? QString::number(lr, 'g', 3) : QStringLiteral("-"); }
+
 // "; borderline: lr 0.16 misses the rule by 0.03 points" where a rate that bounds the measured
 // edge is a near call; "" otherwise.
 QString nearCall(const Measured& m) {
   QStringList calls;
   if (m.trainMargin < kBorderlinePoints)
-    calls << QString("lr %1 passes the rule by %2 points").arg(QString::number(m.trainsUpTo, 'g', 3), num(m.trainMargin, 2));
+    calls << QString("lr %1 passes the rule by %2 points").arg(lrText(m.trainsUpTo), num(m.trainMargin, 2));
   if (m.breakMargin < kBorderlinePoints)
-    calls << QString("lr %1 misses the rule by %2 points").arg(QString::number(m.breaksAt, 'g', 3), num(m.breakMargin, 2));
+    calls << QString("lr %1 misses the rule by %2 points").arg(lrText(m.breaksAt), num(m.breakMargin, 2));
   return calls.isEmpty() ? QString() : "; borderline: " + calls.join(", ");
 }
 
@@ -166,8 +169,6 @@ QString seedsPerPoint(int least, int most) {
   if (least == most) return count(most) + " seeds per point";
   return QString("%1 to %2 seeds per point").arg(least).arg(most);
 }
-
-QString lrText(double lr) { return std::isfinite(lr) ? QString::number(lr, 'g', 3) : QStringLiteral("-"); }
 
 // Where the prediction falls against the measured bracket, and by what factor it misses.
 // columnMax: the column's largest rate.
@@ -322,9 +323,10 @@ void StudyReportWriter::stability() {
   for (const QString& v : cols) {
     const Measured& m = measured.at(v);
     const Prediction& pr = prediction.at(v);
+    const int decidedBefore = held + conservative + optimistic;
     const QString judged = verdict(pr, m, grid.at(v).rbegin()->first, &held, &conservative, &optimistic);
     const QString near = nearCall(m);
-    if (!near.isEmpty() && judged.startsWith("**")) ++borderline;  // a decided verdict that a near call bounds
+    if (!near.isEmpty() && held + conservative + optimistic > decidedBefore) ++borderline;  // a decided verdict on a near call
     md_ << "| " << v << " | " << lrText(pr.maxLr) << " [" << lrText(pr.sharpest) << ", " << lrText(pr.flattest) << "] | "
         << (pr.stage >= 0 ? "stage " + QString::number(pr.stage) : QStringLiteral("-")) << " | " << lrText(m.trainsUpTo) << " | "
         << (std::isfinite(m.breaksAt) ? lrText(m.breaksAt) : QStringLiteral("none in the grid")) << " | " << lrText(m.bestLr)
@@ -332,10 +334,8 @@ void StudyReportWriter::stability() {
   }
   md_ << "\n";
   if (!spreads.empty()) {
-    std::sort(spreads.begin(), spreads.end());
-    const size_t n = spreads.size();
-    const double median = n % 2 ? spreads[n / 2] : (spreads[n / 2 - 1] + spreads[n / 2]) / 2;
-    md_ << "**Seeds.** The seeds of a point differ by a median of " << num(median * 100, 2) << " points over the " << n
+    md_ << "**Seeds.** The seeds of a point differ by a median of " << num(median(spreads) * 100, 2) << " points over the "
+        << spreads.size()
         << " points where two or more finished, and by at most " << num(largestSpread * 100, 2) << " (" << largestAt << ")"
         << (largestSpread >= kWithinBest
                 ? QString("; as large as the %1-point rule, so a rate near the edge can train with one seed and not the "
