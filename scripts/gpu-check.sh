@@ -1,21 +1,80 @@
 #!/usr/bin/env bash
-# GPU check: builds core + the `pipemare` CLI against the C++ libraries inside a CUDA PyTorch
-# install (found through torch.utils.cmake_prefix_path; no Qt needed), then runs `cnn` with P = 1
-# and a 2-stage single-process pipeline on the GPU and prints their throughput. A few minutes on
-# one GPU. Usage: scripts/gpu-check.sh [python3]
-set -euo pipefail
+# The GPU check, for a lent GPU machine (torch with CUDA, nvcc, CMake, ninja and Python in its image;
+# nothing fetchable). Rehearsed on the CPU by scripts/test-torch2.sh's build (no GPU: it says so and
+# runs what it can), so that only the GPU is new when it meets one. Steps, each printing figures:
+#   0. nvcc's CUDA against torch.version.cuda (the major versions must match to configure);
+#   1. core + the CLI + gpu_bench built against the machine's own torch
+#      (torch.utils.cmake_prefix_path), with gpu-bundle/ (scripts/gpu-bundle.sh, made beforehand)
+#      standing in for the Debian -dev packages a bare machine lacks;
+#   2. gpu_bench: (a) cnn and resnet50 in single mode on cuda:0 at P = 1, 2, 4 against a plain
+#      LibTorch loop on the same GPU, (b) the first 50 losses on the GPU against the CPU,
+#      (d) per-stage CUDA allocator memory against the engine's accounting;
+#   3. (c) real mode P = 2 on one GPU over Gloo (two processes, host-staged through pinned memory);
+#   4. the NCCL placement rule: P = 2 with NCCL on one GPU is refused at validation (exit 2).
+# Usage: scripts/gpu-check.sh [PYTHON]      PIPEMARE_GPU_BUDGET_S (default 480): seconds for it all.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${1:-python3}
-prefix=$($PY -c 'import torch; print(torch.utils.cmake_prefix_path)')
-cuda=$($PY -c 'import torch; print(torch.cuda.is_available())')
-echo "gpu-check: torch $($PY -c 'import torch; print(torch.__version__)') at $prefix, cuda available: $cuda"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DPIPEMARE_BUILD_UI=OFF -DPIPEMARE_BUILD_TESTS=OFF -DPIPEMARE_BUILD_BENCH=OFF >/dev/null
-cmake --build build-gpu --target pipemare -j "$(nproc)"
+budget=${PIPEMARE_GPU_BUDGET_S:-480}
+start=$(date +%s)
+left() { echo $(( budget - ($(date +%s) - start) )); }
+section() { echo; echo "== $* (at $(( $(date +%s) - start )) s)"; }
+
+section "0. versions"
+info=$($PY -c 'import torch; print(torch.__version__, torch.version.cuda or "none", torch.cuda.is_available(), torch.utils.cmake_prefix_path)' 2>/dev/null) || {
+  echo "gpu-check: error: $PY cannot import torch"; exit 1; }
+read -r tver tcuda tavail prefix <<<"$info"
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+ncuda=$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+echo "torch $tver (CUDA $tcuda, cuda available: $tavail) at $prefix; nvcc $nvcc: CUDA ${ncuda:-none}"
+if [ "$tcuda" != "none" ] && [ "${tcuda%%.*}" != "${ncuda%%.*}" ]; then
+  echo "gpu-check: error: torch was built with CUDA $tcuda but nvcc is ${ncuda:-missing}: find_package(Torch) needs matching major versions"
+  exit 1
+fi
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+
+section "1. build (core, pipemare, gpu_bench) against this torch"
+bundle=$PWD/gpu-bundle
+extra=()
+if [ -d "$bundle" ]; then
+  extra=(-DCMAKE_PREFIX_PATH="$prefix;$bundle" -DCMAKE_CXX_FLAGS="-isystem $bundle/include"
+         -DSQLite3_INCLUDE_DIR="$bundle/include" -DSQLite3_LIBRARY="$bundle/lib/libsqlite3.so"
+         -DZLIB_ROOT="$bundle" -DOPENSSL_ROOT_DIR="$bundle")
+  echo "using $bundle for the libraries this machine may lack"
+else
+  extra=(-DCMAKE_PREFIX_PATH="$prefix")
+fi
+[ -x "$nvcc" ] && extra+=(-DCMAKE_CUDA_COMPILER="$nvcc")
+t0=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIPEMARE_BUILD_UI=OFF -DPIPEMARE_BUILD_TESTS=OFF \
+  -DPIPEMARE_BUILD_BENCH=ON -DPIPEMARE_MAN_PAGES=OFF "${extra[@]}" >build-gpu.log 2>&1 || { tail -30 build-gpu.log; exit 1; }
+grep -E "PipeMare: LibTorch" build-gpu.log
+timeout "$(left)" cmake --build build-gpu --target pipemare gpu_bench -j "$(nproc)" >>build-gpu.log 2>&1 || {
+  grep -E "error|FAILED" build-gpu.log | head -20; exit 1; }
+echo "built in $(( $(date +%s) - t0 )) s"
+build-gpu/bin/pipemare version
+
+section "2. gpu_bench (a: throughput against a plain loop, b: GPU against CPU losses, d: memory)"
+timeout "$(( $(left) - 90 ))" build-gpu/bench/gpu_bench --device cuda:0
+bench=$?
+[ $bench -eq 124 ] && echo "gpu-check: gpu_bench stopped at the time budget"
+
+section "3. (c) real mode, P = 2 on one GPU over Gloo (host-staged)"
 db=$(mktemp -d)/gpu.db
-for stages in 1 2; do
-  echo "== cnn, P=$stages, single-process, cuda:0"
-  build-gpu/bin/pipemare run experiments/cnn-gpipe-p2.json --db "$db" \
-    --set pipeline.stages=$stages --set execution.mode=single --set 'execution.devices=["cuda:0"]' \
-    --set training.epochs=0.5 2>&1 | grep -E "samples/s|finished|error"
-done
+dev=cuda:0
+[ "$tavail" = "True" ] || { dev=cpu; echo "(no GPU visible: rehearsing on the CPU)"; }
+timeout "$(( $(left) - 20 ))" build-gpu/bin/pipemare run experiments/tiny-synthetic.json --db "$db" \
+  --set model.name=cnn --set pipeline.stages=2 --set pipeline.microbatches=4 --set execution.mode=real \
+  --set execution.backend=gloo --set "execution.devices=[\"$dev\"]" --set data.batch_size=128 \
+  --set data.synthetic_samples=8192 --set training.steps=40 --set training.log_interval=10 2>&1 | tail -4
+real=${PIPESTATUS[0]}
+build-gpu/bin/pipemare compare 1 --db "$db" 2>&1 | head -8
+
+section "4. NCCL placement: two stages on one GPU are refused (expect exit 2)"
+build-gpu/bin/pipemare validate experiments/tiny-synthetic.json --set pipeline.stages=2 --set execution.mode=real \
+  --set execution.backend=nccl --set 'execution.devices=["cuda:0"]' >build-gpu.validate.txt 2>&1
+echo "exit $? ($(tail -1 build-gpu.validate.txt))"
+
+section "done"
+echo "gpu_bench exit $bench, real-mode run exit $real, whole check $(( $(date +%s) - start )) s"
+[ $bench -eq 0 ] && [ $real -eq 0 ]

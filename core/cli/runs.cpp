@@ -92,6 +92,8 @@ int runsShowCommand(const std::string& db, int64_t run, bool json) {
       j["model_file"] = r->model_file.path.empty()
                             ? Json(nullptr)
                             : Json{{"path", r->model_file.path}, {"size", r->model_file.size}, {"sha256", r->model_file.sha256}};
+      // What the engine that ran it was built on; null when not recorded.
+      j["build"] = r->build.torch.empty() ? Json(nullptr) : engineBuildJson(r->build);
       Json metrics = Json::object();
       for (const auto& k : store.metricKeys(run)) metrics[k] = store.loadMetric(run, k).size();
       j["metrics"] = metrics;
@@ -105,8 +107,9 @@ int runsShowCommand(const std::string& db, int64_t run, bool json) {
                 r->status_message.empty() ? "" : " - ", shown(r->status_message).c_str(), shown(r->model).c_str(),
                 shown(r->schedule).c_str(), r->stages, r->microbatches, fmtTime(r->created_at).c_str(),
                 fmtTime(r->started_at).c_str(), fmtTime(r->finished_at).c_str());
-    std::printf("  host %s, revision %s\n  tags: %s\n  notes: %s\n", shown(r->host).c_str(), shown(r->revision).c_str(),
-                shown(join(r->tags, ", ")).c_str(), shown(r->notes).c_str());
+    std::printf("  host %s, revision %s\n  built on: %s\n  tags: %s\n  notes: %s\n", shown(r->host).c_str(),
+                shown(r->revision).c_str(), shown(engineBuildText(r->build)).c_str(), shown(join(r->tags, ", ")).c_str(),
+                shown(r->notes).c_str());
     if (!r->model_file.path.empty())
       std::printf("  model file: %s (%lld bytes, sha256 %s)\n", shown(r->model_file.path).c_str(),
                   static_cast<long long>(r->model_file.size), shown(r->model_file.sha256).c_str());

@@ -36,6 +36,8 @@ class Communicator {
   virtual bool poll(int src, int tag) { return true; }
   // Waits until every started send has been delivered.
   virtual void finish() {}
+  // Waits for the sends, then ends the communicators (NCCL's); nothing is sent after it.
+  virtual void shutdown() { finish(); }
   // A small shared key-value side channel (the c10d store): used to agree on where to stop.
   // Implementations without one ignore puts and never find a key.
   virtual void putControl(const std::string& key, int64_t value) {}

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/util/system_info.h"
+#include "core/util/torch_compat.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef USE_C10D_NCCL
@@ -39,17 +41,30 @@ std::string firstLine(const std::exception& ex) {
 // separate message (the header says so), and both sides then raise the channel's capacity to the
 // largest message seen: sender and receiver follow the same rule on the same sequence, so they
 // agree on the capacity without talking about it. Header: int64 [flags, ndim, dtype, nbytes,
-// d0 .. d11]; flags 1 = the payload follows separately.
+// d0 .. d11]; flags 1 = the payload follows separately, 2 = the payload follows on the device
+// group (NCCL).
+//
+// NCCL: the header still travels on a Gloo group (host memory: no device-to-host copy, no host
+// synchronisation per message), the payload on the stage's GPU over one of two NCCL groups, one per
+// direction: `down` carries every message to a higher rank, `up` every message to a lower one.
+// ProcessGroupNCCL runs a pair's point-to-point calls on one stream in the order they were posted;
+// two ranks that both send toward each other before receiving would then wait on each other once
+// a message passes NCCL's eager size (NCCL issue 479). With a group per direction each stream
+// carries one direction only, in the sender's order, which is the receiver's: no deadlock at any
+// size, whatever the schedule.
 constexpr int kHeaderLen = 16;
 constexpr int64_t kHeaderBytes = kHeaderLen * 8;
 constexpr int kMaxDims = kHeaderLen - 4;
 
 class C10dComm : public Communicator {
  public:
-  C10dComm(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<c10d::ProcessGroup> pg, int rank, int size,
-           double timeoutS, std::string backend, bool cuda)
-      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), size_(size), timeout_(static_cast<int64_t>(timeoutS * 1000)),
-        backend_(std::move(backend)), cuda_(cuda) {}
+  // `pg`: the Gloo group (every message's header; the payload too unless `down`/`up` are given).
+  // `down`, `up`: NCCL groups for payloads to a higher / lower rank, on `device`.
+  C10dComm(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<compat::P2PGroup> pg, int rank, int size,
+           double timeoutS, std::string backend, torch::Device device, c10::intrusive_ptr<compat::P2PGroup> down = {},
+           c10::intrusive_ptr<compat::P2PGroup> up = {})
+      : store_(std::move(store)), pg_(std::move(pg)), down_(std::move(down)), up_(std::move(up)), rank_(rank), size_(size),
+        timeout_(static_cast<int64_t>(timeoutS * 1000)), backend_(std::move(backend)), device_(device) {}
   ~C10dComm() override {
     try {
       finish();
@@ -77,7 +92,9 @@ class C10dComm : public Communicator {
     reap();
     torch::Tensor payload = t.detach().contiguous();
     if (payload.dim() > kMaxDims) throw CommError(where(), "tensor of rank " + std::to_string(payload.dim()) + " is too large to send");
-    if (cuda_) return sendCuda(payload, dst, tag);
+    if (down_) return sendDevice(payload, dst, tag);
+    // Gloo with a CUDA stage: the bytes go through pinned host memory (Gloo reads host pointers).
+    if (payload.is_cuda()) payload = stageToHost(payload);
     const int64_t bytes = static_cast<int64_t>(payload.nbytes());
     int64_t& capacity = txCapacity_.try_emplace({dst, tag}, kHeaderBytes).first->second;
     const bool together = kHeaderBytes + bytes <= capacity;
@@ -100,7 +117,6 @@ class C10dComm : public Communicator {
   }
 
   torch::Tensor recv(int src, int tag) override {
-    if (cuda_) return recvCuda(src, tag);
     Channel& ch = rx_[{src, tag}];
     if (!ch.posted) post(ch, src, tag);
     waitFor(ch.posted, src, "message");
@@ -109,27 +125,36 @@ class C10dComm : public Communicator {
     const int64_t* h = reinterpret_cast<const int64_t*>(msg.data_ptr<uint8_t>());
     const int64_t flags = h[0], ndim = h[1], bytes = h[3];
     const auto dtype = static_cast<c10::ScalarType>(h[2]);
-    if ((flags != 0 && flags != 1) || ndim < 0 || ndim > kMaxDims || bytes < 0 ||
+    if (flags < 0 || flags > (down_ ? 2 : 1) || ndim < 0 || ndim > kMaxDims || bytes < 0 ||
         (flags == 0 && kHeaderBytes + bytes > msg.numel()))
       throw CommError(where(), "malformed message header from stage " + std::to_string(src));
     std::vector<int64_t> shape(h + 4, h + 4 + ndim);
-    const auto options = torch::TensorOptions().dtype(dtype);
-    ch.capacity = std::max(ch.capacity, kHeaderBytes + bytes);
+    const bool onDevice = flags == 2;
+    const auto options = torch::TensorOptions().dtype(dtype).device(onDevice ? device_ : torch::Device(torch::kCPU));
+    if (!onDevice) ch.capacity = std::max(ch.capacity, kHeaderBytes + bytes);
     torch::Tensor out = torch::empty(shape, options);
     if (static_cast<int64_t>(out.nbytes()) != bytes)
       throw CommError(where(), "malformed message header from stage " + std::to_string(src));
     if (flags == 0 && bytes > 0) std::memcpy(out.data_ptr(), msg.data_ptr<uint8_t>() + kHeaderBytes, static_cast<size_t>(bytes));
     post(ch, src, tag);  // the next message's receive, posted before this one is used
-    if (flags == 1) {    // the payload follows as a message of its own
-      std::vector<torch::Tensor> p{out};
-      waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");
-    }
+    std::vector<torch::Tensor> p{out};
+    if (flags == 1) waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");  // the payload as a message of its own
+    // On the device: wait() orders this stream after NCCL's (the host does not wait for the bytes).
+    if (flags == 2) waitFor(deviceGroup(src)->recv(p, src, 0), src, "device payload");
     return out;
   }
 
   void finish() override {
     for (auto& w : pending_) waitFor(w.work, -1, "send");
     pending_.clear();
+  }
+
+  void shutdown() override {
+    finish();
+    for (auto* g : {&down_, &up_})
+      if (*g) compat::shutdownGroup(**g);
+    down_.reset();
+    up_.reset();
   }
 
  private:
@@ -177,41 +202,42 @@ class C10dComm : public Communicator {
     ch.posted = pg_->recv(b, src, tag * 2);
   }
 
-  // CUDA (NCCL): a header message, then the payload, both on the device.
-  void sendCuda(torch::Tensor payload, int dst, int tag) {
-    if (!payload.is_cuda()) payload = payload.to(torch::kCUDA);
-    auto header = torch::zeros({kHeaderLen}, torch::kLong);
-    header[1] = payload.dim();
-    header[2] = static_cast<int64_t>(payload.scalar_type());
-    header[3] = static_cast<int64_t>(payload.nbytes());
-    for (int64_t i = 0; i < payload.dim(); ++i) header[4 + i] = payload.size(i);
-    header = header.to(torch::kCUDA);
-    std::vector<torch::Tensor> h{header}, p{payload};
-    pending_.push_back({pg_->send(h, dst, tag * 2), header});
-    pending_.push_back({pg_->send(p, dst, tag * 2 + 1), payload});
+  // NCCL: the payload to a higher rank goes on `down`, to a lower one on `up` (see the top).
+  const c10::intrusive_ptr<compat::P2PGroup>& deviceGroup(int peer) const {
+    const bool toHigher = peer > rank_;
+    return toHigher ? down_ : up_;
   }
-  torch::Tensor recvCuda(int src, int tag) {
-    auto header = torch::zeros({kHeaderLen}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA));
-    std::vector<torch::Tensor> h{header};
-    waitFor(pg_->recv(h, src, tag * 2), src, "header");
-    auto hc = h[0].cpu();
-    const int64_t ndim = hc[1].item<int64_t>();
-    const auto dtype = static_cast<c10::ScalarType>(hc[2].item<int64_t>());
-    if (ndim < 0 || ndim > kMaxDims) throw CommError(where(), "malformed message header from stage " + std::to_string(src));
-    std::vector<int64_t> shape;
-    for (int64_t i = 0; i < ndim; ++i) shape.push_back(hc[4 + i].item<int64_t>());
-    auto payload = torch::empty(shape, torch::TensorOptions().dtype(dtype).device(torch::kCUDA));
-    std::vector<torch::Tensor> p{payload};
-    waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");
-    return p[0];
+
+  // NCCL: a header on the Gloo group (flags 2: the payload follows on the device), then the payload
+  // from the stage's GPU. Both are posted without waiting.
+  void sendDevice(torch::Tensor payload, int dst, int tag) {
+    if (payload.device() != device_) payload = payload.to(device_);
+    auto msg = torch::zeros({kHeaderBytes}, torch::kUInt8);
+    int64_t* h = reinterpret_cast<int64_t*>(msg.data_ptr<uint8_t>());
+    h[0] = 2;
+    h[1] = payload.dim();
+    h[2] = static_cast<int64_t>(payload.scalar_type());
+    h[3] = static_cast<int64_t>(payload.nbytes());
+    for (int64_t i = 0; i < payload.dim(); ++i) h[4 + i] = payload.size(i);
+    std::vector<torch::Tensor> m{msg}, p{payload};
+    pending_.push_back({pg_->send(m, dst, tag * 2), msg});
+    pending_.push_back({deviceGroup(dst)->send(p, dst, 0), payload});
+  }
+
+  // A CUDA tensor's bytes in pinned host memory (the copy waits for the tensor's stream).
+  static torch::Tensor stageToHost(const torch::Tensor& t) {
+    torch::Tensor host = torch::empty(t.sizes(), t.options().device(torch::kCPU).pinned_memory(true));
+    host.copy_(t);
+    return host;
   }
 
   c10::intrusive_ptr<c10d::Store> store_;
-  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+  c10::intrusive_ptr<compat::P2PGroup> pg_;
+  c10::intrusive_ptr<compat::P2PGroup> down_, up_;  // NCCL only
   int rank_, size_;
   std::chrono::milliseconds timeout_;
   std::string backend_;
-  bool cuda_;
+  torch::Device device_;
   std::deque<Pending> pending_;
   std::map<std::pair<int, int>, int64_t> txCapacity_;  // (peer, tag): the receiver's capacity, mirrored
   std::map<std::pair<int, int>, Channel> rx_;          // (peer, tag)
@@ -219,13 +245,7 @@ class C10dComm : public Communicator {
 
 }  // namespace
 
-bool ncclAvailable() {
-#ifdef USE_C10D_NCCL
-  return torch::cuda::is_available();
-#else
-  return false;
-#endif
-}
+bool ncclAvailable() { return compat::kNcclCompiled && torch::cuda::is_available(); }
 
 int findFreePort(const std::string& addr) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -248,8 +268,10 @@ int findFreePort(const std::string& addr) {
 std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeoutS * 1000));
   const std::string place = "rank " + std::to_string(o.rank) + " of " + std::to_string(o.worldSize);
-  if (o.backend == "nccl" && !ncclAvailable())
+  if (o.backend == "nccl" && !compat::kNcclCompiled)
     throw CommError(place, "backend nccl requested, but this LibTorch was built without CUDA/NCCL; use gloo");
+  if (o.backend == "nccl" && !ncclAvailable())
+    throw CommError(place, "backend nccl requested, but no GPU is visible (this LibTorch has NCCL); use gloo");
   if (o.backend != "gloo" && o.backend != "nccl") throw CommError(place, "unknown backend \"" + o.backend + "\"");
   if (o.storeFile.empty() && (o.masterPort < 1 || o.masterPort > 65535))
     throw ConfigError("MASTER_PORT", "must be a TCP port in 1..65535, found " + std::to_string(o.masterPort));
@@ -276,15 +298,9 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
                                  " s: " + firstLine(ex));
     }
   }
+  const torch::Device device = o.cudaDevice >= 0 ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.cudaDevice))
+                                                 : torch::Device(torch::kCPU);
   try {
-#ifdef USE_C10D_NCCL
-    if (o.backend == "nccl") {
-      auto opts = c10d::ProcessGroupNCCL::Options::create();
-      opts->timeout = timeout;
-      auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, o.rank, o.worldSize, opts);
-      return std::make_unique<C10dComm>(store, pg, o.rank, o.worldSize, o.timeoutS, "nccl", true);
-    }
-#endif
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
     // Gloo's own listening address: loopback for single-node runs; on a cluster the interface
     // named by GLOO_SOCKET_IFNAME (as in PyTorch), or this node's host name.
@@ -297,8 +313,30 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
     } else {
       opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(loopback ? o.masterAddr : hostName()));
     }
+    // NCCL: the Gloo group above carries the headers (under its own key prefix); two NCCL groups,
+    // one per direction, the payloads. Their communicators form on the first message, on the
+    // device that is current then (the worker makes the stage's device current before this).
+    // (o.payloadGroupsPerDirection: the same layout with Gloo payload groups, for the tests.)
+    if (o.backend == "nccl" || o.payloadGroupsPerDirection) {
+      c10::intrusive_ptr<compat::P2PGroup> groups[2];
+      for (int g = 0; g < 2; ++g) {
+        auto prefixed = c10::make_intrusive<c10d::PrefixStore>(g == 0 ? "payloads-down" : "payloads-up", store);
+#ifdef USE_C10D_NCCL
+        if (o.backend == "nccl") {
+          auto nopts = c10d::ProcessGroupNCCL::Options::create();
+          nopts->timeout = timeout;
+          groups[g] = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, o.rank, o.worldSize, nopts);
+          continue;
+        }
+#endif
+        groups[g] = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, o.rank, o.worldSize, opts);
+      }
+      auto headers = c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>("headers", store), o.rank,
+                                                                 o.worldSize, opts);
+      return std::make_unique<C10dComm>(store, headers, o.rank, o.worldSize, o.timeoutS, o.backend, device, groups[0], groups[1]);
+    }
     auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.worldSize, opts);
-    return std::make_unique<C10dComm>(store, pg, o.rank, o.worldSize, o.timeoutS, "gloo", false);
+    return std::make_unique<C10dComm>(store, pg, o.rank, o.worldSize, o.timeoutS, "gloo", device);
   } catch (const CommError&) {
     throw;
   } catch (const std::exception& ex) {

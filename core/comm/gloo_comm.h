@@ -9,12 +9,6 @@
 
 #include "core/comm/communicator.h"
 
-namespace c10d {
-class ProcessGroup;
-class Store;
-class Work;
-}  // namespace c10d
-
 namespace pm {
 
 struct DistributedOptions {
@@ -28,6 +22,12 @@ struct DistributedOptions {
   // Single-node runs: a c10d FileStore at this path (in a private directory) instead of the
   // TCPStore, so that nothing listens beyond Gloo's loopback sockets. "" = TCPStore.
   std::string storeFile;
+  // The stage's CUDA device index (DeviceContext), -1 for the CPU: NCCL payloads live there, and
+  // with Gloo a CUDA stage's messages are staged through pinned host memory.
+  int cudaDevice = -1;
+  // NCCL's layout (headers on a Gloo group, payloads on one group per direction) with Gloo payload
+  // groups: the protocol tested without a GPU. Always on for nccl.
+  bool payloadGroupsPerDirection = false;
 };
 
 // Creates the communicator for `opts.backend`. Throws CommError for nccl when LibTorch was

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -170,6 +171,24 @@ void checkTrainingLength(const Experiment& e, const std::string& source) {
              std::to_string(e.training.steps) + " x " + std::to_string(p.microbatches) + " x " + std::to_string(p.stages));
 }
 
+// NCCL on one node: every stage needs a GPU of its own. Returns "" when the placement is fine,
+// else the problem; `stagesOnNode` stages share the node.
+std::string ncclPlacementProblem(const std::vector<std::string>& devices, int stagesOnNode) {
+  if (stagesOnNode <= 1) return "";
+  if (devices.size() == 1)
+    return "backend nccl gives each stage a GPU of its own, but one entry (\"" + devices[0] + "\") puts all " +
+           std::to_string(stagesOnNode) + " stages of this node on it: list one device per stage";
+  std::map<std::string, size_t> first;
+  const size_t n = std::min(devices.size(), static_cast<size_t>(stagesOnNode));
+  for (size_t i = 0; i < n; ++i) {
+    auto [it, fresh] = first.emplace(devices[i], i);
+    if (!fresh)
+      return "backend nccl gives each stage a GPU of its own, but entries " + std::to_string(it->second) + " and " +
+             std::to_string(i) + " are both \"" + devices[i] + "\" (stages of one node on the same GPU)";
+  }
+  return "";
+}
+
 void checkExecution(const Experiment& e, const std::string& source) {
   const auto& x = e.execution;
   if (x.mode == ExecutionMode::Real && x.backend == CommBackend::Local)
@@ -184,6 +203,11 @@ void checkExecution(const Experiment& e, const std::string& source) {
       if (x.devices[i].compare(0, 5, "cuda:") != 0)
         fail(source, "execution.devices[" + std::to_string(i) + "]",
              "backend nccl (execution.backend) needs cuda devices, found " + inQuotes(x.devices[i]));
+  // NCCL refuses two ranks on one GPU. A node's workers take the entries of their local ranks, so a
+  // list of distinct devices, one per stage, serves one node and many alike.
+  if (x.backend == CommBackend::Nccl && x.mode == ExecutionMode::Real)
+    if (const std::string problem = ncclPlacementProblem(x.devices, e.pipeline.stages); !problem.empty())
+      fail(source, "execution.devices", problem);
 }
 
 }  // namespace

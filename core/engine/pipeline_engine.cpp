@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/comm/in_process_comm.h"
+#include "core/comm/device_context.h"
 #include "core/engine/batch_source.h"
 #include "core/engine/stage_worker.h"
 #include "core/models/model_zoo.h"
@@ -119,6 +120,7 @@ Json startedEvent(const Experiment& e, const Partition& p, const std::vector<Uni
   started["config"] = experimentToJson(e);
   started["host"] = hostName();
   started["revision"] = projectRevision();
+  started["build"] = engineBuildJson(engineBuild());
   started.update(configureThreadsAndBlas(e.execution.threads_per_stage, sink));
   started["partition"] = partitionJson(p, units);
   started["partition_text"] = p.describe();
@@ -171,6 +173,7 @@ StageSetup stageSetup(const Experiment& e, const PreparedRun& r, int stage, Comm
   setup.sink = &sink;
   setup.runStart = runStart;
   setup.checkpointDir = opts.checkpointDir;
+  setup.device = opts.device;
   // PIPEMARE_RECOMPUTE_AHEAD=always (tests): recompute stale forwards ahead in a single-process run too.
   const char* ahead = std::getenv("PIPEMARE_RECOMPUTE_AHEAD");
   setup.recomputeAheadAlways = ahead && std::string(ahead) == "always";

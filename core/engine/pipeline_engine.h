@@ -23,6 +23,9 @@ struct EngineOptions {
   std::string checkpointDir;  // the run's checkpoint root ("" = no checkpoints); see StageWorker
   int64_t resumeStep = 0;     // > 0: every stage restores checkpointFile(checkpointDir, resumeStep, s) first
   const std::atomic<bool>* halt = nullptr;  // real mode: stop at a common checkpoint (StageWorker::runToEnd)
+  // real mode: the stage's device, decided by the worker (DeviceContext: execution.devices by local
+  // rank); "" = execution.devices[stage] (single mode: every stage of one process).
+  std::string device;
 };
 
 // Resolves the experiment's partition (by parameters, by measured time, or explicit) for P stages.

@@ -15,10 +15,11 @@ bool isWait(ActionKind k) {
   return k == ActionKind::RecvAct || k == ActionKind::RecvGrad || k == ActionKind::SendAct || k == ActionKind::SendGrad;
 }
 
-// execution.devices[stage] (or [0] for all).
-std::string stageDevice(const Experiment& e, int stage) {
+// The device the worker decided (real mode), else execution.devices[stage] (or [0] for all).
+std::string stageDevice(const Experiment& e, const StageSetup& s) {
+  if (!s.device.empty()) return s.device;
   const auto& devices = e.execution.devices;
-  return devices.empty() ? "cpu" : devices[devices.size() == 1 ? 0 : static_cast<size_t>(stage)];
+  return devices.empty() ? "cpu" : devices[devices.size() == 1 ? 0 : static_cast<size_t>(s.stage)];
 }
 
 // Whether the stage's tensors are measured: CPU stages, once the process-wide meter is installed.
@@ -36,8 +37,8 @@ StageWorker::StageWorker(StageSetup s)
       eval_(std::move(s.eval)),
       comm_(s.comm),
       sink_(s.sink),
-      meter_(measuresTensors(stageDevice(e_, s.stage)), monotonicSeconds()),
-      executor_(e_, plan_, partition_, s.units, stageDevice(e_, s.stage), std::move(s.train), s.comm, meter_,
+      meter_(measuresTensors(stageDevice(e_, s)), monotonicSeconds()),
+      executor_(e_, plan_, partition_, s.units, stageDevice(e_, s), std::move(s.train), s.comm, meter_,
                 plan_.asynchronous() && !s.checkpointDir.empty()),
       checkpoints_(s.checkpointDir),
       runStart_(s.runStart),

@@ -39,6 +39,7 @@ struct StageSetup {
   double runStart = 0;                        // monotonic seconds; trace times are relative to it
   std::string checkpointDir;                  // root of this run's checkpoints ("" = none)
   bool recomputeAheadAlways = false;          // see StagePlan
+  std::string device;                         // "" = execution.devices[stage] (or [0] for all)
 };
 
 class StageWorker {

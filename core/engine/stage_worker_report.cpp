@@ -6,7 +6,7 @@
 #include <functional>
 
 #ifdef PIPEMARE_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
+#include "core/util/torch_compat.h"
 #endif
 
 #include "core/engine/stage_worker.h"
@@ -89,11 +89,8 @@ void StageWorker::emitStageEvent(int64_t done, double now) {
 #ifdef PIPEMARE_WITH_CUDA
   if (executor_.device().is_cuda()) {
     // The CUDA caching allocator's figures for this stage's device, beside the accounted ones.
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(executor_.device().index());
-    const auto agg = static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
-    st["cuda"] = {{"allocated", stats.allocated_bytes[agg].current},
-                  {"allocated_peak", stats.allocated_bytes[agg].peak},
-                  {"reserved", stats.reserved_bytes[agg].current}};
+    const auto stats = compat::cudaAllocatorStats(executor_.device().index());
+    st["cuda"] = {{"allocated", stats.allocated}, {"allocated_peak", stats.allocatedPeak}, {"reserved", stats.reserved}};
   }
 #endif
   sink_->emit(st);

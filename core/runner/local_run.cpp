@@ -126,8 +126,18 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     e.pipeline.partition.boundaries = CheckpointLayout(root).readPartition(resumeStep);
     e.pipeline.partition.method = PartitionMethod::Explicit;
     result.runId = rec->id;
+    // Claimed before anything of the record changes: a second resume of the run is refused here,
+    // naming the process that holds it, and leaves the first one's rows alone.
+    if (!store.claimForResume(rec->id, static_cast<int64_t>(getpid()), resumeStep)) {
+      const auto now = store.getRun(rec->id);
+      const bool running = now && now->status == RunStatus::Running;
+      throw ConfigError(where, "run " + std::to_string(rec->id) + " is " + (now ? toString(now->status) : "gone") +
+                                   (running ? ": another `pipemare run --resume` (launcher process " +
+                                                  std::to_string(now->launcher_pid) + " on " + now->host + ") holds it"
+                                            : std::string()) +
+                                   "; it was claimed first, so this resume starts nothing");
+    }
     store.truncateAfterStep(rec->id, resumeStep);
-    store.markResumed(rec->id, static_cast<int64_t>(getpid()), resumeStep);
   } else {
     const FileDigest model = e.model.fromFile() ? digestFile(e.model.path) : FileDigest{};
     modelSha256 = model.sha256;

@@ -118,6 +118,7 @@ void StoreRecorder::record(const Json& e) {
     store_.appendLog(run_, t, "info", "run started on " + e.value("host", std::string("?")));
     if (e.contains("partition_text"))
       store_.appendLog(run_, t, "info", "partition: " + e.value("partition_text", std::string()));
+    if (const auto b = e.find("build"); b != e.end() && b->is_object()) store_.setBuild(run_, engineBuildFromJson(*b));
     if (e.contains("blas"))
       store_.appendLog(run_, t, "info", "BLAS: " + e["blas"].value("kind", std::string("?")) + " (" +
                                             e["blas"].value("library", std::string("")) + ")");

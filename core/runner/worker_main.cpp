@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/comm/device_context.h"
 #include "core/comm/gloo_comm.h"
 #include "core/config/experiment.h"
 #include "core/engine/pipeline_engine.h"
@@ -126,13 +127,26 @@ int workerMain(const WorkerOptions& o) {
         throw ConfigError("--resume-step " + std::to_string(o.resumeStep),
                           "no checkpoint of stage " + std::to_string(rank) + " at " + (o.checkpointDir.empty() ? "(no --checkpoint-dir)" : file));
     }
+    // The stage's device, made current before the process group forms (NCCL's communicators and
+    // streams follow the current device).
+    std::string localSource;
+    const int localRank = localRankFromEnv(rank, &localSource);
+    const DeviceContext device = resolveDeviceContext(e.execution.devices, localRank, localSource);
+    device.makeCurrent();
+    d.cudaDevice = device.cuda() ? device.device.index() : -1;
     auto comm = makeDistributedComm(d);
     EngineOptions opts;
+    opts.device = device.device.str();
     opts.saveStateDir = o.saveStateDir;
     opts.checkpointDir = o.checkpointDir;
     opts.resumeStep = o.resumeStep;
     opts.halt = &gWorkerHalt;
     RunOutcome out = runStageProcess(e, *comm, sink, &gWorkerStop, opts);
+    try {
+      comm->shutdown();  // NCCL's communicators end here, not in static destructors that _Exit skips
+    } catch (const std::exception&) {
+      // the outcome is already decided; a peer that left first is not a new failure
+    }
     // Started by hand (srun, mpirun): the checkpoint is resumed by starting the workers again.
     if (!std::getenv(kLauncherEnv))
       if (const auto at = out.message.find(kResumeHint); at != std::string::npos)

@@ -88,10 +88,13 @@ void WorkerProcess::noteStageFinished(const Json& event) {
 WorkerProcesses::~WorkerProcesses() { closeLifelines(); }
 
 void WorkerProcesses::start(const WorkerCommand& cmd, const std::vector<int>& ranks) {
-  const std::vector<std::string> env{std::string(kLauncherEnv) + "=" + std::to_string(getpid()),
-                                     std::string(kLifelineEnv) + "=0"};
   try {
-    for (int r : ranks) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      // LOCAL_RANK: the worker's place among this node's stages, as torchrun sets it; it picks the
+      // worker's entry of execution.devices (DeviceContext).
+      const std::vector<std::string> env{std::string(kLauncherEnv) + "=" + std::to_string(getpid()),
+                                         std::string(kLifelineEnv) + "=0", "LOCAL_RANK=" + std::to_string(i)};
+      const int r = ranks[i];
       WorkerProcess w;
       w.rank = r;
       w.pid = spawnProcess(cmd.args(r), w.outFd, w.errFd, "launcher", &w.lifelineFd, env);

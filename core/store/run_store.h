@@ -12,12 +12,13 @@
 
 #include "core/events/run_status.h"
 #include "core/util/file_digest.h"
+#include "core/util/system_info.h"
 
 struct sqlite3;
 
 namespace pm {
 
-inline constexpr int kStoreSchemaVersion = 5;
+inline constexpr int kStoreSchemaVersion = 6;
 
 struct RunRecord {
   int64_t id = 0;
@@ -46,6 +47,10 @@ struct RunRecord {
   // recorded for the run, so that a later run can tell whether it trains the same model. Empty
   // path: none (a zoo model, or a run recorded before the store kept it).
   FileDigest model_file;
+  // What the engine that ran it was built on (the run_started event's `build`): LibTorch release,
+  // CUDA version ("" for none) and the communication backends compiled in. Empty torch: not
+  // recorded (a run from before the store kept it).
+  EngineBuild build;
   // Denormalised for listing: schedule, model, stages, microbatches, and how the partition was
   // decided (pipeline.partition.method: parameters | time | explicit), from config_json ("" / 0
   // when absent). A TorchScript run's model is its file's name without directories ("cnn.pt":
@@ -114,7 +119,10 @@ class RunStore {
   // A resumed run: running again under a new launcher, from its checkpoint after `resumeStep`
   // (recorded as resume_step); started_at stays, the status message, finished_at and halt_step
   // are cleared.
-  void markResumed(int64_t run, int64_t launcherPid, int64_t resumeStep);
+  // Claims a stopped, failed or interrupted run for a resume from `resumeStep`, atomically: the run
+  // becomes running under `launcherPid`. False when it is not resumable (any more): another resume
+  // claimed it first, or it finished. Throws StoreError when there is no such run.
+  bool claimForResume(int64_t run, int64_t launcherPid, int64_t resumeStep);
   // Before resuming from the checkpoint after `step` minibatches: removes what was recorded
   // after it (metrics and stage metrics of later steps, and evaluations at that step, which
   // come after the checkpoint), so that the resumed curve joins without duplicates.
@@ -129,6 +137,8 @@ class RunStore {
   void setHaltStep(int64_t run, int64_t step);
   // The TorchScript file the run's model is read from (RunRecord::model_file); an empty path clears it.
   void setModelFile(int64_t run, const FileDigest& file);
+  // What the engine was built on (RunRecord::build).
+  void setBuild(int64_t run, const EngineBuild& build);
   void setNotes(int64_t run, const std::string& notes);
   void setTags(int64_t run, const std::vector<std::string>& tags);
   void deleteRun(int64_t run);  // with all its rows and its checkpoints (run_checkpoints.h)

@@ -90,7 +90,7 @@ const char* kRunColumns =
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'eval/accuracy' "
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
-    "r.partition_units, r.halt_step, r.resume_step, r.model_file";
+    "r.partition_units, r.halt_step, r.resume_step, r.model_file, r.build";
 
 RunRecord readRun(const Stmt& q) {
   RunRecord r;
@@ -119,6 +119,7 @@ RunRecord readRun(const Stmt& q) {
   r.halt_step = q.i64(16);
   r.resume_step = q.i64(17);
   r.model_file = modelFileFromText(q.text(18));
+  r.build = engineBuildFromJson(nlohmann::json::parse(q.text(19), nullptr, false));
   fillFromConfig(r);
   return r;
 }
@@ -245,13 +246,24 @@ void RunStore::markRunning(int64_t run, int64_t launcherPid) {
   requireChanged(db_, path_, run);
 }
 
-void RunStore::markResumed(int64_t run, int64_t launcherPid, int64_t resumeStep) {
+bool RunStore::claimForResume(int64_t run, int64_t launcherPid, int64_t resumeStep) {
   requireWritable(readOnly_, path_);
+  // One statement: the status test and the change are one step for SQLite (a write takes the
+  // database's write lock), so of two resumes racing for a run exactly one changes it.
   Stmt q(db_, path_,
          "UPDATE runs SET status = ?, status_message = '', finished_at = 0, halt_step = 0, resume_step = ?, launcher_pid = ? "
-         "WHERE id = ?");
-  q.bindText(1, toString(RunStatus::Running)).bindInt(2, resumeStep).bindInt(3, launcherPid).bindInt(4, run).run();
-  requireChanged(db_, path_, run);
+         "WHERE id = ? AND status IN (?, ?, ?)");
+  q.bindText(1, toString(RunStatus::Running))
+      .bindInt(2, resumeStep)
+      .bindInt(3, launcherPid)
+      .bindInt(4, run)
+      .bindText(5, toString(RunStatus::Stopped))
+      .bindText(6, toString(RunStatus::Failed))
+      .bindText(7, toString(RunStatus::Interrupted))
+      .run();
+  if (sqlite3_changes(db_) > 0) return true;
+  if (!getRun(run)) throw StoreError(path_, "run " + std::to_string(run) + " does not exist");
+  return false;
 }
 
 void RunStore::setStatus(int64_t run, const std::string& status, const std::string& message) {
@@ -289,6 +301,13 @@ void RunStore::setHaltStep(int64_t run, int64_t step) {
   requireWritable(readOnly_, path_);
   Stmt q(db_, path_, "UPDATE runs SET halt_step = ? WHERE id = ?");
   q.bindInt(1, step).bindInt(2, run).run();
+  requireChanged(db_, path_, run);
+}
+
+void RunStore::setBuild(int64_t run, const EngineBuild& build) {
+  requireWritable(readOnly_, path_);
+  Stmt q(db_, path_, "UPDATE runs SET build = ? WHERE id = ?");
+  q.bindText(1, engineBuildJson(build).dump()).bindInt(2, run).run();
   requireChanged(db_, path_, run);
 }
 

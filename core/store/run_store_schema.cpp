@@ -118,8 +118,15 @@ const char* kMigrationV5 = R"SQL(
 ALTER TABLE runs ADD COLUMN model_file TEXT NOT NULL DEFAULT '';
 )SQL";
 
+// Version 5 -> 6: what the engine that ran it was built on, as JSON {"torch": "2.11.0", "cuda":
+// "13.0" ("" for none), "backends": ["gloo", "nccl"]} (StageBuild: the run_started event's
+// `build`); '' for runs recorded before (the LibTorch was Debian's 1.13 then, CPU only).
+const char* kMigrationV6 = R"SQL(
+ALTER TABLE runs ADD COLUMN build TEXT NOT NULL DEFAULT '';
+)SQL";
+
 // kMigrations[v - 2] leads to version v
-const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4, kMigrationV5};
+const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4, kMigrationV5, kMigrationV6};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kStoreSchemaVersion - 1, "one migration per version after 1");
 
 // The first whole number after `marker` in `text`; 0 when absent or out of range.
@@ -253,6 +260,10 @@ void RunStore::migrate() {
   if (version < 5) {
     exec(kMigrationV5);
     version = 5;
+  }
+  if (version < 6) {
+    exec(kMigrationV6);
+    version = 6;
   }
 
   Stmt del(db_, path_, "DELETE FROM schema_version");

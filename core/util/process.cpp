@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "core/util/errors.h"
@@ -23,9 +24,18 @@ std::vector<char*> execArgv(const std::vector<std::string>& args) {
   return argv;
 }
 
+// The inherited environment with `extra` ("NAME=value") added; an inherited variable of the same
+// name is left out (getenv reads the first one, so an inherited LOCAL_RANK would otherwise win).
 std::vector<char*> execEnvironment(const std::vector<std::string>& extra) {
   std::vector<char*> envp;
-  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    bool replaced = false;
+    for (const auto& x : extra)
+      if (eq != std::string_view::npos && x.size() > eq && x.compare(0, eq + 1, entry.substr(0, eq + 1)) == 0) replaced = true;
+    if (!replaced) envp.push_back(*e);
+  }
   for (const auto& e : extra) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   return envp;

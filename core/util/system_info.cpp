@@ -111,4 +111,25 @@ bool keepLargeAllocations() {
 #endif
 }
 
+nlohmann::json engineBuildJson(const EngineBuild& b) { return nlohmann::json{{"torch", b.torch}, {"cuda", b.cuda}, {"backends", b.backends}}; }
+
+std::string engineBuildText(const EngineBuild& b) {
+  if (b.torch.empty()) return "not recorded";
+  std::string backends;
+  for (const auto& x : b.backends) backends += (backends.empty() ? "" : " ") + x;
+  return "LibTorch " + b.torch + ", " + (b.cuda.empty() ? std::string("no CUDA") : "CUDA " + b.cuda) + ", backends " +
+         (backends.empty() ? std::string("none") : backends);
+}
+
+EngineBuild engineBuildFromJson(const nlohmann::json& j) {
+  EngineBuild b;
+  if (!j.is_object()) return b;
+  if (const auto t = j.find("torch"); t != j.end() && t->is_string()) b.torch = t->get<std::string>();
+  if (const auto c = j.find("cuda"); c != j.end() && c->is_string()) b.cuda = c->get<std::string>();
+  if (const auto k = j.find("backends"); k != j.end() && k->is_array())
+    for (const auto& x : *k)
+      if (x.is_string()) b.backends.push_back(x.get<std::string>());
+  return b;
+}
+
 }  // namespace pm

@@ -2,6 +2,9 @@
 // Facts about this process and machine, recorded with every run.
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace pm {
 
@@ -20,6 +23,21 @@ struct BlasInfo {
 };
 // Which BLAS library the dynamic linker loaded into this process.
 BlasInfo loadedBlas();
+
+// What an engine binary was built on: the LibTorch release, the CUDA version ("" for a CPU-only
+// build) and the communication backends compiled in ("gloo", "nccl").
+struct EngineBuild {
+  std::string torch;
+  std::string cuda;
+  std::vector<std::string> backends;
+};
+// As JSON {"torch": ..., "cuda": ..., "backends": [...]} (the store's runs.build, run_started's
+// `build`); this binary's: engineBuild() in core/comm/device_context.h; a value that is not such an object reads as an empty EngineBuild.
+nlohmann::json engineBuildJson(const EngineBuild& b);
+EngineBuild engineBuildFromJson(const nlohmann::json& j);
+// For people: "LibTorch 2.11.0, CUDA 13.0, backends gloo nccl" ("no CUDA"; "not recorded" when empty).
+std::string engineBuildText(const EngineBuild& b);
+
 
 // Keeps glibc's malloc from handing large blocks back to the kernel after every use. By default
 // a block above the (adaptive) mmap threshold is mapped and unmapped on each allocation, and the

@@ -22,8 +22,10 @@ using pm::test::runCmd;
 
 namespace {
 
-// The Python with PyTorch: Debian's, whatever `python3` is first on PATH.
-const char* kPython = "/usr/bin/python3";
+// The Python whose PyTorch writes the models: the build's own (PIPEMARE_TEST_PYTHON: Debian's
+// /usr/bin/python3 for the Debian build, the torch 2.11 environment's for the torch2 preset), so
+// that files written by today's PyTorch are tested on the build that runs them.
+const char* kPython = PIPEMARE_TEST_PYTHON;
 
 class PythonModels : public pm::test::AppTest {
  protected:
@@ -32,7 +34,8 @@ class PythonModels : public pm::test::AppTest {
     const auto r = runCmd(std::string(kPython) + " " + pm::test::sourcePath("scripts/export-model.py") + " --model " + model +
                           " --out " + (dir_ / (model + ".pt")).string() + " --data-dir " + (dir_ / model).string() +
                           " --samples 64 " + extra);
-    ASSERT_EQ(r.code, 0) << "scripts/export-model.py needs Debian's python3-torch (scripts/setup.sh installs it)\n" << r.out;
+    ASSERT_EQ(r.code, 0) << "scripts/export-model.py needs " << kPython << " with PyTorch (scripts/setup.sh installs Debian's "
+                         << "python3-torch, scripts/setup-torch2.sh torch 2.11)\n" << r.out;
   }
 
   std::string experiment(const std::string& model, const std::string& file) {

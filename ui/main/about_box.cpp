@@ -47,7 +47,8 @@ QMessageBox* showAboutBox(QWidget* parent, const QString& pipemareBinary) {
     box->setText(head + QObject::tr("<p>Engine: %1</p>").arg(engine.toHtmlEscaped()));
   };
   setEngine(QObject::tr("asking %1 ...").arg(pipemareBinary));
-  // `pipemare version --json`: {"version", "revision", "blas": {"kind", "library"}, "presets"}.
+  // `pipemare version --json`: {"version", "revision", "build": {"torch", "cuda", "backends"},
+  // "blas": {"kind", "library"}, "presets"}.
   auto* engine = new QProcess(box);  // ends with the box
   QObject::connect(engine, &QProcess::finished, box, [engine, setEngine](int code, QProcess::ExitStatus how) {
     if (how != QProcess::NormalExit || code != 0) {
@@ -58,8 +59,10 @@ QMessageBox* showAboutBox(QWidget* parent, const QString& pipemareBinary) {
       const auto j = nlohmann::json::parse(engine->readAllStandardOutput().toStdString());
       const auto blas = j.value("blas", nlohmann::json::object());
       const std::string library = blas.value("library", std::string());
-      setEngine(QObject::tr("pipemare %1, BLAS %2%3")
+      const auto build = engineBuildFromJson(j.value("build", nlohmann::json::object()));
+      setEngine(QObject::tr("pipemare %1 on %2, BLAS %3%4")
                     .arg(QString::fromStdString(j.value("version", std::string("?"))),
+                         QString::fromStdString(engineBuildText(build)),
                          QString::fromStdString(blas.value("kind", std::string("?"))),
                          library.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(library))));
     } catch (const std::exception&) {

@@ -1,10 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <algorithm>
 #include <functional>
 #include <thread>
 
+#include "core/comm/device_context.h"
 #include "core/comm/gloo_comm.h"
 #include "core/comm/in_process_comm.h"
+#include "core/util/torch_compat.h"
 
 using namespace pm;
 
@@ -113,13 +118,150 @@ TEST(GlooComm, MessagesAcrossThePostedCapacityArriveIntactAndInOrder) {
 }
 
 TEST(GlooComm, NcclWithoutCudaIsAClearError) {
-  if (ncclAvailable()) GTEST_SKIP() << "this LibTorch has NCCL";
+  if (ncclAvailable()) GTEST_SKIP() << "this LibTorch has NCCL and a GPU is visible";
   DistributedOptions o;
   o.backend = "nccl";
   try {
     makeDistributedComm(o);
     FAIL();
   } catch (const CommError& e) {
-    EXPECT_NE(std::string(e.what()).find("without CUDA/NCCL"), std::string::npos) << e.what();
+    // Built without NCCL, or built with it on a machine without a GPU: each says which.
+    EXPECT_NE(std::string(e.what()).find(compat::kNcclCompiled ? "no GPU is visible" : "without CUDA/NCCL"), std::string::npos)
+        << e.what();
   }
+}
+
+// NCCL's message layout run on Gloo: headers on one group, payloads on a group per direction
+// (down: to a higher rank, up: to a lower one). Both ranks send every message toward each other
+// before receiving any, with shapes that change from message to message (the header says each
+// one), sizes from empty to 4 MiB, two tags in one direction: all arrive intact, in order.
+TEST(GlooComm, PayloadGroupsPerDirectionCarryChangingShapesBothWaysAtOnce) {
+  std::vector<torch::Tensor> down, up;
+  for (int64_t n : {12, 0, 1 << 20, 3, 1 << 18, 7}) {
+    down.push_back(n == 0 ? torch::empty({0, 4}) : torch::arange(n, torch::kFloat).view({1, -1}).mul(2));
+    up.push_back(torch::arange(n + 5, torch::kDouble).neg());
+  }
+  down.push_back(torch::tensor({5, 6, 7}, torch::kLong).view({3, 1}));
+  up.push_back(torch::ones({2, 3, 4}, torch::kHalf));
+  std::vector<torch::Tensor> got0, got1;
+  const int port = findFreePort();
+  std::string error;
+  auto rank = [&](int r) {
+    try {
+      DistributedOptions o;
+      o.rank = r;
+      o.worldSize = 2;
+      o.masterPort = port;
+      o.timeoutS = 30;
+      o.payloadGroupsPerDirection = true;
+      auto c = makeDistributedComm(o);
+      const auto& mine = r == 0 ? down : up;
+      // Rank 0's last message goes with another tag (as evaluation activations do).
+      for (size_t i = 0; i < mine.size(); ++i)
+        c->send(mine[i], 1 - r, r == 0 ? (i + 1 == mine.size() ? kTagEval : kTagActivation) : kTagGradient);
+      auto& got = r == 0 ? got0 : got1;
+      const auto& theirs = r == 0 ? up : down;
+      for (size_t i = 0; i < theirs.size(); ++i)
+        got.push_back(c->recv(1 - r, r == 1 ? (i + 1 == theirs.size() ? kTagEval : kTagActivation) : kTagGradient));
+      c->shutdown();
+    } catch (const std::exception& ex) {
+      error = ex.what();
+    }
+  };
+  std::thread t0(rank, 0), t1(rank, 1);
+  t0.join();
+  t1.join();
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(got1.size(), down.size());
+  ASSERT_EQ(got0.size(), up.size());
+  for (size_t i = 0; i < down.size(); ++i) {
+    EXPECT_EQ(got1[i].sizes(), down[i].sizes()) << i;
+    EXPECT_EQ(got1[i].scalar_type(), down[i].scalar_type()) << i;
+    EXPECT_TRUE(torch::equal(got1[i], down[i])) << i;
+  }
+  for (size_t i = 0; i < up.size(); ++i) {
+    EXPECT_EQ(got0[i].sizes(), up[i].sizes()) << i;
+    EXPECT_TRUE(torch::equal(got0[i], up[i])) << i;
+  }
+}
+
+TEST(DeviceContext, AWorkerTakesTheEntryOfItsLocalRank) {
+  const std::vector<std::string> cpus{"cpu", "cpu"};
+  const DeviceContext none = resolveDeviceContext({}, 3, "rank 3");
+  EXPECT_TRUE(none.device.is_cpu());
+  const DeviceContext second = resolveDeviceContext(cpus, 1, "LOCAL_RANK=1");
+  EXPECT_TRUE(second.device.is_cpu());
+  EXPECT_EQ(second.localRank, 1);
+  EXPECT_EQ(second.source, "execution.devices[1] (LOCAL_RANK=1)");
+  // One entry serves every local rank.
+  EXPECT_EQ(resolveDeviceContext({"cpu"}, 5, "rank 5").source, "execution.devices[0] (rank 5)");
+  // A local rank without an entry (rank 2 of a node, but two entries) names the list and the rank.
+  try {
+    resolveDeviceContext(cpus, 2, "LOCAL_RANK=2");
+    FAIL() << "local rank 2 of 2 entries accepted";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("execution.devices"), std::string::npos) << what;
+    EXPECT_NE(what.find("local rank is 2 (LOCAL_RANK=2)"), std::string::npos) << what;
+  }
+  try {
+    resolveDeviceContext({"cpu", "gpu:1"}, 1, "rank 1");
+    FAIL() << "gpu:1 accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("execution.devices[1]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a device"), std::string::npos) << e.what();
+  }
+  if (!torch::cuda::is_available()) {
+    try {
+      resolveDeviceContext({"cuda:1"}, 0, "rank 0");
+      FAIL() << "cuda:1 accepted without a GPU";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("execution.devices[0]"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(DeviceContext, LocalRankComesFromTorchrunThenSlurmThenTheRank) {
+  unsetenv("LOCAL_RANK");
+  unsetenv("SLURM_LOCALID");
+  std::string source;
+  EXPECT_EQ(localRankFromEnv(4, &source), 4);
+  EXPECT_EQ(source, "rank 4");
+  setenv("SLURM_LOCALID", "1", 1);
+  EXPECT_EQ(localRankFromEnv(4, &source), 1);
+  EXPECT_EQ(source, "SLURM_LOCALID=1");
+  setenv("LOCAL_RANK", "0", 1);  // torchrun's wins
+  EXPECT_EQ(localRankFromEnv(4, &source), 0);
+  EXPECT_EQ(source, "LOCAL_RANK=0");
+  setenv("LOCAL_RANK", "one", 1);
+  try {
+    localRankFromEnv(4);
+    FAIL() << "LOCAL_RANK=one accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("LOCAL_RANK"), std::string::npos) << e.what();
+  }
+  unsetenv("LOCAL_RANK");
+  unsetenv("SLURM_LOCALID");
+}
+
+// What the binary says it is: the LibTorch it was compiled against (this test's own headers), the
+// CUDA version exactly when CUDA is compiled in, and NCCL among the backends exactly then too.
+TEST(DeviceContext, EngineBuildNamesTheTorchItWasCompiledAgainst) {
+  const EngineBuild b = engineBuild();
+  EXPECT_EQ(b.torch, std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                         std::to_string(TORCH_VERSION_PATCH));
+  ASSERT_FALSE(b.backends.empty());
+  EXPECT_EQ(b.backends[0], "gloo");
+  const bool nccl = std::find(b.backends.begin(), b.backends.end(), "nccl") != b.backends.end();
+#ifdef USE_C10D_NCCL
+  EXPECT_TRUE(nccl);
+  EXPECT_FALSE(b.cuda.empty());
+#else
+  EXPECT_FALSE(nccl);
+  EXPECT_TRUE(b.cuda.empty());
+#endif
+  const EngineBuild back = engineBuildFromJson(engineBuildJson(b));
+  EXPECT_EQ(back.torch, b.torch);
+  EXPECT_EQ(back.cuda, b.cuda);
+  EXPECT_EQ(back.backends, b.backends);
 }

@@ -812,3 +812,23 @@ TEST(ExperimentErrors, DeepNestingIsRefused) {
   // Shallow nesting is fine.
   EXPECT_NO_THROW(parseExperimentText("{\"tags\": [[[[1]]]]}", "ok.json"));
 }
+
+// NCCL refuses two ranks on one GPU: a real-mode nccl design that puts two stages of one node on
+// the same device is refused at validation, naming execution.devices and the device; distinct
+// devices, one per stage, pass (as on a node with a GPU each).
+TEST(ExperimentFile, NcclRefusesTwoStagesOnOneGpu) {
+  TempFile shared(
+      R"({"pipeline": {"stages": 2}, "execution": {"mode": "real", "backend": "nccl", "devices": ["cuda:0"]}})");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(shared.path()); }, shared.path() + ":1: execution.devices",
+                                "puts all 2 stages of this node on it"));
+  TempFile twice(R"({"pipeline": {"stages": 3},
+    "execution": {"mode": "real", "backend": "nccl", "devices": ["cuda:0", "cuda:1", "cuda:0"]}})");
+  EXPECT_TRUE(throwsConfigError([&] { loadExperimentFile(twice.path()); }, twice.path() + ":2: execution.devices",
+                                "entries 0 and 2 are both \"cuda:0\""));
+  TempFile distinct(
+      R"({"pipeline": {"stages": 2}, "execution": {"mode": "real", "backend": "nccl", "devices": ["cuda:0", "cuda:1"]}})");
+  EXPECT_EQ(loadExperimentFile(distinct.path()).execution.devices.size(), 2u);
+  // Gloo may share a device between stages (it stages through host memory).
+  TempFile gloo(R"({"pipeline": {"stages": 2}, "execution": {"mode": "real", "backend": "gloo", "devices": ["cuda:0"]}})");
+  EXPECT_EQ(loadExperimentFile(gloo.path()).execution.devices.size(), 1u);
+}

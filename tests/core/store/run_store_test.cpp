@@ -995,7 +995,7 @@ TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
     EXPECT_EQ(queryOne(ro.handle(), "SELECT partition_units FROM runs"), "[[0,1],[1,3],[3,4],[4,6]]");
   }
   RunStore s(db);
-  s.markResumed(run, 4243, 40);
+  EXPECT_TRUE(s.claimForResume(run, 4243, 40));
   auto r = s.getRun(run);
   EXPECT_EQ(r->status, pm::RunStatus::Running);
   EXPECT_EQ(r->resume_step, 40);
@@ -1021,7 +1021,35 @@ TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
   EXPECT_TRUE(s.getRun(run)->partition.empty());
   EXPECT_THROW(s.setPartition(run + 100, {{0, 1}}), StoreError);
   EXPECT_THROW(s.setHaltStep(run + 100, 1), StoreError);
-  EXPECT_THROW(s.markResumed(run + 100, 1, 1), StoreError);
+  EXPECT_THROW(s.claimForResume(run + 100, 1, 1), StoreError);
+}
+
+// Two resumes of one run at once (two connections, as two `pipemare run --resume` processes): the
+// claim is one conditional change, so exactly one of them gets the run and the other sees it
+// running under the first one's process; a finished run cannot be claimed at all.
+TEST_F(RunStoreTest, OnlyOneResumeClaimsARun) {
+  const std::string db = file("claim.db");
+  int64_t run = 0;
+  {
+    RunStore s(db);
+    run = s.createRun("r", "{}");
+    s.markRunning(run, 1);
+    s.setStatus(run, RunStatus::Stopped, "stopped at step 20");
+  }
+  RunStore first(db), second(db);
+  int claimed = 0;
+  std::thread a([&] { claimed += first.claimForResume(run, 1111, 20) ? 1 : 0; });
+  const bool secondGot = second.claimForResume(run, 2222, 20);
+  a.join();
+  claimed += secondGot ? 1 : 0;
+  EXPECT_EQ(claimed, 1) << "both resumes (or none) claimed the run";
+  const auto r = first.getRun(run);
+  EXPECT_EQ(r->status, RunStatus::Running);
+  EXPECT_EQ(r->launcher_pid, secondGot ? 2222 : 1111) << "the record is the winner's";
+  EXPECT_FALSE(second.claimForResume(run, 3333, 20)) << "a running run was claimed again";
+  first.setStatus(run, RunStatus::Finished);
+  EXPECT_FALSE(first.claimForResume(run, 4444, 20)) << "a finished run was claimed";
+  EXPECT_EQ(first.getRun(run)->launcher_pid, secondGot ? 2222 : 1111);
 }
 
 // The TorchScript file a run's model is read from is a field of the run: written as JSON, read
@@ -1143,7 +1171,7 @@ TEST_F(RunStoreTest, MigratesVersion4StoreWithNoModelFiles) {
   {
     RunStore s(db);
     EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
-    EXPECT_EQ(s.schemaVersion(), 5);
+    EXPECT_TRUE(s.getRun(1)->build.torch.empty()) << "a run from before the build column reads as not recorded";
     auto r = s.getRun(1);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->name, "stopped");
@@ -1250,4 +1278,24 @@ TEST(RunStatusNames, RoundTripAndClassify) {
   EXPECT_FALSE(isResumable(RunStatus::Finished));
   EXPECT_FALSE(isResumable(RunStatus::Diverged));
   EXPECT_FALSE(isResumable(RunStatus::Running));
+}
+
+// What the engine was built on is a field of the run: written as JSON, read back by getRun and
+// listRuns; a run without it (recorded before the store kept it) reads as not recorded.
+TEST_F(RunStoreTest, EngineBuildIsAFieldOfTheRun) {
+  const std::string db = file("build.db");
+  RunStore s(db);
+  const int64_t old = s.createRun("old", "{}");
+  const int64_t run = s.createRun("new", "{}");
+  s.setBuild(run, EngineBuild{"2.11.0", "13.0", {"gloo", "nccl"}});
+  const auto r = s.getRun(run);
+  EXPECT_EQ(r->build.torch, "2.11.0");
+  EXPECT_EQ(r->build.cuda, "13.0");
+  EXPECT_EQ(r->build.backends, (std::vector<std::string>{"gloo", "nccl"}));
+  EXPECT_EQ(engineBuildText(r->build), "LibTorch 2.11.0, CUDA 13.0, backends gloo nccl");
+  EXPECT_EQ(queryOne(s.handle(), "SELECT build FROM runs WHERE id = " + std::to_string(run)),
+            R"({"backends":["gloo","nccl"],"cuda":"13.0","torch":"2.11.0"})");
+  EXPECT_TRUE(s.getRun(old)->build.torch.empty());
+  EXPECT_EQ(engineBuildText(s.getRun(old)->build), "not recorded");
+  EXPECT_THROW(s.setBuild(run + 100, EngineBuild{}), StoreError);
 }
