@@ -28,6 +28,7 @@ python3-torch.
 """
 import argparse
 import collections
+import json
 import math
 import os
 import sys
@@ -171,7 +172,9 @@ def main():
     model = MODELS[args.model]()
     scripted = torch.jit.trace(model, example_input(args.model)) if args.trace else torch.jit.script(model)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    scripted.save(args.out)
+    # The PyTorch that wrote the file, as data (extra/producer.json): an engine built on an older
+    # LibTorch refuses it by name rather than failing inside the interpreter.
+    scripted.save(args.out, _extra_files={"producer.json": json.dumps({"torch": torch.__version__})})
     params = sum(p.numel() for p in model.parameters())
     print("%s: %s, %d units, %d parameters" % (args.out, args.model, len(model), params))
 

@@ -11,9 +11,19 @@
 #      (d) per-stage CUDA allocator memory against the engine's accounting;
 #   3. (c) real mode P = 2 on one GPU over Gloo (two processes, host-staged through pinned memory);
 #   4. the NCCL placement rule: P = 2 with NCCL on one GPU is refused at validation (exit 2).
-# Usage: scripts/gpu-check.sh [PYTHON]      PIPEMARE_GPU_BUDGET_S (default 480): seconds for it all.
+# Usage: scripts/gpu-check.sh [--configure-only | --reuse BUILD_DIR] [PYTHON]
+#   --configure-only   step 0 and the configuration of step 1, then stop (rehearses the bundle's CMake side)
+#   --reuse DIR        skip the configuration: build the targets in an already configured DIR (the
+#                      rehearsal here reuses build-torch2 configured with PIPEMARE_BUILD_BENCH=ON)
+#   PIPEMARE_GPU_BUDGET_S (default 480): seconds for it all.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+mode=full
+builddir=build-gpu
+case "${1:-}" in
+  --configure-only) mode=configure; shift ;;
+  --reuse) mode=reuse; builddir=$2; shift 2 ;;
+esac
 PY=${1:-python3}
 budget=${PIPEMARE_GPU_BUDGET_S:-480}
 start=$(date +%s)
@@ -46,16 +56,22 @@ else
 fi
 [ -x "$nvcc" ] && extra+=(-DCMAKE_CUDA_COMPILER="$nvcc")
 t0=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIPEMARE_BUILD_UI=OFF -DPIPEMARE_BUILD_TESTS=OFF \
-  -DPIPEMARE_BUILD_BENCH=ON -DPIPEMARE_MAN_PAGES=OFF "${extra[@]}" >build-gpu.log 2>&1 || { tail -30 build-gpu.log; exit 1; }
-grep -E "PipeMare: LibTorch" build-gpu.log
-timeout "$(left)" cmake --build build-gpu --target pipemare gpu_bench -j "$(nproc)" >>build-gpu.log 2>&1 || {
-  grep -E "error|FAILED" build-gpu.log | head -20; exit 1; }
+mkdir -p "$builddir"
+log=$builddir/gpu-check.log
+if [ $mode != reuse ]; then
+  cmake -S . -B "$builddir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIPEMARE_BUILD_UI=OFF -DPIPEMARE_BUILD_TESTS=OFF \
+    -DPIPEMARE_BUILD_BENCH=ON -DPIPEMARE_MAN_PAGES=OFF "${extra[@]}" >"$log" 2>&1 || { tail -30 "$log"; exit 1; }
+  grep -E "PipeMare: LibTorch|Found (SQLite3|ZLIB|OpenSSL|nlohmann_json|CLI11)" "$log"
+  if [ $mode = configure ]; then echo "configured $builddir in $(( $(date +%s) - t0 )) s (--configure-only: stopping here)"; exit 0; fi
+fi
+timeout "$(left)" cmake --build "$builddir" --target pipemare gpu_bench -j "$(nproc)" >>"$log" 2>&1 || {
+  grep -E "error|FAILED" "$log" | head -20; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
-build-gpu/bin/pipemare version
+pm="$builddir/bin/pipemare"
+"$pm" version
 
 section "2. gpu_bench (a: throughput against a plain loop, b: GPU against CPU losses, d: memory)"
-timeout "$(( $(left) - 90 ))" build-gpu/bench/gpu_bench --device cuda:0
+timeout "$(( $(left) - 90 ))" "$builddir/bench/gpu_bench" --device cuda:0
 bench=$?
 [ $bench -eq 124 ] && echo "gpu-check: gpu_bench stopped at the time budget"
 
@@ -63,17 +79,17 @@ section "3. (c) real mode, P = 2 on one GPU over Gloo (host-staged)"
 db=$(mktemp -d)/gpu.db
 dev=cuda:0
 [ "$tavail" = "True" ] || { dev=cpu; echo "(no GPU visible: rehearsing on the CPU)"; }
-timeout "$(( $(left) - 20 ))" build-gpu/bin/pipemare run experiments/tiny-synthetic.json --db "$db" \
+timeout "$(( $(left) - 20 ))" "$pm" run experiments/tiny-synthetic.json --db "$db" \
   --set model.name=cnn --set pipeline.stages=2 --set pipeline.microbatches=4 --set execution.mode=real \
   --set execution.backend=gloo --set "execution.devices=[\"$dev\"]" --set data.batch_size=128 \
   --set data.synthetic_samples=8192 --set training.steps=40 --set training.log_interval=10 2>&1 | tail -4
 real=${PIPESTATUS[0]}
-build-gpu/bin/pipemare compare 1 --db "$db" 2>&1 | head -8
+"$pm" compare 1 --db "$db" 2>&1 | head -8
 
 section "4. NCCL placement: two stages on one GPU are refused (expect exit 2)"
-build-gpu/bin/pipemare validate experiments/tiny-synthetic.json --set pipeline.stages=2 --set execution.mode=real \
-  --set execution.backend=nccl --set 'execution.devices=["cuda:0"]' >build-gpu.validate.txt 2>&1
-echo "exit $? ($(tail -1 build-gpu.validate.txt))"
+"$pm" validate experiments/tiny-synthetic.json --set pipeline.stages=2 --set execution.mode=real \
+  --set execution.backend=nccl --set 'execution.devices=["cuda:0"]' >"$builddir/gpu-check.validate.txt" 2>&1
+echo "exit $? ($(tail -1 "$builddir/gpu-check.validate.txt"))"
 
 section "done"
 echo "gpu_bench exit $bench, real-mode run exit $real, whole check $(( $(date +%s) - start )) s"

@@ -36,7 +36,7 @@ if ! have; then
   # so an interrupted install is never taken for a finished one.
   rm -rf "$VENV"
   mv "$VENV.partial" "$VENV"
-  sed -i "s#$VENV.partial#$VENV#g" "$VENV"/bin/activate "$VENV"/bin/pip* "$VENV"/pyvenv.cfg 2>/dev/null || true
+  grep -rlI --null "$VENV.partial" "$VENV/bin" "$VENV/pyvenv.cfg" | xargs -0 -r sed -i "s#$VENV.partial#$VENV#g"
   echo "setup-torch2: torch $VERSION installed in $(( $(date +%s) - start )) s ($(du -sh "$VENV" | cut -f1))" >&2
   have || { echo "setup-torch2: error: $VENV does not import torch $VERSION after install" >&2; exit 1; }
 fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Command 2: set up, build, and run every test suite (ctest, both cores); exits non-zero on
+# Command 2: set up, build, and run every test suite (ctest, both cores) on the Debian LibTorch and on
+# the torch2 build (PyPI torch 2.11.0); exits non-zero on
 # any failure. Tests use small data they make themselves (and the Debian datasets if present).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,3 +20,7 @@ scripts/install-test.sh
 # The libFuzzer targets (experiment parser, IDX and text-corpus readers), briefly and from a fixed
 # seed (the same inputs every run); longer, open-ended runs: scripts/fuzz.sh SECONDS.
 PIPEMARE_FUZZ_RUNS=${PIPEMARE_FUZZ_RUNS:-40000} scripts/fuzz.sh
+# The second LibTorch build: PyPI's torch 2.11.0 with CUDA 13.0 and NCCL (installed once per machine
+# outside the checkout), core, the CLI and the suites that tell the builds apart, the numerics ones
+# also capped at AVX2 (scripts/test-torch2.sh).
+scripts/test-torch2.sh

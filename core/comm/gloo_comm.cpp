@@ -140,7 +140,7 @@ class C10dComm : public Communicator {
     std::vector<torch::Tensor> p{out};
     if (flags == 1) waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");  // the payload as a message of its own
     // On the device: wait() orders this stream after NCCL's (the host does not wait for the bytes).
-    if (flags == 2) waitFor(deviceGroup(src)->recv(p, src, 0), src, "device payload");
+    if (flags == 2) waitFor(recvGroup(src)->recv(p, src, 0), src, "device payload");
     return out;
   }
 
@@ -202,11 +202,10 @@ class C10dComm : public Communicator {
     ch.posted = pg_->recv(b, src, tag * 2);
   }
 
-  // NCCL: the payload to a higher rank goes on `down`, to a lower one on `up` (see the top).
-  const c10::intrusive_ptr<compat::P2PGroup>& deviceGroup(int peer) const {
-    const bool toHigher = peer > rank_;
-    return toHigher ? down_ : up_;
-  }
+  // NCCL: a payload travelling to a higher rank goes on `down`, to a lower one on `up` (see the
+  // top): a send to `dst` and a receive from `src` each pick the group of their message's direction.
+  const c10::intrusive_ptr<compat::P2PGroup>& sendGroup(int dst) const { return dst > rank_ ? down_ : up_; }
+  const c10::intrusive_ptr<compat::P2PGroup>& recvGroup(int src) const { return src < rank_ ? down_ : up_; }
 
   // NCCL: a header on the Gloo group (flags 2: the payload follows on the device), then the payload
   // from the stage's GPU. Both are posted without waiting.
@@ -221,7 +220,7 @@ class C10dComm : public Communicator {
     for (int64_t i = 0; i < payload.dim(); ++i) h[4 + i] = payload.size(i);
     std::vector<torch::Tensor> m{msg}, p{payload};
     pending_.push_back({pg_->send(m, dst, tag * 2), msg});
-    pending_.push_back({deviceGroup(dst)->send(p, dst, 0), payload});
+    pending_.push_back({sendGroup(dst)->send(p, dst, 0), payload});
   }
 
   // A CUDA tensor's bytes in pinned host memory (the copy waits for the tensor's stream).
@@ -287,7 +286,7 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
     try {
       c10d::TCPStoreOptions so;
       so.port = static_cast<std::uint16_t>(o.masterPort);
-      so.isServer = o.rank == 0;
+      so.isServer = o.rank == 0 && !o.joinAgentStore;
       so.numWorkers = static_cast<size_t>(o.worldSize);
       so.waitWorkers = true;
       so.timeout = timeout;

@@ -28,6 +28,9 @@ struct DistributedOptions {
   // NCCL's layout (headers on a Gloo group, payloads on one group per direction) with Gloo payload
   // groups: the protocol tested without a GPU. Always on for nccl.
   bool payloadGroupsPerDirection = false;
+  // Under torchrun the agent already serves the TCPStore at MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE=True): every rank joins it as a client, rank 0 included.
+  bool joinAgentStore = false;
 };
 
 // Creates the communicator for `opts.backend`. Throws CommError for nccl when LibTorch was

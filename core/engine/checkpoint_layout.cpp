@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/events/event.h"
+#include "core/util/atomic_file.h"
 #include "core/util/errors.h"
 
 namespace pm {
@@ -36,8 +37,19 @@ std::map<int64_t, std::string> CheckpointLayout::completeSteps(int stages) const
   for (const auto& d : std::filesystem::directory_iterator(root_, ec)) {
     const int64_t step = stepOfName(d.path().filename().string());
     if (step <= 0) continue;
-    bool all = std::filesystem::exists(partitionFile(step), ec);
-    for (int s = 0; s < stages && all; ++s) all = std::filesystem::exists(stageFile(step, s), ec);
+    // Complete: a partition that reads and a non-empty file for every stage. A step torn by a
+    // kill or a full disk (files written before they were written atomically) is passed over, so a
+    // resume falls back to the newest checkpoint that loads.
+    bool all = true;
+    try {
+      readPartition(step);
+    } catch (const StoreError&) {
+      all = false;
+    }
+    for (int s = 0; s < stages && all; ++s) {
+      const auto size = std::filesystem::file_size(stageFile(step, s), ec);
+      all = !ec && size > 0;
+    }
     if (all) out[step] = d.path().string();
   }
   return out;
@@ -63,7 +75,7 @@ void CheckpointLayout::prune(int stages, bool all) const {
 }
 
 void CheckpointLayout::writePartition(int64_t step, const std::vector<int>& boundaries) const {
-  std::ofstream(partitionFile(step)) << Json{{"boundaries", boundaries}}.dump() << "\n";
+  writeFileAtomically(partitionFile(step), Json{{"boundaries", boundaries}}.dump() + "\n", 0600);
 }
 
 std::vector<int> CheckpointLayout::readPartition(int64_t step) const {

@@ -24,7 +24,8 @@ class CheckpointLayout {
   std::string stageFile(int64_t step, int stage) const;
   std::string partitionFile(int64_t step) const;
 
-  // The complete steps, ascending (step -> its directory).
+  // The complete steps, ascending (step -> its directory): a readable partition file and a
+  // non-empty file for each of `stages` stages.
   std::map<int64_t, std::string> completeSteps(int stages) const;
   // The latest complete step; 0 when none.
   int64_t latestComplete(int stages) const;

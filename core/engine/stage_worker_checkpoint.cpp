@@ -2,8 +2,10 @@
 // restored (see docs/engine.md, "Checkpoints and resume").
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "core/engine/stage_worker.h"
+#include "core/util/atomic_file.h"
 #include "core/util/errors.h"
 #include "core/util/system_info.h"
 
@@ -81,17 +83,24 @@ void StageWorker::saveCheckpoint(int64_t step) {
   const std::string file = checkpoints_.stageFile(step, stage);
   std::error_code ec;
   std::filesystem::create_directories(checkpoints_.stepDir(step), ec);
-  const std::string tmp = file + ".tmp";
+  // Private whatever the umask (the run's root is 0700 too: claimCheckpointRoot).
+  std::filesystem::permissions(checkpoints_.stepDir(step), std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, ec);
+  // Serialised in memory first, then written whole or not at all (writeFileAtomically): LibTorch's
+  // file writer aborts the process when the disk fills under it (its destructor throws).
+  std::ostringstream bytes;
   try {
-    a.save_to(tmp);
+    a.save_to(bytes);
   } catch (const std::exception& ex) {
-    throw EngineError(where, "cannot write " + tmp + ": " + ex.what());
+    throw EngineError(where, "cannot serialise the checkpoint: " + std::string(ex.what()));
   }
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) throw EngineError(where, "cannot write " + file + ": " + ec.message());
-  // The partition the checkpoint belongs to (a time-balanced partition need not come out the
-  // same when measured again).
-  if (plan_.first()) checkpoints_.writePartition(step, std::vector<int>(partition_.begin.begin() + 1, partition_.begin.end()));
+  try {
+    writeFileAtomically(file, bytes.str(), 0600);
+    // The partition the checkpoint belongs to (a time-balanced partition need not come out the
+    // same when measured again).
+    if (plan_.first()) checkpoints_.writePartition(step, std::vector<int>(partition_.begin.begin() + 1, partition_.begin.end()));
+  } catch (const FileError& ex) {
+    throw EngineError(where, "cannot write " + ex.place() + ": " + ex.problem());
+  }
   ++checkpointsWritten_;
   Json log = makeEvent(ev::kLog);
   log["level"] = "info";

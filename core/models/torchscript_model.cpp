@@ -1,11 +1,16 @@
 #include "core/models/torchscript_model.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "core/models/torch_text.h"
 #include "core/util/errors.h"
+#include "core/util/torch_compat.h"
 
 namespace pm {
 namespace {
@@ -62,6 +67,30 @@ std::string mangled(const std::string& name) {
   return out;
 }
 
+// The PyTorch release that wrote the file, when the file says so: scripts/export-model.py records
+// torch.__version__ as extra/producer.json {"torch": "2.11.0+cu130"}. "" when it does not (a file
+// saved without it) or cannot be read as an archive.
+std::string producerTorch(const std::string& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    if (!reader.hasRecord("extra/producer.json")) return "";
+    auto record = reader.getRecord("extra/producer.json");
+    const std::string text(static_cast<const char*>(std::get<0>(record).get()), std::get<1>(record));
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    const auto v = j.is_object() ? j.find("torch") : j.end();
+    return j.is_object() && v != j.end() && v->is_string() ? v->get<std::string>() : "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// Major and minor of "2.11.0+cu130"; {-1, -1} when it does not start with two numbers.
+std::pair<int, int> majorMinor(const std::string& v) {
+  int major = -1, minor = -1;
+  if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) != 2) return {-1, -1};
+  return {major, minor};
+}
+
 }  // namespace
 
 ScriptUnitImpl::ScriptUnitImpl(torch::jit::Module module) : script_(std::move(module)) {
@@ -96,12 +125,20 @@ std::vector<Unit> loadTorchScriptModel(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw ConfigError(path, "cannot open: no such file (model.path)");
   if (fs::is_directory(path, ec)) throw ConfigError(path, "is a directory, not a TorchScript file (model.path)");
+  // A file from a newer PyTorch than this build's LibTorch: refused by name, both versions said.
+  const std::string producer = producerTorch(path);
+  const std::string build = compat::torchVersion();
+  if (!producer.empty() && majorMinor(producer) > majorMinor(build))
+    throw ConfigError(path, "was written by PyTorch " + producer + ", newer than this build's LibTorch " + build +
+                                ": export it with PyTorch " + build + " (or older), or use a build of the engine against PyTorch " +
+                                producer + " (README: Two LibTorch builds)");
   torch::jit::Module model;
   try {
     model = torch::jit::load(path);
   } catch (const c10::Error& ex) {
-    throw ConfigError(path, "not a readable TorchScript file (torch.jit.save writes one; a truncated or other file "
-                            "does not load): " + errorFirstLine(ex));
+    throw ConfigError(path, "not a readable TorchScript file for this build's LibTorch " + compat::torchVersion() +
+                            " (torch.jit.save writes one; a truncated or other file, or one from a newer PyTorch, does not load): " +
+                            errorFirstLine(ex));
   } catch (const std::exception& ex) {
     throw ConfigError(path, std::string("not a readable TorchScript file: ") + ex.what());
   }

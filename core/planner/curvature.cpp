@@ -94,7 +94,7 @@ double lanczosTop(const Vec& grads, const Vec& params, const PowerIterationOptio
       const auto off = torch::tensor(beta, torch::kDouble);
       t = t + torch::diag(off, 1) + torch::diag(off, -1);
     }
-    const double top = torch::linalg::eigvalsh(t, "L").max().item<double>();
+    const double top = at::linalg_eigvalsh(t, "L").max().item<double>();
     const bool settled = it > 0 && std::abs(top - previousTop) <= o.tolerance * std::abs(top);
     previousTop = top;
     if (!(b > 1e-12 * std::max(1.0, std::abs(top))) || settled) break;

@@ -49,7 +49,7 @@ double delayedSpectralRadius(int64_t tau, double beta, double a) {
   auto acc = m.accessor<double, 2>();
   for (int64_t j = 0; j < order; ++j) acc[0][j] = c[static_cast<size_t>(j)];
   for (int64_t i = 1; i < order; ++i) acc[i][i - 1] = 1.0;
-  return torch::linalg::eigvals(m).abs().max().item<double>();
+  return at::linalg_eigvals(m).abs().max().item<double>();  // the ATen op: torch::linalg left torch/torch.h in 2.x
 }
 
 double stabilityEdge(int64_t tau, double beta) {

@@ -120,6 +120,8 @@ int workerMain(const WorkerOptions& o) {
     d.backend = choiceName(e.execution.backend == CommBackend::Local ? CommBackend::Gloo : e.execution.backend);
     d.timeoutS = e.execution.timeout_s;
     d.storeFile = o.storeFile;
+    const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");  // torchrun's workers
+    d.joinAgentStore = agentStore && std::string(agentStore) == "True";
     if (d.storeFile.empty()) checkHostResolves(d.masterAddr, o.masterAddr.empty() ? "MASTER_ADDR" : "--master-addr");
     if (o.resumeStep > 0) {  // a missing checkpoint is a usage error, before anything connects
       const std::string file = CheckpointLayout(o.checkpointDir).stageFile(o.resumeStep, rank);

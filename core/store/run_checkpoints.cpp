@@ -2,9 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "core/util/atomic_file.h"
 #include "core/util/errors.h"
 
 namespace pm {
@@ -16,16 +22,46 @@ std::string checkpointRoot(const std::string& storePath, int64_t run) {
   return fs::absolute(storePath).string() + ".checkpoints/run-" + std::to_string(run);
 }
 
+namespace {
+
+// Whether `dir` is a symbolic link (not followed).
+bool isLink(const std::string& dir) {
+  struct stat st {};
+  return ::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+// `dir` as a private folder of this user: created with mode 0700 when missing; one that is a
+// symbolic link, not a folder, or another user's is refused (a planted link would make a run write
+// its checkpoints, and its end delete them, wherever it points).
+void requirePrivateDir(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      throw StoreError(dir, std::string("cannot create the checkpoint folder: ") + std::strerror(errno));
+    if (::lstat(dir.c_str(), &st) != 0) throw StoreError(dir, std::string("cannot read the checkpoint folder: ") + std::strerror(errno));
+    ::chmod(dir.c_str(), 0700);  // whatever the umask
+  }
+  if (S_ISLNK(st.st_mode))
+    throw StoreError(dir, "is a symbolic link: checkpoints are not kept through one (remove it, or keep the store elsewhere)");
+  if (!S_ISDIR(st.st_mode)) throw StoreError(dir, "is not a folder: the store's checkpoints go there");
+  if (st.st_uid != ::geteuid())
+    throw StoreError(dir, "belongs to another user (uid " + std::to_string(st.st_uid) + "): checkpoints are kept only in your own folder");
+}
+
+}  // namespace
+
 void claimCheckpointRoot(const std::string& root, const std::string& storePath, const RunRecord& run) {
   if (root.empty()) return;
+  requirePrivateDir(fs::path(root).parent_path().string());
   std::error_code ec;
-  fs::remove_all(root, ec);
-  fs::create_directories(root, ec);
-  if (ec) throw StoreError(root, "cannot create the run's checkpoint directory: " + ec.message());
+  fs::remove_all(root, ec);  // a link named like the run's folder is removed, never followed
+  requirePrivateDir(root);
   const nlohmann::json owner{{"store", fs::absolute(storePath).string()}, {"run", run.id}, {"created_at", run.created_at}};
-  std::ofstream f(root + "/owner.json");
-  f << owner.dump() << "\n";
-  if (!f.flush()) throw StoreError(root + "/owner.json", "cannot be written");
+  try {
+    writeFileAtomically(root + "/owner.json", owner.dump() + "\n", 0600);
+  } catch (const FileError& ex) {
+    throw StoreError(ex.place(), ex.problem());
+  }
 }
 
 bool ownsCheckpointRoot(const std::string& root, const RunRecord& run) {
@@ -39,7 +75,8 @@ bool ownsCheckpointRoot(const std::string& root, const RunRecord& run) {
 void removeCheckpoints(const std::string& storePath, int64_t run) {
   const std::string root = checkpointRoot(storePath, run);
   std::error_code ec;
-  if (!root.empty()) fs::remove_all(root, ec);
+  // Never through a link: one planted as "<store>.checkpoints" would point the removal elsewhere.
+  if (!root.empty() && !isLink(fs::path(root).parent_path().string())) fs::remove_all(root, ec);
 }
 
 }  // namespace pm

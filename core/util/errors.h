@@ -6,7 +6,7 @@
 
 namespace pm {
 
-enum class ErrorKind { Config, Data, Store, Engine, Comm, Usage };
+enum class ErrorKind { Config, Data, Store, Engine, Comm, Usage, File };
 
 class Error : public std::runtime_error {
  public:
@@ -38,6 +38,11 @@ class StoreError : public Error {
  public:
   StoreError(std::string place, const std::string& problem, bool usage = false)
       : Error(usage ? ErrorKind::Usage : ErrorKind::Store, std::move(place), problem) {}
+};
+// A file that could not be written (a full disk, an I/O error, a folder that is gone; exit 1).
+class FileError : public Error {
+ public:
+  FileError(std::string place, const std::string& problem) : Error(ErrorKind::File, std::move(place), problem) {}
 };
 // A failure while training (exit 1).
 class EngineError : public Error {

@@ -84,6 +84,16 @@ BlasInfo loadedBlas() {
       info.kind = kind;
     }
   }
+  // No BLAS library of its own: PyPI's LibTorch carries MKL inside libtorch_cpu.so (static).
+  if (info.library.empty())
+    if (void* sym = dlsym(RTLD_DEFAULT, "MKL_Get_Version_String")) {
+      Dl_info where{};
+      info.kind = "mkl";
+      if (dladdr(sym, &where) && where.dli_fname) {
+        char resolved[PATH_MAX];
+        info.library = realpath(where.dli_fname, resolved) ? std::string(resolved) : std::string(where.dli_fname);
+      }
+    }
   return info;
 }
 

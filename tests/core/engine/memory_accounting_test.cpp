@@ -31,6 +31,8 @@ TEST(MemoryAccounting, WeightsAndOptimizerStateEqualTensorBytes) {
   EXPECT_EQ(optimizerStateBytes(adam), 2 * params + 0);  // exp_avg + exp_avg_sq (no amsgrad)
 }
 
+#include <torch/version.h>
+
 #include <climits>
 #include <cstdlib>
 
@@ -42,6 +44,12 @@ TEST(MemoryAccounting, WeightsAndOptimizerStateEqualTensorBytes) {
 TEST(SystemInfo, ReportsTheLoadedBlasLibrary) {
   torch::mm(torch::randn({64, 64}), torch::randn({64, 64}));  // make sure BLAS is in use
   BlasInfo blas = loadedBlas();
+#if TORCH_VERSION_MAJOR >= 2
+  // PyPI's LibTorch: MKL, linked statically into libtorch_cpu.so (no libblas is loaded).
+  EXPECT_EQ(blas.kind, "mkl");
+  EXPECT_NE(blas.library.find("libtorch_cpu.so"), std::string::npos) << blas.library;
+  return;
+#endif
   char resolved[PATH_MAX];
   const char* link = "/usr/lib/x86_64-linux-gnu/libblas.so.3";
   if (!realpath(link, resolved)) GTEST_SKIP() << "no libblas.so.3 on this machine";

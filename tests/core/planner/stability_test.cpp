@@ -23,7 +23,7 @@ namespace {
 torch::Tensor matrixWithEigenvalues(const std::vector<double>& eig, uint64_t seed) {
   torch::manual_seed(seed);
   const int64_t n = static_cast<int64_t>(eig.size());
-  const auto q = std::get<0>(torch::linalg::qr(torch::randn({n, n}, torch::kDouble)));
+  const auto q = std::get<0>(at::linalg_qr(torch::randn({n, n}, torch::kDouble)));
   return q.matmul(torch::diag(torch::tensor(eig, torch::kDouble))).matmul(q.t());
 }
 

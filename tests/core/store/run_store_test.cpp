@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/store/run_checkpoints.h"
 #include "core/store/run_store.h"
 #include "core/util/errors.h"
 #include "core/util/system_info.h"
@@ -1298,4 +1299,40 @@ TEST_F(RunStoreTest, EngineBuildIsAFieldOfTheRun) {
   EXPECT_TRUE(s.getRun(old)->build.torch.empty());
   EXPECT_EQ(engineBuildText(s.getRun(old)->build), "not recorded");
   EXPECT_THROW(s.setBuild(run + 100, EngineBuild{}), StoreError);
+}
+
+// A link planted as the store's checkpoint folder ("runs.db.checkpoints -> victim/important") is
+// refused when a run claims its checkpoints, and the run's end does not delete through it; the
+// folders a run makes are private (0700) whatever the umask, its owner file 0600.
+TEST_F(RunStoreTest, CheckpointFoldersAreOwnAndPrivateAndNeverALink) {
+  namespace fs = std::filesystem;
+  const std::string db = file("runs.db");
+  RunStore s(db);
+  const int64_t run = s.createRun("r", "{}");
+  const auto rec = *s.getRun(run);
+  const fs::path victim = fs::path(file("victim")) / "important";
+  fs::create_directories(victim / ("run-" + std::to_string(run)));
+  std::ofstream(victim / ("run-" + std::to_string(run)) / "keep.txt") << "precious";
+  fs::create_directory_symlink(victim, db + ".checkpoints");
+  const std::string root = checkpointRoot(db, run);
+  try {
+    claimCheckpointRoot(root, db, rec);
+    FAIL() << "checkpoints claimed through a planted link";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  removeCheckpoints(db, run);
+  EXPECT_TRUE(fs::exists(victim / ("run-" + std::to_string(run)) / "keep.txt")) << "the run's end deleted through the link";
+  fs::remove(db + ".checkpoints");
+  const mode_t old = ::umask(0);
+  claimCheckpointRoot(root, db, rec);
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat((db + ".checkpoints").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(root.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat((root + "/owner.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(ownsCheckpointRoot(root, rec));
 }
