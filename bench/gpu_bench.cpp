@@ -47,8 +47,8 @@ Experiment benchExperiment(const std::string& model, int stages, int batch, int6
   return e;
 }
 
-// The engine's training throughput over the steps after the first two (start-up left out), and the
-// per-step losses and last stage events.
+// The engine's training throughput over the steps after the first two (start-up left out; all of
+// them in a short rehearsal), and the per-step losses and last stage events.
 struct EngineRun {
   double samplesPerS = 0;
   std::vector<double> losses;
@@ -71,8 +71,9 @@ EngineRun runEngine(const Experiment& e) {
       if (s >= 0 && s < e.pipeline.stages) r.lastStageEvents[static_cast<size_t>(s)] = ev;
     }
   }
-  if (steps.size() >= 4) {
-    const auto& a = steps[2];
+  // After the first two steps (start-up) when there are enough, else over all of them.
+  if (steps.size() >= 2) {
+    const auto& a = steps[steps.size() >= 4 ? 2 : 0];
     const auto& b = steps.back();
     r.samplesPerS = (b.second - a.second) / std::max(1e-9, b.first - a.first);
   }

@@ -55,6 +55,10 @@ else
   extra=(-DCMAKE_PREFIX_PATH="$prefix")
 fi
 [ -x "$nvcc" ] && extra+=(-DCMAKE_CUDA_COMPILER="$nvcc")
+# The machine's torch libraries by name: find_library would take a system LibTorch (Debian's, where
+# one is installed) before the prefix's.
+torchlib=$(dirname "$(dirname "$prefix")")/lib
+extra+=(-DTORCH_LIBRARY="$torchlib/libtorch.so" -Dc10_LIBRARY="$torchlib/libc10.so")
 t0=$(date +%s)
 mkdir -p "$builddir"
 log=$builddir/gpu-check.log

@@ -17,7 +17,9 @@ namespace {
 
 // Runs `body(comm, rank)` for ranks 0 and 1 as two threads over Gloo on 127.0.0.1; returns the
 // first error ("" when both finished).
-std::string onTwoRanks(const std::function<void(Communicator&, int)>& body) {
+// `tweak` changes the options both ranks start from.
+std::string onTwoRanks(const std::function<void(Communicator&, int)>& body,
+                       const std::function<void(DistributedOptions&)>& tweak = {}) {
   const int port = findFreePort();
   std::string error;
   auto rank = [&](int r) {
@@ -27,6 +29,7 @@ std::string onTwoRanks(const std::function<void(Communicator&, int)>& body) {
       o.worldSize = 2;
       o.masterPort = port;
       o.timeoutS = 20;
+      if (tweak) tweak(o);
       auto c = makeDistributedComm(o);
       body(*c, r);
       c->finish();
@@ -144,33 +147,22 @@ TEST(GlooComm, PayloadGroupsPerDirectionCarryChangingShapesBothWaysAtOnce) {
   down.push_back(torch::tensor({5, 6, 7}, torch::kLong).view({3, 1}));
   up.push_back(torch::ones({2, 3, 4}, torch::kHalf));
   std::vector<torch::Tensor> got0, got1;
-  const int port = findFreePort();
-  std::string error;
-  auto rank = [&](int r) {
-    try {
-      DistributedOptions o;
-      o.rank = r;
-      o.worldSize = 2;
-      o.masterPort = port;
-      o.timeoutS = 30;
-      o.payloadGroupsPerDirection = true;
-      auto c = makeDistributedComm(o);
-      const auto& mine = r == 0 ? down : up;
-      // Rank 0's last message goes with another tag (as evaluation activations do).
-      for (size_t i = 0; i < mine.size(); ++i)
-        c->send(mine[i], 1 - r, r == 0 ? (i + 1 == mine.size() ? kTagEval : kTagActivation) : kTagGradient);
-      auto& got = r == 0 ? got0 : got1;
-      const auto& theirs = r == 0 ? up : down;
-      for (size_t i = 0; i < theirs.size(); ++i)
-        got.push_back(c->recv(1 - r, r == 1 ? (i + 1 == theirs.size() ? kTagEval : kTagActivation) : kTagGradient));
-      c->shutdown();
-    } catch (const std::exception& ex) {
-      error = ex.what();
-    }
-  };
-  std::thread t0(rank, 0), t1(rank, 1);
-  t0.join();
-  t1.join();
+  const std::string error = onTwoRanks(
+      [&](Communicator& c, int r) {
+        const auto& mine = r == 0 ? down : up;
+        // Rank 0's last message goes with another tag (as evaluation activations do).
+        for (size_t i = 0; i < mine.size(); ++i)
+          c.send(mine[i], 1 - r, r == 0 ? (i + 1 == mine.size() ? kTagEval : kTagActivation) : kTagGradient);
+        auto& got = r == 0 ? got0 : got1;
+        const auto& theirs = r == 0 ? up : down;
+        for (size_t i = 0; i < theirs.size(); ++i)
+          got.push_back(c.recv(1 - r, r == 1 ? (i + 1 == theirs.size() ? kTagEval : kTagActivation) : kTagGradient));
+        c.shutdown();
+      },
+      [](DistributedOptions& o) {
+        o.timeoutS = 30;
+        o.payloadGroupsPerDirection = true;
+      });
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_EQ(got1.size(), down.size());
   ASSERT_EQ(got0.size(), up.size());
