@@ -86,6 +86,9 @@ std::string headerProblem(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
   if (S_ISDIR(st.st_mode)) return "it is a directory";
+  // A device, pipe or socket (--db /dev/null): SQLite would put its journal beside it
+  // (/dev/null-journal) and fail later; a store is a regular file.
+  if (!S_ISREG(st.st_mode)) return "it is a device, pipe or socket, not a regular file";
   // Every SQLite database is at least one page of 512 bytes or more. SQLite itself reads a shorter
   // file as an empty database (and would then write a new one over it); a longer one it judges
   // itself (SQLITE_NOTADB on the first statement).

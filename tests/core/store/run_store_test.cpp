@@ -1336,3 +1336,25 @@ TEST_F(RunStoreTest, CheckpointFoldersAreOwnAndPrivateAndNeverALink) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_TRUE(ownsCheckpointRoot(root, rec));
 }
+
+// A store path that is not a regular file (`--db /dev/null`, a FIFO) is refused as a usage error
+// (exit 2) naming it, for writing and for reading, and nothing is created beside it (SQLite would
+// have made /dev/null-journal).
+TEST_F(RunStoreTest, AStoreThatIsNotARegularFileIsRefused) {
+  namespace fs = std::filesystem;
+  const std::string fifo = file("pipe.db");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/null"), fifo})
+    for (const bool readOnly : {false, true}) {
+      try {
+        RunStore s(path, readOnly);
+        FAIL() << path << " opened as a store";
+      } catch (const StoreError& e) {
+        EXPECT_EQ(e.exitCode(), 2) << e.what();
+        EXPECT_NE(std::string(e.what()).find(path + ": not a SQLite database (it is a device, pipe or socket"), std::string::npos)
+            << e.what();
+      }
+      EXPECT_FALSE(fs::exists(path + "-journal")) << path;
+      EXPECT_FALSE(fs::exists(path + "-wal")) << path;
+    }
+}
