@@ -482,3 +482,30 @@ TEST_F(Faults, SingleNodeRunListensOnLoopbackOnly) {
   ::kill(launcher, SIGINT);
   EXPECT_NE(waitExit(launcher, 60), -1);
 }
+
+// The disk fills while a checkpoint is written (here the file size limit, which fails a write the
+// way a full disk does, with SIGXFSZ ignored): the run ends `failed` with a message naming the
+// checkpoint file and the reason, exit 1, no abort inside LibTorch's file writer; the losses
+// recorded before it stay and the store reads; no torn file or temporary is left.
+TEST_F(Faults, AFullDiskDuringACheckpointFailsTheRunWithoutAborting) {
+  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 1024; exec " + bin() + " run tiny-synthetic --db " + db_ +
+                          " --quiet --set training.steps=20 --set training.log_interval=1 --set training.checkpoint_every=5\"";
+  const auto r = runCmd(cmd);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("c10::Error"), std::string::npos) << r.out;
+  pm::RunStore store(db_, /*readOnly=*/true);
+  const auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Failed);
+  const std::string msg = runs[0].status_message;
+  EXPECT_NE(msg.find("checkpoint at step 5"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("stage0.pt"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("File too large"), std::string::npos) << msg;
+  EXPECT_EQ(store.loadMetric(runs[0].id, "train/loss").size(), 5u) << "the losses before the checkpoint";
+  size_t leftovers = 0;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(db_ + ".checkpoints", ec))
+    leftovers += e.path().filename().string().find(".tmp") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(leftovers, 0u) << "a temporary checkpoint file was left";
+}
