@@ -166,6 +166,13 @@ void prepareResumedSweep(const SweepOptions& o, const std::string& db, Sweep& s)
   s.store = std::make_unique<RunStore>(db);
   s.store->markDeadRunsInterrupted();
   s.id = o.resume;
+  // Held by this process from here to its end (SweepHold in sweepCommand): a second resume of the
+  // sweep at once is refused before it chooses any point.
+  if (s.store->sweepDefinition(s.id)) {
+    std::string holder;
+    if (!s.store->claimSweep(s.id, static_cast<int64_t>(::getpid()), &holder))
+      throw ConfigError("--resume " + s.id, "the sweep is running in " + holder + "; resume it after that process has ended");
+  }
   RunFilter f;
   f.sweep_id = s.id;
   const auto runs = s.store->listRuns(f);
@@ -313,16 +320,33 @@ int reportOutcome(const Sweep& s, const std::vector<RunRecord>& runs, const Grid
 
 }  // namespace
 
+// Lets go of the sweep when the command ends, however it ends.
+struct SweepHold {
+  RunStore* store = nullptr;
+  std::string id;
+  ~SweepHold() {
+    try {
+      if (store && !id.empty()) store->releaseSweep(id, static_cast<int64_t>(::getpid()));
+    } catch (const std::exception&) {
+      // a store that cannot be written any more: the next claim sees this process gone
+    }
+  }
+};
+
 int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
   try {
     if (o.parallel < 1) throw ConfigError("--parallel", "must be at least 1");
     const bool resuming = !o.resume.empty();
     const std::string db = dbPath(o.db);
     Sweep s;
-    if (resuming)
+    SweepHold hold;  // after s: let go before its store closes
+    if (resuming) {
       prepareResumedSweep(o, db, s);
-    else
+      hold.store = s.store.get();
+      hold.id = s.id;
+    } else {
       prepareNewSweep(o, s);
+    }
     const auto points = gridPoints(s.def.grid);
     const std::string expName = checkPoints(s, points);
     if (!s.store && !o.db.empty()) ensureParentDirectory(o.db, "--db " + o.db);  // errors name the option
@@ -330,7 +354,10 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop) {
     if (!resuming) {
       s.id = newSweepId();
       s.store->recordSweep(s.id, sweepDefinitionToJson(s.def));
+      s.store->claimSweep(s.id, static_cast<int64_t>(::getpid()));
     }
+    hold.store = s.store.get();
+    hold.id = s.id;
     const std::string exe = o.runner.empty() ? selfExecutable() : o.runner;
     printSweepStart(o, s, points.size());
     const PointsOutcome ran = runPoints(pointRuns(s, points, exe, db, expName), points.size(), o.parallel, s.id, stop);

@@ -156,6 +156,13 @@ class RunStore {
   // ---- sweeps: the definition (JSON) a `pipemare sweep` was started with, by sweep id. Recording
   // an id twice keeps the first definition (a resumed sweep does not change its grid).
   void recordSweep(const std::string& id, const std::string& definitionJson);
+  // Takes sweep `id` for process `pid` of this host, in one conditional change: true when it was
+  // free or its holder is gone (a process of this host that no longer exists); false when another
+  // process holds it (`holder`, when given, says which: "process 123 on host"). Throws StoreError
+  // when there is no such sweep.
+  bool claimSweep(const std::string& id, int64_t pid, std::string* holder = nullptr);
+  // Lets go of a sweep this process holds (nothing when another holds it).
+  void releaseSweep(const std::string& id, int64_t pid);
   // The recorded definition; nullopt for an unknown id (and for sweeps of older builds, which
   // recorded only the runs' sweep_id).
   std::optional<std::string> sweepDefinition(const std::string& id) const;

@@ -347,6 +347,36 @@ void RunStore::deleteRun(int64_t run) {
   removeCheckpoints(path_, run);  // and its checkpoints, which nothing can resume any more
 }
 
+bool RunStore::claimSweep(const std::string& id, int64_t pid, std::string* holder) {
+  requireWritable(readOnly_, path_);
+  int64_t heldBy = 0;
+  std::string heldOn;
+  {
+    Stmt q(db_, path_, "SELECT holder_pid, holder_host FROM sweeps WHERE id = ?");
+    q.bindText(1, id);
+    if (!q.step()) throw StoreError(path_, "no sweep \"" + id + "\"", true);
+    heldBy = q.i64(0);
+    heldOn = q.text(1);
+  }
+  // A holder of this host whose process is gone holds nothing any more.
+  const bool gone = heldBy > 0 && heldBy <= std::numeric_limits<pid_t>::max() && heldOn == hostName() &&
+                    ::kill(static_cast<pid_t>(heldBy), 0) != 0 && errno == ESRCH;
+  if (heldBy == 0 || gone) {
+    Stmt u(db_, path_, "UPDATE sweeps SET holder_pid = ?, holder_host = ? WHERE id = ? AND holder_pid = ?");
+    u.bindInt(1, pid).bindText(2, hostName()).bindText(3, id).bindInt(4, heldBy).run();
+    if (sqlite3_changes(db_) > 0) return true;
+    return claimSweep(id, pid, holder);  // another process changed it between the two statements: look again
+  }
+  if (holder) *holder = "process " + std::to_string(heldBy) + " on " + heldOn;
+  return false;
+}
+
+void RunStore::releaseSweep(const std::string& id, int64_t pid) {
+  requireWritable(readOnly_, path_);
+  Stmt u(db_, path_, "UPDATE sweeps SET holder_pid = 0, holder_host = '' WHERE id = ? AND holder_pid = ? AND holder_host = ?");
+  u.bindText(1, id).bindInt(2, pid).bindText(3, hostName()).run();
+}
+
 void RunStore::recordSweep(const std::string& id, const std::string& definitionJson) {
   requireWritable(readOnly_, path_);
   Stmt q(db_, path_, "INSERT OR IGNORE INTO sweeps (id, created_at, definition) VALUES (?, ?, ?)");

@@ -119,10 +119,14 @@ ALTER TABLE runs ADD COLUMN model_file TEXT NOT NULL DEFAULT '';
 )SQL";
 
 // Version 5 -> 6: what the engine that ran it was built on, as JSON {"torch": "2.11.0", "cuda":
-// "13.0" ("" for none), "backends": ["gloo", "nccl"]} (StageBuild: the run_started event's
-// `build`); '' for runs recorded before (the LibTorch was Debian's 1.13 then, CPU only).
+// "13.0" ("" for none), "backends": ["gloo", "nccl"]} (the run_started event's `build`); '' for
+// runs recorded before (the LibTorch was Debian's 1.13 then, CPU only). And the process that holds
+// a sweep while it runs (its pid and host; 0 / '' when none), so that two `sweep --resume` of one
+// sweep cannot both run its points.
 const char* kMigrationV6 = R"SQL(
 ALTER TABLE runs ADD COLUMN build TEXT NOT NULL DEFAULT '';
+ALTER TABLE sweeps ADD COLUMN holder_pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sweeps ADD COLUMN holder_host TEXT NOT NULL DEFAULT '';
 )SQL";
 
 // kMigrations[v - 2] leads to version v

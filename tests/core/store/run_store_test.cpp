@@ -1358,3 +1358,28 @@ TEST_F(RunStoreTest, AStoreThatIsNotARegularFileIsRefused) {
       EXPECT_FALSE(fs::exists(path + "-wal")) << path;
     }
 }
+
+// A sweep is held by one process at a time (two `sweep --resume ID` at once ran every point
+// twice): the second claim sees the first holder; a holder of this host whose process is gone
+// holds nothing; releasing lets the next one in.
+TEST_F(RunStoreTest, OnlyOneProcessHoldsASweep) {
+  const std::string db = file("sweeps.db");
+  RunStore a(db), b(db);
+  a.recordSweep("sw-1", "{}");
+  EXPECT_TRUE(a.claimSweep("sw-1", ::getpid()));
+  std::string holder;
+  EXPECT_FALSE(b.claimSweep("sw-1", ::getpid() + 1, &holder));
+  EXPECT_EQ(holder, "process " + std::to_string(::getpid()) + " on " + pm::hostName());
+  b.releaseSweep("sw-1", ::getpid() + 1);  // not the holder: changes nothing
+  EXPECT_FALSE(b.claimSweep("sw-1", ::getpid() + 1));
+  a.releaseSweep("sw-1", ::getpid());
+  EXPECT_TRUE(b.claimSweep("sw-1", ::getpid() + 1)) << "a released sweep was not free";
+  // A holder that is gone (a child that has exited) is taken over.
+  const pid_t child = ::fork();
+  if (child == 0) std::_Exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  RawDb(db).exec("UPDATE sweeps SET holder_pid = " + std::to_string(child) + " WHERE id = 'sw-1'");
+  EXPECT_TRUE(a.claimSweep("sw-1", ::getpid())) << "the holder is gone, yet the sweep stayed held";
+  EXPECT_THROW(a.claimSweep("no-such-sweep", ::getpid()), StoreError);
+}
