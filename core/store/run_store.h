@@ -157,7 +157,7 @@ class RunStore {
   // an id twice keeps the first definition (a resumed sweep does not change its grid).
   void recordSweep(const std::string& id, const std::string& definitionJson);
   // Takes sweep `id` for process `pid` of this host, in one conditional change: true when it was
-  // free or its holder is gone (a process of this host that no longer exists); false when another
+  // free or its holder is a process of this host that does not exist; false when another
   // process holds it (`holder`, when given, says which: "process 123 on host"). Throws StoreError
   // when there is no such sweep.
   bool claimSweep(const std::string& id, int64_t pid, std::string* holder = nullptr);

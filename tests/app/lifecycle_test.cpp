@@ -856,7 +856,8 @@ TEST_F(Lifecycle, TorchrunStartsTheWorkers) {
   const int code = waitExit(p, 180);
   const std::string text = readFile(log);
   // Debian's torchrun (1.13) under Debian's Python 3.11 fails before it starts a worker: its
-  // Std.from_str("0") finds no enum member (3.11 no longer lists a flag's zero value) and returns None.
+  // Std.from_str("0") finds no enum member (Python 3.11's Flag iteration omits the zero value) and
+  // returns None.
   if (code != 0 && text.find("'NoneType' object has no attribute 'get'") != std::string::npos)
     GTEST_SKIP() << torchrun << " cannot start workers under this Python (torch 1.13's elastic launcher and Python 3.11): " << text.substr(0, 200);
   EXPECT_EQ(code, 0) << text;
