@@ -575,6 +575,18 @@ TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
   EXPECT_TRUE(view.lossPlot()->showsEmptyText());
   EXPECT_EQ(view.lossPlot()->emptyText(), "waiting for the first step");
 
+  // On a GPU each stage's CUDA allocator figure is drawn beside its accounted total (dotted), in
+  // MiB, with its own legend entry.
+  pm::ui::LiveRunView gpu(kPipemare, "");
+  for (int step = 1; step <= 2; ++step)
+    gpu.onEvent({{"type", "stage"}, {"stage", 0}, {"step", step}, {"memory", {{"total", 6 << 20}, {"peak", 8 << 20}}},
+                 {"cuda", {{"allocated", 10 << 20}, {"allocated_peak", 12 << 20}, {"reserved", 32 << 20}}}});
+  ASSERT_EQ(gpu.memoryPlot()->seriesCount(), 3);  // total, peak, CUDA allocated
+  EXPECT_EQ(gpu.memoryPlot()->seriesName(2).toStdString(), "stage 0 CUDA allocated");
+  EXPECT_EQ(gpu.memoryPlot()->pointCount(2), 2u);
+  gpu.memoryPlot()->replot();
+  EXPECT_GE(gpu.memoryPlot()->valueRange().second, 10.0) << "the axis leaves CUDA's 10 MiB out";
+
   // A synchronous run says why its delay and weight-gap plots stay empty.
   pm::ui::LiveRunView sync(kPipemare, "");
   sync.onEvent({{"type", "run_started"}, {"config", {{"pipeline", {{"schedule", "gpipe"}}}}}});

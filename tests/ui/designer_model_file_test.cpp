@@ -1,12 +1,17 @@
 // The Design tab with a model of one's own: "Open model..." (the file dialog answered as a user
 // does) makes a TorchScript file the design's model and lists its units under the preset list,
 // as `pipemare models --file` describes them; a design naming its files relative to itself runs
-// and plans with them (absolute paths in what the run and the planner read).
+// and plans with them (absolute paths in what the run and the planner read); and a file dialog
+// that lists the run store's folder leaves the window's store connection whole.
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
 #include <QTest>
 
 #include <filesystem>
@@ -14,9 +19,15 @@
 
 #include "tests/support/script_models.h"
 #include "tests/support/test_support.h"
+#include "tests/ui/store_files.h"
 #include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
+#include "core/store/run_store.h"
 #include "ui/designer/designer_view.h"
+#include "ui/live/live_panel.h"
+#include "ui/live/live_run_view.h"
+#include "ui/main/main_window.h"
+#include "ui/store/store_watcher.h"
 
 namespace {
 
@@ -82,3 +93,81 @@ TEST(DesignerModelFile, RelativePathsAreTheFilesAndTensorDataShowsOutputShapes) 
   ASSERT_TRUE(QTest::qWaitFor([&] { return d.modelUnitsText().contains("not a readable TorchScript file"); }, 20000))
       << d.modelUnitsText().toStdString();
 }
+
+// The probe's steps, as a user takes them: a store beside the user's model files (`--db` in the
+// project folder), Design > Open model... in that folder, a model that is not an nn.Sequential,
+// Ctrl+R and Enter (the run is refused: invalid). Qt's file dialog lists the folder; had it read
+// the store's files to tell their types, this process's locks would be gone and the next process
+// to close the store would delete the log under the window. A run made by the command line after
+// it shows in the Runs tab unasked, with the window's first connection and none of its files
+// deleted.
+TEST(DesignerModelFile, OpenModelBesideTheStoreAndAnInvalidRunKeepTheWindowsLog) {
+  pm::test::app();
+  ASSERT_TRUE(QFile::exists(kPipemare)) << "no pipemare binary at " << kPipemare.toStdString();
+  pm::test::TempDir tmp;
+  const std::string db = tmp.file("runs.db");
+  {
+    pm::RunStore store(db);
+    store.setStatus(store.createRun("before the window", R"({"model":{"name":"mlp"}})"), "finished");
+  }
+  // The design and the model in the store's folder; the model's class is not nn.Sequential.
+  std::filesystem::copy_file(pm::test::experimentPath("tiny-synthetic.json"), tmp.file("design.json"));
+  torch::manual_seed(3);
+  pm::test::scriptSequential({{"fc1", pm::test::scriptLinear("Fc1", 784, 10, false)}}, "__torch__.Net").save(tmp.file("net.pt"));
+
+  pm::ui::MainWindow w(db, {}, kPipemare);
+  w.resize(1400, 900);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+  ASSERT_NE(tabs, nullptr);
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
+  ASSERT_TRUE(w.designer()->loadFile(QString::fromStdString(tmp.file("design.json"))));
+  pm::RunStore* const connection = w.storeWatcher()->store();
+  ASSERT_NE(connection, nullptr) << w.storeWatcher()->lastError();
+  ASSERT_TRUE(pm::test::contains(pm::test::openStoreFiles(db), db + "-wal")) << pm::test::joined(pm::test::openStoreFiles(db));
+
+  QPushButton* openModel = pm::test::buttonLabelled(w.designer(), "Open model...");
+  ASSERT_NE(openModel, nullptr);
+  {
+    // The dialog starts in the design's folder, the store's: it lists the store's files.
+    bool listedStore = false;
+    pm::test::ModalAnswers answers({[&](QWidget* top) {
+      auto* dialog = qobject_cast<QFileDialog*>(top);
+      if (!dialog) return false;
+      listedStore = QFileInfo(dialog->directory().absolutePath()) == QFileInfo(QString::fromStdString(tmp.path()));
+      return pm::test::chooseFile(QString::fromStdString(tmp.file("net.pt")))(top);
+    }});
+    QTest::mouseClick(openModel, Qt::LeftButton);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+    EXPECT_TRUE(listedStore) << "the dialog did not start in the store's folder";
+  }
+  QSignalSpy finished(w.livePanel(), &pm::ui::LivePanel::runFinished);
+  ASSERT_TRUE(w.designer()->valid()) << w.designer()->validationMessage().toStdString();
+  // The window is active again once the dialog is gone (the offscreen platform does not hand it
+  // back by itself), as for a user who clicks on it.
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  {
+    pm::test::ModalAnswers answers({pm::test::enterText(QStringLiteral("not a sequential model"))});
+    QTest::keyClick(&w, Qt::Key_R, Qt::ControlModifier);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+  }
+  ASSERT_TRUE(finished.count() > 0 || finished.wait(60000)) << "no run ended";
+  ASSERT_NE(w.livePanel()->current(), nullptr);
+  EXPECT_EQ(w.livePanel()->current()->status().toStdString(), "invalid") << w.livePanel()->current()->logText().toStdString();
+  EXPECT_TRUE(pm::test::deletedStoreFiles(db).empty()) << pm::test::joined(pm::test::deletedStoreFiles(db));
+
+  // Another process records a run and closes the store, the last connection but the window's.
+  QString output;
+  ASSERT_TRUE(pm::test::runEngine({"run", QString::fromStdString(pm::test::experimentPath("tiny-synthetic.json")), "--db", QString::fromStdString(db), "--quiet", "--name", "after", "--set",
+                         "training.steps=4"},
+                        &output))
+      << output.toStdString();
+  ASSERT_TRUE(pm::test::clickTab(tabs, "Runs"));
+  pm::ui::RunsBrowser* browser = w.runsBrowser();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return pm::test::statusShown(browser, 0, "after") == "finished"; }, 20000))
+      << "the Runs tab lists " << browser->runCount() << " runs (" << browser->lastError() << ")";
+  EXPECT_TRUE(pm::test::deletedStoreFiles(db).empty()) << "store files deleted under the window: " << pm::test::joined(pm::test::deletedStoreFiles(db));
+  EXPECT_EQ(w.storeWatcher()->reconnects(), 0) << "the window's connection lost its log";
+  EXPECT_EQ(w.storeWatcher()->store(), connection);
+}
+

@@ -9,6 +9,9 @@
 
 #include <QAction>
 #include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QPushButton>
 #include <QKeySequence>
 #include <QProcess>
 #include <QSignalSpy>
@@ -25,6 +28,7 @@
 #include "core/store/run_store.h"
 #include "core/util/errors.h"
 #include "tests/support/test_support.h"
+#include "tests/ui/store_files.h"
 #include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/compare/compare_view.h"
@@ -45,68 +49,13 @@ const char* kConfig = R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe",
 // A folder of this test, by its canonical path: /proc names open files by their canonical path.
 using pm::test::TempDir;
 
-// The files of the store `db` (the file, its -wal and -shm) this process has open, as the kernel
-// names them in /proc/self/fd: a file deleted while open reads "<path> (deleted)".
-std::vector<std::string> openStoreFiles(const std::string& db) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code linkError;  // a descriptor closed meanwhile (another thread) has no link
-    const std::string link = fs::read_symlink(it->path(), linkError).string();
-    if (!linkError && link.rfind(db, 0) == 0) out.push_back(link);
-  }
-  return out;
-}
-
-std::vector<std::string> deletedStoreFiles(const std::string& db) {
-  const std::string suffix = " (deleted)";
-  std::vector<std::string> out;
-  for (const auto& link : openStoreFiles(db))
-    if (link.size() > suffix.size() && link.compare(link.size() - suffix.size(), suffix.size(), suffix) == 0)
-      out.push_back(link);
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s.empty() ? "(none)" : s;
-}
-
-bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
-// The status the Runs tab's table shows for a run, found by id or by name; "" when it is not listed.
-QString statusShown(pm::ui::RunsBrowser* browser, int64_t id, const QString& name = {}) {
-  const QAbstractItemModel* m = browser->table()->model();
-  for (int r = 0; r < m->rowCount(); ++r) {
-    const bool match = name.isEmpty() ? m->index(r, pm::ui::RunsTableModel::Id).data().toLongLong() == id
-                                      : m->index(r, pm::ui::RunsTableModel::Name).data().toString() == name;
-    if (match) return m->index(r, pm::ui::RunsTableModel::Status).data().toString();
-  }
-  return {};
-}
-
+using pm::test::contains;
 using pm::test::deadPid;
-
-// Runs the engine (another process) with these arguments; true when it exits 0. Waits on the
-// event loop, so the window goes on polling while the child writes.
-bool runEngine(const QStringList& args, QString* output) {
-  QProcess child;
-  child.setProcessChannelMode(QProcess::MergedChannels);
-  child.start(kPipemare, args);
-  if (!child.waitForStarted(30000)) {
-    *output = child.errorString();
-    return false;
-  }
-  const bool ended = QTest::qWaitFor([&] { return child.state() == QProcess::NotRunning; }, 180000);
-  *output = QString::fromUtf8(child.readAll());
-  if (!ended) {
-    child.kill();
-    child.waitForFinished(5000);
-    return false;
-  }
-  return child.exitStatus() == QProcess::NormalExit && child.exitCode() == 0;
-}
+using pm::test::deletedStoreFiles;
+using pm::test::joined;
+using pm::test::openStoreFiles;
+using pm::test::runEngine;
+using pm::test::statusShown;
 
 }  // namespace
 
@@ -235,6 +184,21 @@ TEST(StoreWatcher, FdCheckSeesTheLogDeletedOnceThisProcessDroppedItsLocks) {
   const auto deleted = deletedStoreFiles(db);
   EXPECT_TRUE(contains(deleted, db + "-wal (deleted)")) << joined(openStoreFiles(db));
   EXPECT_TRUE(contains(deleted, db + "-shm (deleted)")) << joined(openStoreFiles(db));
+
+  // The watcher's next poll sees that its files are gone, drops the connection and opens a new
+  // one: the tag the other process wrote is seen, and nothing of the store is open as deleted.
+  EXPECT_EQ(watcher.reconnects(), 0);
+  QSignalSpy changed(&watcher, &pm::ui::StoreWatcher::runsChanged);
+  watcher.poll();
+  EXPECT_EQ(watcher.reconnects(), 1);
+  EXPECT_EQ(changed.count(), 1) << "the views were not told to re-read";
+  ASSERT_NE(watcher.store(), nullptr) << watcher.lastError();
+  const auto run = watcher.store()->getRun(1);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->tags, std::vector<std::string>{"control"});
+  EXPECT_TRUE(deletedStoreFiles(db).empty()) << joined(openStoreFiles(db));
+  watcher.poll();
+  EXPECT_EQ(watcher.reconnects(), 1) << "a sound connection was dropped";
 }
 
 // The workbench keeps its one connection while, eight times over, other connections create and

@@ -3,7 +3,6 @@
 
 #include <QCheckBox>
 #include <QDir>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "ui/compare/smoothing.h"
 #include "ui/compare/summary_table.h"
 #include "ui/plots/curve_plot.h"
+#include "ui/store/file_dialogs.h"
 
 namespace pm::ui {
 
@@ -179,14 +179,14 @@ bool CompareView::exportCsv(const QString& path) {
 
 // The buttons: a file dialog, then the export, which reports in the status line.
 void CompareView::exportPlotDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), QDir::home().filePath("compare.png"),
-                                                    tr("PNG image (*.png);;PDF document (*.pdf)"));
+  const QString path = saveFileName(this, FileKind::Export, tr("Export plot"), QStringLiteral("compare.png"),
+                                    tr("PNG image (*.png);;PDF document (*.pdf)"), QDir::homePath());
   if (!path.isEmpty()) exportPlot(path);
 }
 
 void CompareView::exportCsvDialog() {
-  QString path = QFileDialog::getSaveFileName(this, tr("Export CSV"), QDir::home().filePath("compare.csv"),
-                                              tr("CSV (*.csv)"));
+  QString path = saveFileName(this, FileKind::Export, tr("Export CSV"), QStringLiteral("compare.csv"), tr("CSV (*.csv)"),
+                              QDir::homePath());
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".csv");
   exportCsv(path);

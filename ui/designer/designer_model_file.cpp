@@ -2,7 +2,6 @@
 // file's units are described under the preset list (by `pipemare models --file`, in the
 // background: the workbench does not link LibTorch), and the design a run or the planner reads
 // names its files by absolute path.
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -16,6 +15,7 @@
 
 #include "core/config/experiment.h"
 #include "ui/designer/designer_view.h"
+#include "ui/store/file_dialogs.h"
 
 namespace pm::ui {
 
@@ -36,8 +36,8 @@ nlohmann::json DesignerView::runnableJson() const {
 
 void DesignerView::openModelDialog() {
   const QString start = file_.isEmpty() ? QString() : QFileInfo(file_).absolutePath();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), start,
-                                                    tr("TorchScript models (*.pt *.pth *.ts);;All files (*)"));
+  const QString path = openFileName(this, FileKind::Model, tr("Open model"), start,
+                                    tr("TorchScript models (*.pt *.pth *.ts);;All files (*)"));
   if (!path.isEmpty()) openModelFile(path);
 }
 

@@ -9,7 +9,6 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QInputDialog>
@@ -39,6 +38,7 @@
 #include "core/config/experiment.h"
 #include "ui/designer/designer_form.h"
 #include "ui/designer/run_naming.h"
+#include "ui/store/file_dialogs.h"
 
 namespace pm::ui {
 
@@ -452,7 +452,7 @@ void DesignerView::requestRun() {
 }
 
 void DesignerView::openDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), presetDir_, tr("Experiments (*.json)"));
+  const QString path = openFileName(this, FileKind::Experiment, tr("Open experiment"), presetDir_, tr("Experiments (*.json)"));
   // Asked once a file is chosen: cancelling the file dialog loses nothing, so asks nothing.
   if (!path.isEmpty() && confirmDiscard() && loadFile(path)) rememberFile(path);
 }
@@ -507,7 +507,8 @@ void DesignerView::saveAsDialog() {
     QDir().mkpath(userPresetDir());
     start = userPresetDir() + (file_.isEmpty() ? QString() : QStringLiteral("/") + QFileInfo(file_).fileName());
   }
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), start, tr("Experiments (*.json)"));
+  const QString path = saveFileName(this, FileKind::Experiment, tr("Save experiment"), QFileInfo(start).absoluteFilePath(),
+                                    tr("Experiments (*.json)"));
   if (!path.isEmpty() && !saveTo(path)) QMessageBox::warning(this, tr("Save experiment"), message_);
 }
 

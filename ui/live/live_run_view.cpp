@@ -24,6 +24,7 @@
 #include "ui/live/run_process.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/plots/gantt_plot.h"
+#include "ui/store/store_watcher.h"
 
 namespace pm::ui {
 
@@ -140,10 +141,11 @@ void LiveRunView::processFinished(int code, const QString& st) {
 void LiveRunView::offerResume() {
   if (runId_ <= 0) return;
   try {
-    const std::string db = db_.toStdString();
-    if (!std::filesystem::exists(db)) return;
-    const RunStore store(db, /*readOnly=*/true);
-    const auto run = store.getRun(runId_);
+    // The process's one connection (store_watcher.h): this view never opens the store file itself.
+    const RunStore* store = storeWatcher()->storeOrThrow();
+    if (!store) return;  // no store file: nothing was recorded
+    const std::string db = store->path();
+    const auto run = store->getRun(runId_);
     // The store's status: a run whose process was killed is recorded interrupted, not what the
     // view guessed.
     if (!run || !isResumable(run->status)) return;
@@ -244,7 +246,16 @@ void LiveRunView::resume(int64_t runId, const QString& title) {
   proc_->start(QString(), QString(), {QStringLiteral("--resume"), QString::number(runId)});
 }
 
-void LiveRunView::setStoreWatcher(StoreWatcher* watcher) { proc_->setStoreWatcher(watcher); }
+void LiveRunView::setStoreWatcher(StoreWatcher* watcher) {
+  watcher_ = watcher;
+  proc_->setStoreWatcher(watcher);
+}
+
+StoreWatcher* LiveRunView::storeWatcher() {
+  // A view made on its own (tests) watches the store itself, as other views do.
+  if (!watcher_) watcher_ = new StoreWatcher(db_.toStdString(), this);
+  return watcher_;
+}
 
 void LiveRunView::stop() {
   log_->appendPlainText(tr("stopping..."));
@@ -332,6 +343,12 @@ void LiveRunView::showStageReport(const nlohmann::json& e) {
     if (e["memory"].contains("peak"))
       memory_->appendPoint(series(memory_, tr("stage %1 peak").arg(stage), stage, Qt::DashLine), step,
                            e["memory"].value("peak", 0.0) / 1048576.0);
+  }
+  // On a GPU: what the CUDA caching allocator holds allocated on the stage's device, beside the
+  // accounted total (dotted).
+  if (const auto cuda = e.find("cuda"); cuda != e.end() && cuda->is_object() && cuda->contains("allocated")) {
+    memory_->appendPoint(series(memory_, tr("stage %1 CUDA allocated").arg(stage), stage, Qt::DotLine), step,
+                         cuda->value("allocated", 0.0) / 1048576.0);
   }
   if (e.contains("tau")) asyncPlot_->appendPoint(series(asyncPlot_, s, stage), step, num(e, "tau"));
   if (e.contains("lr")) lr_->appendPoint(series(lr_, s, stage), step, num(e, "lr"));

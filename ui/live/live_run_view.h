@@ -6,6 +6,7 @@
 // from (stopped, failed or interrupted) offers Resume under its log. Events update buffers; plots
 // are redrawn by a ~30 Hz timer, never per event. GUI thread only.
 #include <QStringList>
+#include <QPointer>
 #include <QWidget>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,8 @@ class LiveRunView : public QWidget {
   QPushButton* resumeButton_;
   QString resumeName_;  // the stored run's name, for resumeRequested
   QString db_;  // the run store the child records into
+  QPointer<StoreWatcher> watcher_;  // the store as this process sees it (setStoreWatcher, else the view's own)
+  StoreWatcher* storeWatcher();
   QTimer* timer_;
   bool dirty_ = false;
   bool synchronous_ = false;  // the run's schedule is gpipe or 1f1b (from run_started)

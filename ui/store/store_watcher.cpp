@@ -1,6 +1,8 @@
 #include "ui/store/store_watcher.h"
 
 #include <QTimer>
+#include <QtGlobal>
+#include <sys/stat.h>
 #include <vector>
 
 #include "core/store/run_store.h"
@@ -79,6 +81,33 @@ bool StoreWatcher::open() {
   openError_ = nullptr;
   lastError_.clear();
   markedAtOpen_ = markDead();  // once per connection: runs whose launcher died while no front end watched
+  // The connection has its log open now (opening read the schema): these are its files.
+  wal_ = isMemory(path_) ? FileId{} : fileId(path_ + "-wal");
+  shm_ = isMemory(path_) ? FileId{} : fileId(path_ + "-shm");
+  return true;
+}
+
+StoreWatcher::FileId StoreWatcher::fileId(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return FileId{true, static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+}
+
+bool StoreWatcher::dropStaleConnection() {
+  if (!store_) return false;
+  bool stale = false;
+  for (const auto& [mine, suffix] : {std::pair{&wal_, "-wal"}, std::pair{&shm_, "-shm"}}) {
+    if (!mine->present) continue;
+    const FileId now = fileId(path_ + suffix);
+    stale = stale || !now.present || now.dev != mine->dev || now.ino != mine->ino;
+  }
+  if (!stale) return false;
+  qWarning("pipemare-workbench: the run store's write-ahead log was deleted under this process's connection to %s "
+           "(something in this process dropped its file locks); reconnecting",
+           path_.c_str());
+  store_.reset();
+  wal_ = shm_ = FileId{};
+  ++reconnects_;
   return true;
 }
 
@@ -126,6 +155,7 @@ bool StoreWatcher::reread() {
 }
 
 void StoreWatcher::refresh() {
+  dropStaleConnection();
   openTried_ = false;
   if (open()) reread();
   Q_EMIT runsChanged();
@@ -135,7 +165,7 @@ void StoreWatcher::poll() {
   ++polls_;
   openTried_ = false;
   const std::string errorBefore = lastError_;
-  const bool wasOpen = store_ != nullptr;
+  const bool wasOpen = store_ != nullptr && !dropStaleConnection();
   bool changed = false;
   if (open()) changed = reread() || !wasOpen;
   if (lastError_ != errorBefore) changed = true;  // the views show the problem, or stop showing it

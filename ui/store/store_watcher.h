@@ -19,6 +19,13 @@
 // refresh() or markDeadRunsInterrupted() tries again. Opens for writing when the file allows it,
 // else read-only (RunStore::openForReading).
 //
+// Its own files are watched too: should this process drop its locks all the same (a library that
+// opens and closes the store's files: Qt's file dialog reading file types is one, see
+// file_dialogs.h), another process closing the store deletes the write-ahead log and its index
+// under this connection, which then sees no new run. Each poll and refresh() checks that the -wal
+// and -shm files this connection opened are still the ones on disk; when they are not, it drops
+// the connection and opens a new one (reconnects() counts these), and the views re-read.
+//
 // Dead runs ("running" records of this host whose launcher process is gone) are marked
 // interrupted when the connection opens and when markDeadRunsInterrupted() is called (a run
 // process of the Live tab ended, the user asked to refresh): never on a poll.
@@ -61,6 +68,8 @@ class StoreWatcher : public QObject {
   // Why the store did not open, or why the latest poll could not read it; "" when all is well.
   const std::string& lastError() const { return lastError_; }
   int polls() const { return polls_; }  // polls done (tests)
+  // Connections dropped because their write-ahead log or its index was deleted under them.
+  int reconnects() const { return reconnects_; }
 
   // Marks runs whose launcher process is gone as interrupted; returns how many changed (0 when
   // there is no store, it is read-only, or the write failed: lastError() says why). Does not emit:
@@ -88,6 +97,16 @@ class StoreWatcher : public QObject {
   bool open();    // true when the connection is open (opening it when the file exists and was not tried since the last poll)
   bool reread();  // lists the runs; true when they differ from the last listing
   int markDead();
+  // True when the connection's -wal or -shm file is no longer the file on disk (deleted, or
+  // replaced by another process's new one); the connection is then dropped, to be opened again.
+  bool dropStaleConnection();
+
+  // A file of the store's connection as it was when the connection opened (absent: not tracked).
+  struct FileId {
+    bool present = false;
+    unsigned long long dev = 0, ino = 0;
+  };
+  static FileId fileId(const std::string& path);
 
   std::string path_;
   std::unique_ptr<RunStore> store_;
@@ -97,6 +116,8 @@ class StoreWatcher : public QObject {
   std::string fingerprint_;  // what runsChanged() compares: each run's id, status, name, tags, notes, sweep
   bool active_ = false;      // some run was "running" at the last listing
   int markedAtOpen_ = 0;     // dead runs marked when the connection opened
+  FileId wal_, shm_;         // the connection's write-ahead log and its index, as opened
+  int reconnects_ = 0;
   QTimer* timer_;
   int polls_ = 0;
 };
