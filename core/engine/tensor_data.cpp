@@ -8,12 +8,14 @@
 #include "core/models/torch_text.h"
 #include "core/util/errors.h"
 #include "core/util/strings.h"
+#include "core/util/zip_check.h"
 
 namespace pm {
 
 TensorFile loadTensorFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path, std::string("cannot open: ") + std::strerror(errno));
+  if (const std::string bomb = zipBombProblem(path); !bomb.empty()) throw DataError(path, bomb);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string advice = " (write it in Python with torch.save({\"x\": x, \"y\": y}, path))";
   c10::IValue value;

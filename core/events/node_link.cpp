@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -76,12 +77,35 @@ std::string readSecretFile(const std::string& path, const std::string& place) {
   return trimTrailingSpace(text.str());
 }
 
+// The folders of the user's secret file (its own and the one above) must be this user's (or
+// root's) and writable by nobody else: with HOME unset the file is /tmp/.config/pipemare/run-secret,
+// and another local user who made /tmp/.config first would otherwise choose (or read) the secret.
+void requirePrivateFolders(const std::string& secretPath) {
+  const std::filesystem::path dir = std::filesystem::path(secretPath).parent_path();
+  for (const std::filesystem::path& d : {dir, dir.parent_path()}) {
+    struct stat st {};
+    if (d.empty() || ::stat(d.c_str(), &st) != 0) continue;
+    const std::string hint = "; set XDG_CONFIG_HOME (or HOME) to a folder of your own, or give --secret-file";
+    if (st.st_uid != ::geteuid() && st.st_uid != 0)
+      throw ConfigError(kRunSecretEnv, "the run secret's folder " + d.string() + " belongs to another user (uid " +
+                                           std::to_string(st.st_uid) + ")" + hint);
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+      throw ConfigError(kRunSecretEnv, "the run secret's folder " + d.string() + " can be written by other users (mode " +
+                                           [&] {
+                                             char m[8];
+                                             std::snprintf(m, sizeof m, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+                                             return std::string(m);
+                                           }() + ")" + hint);
+  }
+}
+
 // The user's secret file, made (mode 0600, 32 random bytes as hex) when absent. Two launchers
 // making it at once agree: the file appears whole through link(), and the loser reads the winner's.
 std::string userSecret(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     const std::string dir = std::filesystem::path(path).parent_path().string();
+    requirePrivateFolders(path);  // before anything is made in them
     std::filesystem::create_directories(dir, ec);
     ::chmod(dir.c_str(), 0700);
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -96,6 +120,10 @@ std::string userSecret(const std::string& path) {
     }
     ::unlink(tmp.c_str());
   }
+  requirePrivateFolders(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && st.st_uid != ::geteuid())
+    throw ConfigError(kRunSecretEnv, "the run secret " + path + " belongs to another user (uid " + std::to_string(st.st_uid) + ")");
   return readSecretFile(path, kRunSecretEnv);
 }
 

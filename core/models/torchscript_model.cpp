@@ -10,6 +10,7 @@
 
 #include "core/models/torch_text.h"
 #include "core/util/errors.h"
+#include "core/util/zip_check.h"
 #include "core/util/torch_compat.h"
 
 namespace pm {
@@ -125,6 +126,8 @@ std::vector<Unit> loadTorchScriptModel(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw ConfigError(path, "cannot open: no such file (model.path)");
   if (fs::is_directory(path, ec)) throw ConfigError(path, "is a directory, not a TorchScript file (model.path)");
+  // Records that would inflate to gigabytes are refused before LibTorch inflates them.
+  if (const std::string bomb = zipBombProblem(path); !bomb.empty()) throw ConfigError(path, bomb + " (model.path)");
   // A file from a newer PyTorch than this build's LibTorch: refused by name, both versions said.
   const std::string producer = producerTorch(path);
   const std::string build = compat::torchVersion();

@@ -189,3 +189,29 @@ TEST_F(PythonModels, ExportedCnnWithTheZoosInitialWeightsTrainsToTheZoosWeights)
   // Training moved the weights (the comparison is not of two untouched copies).
   EXPECT_FALSE(torch::allclose(states[0][0], zooTensors[0]));
 }
+
+// A zip bomb: an exported model, and its data file, each given one more record of 200 MiB of
+// zeros deflated to about 200 KiB (Python's zipfile). `validate` refuses both with exit 2 naming the
+// file and the record, before LibTorch inflates anything; the files as exported validate.
+TEST_F(PythonModels, AZipBombModelOrDataFileIsRefusedUnread) {
+  exportModel("cnn");
+  const std::string exp = experiment("cnn", "cnn");
+  const auto fine = runCmd(bin() + " validate " + exp + " 2>&1");
+  ASSERT_EQ(fine.code, 0) << fine.out;
+  for (const std::string file : {"cnn.pt", "cnn/train.pt"}) {
+    SCOPED_TRACE(file);
+    const std::string path = (dir_ / file).string();
+    const std::string saved = readFile(path);
+    const auto added = runCmd(std::string(kPython) +
+                              " -c \"import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], 'a', compression=zipfile.ZIP_DEFLATED); "
+                              "z.writestr('bomb/data/99', bytes(200 << 20)); z.close()\" " + path + " 2>&1");
+    ASSERT_EQ(added.code, 0) << added.out;
+    ASSERT_LT(fs::file_size(path), saved.size() + (2u << 20)) << "the record was not deflated";
+    const auto r = runCmd(bin() + " validate " + exp + " 2>&1");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(path), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("record bomb/data/99 inflates"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("zip bomb"), std::string::npos) << r.out;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << saved;
+  }
+}

@@ -128,3 +128,45 @@ TEST(NodeLink, RunSecretSourcesAndTheirErrors) {
   ::unsetenv(kRunSecretEnv);
   ::unsetenv("XDG_CONFIG_HOME");
 }
+
+// With HOME unset the default secret lives under /tmp/.config, where another local user may have
+// made the folders first: a secret folder (or the one above it) that others can write, or that
+// belongs to another user, is refused naming it, before any secret is made or read there.
+TEST(NodeLink, ASecretFolderOthersControlIsRefused) {
+  const pm::test::TempDir tmp;
+  ::unsetenv(kRunSecretEnv);
+  const fs::path open = tmp.dir / "shared-config";
+  fs::create_directories(open);
+  ::chmod(open.c_str(), 0777);  // as /tmp/.config made by anyone under umask 000
+  ::setenv("XDG_CONFIG_HOME", open.c_str(), 1);
+  try {
+    loadRunSecret("");
+    FAIL() << "a secret under a folder everyone can write was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(open.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("can be written by other users"), std::string::npos) << e.what();
+    EXPECT_EQ(e.exitCode(), 2);
+  }
+  EXPECT_FALSE(fs::exists(open / "pipemare")) << "something was made in the refused folder";
+
+  if (::geteuid() == 0) {  // only root can give a folder to another user
+    const fs::path theirs = tmp.dir / "their-config";
+    fs::create_directories(theirs / "pipemare");
+    ::chmod(theirs.c_str(), 0755);
+    ASSERT_EQ(::chown((theirs / "pipemare").c_str(), 65534, 65534), 0);
+    ::setenv("XDG_CONFIG_HOME", theirs.c_str(), 1);
+    try {
+      loadRunSecret("");
+      FAIL() << "a secret folder of another user was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("belongs to another user (uid 65534)"), std::string::npos) << e.what();
+    }
+  }
+  // A private folder of one's own is taken, as before.
+  const fs::path mine = tmp.dir / "my-config";
+  fs::create_directories(mine);
+  ::chmod(mine.c_str(), 0700);
+  ::setenv("XDG_CONFIG_HOME", mine.c_str(), 1);
+  EXPECT_GE(loadRunSecret("").bytes.size(), 32u);
+  ::unsetenv("XDG_CONFIG_HOME");
+}
