@@ -130,7 +130,8 @@ void printStageFigures(const std::vector<RunData>& data) {
 int compareCommand(const CompareOptions& o) {
   try {
     if (o.runs.size() < 1) throw ConfigError("compare", "give at least one run id");
-    RunStore store(dbPath(o.db), /*readOnly=*/true);
+    auto opened = RunStore::openReadOnly(dbPath(o.db));  // never writes
+    RunStore& store = *opened;
     const int64_t baseId = o.baseline > 0 ? o.baseline : o.runs.front();
     std::vector<RunData> data;
     const size_t baseIndex = loadRuns(store, o, baseId, data);

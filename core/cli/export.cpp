@@ -130,7 +130,8 @@ int exportCommand(const ExportOptions& o) {
   try {
     if (o.csvDir.empty() && o.jsonFile.empty() && o.chromeTrace.empty())
       throw ConfigError("export", "nothing to export: give --csv DIR, --json FILE and/or --chrome-trace FILE");
-    RunStore store(dbPath(o.db), /*readOnly=*/true);
+    auto opened = RunStore::openReadOnly(dbPath(o.db));  // never writes
+    RunStore& store = *opened;
     auto r = store.getRun(o.run);
     if (!r) throw StoreError(store.path(), "no run with id " + std::to_string(o.run), true);
     const RunContent c{*r, store.metricKeys(o.run), store.stageMetricKeys(o.run), store.loadTrace(o.run), store.loadLog(o.run)};

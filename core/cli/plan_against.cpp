@@ -214,7 +214,8 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
   try {
     if (!traceFile.empty() && traceMinibatches < 1)
       throw ConfigError("--trace-minibatches", "expected an integer >= 1, found " + std::to_string(traceMinibatches));
-    RunStore store(db.empty() ? defaultDatabasePath() : db, /*readOnly=*/true);
+    auto opened = RunStore::openReadOnly(db.empty() ? defaultDatabasePath() : db);  // never writes
+    RunStore& store = *opened;
     std::vector<SimTraceRecord> simulated;
     const Json out = planAgainst(store, runId, traceFile.empty() ? 0 : traceMinibatches, &simulated);
     if (!traceFile.empty())

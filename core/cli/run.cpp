@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <unistd.h>
+
 #include "core/cli/cli_support.h"
 #include "core/cli/commands.h"
 #include "core/config/experiment.h"
@@ -41,11 +43,18 @@ void checkRunOptions(const RunOptions& o) {
   }
 }
 
+// `--events stdout`: the event lines for the client reading this process, written so that a slow or
+// stopped client never holds the run (BoundedLinesSink).
+std::shared_ptr<EventSink> eventsToStdout() {
+  std::fflush(stdout);  // anything printed before goes first
+  return std::make_shared<BoundedLinesSink>(STDOUT_FILENO);
+}
+
 // A remote share (node rank > 0): nothing is recorded here; node 0 records the whole run.
 int runRemoteShareCommand(const RunOptions& o, const std::atomic<bool>* stop) {
   Experiment e = loadWithOverrides(o.file, o.overrides);
   FanoutSink sink;
-  if (o.events == "stdout") sink.add(std::make_shared<JsonLinesSink>(stdout));
+  if (o.events == "stdout") sink.add(eventsToStdout());
   std::fprintf(stderr, "node %d of %d: starting ranks of \"%s\"; node 0 at %s:%d records the run\n", o.nodeRank, o.nnodes,
                escapeForTerminal(e.name).c_str(), escapeForTerminal(o.masterAddr).c_str(), o.masterPort);
   RunOutcome out = runRemoteShare(e, o.nnodes, o.nodeRank, o.masterAddr, o.masterPort, sink, stop, o.saveState, o.secretFile);
@@ -75,7 +84,7 @@ LocalRunRequest localRunRequest(const RunOptions& o, const Experiment& e) {
   req.saveStateDir = o.saveState;
   req.extraTags = o.tags;
   req.sweepId = o.sweepId;
-  if (o.events == "stdout") req.extraSinks.push_back(std::make_shared<JsonLinesSink>(stdout));
+  if (o.events == "stdout") req.extraSinks.push_back(eventsToStdout());
   if (!o.quiet) req.extraSinks.push_back(std::make_shared<ProgressPrinter>(stderr));
   return req;
 }

@@ -57,11 +57,21 @@ int runsListCommand(const ListOptions& o) {
         std::printf("0 run(s): no run store yet at %s (pipemare run records there)\n", escapeForTerminal(dbPath(o.db)).c_str());
       return 0;
     }
-    auto opened = RunStore::openForReading(dbPath(o.db));
+    // Read-only: listing never writes (a full disk, a read-only file system). A run whose launcher
+    // is gone is listed as interrupted, as the next command that writes will record it.
+    auto opened = RunStore::openReadOnly(dbPath(o.db));
     RunStore& store = *opened;
-    store.markDeadRunsInterrupted();
     RunFilter f{o.status, o.tag, o.sweep, o.text};
-    auto runs = store.listRuns(f);
+    std::vector<RunRecord> runs;
+    const auto dead = store.deadRuns();
+    for (auto& r : store.listRuns(RunFilter{"", o.tag, o.sweep, o.text})) {
+      for (const auto& [id, pid] : dead)
+        if (r.id == id) {
+          r.status = RunStatus::Interrupted;
+          r.status_message = RunStore::deadLauncherMessage(pid);
+        }
+      if (f.status.empty() || f.status == toString(r.status)) runs.push_back(std::move(r));
+    }
     if (o.json) {
       Json arr = Json::array();
       for (const auto& r : runs) arr.push_back(runJson(r));
@@ -82,7 +92,7 @@ int runsListCommand(const ListOptions& o) {
 
 int runsShowCommand(const std::string& db, int64_t run, bool json) {
   try {
-    auto opened = RunStore::openForReading(dbPath(db));
+    auto opened = RunStore::openReadOnly(dbPath(db));
     RunStore& store = *opened;
     auto r = store.getRun(run);
     if (!r) throw StoreError(store.path(), "no run with id " + std::to_string(run), true);
@@ -176,11 +186,15 @@ int runsImportCommand(const std::string& db, const std::string& other) {
   try {
     if (!db.empty()) ensureParentDirectory(db, "--db " + db);  // errors name the option
     RunStore store(dbPath(db));
-    std::vector<std::pair<int64_t, int64_t>> skipped;
-    const auto ids = store.importRuns(other, &skipped);
+    std::vector<std::pair<int64_t, int64_t>> skipped, refreshed;
+    const auto ids = store.importRuns(other, &skipped, &refreshed);
     std::printf("imported %zu run(s) from %s into %s\n", ids.size(), escapeForTerminal(other).c_str(),
                 escapeForTerminal(store.path()).c_str());
     for (const auto& [from, to] : ids) std::printf("  run %lld -> %lld\n", static_cast<long long>(from), static_cast<long long>(to));
+    if (!refreshed.empty())
+      std::printf("refreshed %zu run(s) copied before while they were still going (they have ended since):\n", refreshed.size());
+    for (const auto& [from, here] : refreshed)
+      std::printf("  run %lld is run %lld here\n", static_cast<long long>(from), static_cast<long long>(here));
     if (!skipped.empty()) std::printf("skipped %zu run(s) this store already has:\n", skipped.size());
     for (const auto& [from, here] : skipped)
       std::printf("  run %lld is run %lld here\n", static_cast<long long>(from), static_cast<long long>(here));

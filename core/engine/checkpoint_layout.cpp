@@ -37,22 +37,40 @@ std::map<int64_t, std::string> CheckpointLayout::completeSteps(int stages) const
   for (const auto& d : std::filesystem::directory_iterator(root_, ec)) {
     const int64_t step = stepOfName(d.path().filename().string());
     if (step <= 0) continue;
-    // Complete: a partition that reads and a non-empty file for every stage. A step torn by a
-    // kill or a full disk (files written before they were written atomically) is passed over, so a
-    // resume falls back to the newest checkpoint that loads.
-    bool all = true;
-    try {
-      readPartition(step);
-    } catch (const StoreError&) {
-      all = false;
-    }
-    for (int s = 0; s < stages && all; ++s) {
-      const auto size = std::filesystem::file_size(stageFile(step, s), ec);
-      all = !ec && size > 0;
-    }
-    if (all) out[step] = d.path().string();
+    if (isComplete(step, stages)) out[step] = d.path().string();
   }
   return out;
+}
+
+bool CheckpointLayout::isComplete(int64_t step, int stages) const {
+  // Complete: a partition that reads and a non-empty file for every stage. A step torn by a kill
+  // or a full disk (files written before they were written atomically) is passed over, so a
+  // resume falls back to the newest checkpoint that loads.
+  try {
+    readPartition(step);
+  } catch (const StoreError&) {
+    return false;
+  }
+  std::error_code ec;
+  for (int s = 0; s < stages; ++s) {
+    const auto size = std::filesystem::file_size(stageFile(step, s), ec);
+    if (ec || size == 0) return false;
+  }
+  return true;
+}
+
+int CheckpointLayout::pruneBefore(int64_t step, int stages) const {
+  if (root_.empty() || !isComplete(step, stages)) return 0;
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(root_, ec)) {
+    const int64_t older = stepOfName(d.path().filename().string());
+    if (older <= 0 || older >= step) continue;
+    std::error_code rm;
+    std::filesystem::remove_all(d.path(), rm);
+    removed += rm ? 0 : 1;
+  }
+  return removed;
 }
 
 int64_t CheckpointLayout::latestComplete(int stages) const {

@@ -27,6 +27,13 @@ class CheckpointLayout {
   // The complete steps, ascending (step -> its directory): a readable partition file and a
   // non-empty file for each of `stages` stages.
   std::map<int64_t, std::string> completeSteps(int stages) const;
+  // Whether `step` is complete: its partition file reads and every stage's file is there, not empty.
+  bool isComplete(int64_t step, int stages) const;
+  // Once `step` is complete, removes every older step directory and returns how many; 0 while it
+  // is not. Each stage writes its steps in order, so when `step` is complete no stage still
+  // writes an older one. Called by each stage after it wrote `step`: the last to write it prunes,
+  // so a run keeps one complete checkpoint (and the one being written) while it goes.
+  int pruneBefore(int64_t step, int stages) const;
   // The latest complete step; 0 when none.
   int64_t latestComplete(int stages) const;
   // Removes every step directory but the latest complete one; everything (the root too) with `all`.

@@ -102,6 +102,8 @@ void StageWorker::saveCheckpoint(int64_t step) {
     throw EngineError(where, "cannot write " + ex.place() + ": " + ex.problem());
   }
   ++checkpointsWritten_;
+  // Disk use stays at one complete checkpoint while the run goes (the end keeps the last, or none).
+  checkpoints_.pruneBefore(step, plan_.stages());
   Json log = makeEvent(ev::kLog);
   log["level"] = "info";
   log["message"] = "stage " + std::to_string(stage) + ": checkpoint at step " + std::to_string(step) + " (" + file + ")";

@@ -196,6 +196,18 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     result.outcome = RunOutcome{RunStatus::Failed, ex.what(), Json::object()};
     sink.emit(makeErrorEvent(ex));
   }
+  // Rows the store refused (a full disk, an I/O error) fail the run whatever the stages did: its
+  // record is not whole. What was saved before stays; the message names the store and why.
+  try {
+    recorder->flush();
+  } catch (const std::exception&) {
+    // kept in recorder->failure()
+  }
+  if (const std::string lost = recorder->failure(); !lost.empty()) {
+    result.outcome.status = RunStatus::Failed;
+    result.outcome.message = "the run store could not record the whole run (" + lost + "); the rows saved before are kept" +
+                             (result.outcome.message.empty() ? std::string() : "; the stages: " + result.outcome.message);
+  }
   result.outcome.message = withRunId(result.outcome.message, result.runId);
   const RunStatus status = result.outcome.status;
   Json fin = makeEvent(ev::kRunFinished);
@@ -207,8 +219,19 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
   if (status == RunStatus::Stopped && result.outcome.haltStep > 0 && !root.empty()) fin["halt_step"] = result.outcome.haltStep;
   sink.emit(fin);
   sink.flush();
-  recorder->close();  // no background flush may touch the store from here on
-  store.setStatus(result.runId, result.outcome.status, result.outcome.message);
+  try {
+    recorder->close();  // no background flush may touch the store from here on
+  } catch (const std::exception&) {
+    // the end's own rows (its summary line): the status below still goes in
+  }
+  try {
+    store.setStatus(result.runId, result.outcome.status, result.outcome.message);
+  } catch (const StoreError& ex) {
+    // The record stays "running" with a launcher that is gone: the next command that opens the
+    // store marks it interrupted, and it can be resumed from its checkpoint.
+    throw StoreError(ex.place(), "could not record how run " + std::to_string(result.runId) + " ended (" + toString(status) +
+                                     (result.outcome.message.empty() ? "" : ": " + result.outcome.message) + "): " + ex.problem());
+  }
   CheckpointLayout(root).prune(e.pipeline.stages, status == RunStatus::Finished || status == RunStatus::Diverged);
   return result;
 }

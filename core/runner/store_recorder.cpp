@@ -59,7 +59,22 @@ void StoreRecorder::writeAll(bool finalFields) {
   } catch (...) {
     if (!failed) failed = std::current_exception();
   }
-  if (failed) std::rethrow_exception(failed);
+  if (!failed) return;
+  if (failure_.empty()) {
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception& e) {
+      failure_ = e.what();
+    } catch (...) {
+      failure_ = store_.path() + ": unknown error while saving rows";
+    }
+  }
+  std::rethrow_exception(failed);
+}
+
+std::string StoreRecorder::failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failure_;
 }
 
 void StoreRecorder::tryRunFields() {
@@ -136,9 +151,12 @@ void StoreRecorder::record(const Json& e) {
     for (const char* k : {"compute_s", "wait_s", "idle_s", "utilization", "rss", "tau", "lr", "weight_gap",
                           "weight_gap_t2", "versions", "recomputed"})
       if (e.contains(k)) store_.appendStageMetric(run_, stage, step, k, num(e, k));
-    if (e.contains("memory") && e["memory"].is_object())
-      for (auto it = e["memory"].begin(); it != e["memory"].end(); ++it)
-        if (it->is_number()) store_.appendStageMetric(run_, stage, step, "mem/" + it.key(), it->get<double>());
+    // The accounted memory by category, and on a GPU the CUDA caching allocator's own figures for
+    // the stage's device (allocated, its peak, reserved), which the CPU meter cannot see.
+    for (const auto& [group, prefix] : {std::pair{"memory", "mem/"}, std::pair{"cuda", "cuda/"}})
+      if (const auto g = e.find(group); g != e.end() && g->is_object())
+        for (auto it = g->begin(); it != g->end(); ++it)
+          if (it->is_number()) store_.appendStageMetric(run_, stage, step, prefix + it.key(), it->get<double>());
   } else if (type == ev::kTrace) {
     store_.appendTrace(run_, TraceRecord{e.value("stage", 0), e.value("action", std::string("?")), e.value("mb", -1),
                                          e.value("start", 0.0), e.value("end", 0.0)});
@@ -182,8 +200,8 @@ void StoreRecorder::emit(const Json& event) {
     writeAll(/*finalFields=*/!checkpoint);
     lastFlush_ = monotonicSeconds();
   } catch (const std::exception&) {
-    if (!checkpoint) throw;
-    // At a checkpoint a busy store keeps the rows buffered for the flushing thread's next attempt.
+    // Kept in failure() for the run's end; the other sinks (a client of --events) still get the
+    // event, and the run goes on to its end.
   }
 }
 

@@ -10,6 +10,7 @@
 // from another thread again (the destructor calls it).
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -28,6 +29,9 @@ class StoreRecorder : public EventSink {
   // Flushes and stops the background thread; the recorder must not be used afterwards.
   void close();
   int64_t runId() const { return run_; }
+  // Why rows were lost: the first write the store refused (a full disk, an I/O error), with the
+  // store's message; "" while every write went in. The run's end reports it (runLocally).
+  std::string failure() const;
 
  private:
   void record(const Json& e);
@@ -42,7 +46,8 @@ class StoreRecorder : public EventSink {
   int64_t run_;
   double flushInterval_;
   double lastFlush_ = 0;
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  std::string failure_;
   std::condition_variable wake_;
   bool closing_ = false;
   std::thread flusher_;

@@ -1,10 +1,12 @@
 #include "core/runner/worker_processes.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 
@@ -14,14 +16,52 @@
 
 namespace pm {
 
+namespace {
+
+constexpr const char* kTempPrefixes[] = {"pipemare-exp-", "pipemare-store-"};
+
+// The launcher that made a temporary file or folder named "<prefix><pid>-XXXXXX"; 0 for another name.
+pid_t makerOf(const std::string& name) {
+  for (const char* prefix : kTempPrefixes) {
+    const std::string p(prefix);
+    if (name.rfind(p, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + p.size(), &end, 10);
+    return pid > 0 && end && *end == '-' ? static_cast<pid_t>(pid) : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int removeLeftWorkerFiles(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const pid_t maker = makerOf(entry.path().filename().string());
+    if (maker <= 0) continue;
+    struct stat st {};
+    // Only this user's own files (never through a link), of a launcher that is gone.
+    if (::lstat(entry.path().c_str(), &st) != 0 || st.st_uid != ::geteuid() || S_ISLNK(st.st_mode)) continue;
+    if (::kill(maker, 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm;
+    std::filesystem::remove_all(entry.path(), rm);
+    removed += rm ? 0 : 1;
+  }
+  return removed;
+}
+
 WorkerFiles::WorkerFiles(const Experiment& e, bool fileStore) {
-  char tmpl[] = "/tmp/pipemare-exp-XXXXXX";
-  const int fd = mkstemp(tmpl);
+  // A launcher killed with -9 cannot remove its files: the next one does (the names carry the pid).
+  removeLeftWorkerFiles("/tmp");
+  const std::string pid = std::to_string(::getpid());
+  std::string tmpl = "/tmp/pipemare-exp-" + pid + "-XXXXXX";
+  const int fd = mkstemp(tmpl.data());
   if (fd < 0) throw EngineError("launcher", "cannot create a temporary experiment file");
   configPath_ = tmpl;
   if (fileStore) {
-    char dtmpl[] = "/tmp/pipemare-store-XXXXXX";
-    if (!mkdtemp(dtmpl)) {
+    std::string dtmpl = "/tmp/pipemare-store-" + pid + "-XXXXXX";
+    if (!mkdtemp(dtmpl.data())) {
       ::close(fd);
       remove();
       throw EngineError("launcher", "cannot create a private directory for the ranks' store");

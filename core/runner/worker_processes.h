@@ -17,10 +17,16 @@
 
 namespace pm {
 
+// Removes from `dir` the worker files of this user whose launcher process is gone; returns how
+// many. Other users' files, links and names without a pid are left alone.
+int removeLeftWorkerFiles(const std::string& dir);
+
 // The files the workers of one run share: the experiment as a private temporary file (never on a
 // command line) and, on a single node, a private (0700) directory for the ranks' c10d FileStore,
 // so that no socket listens beyond Gloo's own on loopback (multi-node runs use the TCPStore on
-// node 0). Removed by remove() or at destruction.
+// node 0). Removed by remove() or at destruction. Their names carry the launcher's pid
+// (/tmp/pipemare-exp-<pid>-XXXXXX, /tmp/pipemare-store-<pid>-XXXXXX), so that the next launcher
+// removes what a launcher killed with -9 left (removeLeftWorkerFiles).
 class WorkerFiles {
  public:
   // Throws EngineError at "launcher" when a file cannot be made or written.

@@ -19,7 +19,12 @@ namespace fs = std::filesystem;
 
 std::string checkpointRoot(const std::string& storePath, int64_t run) {
   if (storePath.empty() || storePath == ":memory:") return "";
-  return fs::absolute(storePath).string() + ".checkpoints/run-" + std::to_string(run);
+  // The store file's own path, links resolved: a store opened through a link (--db link.db for
+  // real.db) keeps its checkpoints beside the file itself, where every way of naming it finds them.
+  std::error_code ec;
+  fs::path file = fs::weakly_canonical(fs::absolute(storePath), ec);
+  if (ec) file = fs::absolute(storePath);
+  return file.string() + ".checkpoints/run-" + std::to_string(run);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -27,6 +28,10 @@ void probeReadable(sqlite3* db, const std::string& path) {
   std::string msg = err ? err : sqlite3_errstr(prc);
   sqlite3_free(err);
   if ((prc & 0xff) == SQLITE_NOTADB) throw StoreError(path, "not a SQLite database (" + msg + ")", true);
+  // Cannot open, or an I/O error before anything was read: a read-only connection could not make
+  // or grow the log's index (-shm) beside the store (a read-only file system, a full disk).
+  if ((prc & 0xff) == SQLITE_CANTOPEN || (prc & 0xff) == SQLITE_IOERR)
+    throw StoreOpenError(StoreOpenError::Reason::CannotOpen, path, "cannot read the run store: " + explain(msg, prc), false);
   if (prc != SQLITE_OK)
     throw StoreError(path, isDamage(prc) ? explain(msg, prc) : "cannot read the run store: " + explain(msg, prc), isDamage(prc));
 }
@@ -36,7 +41,7 @@ void requireCurrentSchema(const TableInfo& tables, int version, const std::strin
   if (!tables.hasSchemaVersion)
     throw StoreError(path, "not a PipeMare run store (empty database; opened read-only, so not created)", true);
   if (version < kStoreSchemaVersion)
-    throw StoreError(path, "the store has schema version " + std::to_string(version) + ", older than version " +
+    throw StoreOpenError(StoreOpenError::Reason::OlderSchema, path, "the store has schema version " + std::to_string(version) + ", older than version " +
                                std::to_string(kStoreSchemaVersion) +
                                "; open it once for writing (any pipemare command) to migrate it",
                      true);
@@ -59,10 +64,34 @@ void switchToWal(sqlite3* db, const std::string& path) {
   }
 }
 
+// A URI naming `path` with immutable=1 (file: URIs escape %, ? and #).
+std::string immutableUri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 }  // namespace
 
 RunStore::RunStore(const std::string& path, bool readOnly)
     : path_(path), readOnly_(readOnly), pending_(std::make_unique<Pending>()) {
+  openFile();
+}
+
+RunStore::RunStore(const std::string& path, ReadMode mode)
+    : path_(path), readOnly_(true), immutable_(mode == ReadMode::Immutable), pending_(std::make_unique<Pending>()) {
+  openFile();
+}
+
+void RunStore::openFile() {
   const bool memory = path_ == ":memory:" || path_.empty();
   if (!memory) {
     std::string problem = headerProblem(path_);
@@ -72,8 +101,11 @@ RunStore::RunStore(const std::string& path, bool readOnly)
   }
   const bool created = !memory && !readOnly_ && !fileExists(path_);
   int flags = (readOnly_ ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  if (immutable_) flags |= SQLITE_OPEN_URI;
+  int rc = sqlite3_open_v2(immutable_ ? immutableUri(path_).c_str() : path_.c_str(), &db_, flags, nullptr);
   try {
+    if ((rc & 0xff) == SQLITE_CANTOPEN)
+      throw StoreOpenError(StoreOpenError::Reason::CannotOpen, path_, "cannot open the run store: " + describe(db_, rc), false);
     if (rc != SQLITE_OK) throw StoreError(path_, "cannot open the run store: " + describe(db_, rc));
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, busyTimeoutMs());
@@ -104,6 +136,35 @@ RunStore::RunStore(const std::string& path, bool readOnly)
     db_ = nullptr;
     throw;
   }
+}
+
+std::unique_ptr<RunStore> RunStore::openReadOnly(const std::string& path) {
+  if (!fileExists(path)) throw StoreError(path, "no run store here (the file does not exist)", true);
+  try {
+    return std::make_unique<RunStore>(path, /*readOnly=*/true);
+  } catch (const StoreOpenError& e) {
+    if (e.reason() == StoreOpenError::Reason::OlderSchema) {
+      // Migrated once by a connection that writes; then read as any current store.
+      try {
+        RunStore migrated(path);
+      } catch (const StoreError& w) {
+        throw StoreError(path, e.problem() + "; it cannot be migrated here: " + w.problem(), true);
+      }
+      return std::make_unique<RunStore>(path, /*readOnly=*/true);
+    }
+  }
+  // SQLite could not open it read-only: on a read-only file system or a full disk a
+  // write-ahead-log store's index (-shm) cannot be made. The file is read as it stands; a log
+  // beside it (runs recorded since its last checkpoint) cannot be read that way, and is named.
+  auto store = std::make_unique<RunStore>(path, ReadMode::Immutable);
+  std::error_code ec;
+  const auto walBytes = std::filesystem::file_size(path + "-wal", ec);
+  if (!ec && walBytes > 0)
+    std::fprintf(stderr,
+                 "pipemare: note: %s is read without its write-ahead log (%s-wal, %llu bytes: what was recorded since its last "
+                 "checkpoint), which cannot be read here (a read-only file system or a full disk)\n",
+                 path.c_str(), path.c_str(), static_cast<unsigned long long>(walBytes));
+  return store;
 }
 
 std::unique_ptr<RunStore> RunStore::openForReading(const std::string& path) {

@@ -105,6 +105,9 @@ class RunStore {
   // schema version, or cannot be opened/created. A store from an older version is migrated.
   // readOnly: never writes (no migration, no creation).
   explicit RunStore(const std::string& path, bool readOnly = false);
+  // How a read-only connection opens the file: as SQLite reads it, or as immutable.
+  enum class ReadMode { Shared, Immutable };
+  RunStore(const std::string& path, ReadMode mode);
   ~RunStore();
   RunStore(const RunStore&) = delete;
   RunStore& operator=(const RunStore&) = delete;
@@ -149,8 +152,12 @@ class RunStore {
   // order. StoreError names the file: missing, damaged, foreign, another schema version, or
   // this store itself. A run this store already has (same name, creation time, host and
   // configuration: imported before) is skipped; `alreadyHere` receives (old id, id here) for those.
+  // A copy made while its source was still going (recorded "interrupted", "imported while ...")
+  // is refreshed in place once the source has ended: its fields and rows replaced by the
+  // source's, under the same id here; `refreshed` receives (old id, id here) for those.
   std::vector<std::pair<int64_t, int64_t>> importRuns(const std::string& other,
-                                                      std::vector<std::pair<int64_t, int64_t>>* alreadyHere = nullptr);
+                                                      std::vector<std::pair<int64_t, int64_t>>* alreadyHere = nullptr,
+                                                      std::vector<std::pair<int64_t, int64_t>>* refreshed = nullptr);
   std::optional<RunRecord> getRun(int64_t run) const;
 
   // ---- sweeps: the definition (JSON) a `pipemare sweep` was started with, by sweep id. Recording
@@ -170,9 +177,22 @@ class RunStore {
   // Runs in status "running" whose launcher process is gone (same host) become
   // "interrupted". Returns how many were changed. Called on open by front ends.
   int markDeadRunsInterrupted();
+  // The "running" runs of this host whose launcher process is gone, with its pid (what
+  // markDeadRunsInterrupted() marks; a reader that must not write shows them interrupted).
+  std::vector<std::pair<int64_t, int64_t>> deadRuns() const;
+  static std::string deadLauncherMessage(int64_t pid);
   // Opens for writing when the file allows it (so dead runs get marked), else read-only: for
   // commands that only read, which must work on a read-only store file too.
   static std::unique_ptr<RunStore> openForReading(const std::string& path);
+  // For commands that only read (runs list, runs show, compare, export, plan --against): a
+  // read-only connection that never writes, so they work on a read-only file system and on a full
+  // disk. Where SQLite cannot open the store read-only (a write-ahead-log store on a read-only file
+  // system: its index file cannot be made), the file is read as immutable (no locks; a log left
+  // beside it is not read, and immutable() says so). A store of an older schema is migrated first,
+  // which writes; where that cannot be done the error says why (exit 2).
+  static std::unique_ptr<RunStore> openReadOnly(const std::string& path);
+  // True when this connection reads the file as immutable (see openReadOnly).
+  bool immutable() const { return immutable_; }
 
   // ---- batched writes: appended rows are buffered and written in one transaction by flush()
   // (and automatically every 5000 rows).
@@ -203,6 +223,8 @@ class RunStore {
   void migrate();
   std::string path_;
   bool readOnly_;
+  bool immutable_ = false;
+  void openFile();  // the constructors' work: opens path_ as readOnly_ and immutable_ say
   sqlite3* db_ = nullptr;
   std::unique_ptr<Pending> pending_;
 };

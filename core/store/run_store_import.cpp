@@ -57,13 +57,26 @@ std::optional<int64_t> importedBefore(sqlite3* db, const std::string& place, int
   return same.i64(0);
 }
 
-// Copies run `id` of src into this store under a new id, with its rows in the source's order; a run
-// still going there arrives interrupted. Returns the new id.
-int64_t copyRun(sqlite3* db, const std::string& place, int64_t id, const std::string& runCols,
-                const std::vector<std::string>& rowCols) {
-  Stmt ins(db, place, ("INSERT INTO main.runs (" + runCols + ") SELECT " + runCols + " FROM src.runs WHERE id = ?").c_str());
-  ins.bindInt(1, id).run();
-  const int64_t fresh = sqlite3_last_insert_rowid(db);
+constexpr const char* kImportedWhile = "imported while ";
+
+// Whether run `here` is a copy of src's run `id` made while that run was still going (the message
+// copyRun gives it), and src's run has ended since.
+bool endedSinceCopied(sqlite3* db, const std::string& place, int64_t here, int64_t id) {
+  Stmt q(db, place,
+         "SELECT 1 FROM main.runs m, src.runs s WHERE m.id = ? AND s.id = ? AND m.status = ? AND "
+         "substr(m.status_message, 1, length(?)) = ? AND s.status NOT IN (?, ?)");
+  q.bindInt(1, here).bindInt(2, id).bindText(3, toString(RunStatus::Interrupted)).bindText(4, kImportedWhile)
+      .bindText(5, kImportedWhile).bindText(6, toString(RunStatus::Running)).bindText(7, toString(RunStatus::Created));
+  return q.step();
+}
+
+// Run `fresh` here takes src's run `id` rows, in the source's order (a copy's old rows go first);
+// a run still going there is recorded interrupted, its launcher not ours.
+void copyRows(sqlite3* db, const std::string& place, int64_t id, int64_t fresh, const std::vector<std::string>& rowCols) {
+  for (size_t t = 0; t < rowCols.size(); ++t) {
+    Stmt clear(db, place, (std::string("DELETE FROM main.") + kRowTables[t] + " WHERE run_id = ?").c_str());
+    clear.bindInt(1, fresh).run();
+  }
   for (size_t t = 0; t < rowCols.size(); ++t) {
     const char* table = kRowTables[t];
     const std::string& cols = rowCols[t];
@@ -73,21 +86,41 @@ int64_t copyRun(sqlite3* db, const std::string& place, int64_t id, const std::st
   }
   Stmt fix(db, place,
            "UPDATE main.runs SET launcher_pid = 0, status = CASE WHEN status IN (:running, :created) THEN :interrupted ELSE status END, "
-           "status_message = CASE WHEN status IN (:running, :created) THEN 'imported while ' || status ELSE status_message END "
+           "status_message = CASE WHEN status IN (:running, :created) THEN :while || status ELSE status_message END "
            "WHERE id = :id");
-  // Named parameters are numbered by first appearance: :running 1, :created 2, :interrupted 3, :id 4.
+  // Named parameters are numbered by first appearance: :running 1, :created 2, :interrupted 3, :while 4, :id 5.
   fix.bindText(1, toString(RunStatus::Running))
       .bindText(2, toString(RunStatus::Created))
       .bindText(3, toString(RunStatus::Interrupted))
-      .bindInt(4, fresh)
+      .bindText(4, kImportedWhile)
+      .bindInt(5, fresh)
       .run();
+}
+
+// Copies run `id` of src into this store under a new id. Returns the new id.
+int64_t copyRun(sqlite3* db, const std::string& place, int64_t id, const std::string& runCols,
+                const std::vector<std::string>& rowCols) {
+  Stmt ins(db, place, ("INSERT INTO main.runs (" + runCols + ") SELECT " + runCols + " FROM src.runs WHERE id = ?").c_str());
+  ins.bindInt(1, id).run();
+  const int64_t fresh = sqlite3_last_insert_rowid(db);
+  copyRows(db, place, id, fresh, rowCols);
   return fresh;
+}
+
+// Run `here`, a copy of src's run `id` made while it was going, takes its fields and rows as they
+// are now.
+void refreshRun(sqlite3* db, const std::string& place, int64_t id, int64_t here, const std::string& runCols,
+                const std::vector<std::string>& rowCols) {
+  Stmt upd(db, place, ("UPDATE main.runs SET (" + runCols + ") = (SELECT " + runCols + " FROM src.runs WHERE id = ?) WHERE id = ?").c_str());
+  upd.bindInt(1, id).bindInt(2, here).run();
+  copyRows(db, place, id, here, rowCols);
 }
 
 }  // namespace
 
 std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string& other,
-                                                            std::vector<std::pair<int64_t, int64_t>>* alreadyHere) {
+                                                            std::vector<std::pair<int64_t, int64_t>>* alreadyHere,
+                                                            std::vector<std::pair<int64_t, int64_t>>* refreshed) {
   requireWritable(readOnly_, path_);
   checkImportable(other, path_);
   flush();
@@ -113,7 +146,12 @@ std::vector<std::pair<int64_t, int64_t>> RunStore::importRuns(const std::string&
   for (const int64_t id : old) {
     // A run this store already has (imported before) is not copied again.
     if (const auto here = importedBefore(db_, path_, id)) {
-      if (alreadyHere) alreadyHere->emplace_back(id, *here);
+      if (endedSinceCopied(db_, path_, *here, id)) {
+        refreshRun(db_, path_, id, *here, runCols, rowCols);
+        if (refreshed) refreshed->emplace_back(id, *here);
+      } else if (alreadyHere) {
+        alreadyHere->emplace_back(id, *here);
+      }
       continue;
     }
     ids.emplace_back(id, copyRun(db_, path_, id, runCols, rowCols));

@@ -425,23 +425,30 @@ std::vector<RunRecord> RunStore::listRuns(const RunFilter& filter) const {
   return out;
 }
 
-int RunStore::markDeadRunsInterrupted() {
-  if (readOnly_) return 0;
-  std::vector<std::pair<int64_t, int64_t>> candidates;  // run, pid
-  {
-    Stmt q(db_, path_, "SELECT id, launcher_pid FROM runs WHERE status = ? AND host = ?");
-    q.bindText(1, toString(RunStatus::Running)).bindText(2, hostName());
-    while (q.step()) candidates.emplace_back(q.i64(0), q.i64(1));
-  }
-  int changed = 0;
-  for (const auto& [run, pid] : candidates) {
+std::vector<std::pair<int64_t, int64_t>> RunStore::deadRuns() const {
+  std::vector<std::pair<int64_t, int64_t>> dead;  // run, pid
+  Stmt q(db_, path_, "SELECT id, launcher_pid FROM runs WHERE status = ? AND host = ?");
+  q.bindText(1, toString(RunStatus::Running)).bindText(2, hostName());
+  while (q.step()) {
+    const int64_t pid = q.i64(1);
     if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to signal)
+    dead.emplace_back(q.i64(0), pid);
+  }
+  return dead;
+}
+
+std::string RunStore::deadLauncherMessage(int64_t pid) { return "launcher process " + std::to_string(pid) + " is gone"; }
+
+int RunStore::markDeadRunsInterrupted() {
+  if (readOnly_) return 0;
+  int changed = 0;
+  for (const auto& [run, pid] : deadRuns()) {
     Stmt u(db_, path_,
            "UPDATE runs SET status = ?, status_message = ?, finished_at = ? "
            "WHERE id = ? AND status = ? AND launcher_pid = ?");
     u.bindText(1, toString(RunStatus::Interrupted))
-        .bindText(2, "launcher process " + std::to_string(pid) + " is gone")
+        .bindText(2, deadLauncherMessage(pid))
         .bindDouble(3, wallClockSeconds())
         .bindInt(4, run)
         .bindText(5, toString(RunStatus::Running))

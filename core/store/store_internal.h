@@ -34,6 +34,17 @@ std::string describe(sqlite3* db, int rc);
 inline constexpr const char* kReadOnlyFileProblem =
     "the file is read-only (permissions or file system), so runs cannot be recorded into it; "
     "it can still be read (pipemare runs list, runs show, compare, export)";
+// Why a store did not open, for the openers that try another way (RunStore::openReadOnly).
+class StoreOpenError : public StoreError {
+ public:
+  enum class Reason { CannotOpen, OlderSchema };
+  StoreOpenError(Reason reason, std::string place, const std::string& problem, bool usage)
+      : StoreError(std::move(place), problem, usage), reason_(reason) {}
+  Reason reason() const { return reason_; }
+
+ private:
+  Reason reason_;
+};
 void execSql(sqlite3* db, const std::string& place, const char* sql);
 void requireWritable(bool readOnly, const std::string& place);
 // runs.partition_units: a JSON array of each stage's [begin, end) units, "[[0,2],[2,6]]"; "" for

@@ -50,7 +50,8 @@ void execSql(sqlite3* db, const std::string& place, const char* sql) {
 }
 
 void requireWritable(bool readOnly, const std::string& place) {
-  if (readOnly) throw StoreError(place, "the run store was opened read-only");
+  // A usage error (exit 2): the command writes, and the file cannot be written (or a reader asked).
+  if (readOnly) throw StoreError(place, "the run store is read-only here (permissions or file system), and this command writes to it", true);
 }
 
 TableInfo readTables(sqlite3* db, const std::string& place) {

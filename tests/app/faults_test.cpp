@@ -509,3 +509,198 @@ TEST_F(Faults, AFullDiskDuringACheckpointFailsTheRunWithoutAborting) {
     leftovers += e.path().filename().string().find(".tmp") != std::string::npos ? 1 : 0;
   EXPECT_EQ(leftovers, 0u) << "a temporary checkpoint file was left";
 }
+
+// Checkpoints are pruned while the run goes, not only at its end: a run that checkpoints every
+// step and is killed with -9 after a dozen of them leaves the newest complete checkpoint (and at
+// most the one being written), not one folder per step.
+TEST_F(Faults, CheckpointsArePrunedWhileTheRunGoes) {
+  const std::string log = tmp_.file("run.log");
+  const pid_t run = spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--events", "stdout", "--quiet",
+                                     "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2", "--set",
+                                     "training.steps=1000000", "--set", "training.checkpoint_every=1"},
+                                    log);
+  const std::string root = db_ + ".checkpoints/run-1";
+  // The stages' checkpoint events, counted in the event stream.
+  const auto checkpointsLogged = [&] {
+    std::ifstream in(log);
+    size_t n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find("\"checkpoint_step\"") != std::string::npos ? 1 : 0;
+    return n;
+  };
+  ASSERT_TRUE(waitUntil([&] { return checkpointsLogged() >= 24; }, 120)) << readFile(log);
+  ASSERT_EQ(::kill(run, SIGKILL), 0);
+  EXPECT_EQ(waitExit(run, 10), 128 + SIGKILL);
+  // The step folders left, and the newest whose files are all there (both stages, the partition).
+  size_t stepDirs = 0;
+  long long newestComplete = 0;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step-", 0) != 0) continue;
+    ++stepDirs;
+    bool complete = true;
+    for (const char* f : {"stage0.pt", "stage1.pt", "partition.json"}) {
+      std::error_code ec;
+      const auto size = fs::file_size(e.path() / f, ec);
+      complete = complete && !ec && size > 0;
+    }
+    if (complete) newestComplete = std::max(newestComplete, std::stoll(name.substr(5)));
+  }
+  EXPECT_GE(stepDirs, 1u);
+  EXPECT_LE(stepDirs, 2u) << "step folders kept after " << checkpointsLogged() << " stage checkpoints";
+  EXPECT_GE(newestComplete, 11) << "the newest complete checkpoint was not kept";
+}
+
+// The commands that only read never write: on a read-only file system (here a folder and store
+// made immutable, which even root cannot write: SQLite cannot make the log's index beside the
+// store) `runs list`, `runs show`, `compare` and `export` read the store; a run whose launcher is
+// gone is listed interrupted without being written; a command that writes (`runs tag`) is refused
+// with exit 2 saying why. On a full disk (every write fails: the file size limit) `runs list`
+// works too. Nothing in the store changes.
+TEST_F(Faults, ReadCommandsWorkOnAReadOnlyFileSystemAndAFullDisk) {
+  auto made = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set training.steps=4");
+  ASSERT_EQ(made.code, 0) << made.out;
+  {
+    pm::RunStore store(db_);
+    const int64_t dead = store.createRun("launcher died", "{\"model\":{\"name\":\"mlp\"}}");
+    store.markRunning(dead, deadPid());
+  }
+  // The last connection closed: the log is checkpointed into the file and removed.
+  ASSERT_FALSE(fs::exists(db_ + "-wal"));
+  const std::string bytes = readFile(db_);
+  const std::string out = tmp_.file("out");
+  fs::create_directories(out);
+
+  // A full disk first: no write can succeed, reading needs none.
+  auto full = runCmd("bash -c \"trap '' XFSZ; ulimit -f 0; exec " + bin() + " --db " + db_ + " runs list\" 2>&1");
+  EXPECT_EQ(full.code, 0) << full.out;
+  EXPECT_NE(full.out.find("launcher died"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("interrupted"), std::string::npos) << "the dead run is listed interrupted: " << full.out;
+  EXPECT_EQ(readFile(db_), bytes) << "runs list wrote to the store";
+
+  const std::string storeDir = dir_.string();
+  if (runCmd("chattr +i " + db_ + " && chattr +i " + storeDir).code != 0) GTEST_SKIP() << "chattr +i is unavailable here";
+  const auto list = runCmd(bin() + " --db " + db_ + " runs list 2>&1");
+  const auto show = runCmd(bin() + " --db " + db_ + " runs show 1 2>&1");
+  const auto compare = runCmd(bin() + " --db " + db_ + " compare 1 2>&1");
+  const auto exported = runCmd(bin() + " --db " + db_ + " export 1 --json " + out + "/run.json 2>&1");
+  const auto tag = runCmd(bin() + " --db " + db_ + " runs tag 1 kept 2>&1");
+  runCmd("chattr -i " + storeDir + " && chattr -i " + db_);
+  EXPECT_EQ(list.code, 0) << list.out;
+  EXPECT_NE(list.out.find("interrupted"), std::string::npos) << list.out;
+  EXPECT_EQ(show.code, 0) << show.out;
+  EXPECT_NE(show.out.find("train/loss"), std::string::npos) << show.out;
+  EXPECT_EQ(compare.code, 0) << compare.out;
+  EXPECT_EQ(exported.code, 0) << exported.out;
+  EXPECT_TRUE(fs::exists(out + "/run.json"));
+  EXPECT_EQ(tag.code, 2) << tag.out;
+  EXPECT_NE(tag.out.find("read-only"), std::string::npos) << tag.out;
+  EXPECT_EQ(readFile(db_), bytes) << "a command changed the store";
+}
+
+// A client of `--events stdout` that does not read (stopped with Ctrl-Z, or far too slow) never
+// holds a real-mode run: the launcher goes on draining its workers (which would otherwise time out
+// waiting on it, execution.timeout_s 5 here) and the run finishes, recorded whole. When the client
+// reads at last it gets the events in memory up to the sink's bound (beyond it, a warning counts
+// the step events it missed), and the run's end.
+TEST_F(Faults, AnEventsReaderThatDoesNotReadNeverHoldsARealRun) {
+  std::vector<std::string> args{bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--events", "stdout", "--quiet",
+                                "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2", "--set", "execution.mode=real",
+                                "--set", "training.steps=400", "--set", "training.log_interval=1", "--set", "execution.timeout_s=5"};
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t run = -1;
+  ASSERT_EQ(posix_spawn(&run, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  // Nobody reads until the store says how the run ended.
+  const auto status = [&] {
+    try {
+      pm::RunStore store(db_, /*readOnly=*/true);
+      const auto r = store.getRun(1);
+      return r ? std::string(pm::toString(r->status)) : std::string();
+    } catch (const std::exception&) {
+      return std::string();
+    }
+  };
+  const bool ended = waitUntil([&] { return pm::isTerminalStatus(status()); }, 240);
+  std::string events;
+  std::thread reader([&] {
+    char chunk[65536];
+    for (ssize_t n; (n = read(out[0], chunk, sizeof chunk)) > 0;) events.append(chunk, static_cast<size_t>(n));
+  });
+  const int code = waitExit(run, 60);
+  reader.join();
+  close(out[0]);
+  ASSERT_TRUE(ended) << "the run did not end; status " << status();
+  EXPECT_EQ(status(), "finished");
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(lossPoints(db_), 400u) << "the store has every step";
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(events);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().value("type", ""), "run_finished") << events.substr(events.size() > 2000 ? events.size() - 2000 : 0);
+  // Every step reached the client or is counted in a warning (the run's 400 steps fit the
+  // sink's bound here: none need be dropped).
+  size_t dropped = 0, steps = 0;
+  for (const auto& e : lines) {
+    if (e.value("type", "") == "warning") dropped += e.value("dropped_events", size_t{0});
+    if (e.value("type", "") == "step" && e.contains("loss")) ++steps;
+  }
+  EXPECT_EQ(steps + dropped, 400u);
+}
+
+// The store's disk fills during a real-mode run (here the file size limit, which fails the log's
+// writes as a full disk does, SIGXFSZ ignored): the launcher no longer exits leaving the run
+// "running". The run ends failed, exit 1, its message naming the store and the rows it could not
+// save; the losses saved before stay, and the store reads and passes its integrity check.
+TEST_F(Faults, AFullDiskUnderTheStoreFailsTheRunAndKeepsWhatWasSaved) {
+  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 768; exec " + bin() + " run tiny-synthetic --db " + db_ +
+                          " --quiet --set pipeline.stages=2 --set pipeline.microbatches=2 --set execution.mode=real"
+                          " --set training.steps=3000 --set training.log_interval=1\" 2>&1";
+  const auto r = runCmd(cmd);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+  EXPECT_EQ(query(db_, "PRAGMA integrity_check"), "ok");
+  pm::RunStore store(db_, /*readOnly=*/true);
+  const auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, pm::RunStatus::Failed) << runs[0].status_message;
+  const std::string msg = runs[0].status_message;
+  EXPECT_NE(msg.find("could not save"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(db_), std::string::npos) << msg;
+  const size_t saved = store.loadMetric(runs[0].id, "train/loss").size();
+  EXPECT_GT(saved, 0u) << "the losses saved before the disk filled";
+  EXPECT_LT(saved, 3000u) << "the limit never bit: the test proves nothing";
+}
+
+// A run recorded with `--db real.db` and killed after a checkpoint resumes through a link to the
+// store (`--db link.db`): its checkpoints are found beside the store file itself, however it is
+// named, and the resume finishes the run into the same record.
+TEST_F(Faults, ARunResumesThroughALinkToItsStore) {
+  const std::string log = tmp_.file("run.log");
+  const pid_t run = spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--events", "stdout", "--quiet",
+                                     "--set", "training.steps=300", "--set", "training.checkpoint_every=5", "--set",
+                                     "training.log_interval=1"},
+                                    log);
+  ASSERT_TRUE(waitUntil([&] { return readFile(log).find("\"checkpoint_step\"") != std::string::npos; }, 120)) << readFile(log);
+  ASSERT_EQ(::kill(run, SIGKILL), 0);
+  waitExit(run, 10);
+  const std::string link = tmp_.file("link.db");
+  fs::create_symlink(db_, link);
+  const auto r = runCmd(bin() + " run --resume 1 --db " + link + " --quiet 2>&1");
+  EXPECT_EQ(r.code, 0) << r.out;
+  pm::RunStore store(db_, /*readOnly=*/true);
+  const auto rec = store.getRun(1);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->status, pm::RunStatus::Finished) << rec->status_message;
+  EXPECT_EQ(lossPoints(db_), 300u);
+}

@@ -42,6 +42,29 @@ TEST(CheckpointLayout, ATornCheckpointFallsBackToTheNewestThatLoads) {
   fs::remove_all(root);
 }
 
+// A step prunes the older ones only once it is complete (every stage's file and the partition):
+// while a stage has yet to write it, the older complete step stays for a resume; a newer step
+// being written is never touched.
+TEST(CheckpointLayout, PruneBeforeWaitsUntilTheStepIsComplete) {
+  const fs::path root = fs::temp_directory_path() / ("pipemare-ckpt-prune-" + std::to_string(::getpid()));
+  CheckpointLayout c = makeCheckpoints(root, {7, 14});
+  fs::create_directories(c.stepDir(21));
+  std::ofstream(c.stageFile(21, 0)) << "stage bytes";
+  c.writePartition(21, {3});
+  EXPECT_EQ(c.pruneBefore(21, 2), 0) << "stage 1 has not written step 21";
+  EXPECT_EQ(c.completeSteps(2).size(), 2u);
+  fs::create_directories(c.stepDir(28));
+  std::ofstream(c.stageFile(28, 0)) << "stage bytes";  // the next step, begun
+  std::ofstream(c.stageFile(21, 1)) << "stage bytes";
+  EXPECT_EQ(c.pruneBefore(21, 2), 2);
+  EXPECT_FALSE(fs::exists(c.stepDir(7)));
+  EXPECT_FALSE(fs::exists(c.stepDir(14)));
+  EXPECT_TRUE(fs::exists(c.stageFile(28, 0))) << "a newer step was pruned";
+  EXPECT_EQ(c.latestComplete(2), 21);
+  EXPECT_EQ(c.pruneBefore(21, 2), 0);
+  fs::remove_all(root);
+}
+
 // The partition file is written whole (a temporary renamed into place) and private to the user
 // whatever the umask.
 TEST(CheckpointLayout, PartitionFileIsWrittenWholeAndPrivate) {

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 
 #include "core/events/event_sink.h"
+#include "core/runner/worker_processes.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -63,3 +65,30 @@ TEST(Launcher, StagesHaltStepIsTheOutcomesHaltStep) {
 }
 
 }  // namespace
+
+// What a launcher killed with -9 leaves in /tmp (its experiment file and the ranks' store folder,
+// named with its pid) is removed by the next launcher; files of a launcher still running, names
+// without a pid, and links are left alone. The names of a new run's files carry its pid.
+TEST(Launcher, TheNextLauncherRemovesWhatAKilledOneLeft) {
+  const pm::test::TempDir tmp;
+  const std::string dead = std::to_string(pm::test::deadPid());
+  const std::string alive = std::to_string(::getpid());
+  const auto dir = tmp.dir;
+  std::ofstream(dir / ("pipemare-exp-" + dead + "-a1b2c3")) << "{}";
+  std::filesystem::create_directories(dir / ("pipemare-store-" + dead + "-d4e5f6"));
+  std::ofstream(dir / ("pipemare-store-" + dead + "-d4e5f6") / "store") << "x";
+  std::ofstream(dir / ("pipemare-exp-" + alive + "-g7h8i9")) << "{}";
+  std::ofstream(dir / "pipemare-exp-XyZ123") << "{}";  // an older name, without a pid
+  std::filesystem::create_symlink(dir / "pipemare-exp-XyZ123", dir / ("pipemare-exp-" + dead + "-link00"));
+  EXPECT_EQ(pm::removeLeftWorkerFiles(dir.string()), 2);
+  EXPECT_FALSE(std::filesystem::exists(dir / ("pipemare-exp-" + dead + "-a1b2c3")));
+  EXPECT_FALSE(std::filesystem::exists(dir / ("pipemare-store-" + dead + "-d4e5f6")));
+  EXPECT_TRUE(std::filesystem::exists(dir / ("pipemare-exp-" + alive + "-g7h8i9")));
+  EXPECT_TRUE(std::filesystem::exists(dir / "pipemare-exp-XyZ123"));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / ("pipemare-exp-" + dead + "-link00")));
+
+  pm::Experiment e;
+  pm::WorkerFiles files(e, /*fileStore=*/true);
+  EXPECT_NE(files.configPath().find("/tmp/pipemare-exp-" + alive + "-"), std::string::npos) << files.configPath();
+  EXPECT_NE(files.storeDir().find("/tmp/pipemare-store-" + alive + "-"), std::string::npos) << files.storeDir();
+}

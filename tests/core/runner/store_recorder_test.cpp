@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,34 @@ TEST(StoreRecorder, ACheckpointWritesTheBufferedRows) {
   recorder.emit(checkpoint);
   EXPECT_EQ(visibleSteps(), 3u);
   recorder.close();
+}
+
+// A stage event on a GPU carries the CUDA caching allocator's figures for the stage's device
+// beside the accounted memory: both become stage metrics (mem/<category>, cuda/<figure>), with
+// the stage and step they belong to.
+TEST(StoreRecorder, CudaAllocatorFiguresBecomeStageMetrics) {
+  pm::test::TempDir tmp;
+  pm::RunStore store(tmp.file("runs.db"));
+  const int64_t run = store.createRun("gpu", "{}");
+  {
+    pm::StoreRecorder recorder(store, run);
+    pm::Json e = pm::makeEvent(pm::ev::kStage);
+    e["stage"] = 1;
+    e["step"] = 7;
+    e["memory"] = {{"weights", 1024.0}, {"activations", 4096.0}};
+    e["cuda"] = {{"allocated", 6000.0}, {"allocated_peak", 9000.0}, {"reserved", 16384.0}, {"note", "not a number"}};
+    recorder.emit(e);
+    recorder.close();
+  }
+  const auto keys = store.stageMetricKeys(run);
+  for (const char* k : {"mem/weights", "mem/activations", "cuda/allocated", "cuda/allocated_peak", "cuda/reserved"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
+  EXPECT_EQ(std::find(keys.begin(), keys.end(), "cuda/note"), keys.end());
+  const auto peak = store.loadStageMetric(run, "cuda/allocated_peak");
+  ASSERT_EQ(peak.size(), 1u);
+  EXPECT_EQ(peak[0].stage, 1);
+  EXPECT_EQ(peak[0].step, 7);
+  EXPECT_EQ(peak[0].value, 9000.0);
 }
 
 // The run's partition and halt step come from the events' structured fields, at once; a log line

@@ -1238,6 +1238,60 @@ TEST_F(RunStoreTest, ImportCopiesTheModelFile) {
   EXPECT_EQ(r->model, "mlp");
 }
 
+// A run copied while it was still going at its source (arrived interrupted, "imported while
+// running", with the losses it had then) is refreshed in place by the next import once the source
+// has finished it: its status and every row as the source has them, under the same id here; a
+// run still going is skipped as before, and a finished copy is not copied again.
+TEST_F(RunStoreTest, ImportRefreshesACopyMadeWhileItsSourceWasGoing) {
+  const std::string there = file("there.db");
+  int64_t going = 0;
+  {
+    RunStore s(there);
+    going = s.createRun("going", kConfig, {"remote"});
+    s.markRunning(going, 4243);
+    for (int64_t k = 1; k <= 30; ++k) s.appendMetric(going, "train/loss", k, 100.0 + k, 1.0 / static_cast<double>(k));
+  }
+  RunStore here(file("here.db"));
+  const auto first = here.importRuns(there);
+  ASSERT_EQ(first.size(), 1u);
+  const int64_t copy = first[0].second;
+  EXPECT_EQ(here.getRun(copy)->status, pm::RunStatus::Interrupted);
+  EXPECT_EQ(here.loadMetric(copy, "train/loss").size(), 30u);
+
+  std::vector<std::pair<int64_t, int64_t>> skipped, refreshed;
+  EXPECT_TRUE(here.importRuns(there, &skipped, &refreshed).empty());
+  EXPECT_TRUE(refreshed.empty()) << "the source has not ended yet";
+  ASSERT_EQ(skipped.size(), 1u);
+
+  {
+    RunStore s(there);
+    for (int64_t k = 31; k <= 600; ++k) s.appendMetric(going, "train/loss", k, 100.0 + k, 1.0 / static_cast<double>(k));
+    s.appendLog(going, 700.0, "info", "the end");
+    s.setStatus(going, "finished");
+  }
+  skipped.clear();
+  EXPECT_TRUE(here.importRuns(there, &skipped, &refreshed).empty()) << "a refreshed copy is no new run";
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(refreshed.size(), 1u);
+  EXPECT_EQ(refreshed[0], std::make_pair(going, copy));
+  const auto r = here.getRun(copy);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, pm::RunStatus::Finished);
+  EXPECT_EQ(r->launcher_pid, 0);
+  EXPECT_EQ(r->tags, std::vector<std::string>{"remote"});
+  const auto losses = here.loadMetric(copy, "train/loss");
+  ASSERT_EQ(losses.size(), 600u) << "rows stored twice or missing";
+  EXPECT_EQ(losses.back().step, 600);
+  EXPECT_EQ(here.loadLog(copy).size(), 1u);
+  EXPECT_EQ(here.listRuns().size(), 1u);
+
+  refreshed.clear();
+  skipped.clear();
+  EXPECT_TRUE(here.importRuns(there, &skipped, &refreshed).empty());
+  EXPECT_TRUE(refreshed.empty()) << "a finished copy was refreshed again";
+  EXPECT_EQ(skipped.size(), 1u);
+}
+
 // A row whose status text names no RunStatus (only a store edited by hand has one) reads as
 // failed, its message saying which text it held; the file keeps the text.
 TEST_F(RunStoreTest, AnUnknownStatusReadsAsFailed) {
