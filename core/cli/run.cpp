@@ -95,11 +95,17 @@ void printRunResult(const LocalRunResult& r, const RunStore& store) {
   const std::string& message = r.outcome.message;
   std::fprintf(stderr, "run %lld %s%s%s\n", static_cast<long long>(r.runId), toString(r.outcome.status),
                message.empty() ? "" : ": ", escapeForTerminal(message).c_str());
+  // A figure of the summary; NaN when it is missing or null (a diverged run's NaN loss comes from
+  // a worker's event line as null: JSON has no NaN).
+  const auto figure = [&](const char* key) {
+    const auto it = s.find(key);
+    return it != s.end() && it->is_number() ? it->get<double>() : NAN;
+  };
   if (s.is_object() && s.contains("samples_per_s")) {
+    const double rate = figure("samples_per_s"), wall = figure("wall_s");
     std::fprintf(stderr, "  final loss %s, accuracy %s, %.0f samples/s over %s (start-up and evaluation included)\n",
-                 fmtNum(s.value("final_loss", NAN)).c_str(),
-                 fmtNum(s["final_accuracy"].is_number() ? s["final_accuracy"].get<double>() : NAN).c_str(),
-                 s.value("samples_per_s", 0.0), formatDuration(s.value("wall_s", 0.0)).c_str());
+                 fmtNum(figure("final_loss")).c_str(), fmtNum(figure("final_accuracy")).c_str(), std::isnan(rate) ? 0.0 : rate,
+                 formatDuration(std::isnan(wall) ? 0.0 : wall).c_str());
   }
   std::fprintf(stderr, "stored as run %lld in %s (see: pipemare runs show %lld)\n", static_cast<long long>(r.runId),
                escapeForTerminal(store.path()).c_str(), static_cast<long long>(r.runId));
@@ -137,6 +143,9 @@ int runCommand(const RunOptions& o, const std::atomic<bool>* stop) {
                  choiceName(e.execution.mode).c_str(), escapeForTerminal(store.path()).c_str());
     runStarted = true;
     const LocalRunResult r = runLocally(store, req, stop);
+    if (const std::string gone = store.fileProblem(); !gone.empty())
+      throw StoreError(store.path(), gone + " while run " + std::to_string(r.runId) + " was recording into it (it ended " +
+                                         toString(r.outcome.status) + "): what the run recorded went with that file");
     printRunResult(r, store);
     if (r.outcome.status == RunStatus::Finished) return 0;
     if (r.outcome.status == RunStatus::Stopped) return 130;

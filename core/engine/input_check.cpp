@@ -147,10 +147,13 @@ void checkModelOnData(const Experiment& e) {
 
 void checkDataAvailable(const Experiment& e) {
   const auto& d = e.data;
-  int64_t trainSamples = -1;  // -1: not known without reading the data (Fashion-MNIST: 60,000)
+  int64_t trainSamples = -1;  // -1: not known
   if (d.dataset == DatasetKind::FashionMnist) {
-    locateFashionMnist(d.path, "train");
-    locateFashionMnist(d.path, choiceName(d.eval_split));
+    // Read whole, as the run will (about 50 MB for both splits): a truncated file, absurd
+    // dimensions or a label out of range is an error here (exit 2, nothing recorded), not a run
+    // that fails after it was recorded.
+    trainSamples = limitedCount(loadFashionMnist(d.path, "train").count, d.train_limit);
+    loadFashionMnist(d.path, choiceName(d.eval_split));
   } else if (d.dataset == DatasetKind::Text) {
     const TextCorpus corpus = loadTextCorpus(d.path, d.eval_fraction, d.context);  // a few MB at most: read it once
     trainSamples = limitedCount((static_cast<int64_t>(corpus.train.size()) - 1) / std::max(1, d.context), d.train_limit);

@@ -210,8 +210,8 @@ void StageExecutor::backward(int64_t mb) {
       out = recomputeForward(f.input);
       if (last) out = computeLoss(out, f.target, train_->task()) * f.scale;
     }
-    if (last) out.backward();
-    else backwardWithPeerGradient(mb, out);
+    if (!last) backwardWithPeerGradient(mb, out);
+    else if (out.requires_grad()) out.backward();  // (a model without parameters has nothing to learn)
   }
   if (!plan_.first()) gradsOut_[mb] = f.input.grad().defined() ? f.input.grad() : torch::zeros_like(f.input);
   action.end();
@@ -286,7 +286,9 @@ torch::Tensor StageExecutor::recomputeForward(const torch::Tensor& input) {
 void StageExecutor::backwardWithPeerGradient(int64_t mb, const torch::Tensor& out) {
   auto g = gradsIn_.find(mb);
   if (g == gradsIn_.end()) throw EngineError(where(), "backward of microbatch " + std::to_string(mb) + " before its gradient arrived");
-  out.backward(g->second.to(device_));
+  // A first stage of units without parameters (a Flatten alone) has nothing to differentiate: its
+  // input needs no gradient and it has no weights, so its output has no graph.
+  if (out.requires_grad()) out.backward(g->second.to(device_));
   gradsIn_.erase(g);
 }
 

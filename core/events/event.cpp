@@ -21,7 +21,7 @@ Json makeErrorEvent(const std::exception& ex) {
     e["message"] = err->problem();
     e["place"] = err->place();
   } else {
-    e["message"] = ex.what();
+    e["message"] = errorText(ex);
   }
   return e;
 }

@@ -10,6 +10,7 @@
 // process without the secret, a replayed line (another connection, another position) or an
 // altered one fails verification and is refused. Nothing is encrypted: events are readable on the
 // network (see docs/cluster.md).
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,7 +24,11 @@ namespace node_msg {
 // node 0 -> k, the first line, plain: {"type", "nonce"}.
 inline constexpr const char* kChallenge = "node_challenge";
 // node 0 -> k, plain, then the connection closes: the hello failed authentication {"message"}.
+// Taken only before the session exists (before kWelcome): later every line must verify.
 inline constexpr const char* kRefused = "node_refused";
+// node 0 -> k, sealed: the hello verified and the node is one of the run's; from here on a line
+// that fails verification ends the run on both nodes.
+inline constexpr const char* kWelcome = "node_welcome";
 // k -> node 0: {"node", "nnodes", "config" (configDigest), "ranks", "nonce"}; the first sealed line.
 inline constexpr const char* kHello = "node_hello";
 // k -> node 0: the stop was asked on node k {"node"}.
@@ -36,6 +41,15 @@ inline constexpr const char* kStop = "stop";
 inline constexpr const char* kAbort = "abort";
 // Every other line from node k is one of its workers' events (docs/events.md).
 }  // namespace node_msg
+
+// Bounds on what the link takes from the network: a line before the hello verifies (the challenge
+// answered by anyone who connects) is at most kMaxHelloBytes; an authenticated line at most
+// kMaxLineBytes. Node 0 keeps at most kMaxPendingConnections connections that have not yet said a
+// verified hello, each for kHelloTimeoutS at most; more are closed on arrival.
+inline constexpr size_t kMaxHelloBytes = 16u << 10;
+inline constexpr size_t kMaxLineBytes = 4u << 20;
+inline constexpr int kMaxPendingConnections = 8;
+inline constexpr double kHelloTimeoutS = 10.0;
 
 // Where the run secret comes from, in order: `secretFile` (--secret-file), the environment
 // variable PIPEMARE_RUN_SECRET, or the user's secret file ($XDG_CONFIG_HOME/pipemare/run-secret,

@@ -193,7 +193,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
       result.outcome = runSingleProcess(e, sink, stop, opts);
     }
   } catch (const std::exception& ex) {
-    result.outcome = RunOutcome{RunStatus::Failed, ex.what(), Json::object()};
+    result.outcome = RunOutcome{RunStatus::Failed, errorText(ex), Json::object()};
     sink.emit(makeErrorEvent(ex));
   }
   // Rows the store refused (a full disk, an I/O error) fail the run whatever the stages did: its

@@ -10,6 +10,7 @@
 #include "core/util/net.h"
 #include "core/util/process.h"
 #include "core/util/strings.h"
+#include "core/util/system_info.h"
 
 namespace pm {
 
@@ -57,14 +58,30 @@ void RemoteNodes::service(RunVerdict& verdict, EventSink& sink) {
   accept();
   for (auto& r : peers_)
     if (r.fd >= 0) read(r, verdict, sink);
+  // A connection that says no verified hello in time is let go (it holds one of the few places).
+  const double now = monotonicSeconds();
+  for (auto& r : peers_)
+    if (r.fd >= 0 && !r.session && now - r.since > kHelloTimeoutS)
+      refuse(r, "no hello within " + std::to_string(static_cast<int>(kHelloTimeoutS)) + " s");
   peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const Peer& r) { return r.fd < 0 && r.node < 0; }), peers_.end());
 }
 
 void RemoteNodes::accept() {
   if (listenFd_ < 0) return;
   for (int fd; (fd = acceptTcp(listenFd_)) >= 0;) {
+    const auto pending = std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return p.fd >= 0 && !p.session; });
+    if (pending >= kMaxPendingConnections) {  // a flood of connections: each new one closed on arrival
+      if (!floodSaid_)
+        std::fprintf(stderr, "pipemare: node 0 closes new connections from %s and others to its node port: %d are already "
+                             "waiting to say hello\n", peerAddress(fd).c_str(), kMaxPendingConnections);
+      floodSaid_ = true;
+      ::close(fd);
+      continue;
+    }
+    floodSaid_ = false;
     Peer r;
     r.fd = fd;
+    r.since = monotonicSeconds();
     r.challenge = randomNonce();
     r.peer = peerAddress(fd);
     sendAll(fd, Json{{"type", node_msg::kChallenge}, {"nonce", r.challenge}}.dump() + "\n");
@@ -73,11 +90,19 @@ void RemoteNodes::accept() {
 }
 
 void RemoteNodes::read(Peer& r, RunVerdict& verdict, EventSink& sink) {
-  bool eof = false;
-  for (const auto& line : drainLines(r.fd, r.buf, eof)) {
-    if (r.fd < 0) break;  // refused
+  bool eof = false, tooLong = false;
+  for (const auto& line : drainLines(r.fd, r.buf, eof, r.session ? kMaxLineBytes : kMaxHelloBytes, &tooLong)) {
+    if (r.fd < 0) break;  // refused, or its link ended
     Json msg;
-    if (open(r, line, msg)) dispatch(r, msg, verdict, sink);
+    if (open(r, line, msg, verdict)) dispatch(r, msg, verdict, sink);
+  }
+  if (tooLong && r.fd >= 0) {
+    if (!r.session)
+      refuse(r, "more than " + std::to_string(kMaxHelloBytes) + " bytes without a line end before a hello");
+    else
+      endLink(r, "node " + std::to_string(r.node) + "'s link sent more than " + std::to_string(kMaxLineBytes) +
+                     " bytes without a line end", verdict);
+    return;
   }
   if (eof && r.fd >= 0) {
     ::close(r.fd);
@@ -90,7 +115,7 @@ void RemoteNodes::read(Peer& r, RunVerdict& verdict, EventSink& sink) {
 
 // The message of a line: the hello (the connection's first line) or a sealed message. False for a
 // line that is refused (a hello that does not verify) or dropped (a sealed line that does not).
-bool RemoteNodes::open(Peer& r, const std::string& line, Json& msg) {
+bool RemoteNodes::open(Peer& r, const std::string& line, Json& msg, RunVerdict& verdict) {
   if (!r.session) {
     std::string why;
     r.session = acceptHello(secret_, r.challenge, line, msg, why);
@@ -101,8 +126,21 @@ bool RemoteNodes::open(Peer& r, const std::string& line, Json& msg) {
     msg = std::move(*sealed);
     return true;
   }
-  std::fprintf(stderr, "pipemare: node 0 dropped a line from node %d (%s) that fails authentication\n", r.node, r.peer.c_str());
+  // Every later line of this link would fail too (the sequence numbers no longer agree): the link
+  // ends here, and the run on both nodes, with the reason.
+  endLink(r, "a line on node " + std::to_string(r.node) + "'s link (" + r.peer +
+                 ") failed authentication (altered or injected on the way); the run was ended on every node",
+          verdict);
   return false;
+}
+
+void RemoteNodes::endLink(Peer& r, const std::string& why, RunVerdict& verdict) {
+  std::fprintf(stderr, "pipemare: node 0: %s\n", why.c_str());
+  if (verdict.undecided()) verdict.fail(why);
+  sendAll(r.fd, r.session->seal(Json{{"type", node_msg::kAbort}, {"message", why}}));
+  ::close(r.fd);
+  r.fd = -1;
+  r.finished = true;  // its end is said: no second failure for the closed connection
 }
 
 void RemoteNodes::dispatch(Peer& r, const Json& msg, RunVerdict& verdict, EventSink& sink) {
@@ -155,6 +193,8 @@ void RemoteNodes::hello(Peer& r, const Json& msg, RunVerdict& verdict, EventSink
   if (!refused.empty()) {
     verdict.fail(refused);
     sendAll(r.fd, r.session->seal(Json{{"type", node_msg::kAbort}, {"message", "node 0 refused this node: " + refused}}));
+  } else {
+    sendAll(r.fd, r.session->seal(Json{{"type", node_msg::kWelcome}}));
   }
   Json log = makeEvent(ev::kLog);
   log["level"] = "info";
@@ -201,7 +241,7 @@ std::string RemoteNodes::missingNote() const {
 UpLink::UpLink(const std::string& addr, int port, double timeoutS, const std::string& secret, const NodeHello& hello)
     : addr_(addr), node_(hello.node) {
   fd_ = connectTcp(addr, port, timeoutS);
-  const auto line = awaitLine(fd_, buf_, timeoutS);
+  const auto line = awaitLine(fd_, buf_, timeoutS, kMaxHelloBytes);
   const Json challenge = line ? Json::parse(*line, nullptr, false) : Json();
   if (!challenge.is_object() || challenge.value("type", "") != node_msg::kChallenge) {
     ::close(fd_);
@@ -229,8 +269,12 @@ void UpLink::send(const Json& msg) {
 
 void UpLink::service(RunVerdict& verdict) {
   if (fd_ >= 0 && !lost_) {
-    bool eof = false;
-    for (const auto& line : drainLines(fd_, buf_, eof)) handle(line, verdict);
+    bool eof = false, tooLong = false;
+    for (const auto& line : drainLines(fd_, buf_, eof, welcomed_ ? kMaxLineBytes : kMaxHelloBytes, &tooLong)) {
+      if (fd_ < 0) break;
+      handle(line, verdict);
+    }
+    if (tooLong && fd_ >= 0) endLink("node 0's link sent a line longer than the link allows", verdict);
     if (eof && verdict.undecided()) lost_ = true;
   }
   if (lost_ && verdict.undecided()) verdict.fail("lost the connection to the node-rank 0 launcher at " + addr_);
@@ -239,18 +283,33 @@ void UpLink::service(RunVerdict& verdict) {
 void UpLink::handle(const std::string& line, RunVerdict& verdict) {
   const auto sealed = session_->open(line);
   if (!sealed) {
-    // Node 0 refuses a hello in plain text (it has no session to seal with); the connection
-    // then closes, which would end the run anyway.
+    // Before its welcome, node 0 refuses a hello in plain text (it has no session to seal with);
+    // the connection then closes. Any other line that fails verification (a plain refusal once
+    // the session exists among them) ends the link and the run on both nodes.
     const Json plain = Json::parse(line, nullptr, false);
-    if (plain.is_object() && plain.value("type", "") == node_msg::kRefused && verdict.failure.empty())
-      verdict.fail(plain.value("message", std::string("node 0 refused this node")));
-    else
-      std::fprintf(stderr, "pipemare: dropped a line from node 0 that fails authentication\n");
+    if (!welcomed_ && plain.is_object() && plain.value("type", "") == node_msg::kRefused) {
+      if (verdict.failure.empty()) verdict.fail(plain.value("message", std::string("node 0 refused this node")));
+      return;
+    }
+    endLink("a line on the link from node 0 (" + addr_ + ") failed authentication (altered or injected on the way); the run "
+            "was ended on every node",
+            verdict);
     return;
   }
   const std::string type = sealed->value("type", "");
+  if (type == node_msg::kWelcome) welcomed_ = true;
   if (type == node_msg::kAbort) verdict.fail(sealed->value("message", std::string("node 0 ended the run")));
   if (type == node_msg::kStop) verdict.stopFromNode(0);
+}
+
+void UpLink::endLink(const std::string& why, RunVerdict& verdict) {
+  std::fprintf(stderr, "pipemare: %s\n", why.c_str());
+  if (verdict.undecided()) verdict.fail(why);
+  // Node 0 hears why (its own lines to this node can still be sealed and verified there).
+  sendAll(fd_, session_->seal(Json{{"type", node_msg::kFinished}, {"node", node_}, {"status", toString(RunStatus::Failed)},
+                                   {"message", why}}));
+  ::close(fd_);
+  fd_ = -1;
 }
 
 void UpLink::finish(RunStatus status, const std::string& message) {

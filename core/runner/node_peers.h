@@ -66,11 +66,15 @@ class RemoteNodes {
     bool finished = false;
     std::string challenge, peer;
     std::optional<NodeLinkSession> session;
+    double since = 0;  // when it connected (monotonic s): the hello is due within kHelloTimeoutS
   };
 
   void accept();
   void read(Peer& r, RunVerdict& verdict, EventSink& sink);
-  bool open(Peer& r, const std::string& line, Json& msg);
+  bool open(Peer& r, const std::string& line, Json& msg, RunVerdict& verdict);
+  // Ends an authenticated node's link for `why`: the run fails with it, the node is told (sealed
+  // abort) and the connection closed.
+  void endLink(Peer& r, const std::string& why, RunVerdict& verdict);
   void dispatch(Peer& r, const Json& msg, RunVerdict& verdict, EventSink& sink);
   void hello(Peer& r, const Json& msg, RunVerdict& verdict, EventSink& sink);
   std::string refusal(const Peer& r, const Json& hello) const;
@@ -80,6 +84,7 @@ class RemoteNodes {
   int nnodes_;
   std::string digest_, secret_, modelSha256_;
   std::vector<Peer> peers_;
+  bool floodSaid_ = false;   // the closing of surplus connections was said (once per burst)
   std::string lastRefusal_;  // the last connection refused (a node with another secret, a forger)
   std::map<int, Json> summaries_;
 };
@@ -117,6 +122,9 @@ class UpLink {
 
  private:
   void handle(const std::string& line, RunVerdict& verdict);
+  // Ends the link for `why`: the run fails with it, node 0 hears it (a sealed node_finished), the
+  // connection closes.
+  void endLink(const std::string& why, RunVerdict& verdict);
 
   std::string addr_;
   int node_;
@@ -124,6 +132,7 @@ class UpLink {
   std::string buf_;
   std::optional<NodeLinkSession> session_;
   bool lost_ = false;
+  bool welcomed_ = false;  // node 0's sealed welcome came: a plain refusal is no longer taken
 };
 
 }  // namespace pm

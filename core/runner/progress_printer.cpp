@@ -27,7 +27,8 @@ void ProgressPrinter::emit(const Json& e) {
                  e.value("partition_text", std::string("?")).c_str(), blas.c_str(), e.value("threads", 0),
                  static_cast<long long>(e.value("total_steps", int64_t{0})));
   } else if (type == ev::kStep) {
-    if (e.contains("loss") && e["loss"].is_number()) lastLoss_ = e["loss"].get<double>();
+    // A loss that is not finite travels as null (JSON has no NaN): shown as nan, not as the last one.
+    if (e.contains("loss")) lastLoss_ = e["loss"].is_number() ? e["loss"].get<double>() : std::nan("");
     if (e.contains("samples_per_s") && e["samples_per_s"].is_number()) lastThroughput_ = e["samples_per_s"].get<double>();
   } else if (type == ev::kProgress) {
     const int64_t step = e.value("step", int64_t{0}), total = std::max<int64_t>(1, e.value("total_steps", int64_t{1}));

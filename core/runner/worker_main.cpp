@@ -165,7 +165,7 @@ int workerMain(const WorkerOptions& o) {
     ev["stage"] = rank;
     ev["rank"] = rank;
     sink.emit(ev);
-    finish(RunStatus::Failed, ex.what(), Json::object(), 0);
+    finish(RunStatus::Failed, errorText(ex), Json::object(), 0);
     std::fflush(stdout);
     const auto* err = dynamic_cast<const Error*>(&ex);
     std::_Exit(err ? err->exitCode() : 1);

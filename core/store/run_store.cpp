@@ -1,6 +1,7 @@
 #include "core/store/run_store.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -118,6 +119,11 @@ void RunStore::openFile() {
     int version = tables.hasSchemaVersion ? readVersion(db_, path_) : 0;
     if (version > kStoreSchemaVersion) throw StoreError(path_, newerVersionMessage(version), true);
 
+    struct stat st {};
+    if (!memory && ::stat(path_.c_str(), &st) == 0) {
+      fileDev_ = static_cast<unsigned long long>(st.st_dev);
+      fileIno_ = static_cast<unsigned long long>(st.st_ino);
+    }
     if (readOnly_) {
       requireCurrentSchema(tables, version, path_);
       exec("PRAGMA foreign_keys = ON");
@@ -177,6 +183,15 @@ std::unique_ptr<RunStore> RunStore::openForReading(const std::string& path) {
     if (e.problem() != kReadOnlyFileProblem) throw;
     return std::make_unique<RunStore>(path, /*readOnly=*/true);
   }
+}
+
+std::string RunStore::fileProblem() const {
+  if (fileIno_ == 0) return "";
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return "was deleted";
+  if (static_cast<unsigned long long>(st.st_dev) != fileDev_ || static_cast<unsigned long long>(st.st_ino) != fileIno_)
+    return "was replaced by another file";
+  return "";
 }
 
 RunStore::~RunStore() {

@@ -191,6 +191,9 @@ class RunStore {
   // beside it is not read, and immutable() says so). A store of an older schema is migrated first,
   // which writes; where that cannot be done the error says why (exit 2).
   static std::unique_ptr<RunStore> openReadOnly(const std::string& path);
+  // "" while the file this connection opened is still at path(); else what happened to it ("was
+  // deleted", "was replaced by another file"): what was written since went with the old file.
+  std::string fileProblem() const;
   // True when this connection reads the file as immutable (see openReadOnly).
   bool immutable() const { return immutable_; }
 
@@ -224,6 +227,7 @@ class RunStore {
   std::string path_;
   bool readOnly_;
   bool immutable_ = false;
+  unsigned long long fileDev_ = 0, fileIno_ = 0;  // the file opened (0: in memory)
   void openFile();  // the constructors' work: opens path_ as readOnly_ and immutable_ say
   sqlite3* db_ = nullptr;
   std::unique_ptr<Pending> pending_;

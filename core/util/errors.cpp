@@ -20,4 +20,11 @@ int Error::exitCode() const {
   }
 }
 
+std::string errorText(const std::exception& ex) {
+  std::string what = ex.what();
+  for (const char* marker : {"\nException raised from ", "\nframe #0"})
+    if (const auto at = what.find(marker); at != std::string::npos) what.resize(at);
+  return what;
+}
+
 }  // namespace pm

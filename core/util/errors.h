@@ -50,4 +50,8 @@ class EngineError : public Error {
   EngineError(std::string place, const std::string& problem) : Error(ErrorKind::Engine, std::move(place), problem) {}
 };
 
+// What an exception says, for people: its what(), less the C++ stack that LibTorch's errors carry
+// after their message ("Exception raised from ...", "frame #0: ...").
+std::string errorText(const std::exception& ex);
+
 }  // namespace pm

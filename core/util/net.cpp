@@ -128,7 +128,7 @@ bool sendAll(int fd, const std::string& data) {
   return true;
 }
 
-std::optional<std::string> awaitLine(int fd, std::string& buf, double timeoutS) {
+std::optional<std::string> awaitLine(int fd, std::string& buf, double timeoutS, size_t maxLine) {
   const double deadline = monotonicSeconds() + timeoutS;
   for (;;) {
     if (const auto at = buf.find('\n'); at != std::string::npos) {
@@ -136,6 +136,7 @@ std::optional<std::string> awaitLine(int fd, std::string& buf, double timeoutS) 
       buf.erase(0, at + 1);
       return line;
     }
+    if (maxLine > 0 && buf.size() > maxLine) return std::nullopt;
     const double left = deadline - monotonicSeconds();
     if (left <= 0) return std::nullopt;
     pollfd p{fd, POLLIN, 0};

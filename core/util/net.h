@@ -1,6 +1,7 @@
 #pragma once
 // Plain TCP for the launchers of a multi-node run (event streams of remote nodes). IPv4 and
 // host names; no shell, no external tools.
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -21,7 +22,8 @@ int acceptTcp(int listenFd);
 bool sendAll(int fd, const std::string& data);
 // Waits up to `timeoutS` for one complete line on the non-blocking `fd` (the rest stays in `buf`);
 // nothing on timeout or end of file.
-std::optional<std::string> awaitLine(int fd, std::string& buf, double timeoutS);
+// With `maxLine` > 0, more than that many bytes without a line end is nothing too.
+std::optional<std::string> awaitLine(int fd, std::string& buf, double timeoutS, size_t maxLine = 0);
 
 // "ADDR:PORT" of a connected socket's peer, "an unknown address" when it cannot be told.
 std::string peerAddress(int fd);

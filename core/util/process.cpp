@@ -89,13 +89,22 @@ void watchLifeline(int fd, int exitCode) {
   }).detach();
 }
 
-std::vector<std::string> drainLines(int fd, std::string& buf, bool& eof) {
+std::vector<std::string> drainLines(int fd, std::string& buf, bool& eof, size_t maxLine, bool* tooLong) {
   std::vector<std::string> lines;
   char tmp[65536];
   for (;;) {
     ssize_t n = ::read(fd, tmp, sizeof tmp);
     if (n > 0) {
       buf.append(tmp, static_cast<size_t>(n));
+      if (maxLine > 0) {
+        const size_t end = buf.rfind('\n');
+        const size_t open = end == std::string::npos ? buf.size() : buf.size() - end - 1;
+        if (open > maxLine) {
+          if (tooLong) *tooLong = true;
+          buf.resize(end == std::string::npos ? 0 : end + 1);  // the complete lines stay; the overlong one goes
+          break;
+        }
+      }
       continue;
     }
     if (n == 0) eof = true;

@@ -26,8 +26,10 @@ pid_t spawnProcess(const std::vector<std::string>& args, int& outFd, int& errFd,
 void watchLifeline(int fd, int exitCode);
 
 // Reads what is available on a non-blocking fd into `buf`; returns the complete lines (and the
-// rest once the writer has closed: `eof` becomes true).
-std::vector<std::string> drainLines(int fd, std::string& buf, bool& eof);
+// rest once the writer has closed: `eof` becomes true). With `maxLine` > 0, reading stops once more
+// than `maxLine` bytes have come without a line end (`*tooLong` becomes true): a peer cannot make
+// the reader buffer without bound.
+std::vector<std::string> drainLines(int fd, std::string& buf, bool& eof, size_t maxLine = 0, bool* tooLong = nullptr);
 
 // "signal 9 (SIGKILL)"
 std::string signalName(int sig);

@@ -104,6 +104,59 @@ TEST_F(Cli, InvalidExperimentExitsTwoAndCreatesNoRun) {
   EXPECT_TRUE(store.listRuns().empty());
 }
 
+// Fashion-MNIST files that are there but corrupt (a label of 200, a truncated image file, a
+// dimension of 2^32-1) are bad input like a missing file: `validate` and `run` exit 2 naming the
+// file and what is wrong, and no run is recorded.
+TEST_F(Cli, CorruptFashionMnistFilesAreRefusedBeforeARunIsRecorded) {
+  const auto be32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>((v >> 16) & 0xff), static_cast<char>((v >> 8) & 0xff),
+                       static_cast<char>(v & 0xff)};
+  };
+  const uint32_t n = 32;
+  const std::string images = be32(0x00000803) + be32(n) + be32(28) + be32(28) + std::string(n * 784, '\x40');
+  std::string labels = be32(0x00000801) + be32(n);
+  for (uint32_t i = 0; i < n; ++i) labels += static_cast<char>(i % 10);
+  struct Case {
+    std::string name, file, bytes, expect;
+  };
+  std::string badLabels = labels;
+  badLabels[8 + 5] = static_cast<char>(200);
+  const std::vector<Case> cases{
+      {"label", "train-labels-idx1-ubyte", badLabels, "label 200 at index 5 is out of range"},
+      {"truncated", "train-images-idx3-ubyte", images.substr(0, images.size() / 2), "truncated"},
+      {"huge", "t10k-images-idx3-ubyte", be32(0x00000803) + be32(0xFFFFFFFFu) + be32(28) + be32(28), "exceed the limit"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path dir = dir_ / c.name;
+    fs::create_directories(dir);
+    for (const char* split : {"train", "t10k"}) {
+      pm::test::writeFile((dir / (std::string(split) + "-images-idx3-ubyte")).string(), images);
+      pm::test::writeFile((dir / (std::string(split) + "-labels-idx1-ubyte")).string(), labels);
+    }
+    pm::test::writeFile((dir / c.file).string(), c.bytes);
+    const std::string set = " --set data.dataset=fashion-mnist --set data.path=" + dir.string() + " --set training.steps=2";
+    const auto v = runCmd(bin() + " validate " + exp("tiny-synthetic.json") + set + " 2>&1");
+    EXPECT_EQ(v.code, 2) << v.out;
+    EXPECT_NE(v.out.find((dir / c.file).string()), std::string::npos) << v.out;
+    EXPECT_NE(v.out.find(c.expect), std::string::npos) << v.out;
+    const auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet" + set + " 2>&1");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << r.out;
+  }
+  // The same files, whole, validate.
+  const fs::path good = dir_ / "good";
+  fs::create_directories(good);
+  for (const char* split : {"train", "t10k"}) {
+    pm::test::writeFile((good / (std::string(split) + "-images-idx3-ubyte")).string(), images);
+    pm::test::writeFile((good / (std::string(split) + "-labels-idx1-ubyte")).string(), labels);
+  }
+  const auto ok = runCmd(bin() + " validate " + exp("tiny-synthetic.json") + " --set data.dataset=fashion-mnist --set data.path=" +
+                         good.string() + " 2>&1");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_TRUE(!fs::exists(db_) || pm::RunStore(db_).listRuns().empty()) << "a run was recorded";
+}
+
 // A dataset that is not there is bad input too: exit 2 naming the file, before a run is recorded
 // (no failed run is recorded), for a run and for every point of a sweep.
 TEST_F(Cli, MissingDatasetExitsTwoAndCreatesNoRun) {

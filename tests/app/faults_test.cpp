@@ -704,3 +704,19 @@ TEST_F(Faults, ARunResumesThroughALinkToItsStore) {
   EXPECT_EQ(rec->status, pm::RunStatus::Finished) << rec->status_message;
   EXPECT_EQ(lossPoints(db_), 300u);
 }
+
+// The store deleted while a run records into it: the run's end says so and exits 1, instead of
+// "stored as run 1" in a file that is gone.
+TEST_F(Faults, AStoreDeletedDuringARunIsReportedGone) {
+  const std::string log = tmp_.file("run.log");
+  const pid_t run = spawnBackground({bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--set", "training.steps=400",
+                                     "--set", "training.log_interval=1"},
+                                    log);
+  ASSERT_TRUE(waitUntil([&] { return lossPoints(db_) >= 5; }, 120)) << readFile(log);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db_ + suffix);
+  const int code = waitExit(run, 120);
+  const std::string out = readFile(log);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find(db_ + ": was deleted while run 1 was recording into it"), std::string::npos) << out;
+  EXPECT_EQ(out.find("stored as run"), std::string::npos) << out;
+}

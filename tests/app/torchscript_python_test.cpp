@@ -215,3 +215,34 @@ TEST_F(PythonModels, AZipBombModelOrDataFileIsRefusedUnread) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << saved;
   }
 }
+
+// A first stage of units without parameters (nn.Flatten alone, where a partition puts it) has no
+// graph to differentiate: the run trains in both modes instead of failing inside autograd. And a
+// model whose loss is NaN from the first step ends diverged in real mode with the result line, its
+// output free of LibTorch's C++ stack frames.
+TEST_F(PythonModels, AParameterFreeFirstStageTrainsAndANanModelSaysSoPlainly) {
+  const std::string flat = (dir_ / "flat.pt").string(), nan = (dir_ / "nan.pt").string();
+  // torch.jit.script reads a module's source: the script is a file.
+  const std::string script = (dir_ / "make.py").string();
+  std::ofstream(script) << "import sys, torch, torch.nn as nn\n"
+                           "class Log(nn.Module):\n"
+                           "    def forward(self, x):\n"
+                           "        return torch.log(x - 1000.0)\n"
+                           "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 10))).save(sys.argv[1])\n"
+                           "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 10), Log())).save(sys.argv[2])\n";
+  const auto made = runCmd(std::string(kPython) + " " + script + " " + flat + " " + nan + " 2>&1");
+  ASSERT_EQ(made.code, 0) << made.out;
+  const std::string common = " --db " + db_ + " --set model.name=torchscript --set pipeline.stages=2 --set pipeline.microbatches=2"
+                             " --set training.steps=5 --set training.log_interval=1 --set execution.timeout_s=30";
+  for (const std::string mode : {"single", "real"}) {
+    const auto r = runCmd(bin() + " run tiny-synthetic" + common + " --set model.path=" + flat + " --set execution.mode=" + mode + " 2>&1");
+    EXPECT_EQ(r.code, 0) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("partition: [0,1) [1,2)"), std::string::npos) << "the Flatten alone on stage 0: " << r.out;
+  }
+  const auto r = runCmd(bin() + " run tiny-synthetic" + common + " --set model.path=" + nan + " --set execution.mode=real 2>&1");
+  EXPECT_EQ(r.out.find("frame #"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Exception raised from"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("type_error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("diverged: loss is not finite"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stored as run 3"), std::string::npos) << r.out;
+}
