@@ -121,6 +121,8 @@ bool makeCsvDirectory(const std::string& csvDir) {
   ec.clear();
   const bool made = fs::create_directory(csvDir, ec);
   if (ec) throw StoreError("--csv " + csvDir, "cannot create the directory: " + ec.message() + "; nothing exported", true);
+  // A folder the export makes is the user's alone (0700), whatever the umask.
+  if (made) fs::permissions(csvDir, fs::perms::owner_all, fs::perm_options::replace, ec);
   return made;
 }
 

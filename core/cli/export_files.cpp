@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/util/atomic_file.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 #include "core/util/strings.h"
@@ -30,8 +31,12 @@ void removeParts(const std::vector<std::string>& parts) {
     if (!p.empty()) fs::remove(p, ec);
 }
 
-// The first pass: each regular (or missing) target's text into its .part file. Returns the .part
-// paths, "" for a target written through later. On a failure no .part file is left.
+// An exported file's mode: readable by all, written by its owner alone, whatever the umask.
+constexpr mode_t kExportMode = 0644;
+
+// The first pass: each regular (or missing) target's text into a temporary beside it. Returns the
+// temporaries' paths, "" for a target written through later (a device: /dev/stdout). On a failure
+// no temporary is left.
 std::vector<std::string> writeParts(const std::vector<ExportFile>& files) {
   std::vector<std::string> parts(files.size());
   try {
@@ -40,11 +45,13 @@ std::vector<std::string> writeParts(const std::vector<ExportFile>& files) {
       std::error_code ec;
       const auto st = fs::symlink_status(f.path, ec);
       if (!ec && fs::exists(st) && !fs::is_regular_file(st)) continue;  // written through in the second pass
-      parts[i] = f.path + ".part";
-      const std::string problem = writeText(parts[i], f.text);
-      if (!problem.empty())
-        throw StoreError(f.option, "cannot write " + f.what + " (through " + parts[i] + "): " + problem + "; nothing exported",
-                         true);
+      // A temporary of a random name created exclusively beside the target, never through a link
+      // planted there; 0644 whatever the umask.
+      try {
+        parts[i] = writeTemporaryBeside(f.path, f.text, kExportMode);
+      } catch (const FileError& ex) {
+        throw StoreError(f.option, "cannot write " + f.what + ": " + ex.problem() + "; nothing exported", true);
+      }
     }
   } catch (...) {
     removeParts(parts);
@@ -71,7 +78,6 @@ void writeAllOrNothing(const std::vector<ExportFile>& files) {
         problem = "cannot put " + f.what + " in place: " + ec.message();
       } else {
         parts[i].clear();
-        dropWorldWritable(f.path);
       }
     }
     if (!problem.empty()) {

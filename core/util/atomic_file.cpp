@@ -24,7 +24,7 @@ std::string randomSuffix() {
 
 }  // namespace
 
-void writeFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+std::string writeTemporaryBeside(const std::string& path, std::string_view bytes, mode_t mode) {
   int fd = -1;
   std::string tmp;
   for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
@@ -53,6 +53,11 @@ void writeFileAtomically(const std::string& path, std::string_view bytes, mode_t
     ::unlink(tmp.c_str());
     throw FileError(path, std::string("cannot write it: ") + std::strerror(err));
   }
+  return tmp;
+}
+
+void writeFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+  const std::string tmp = writeTemporaryBeside(path, bytes, mode);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

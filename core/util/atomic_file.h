@@ -13,4 +13,9 @@ namespace pm {
 
 void writeFileAtomically(const std::string& path, std::string_view bytes, mode_t mode = 0600);
 
+// The first half of the above, for writers that put several files in place together: `bytes` in a
+// temporary file created exclusively beside `path`, with `mode` whatever the umask, synced. Returns
+// its name; the caller renames it over `path` (or removes it). Throws FileError as above.
+std::string writeTemporaryBeside(const std::string& path, std::string_view bytes, mode_t mode);
+
 }  // namespace pm

@@ -1,5 +1,6 @@
 // End-to-end tests through the real `pipemare` executable.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +16,9 @@
 
 namespace fs = std::filesystem;
 
+using pm::test::readFile;
 using pm::test::runCmd;
+using pm::test::writeFile;
 using Cli = pm::test::AppTest;
 
 TEST_F(Cli, RunRecordsAndRunsListShowsIt) {
@@ -570,7 +573,8 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   e = runCmd(bin() + " --db " + db_ + " export 2 --csv " + csv + " --json " + badJson);
   EXPECT_NE(e.code, 0) << e.out;
   EXPECT_EQ(countLines(csv + "/trace.csv"), traceRows + 1);
-  for (const auto& f : fs::directory_iterator(csv)) EXPECT_NE(f.path().extension(), ".part") << f.path();
+  for (const auto& f : fs::directory_iterator(csv))
+    EXPECT_EQ(f.path().filename().string().find(".tmp-"), std::string::npos) << "a temporary was left: " << f.path();
   // A --json that is a directory, or two outputs onto one file: refused before anything is written.
   e = runCmd(bin() + " --db " + db_ + " export 2 --csv " + csv + " --json " + dir_.string());
   EXPECT_EQ(e.code, 2) << e.out;
@@ -579,7 +583,7 @@ TEST_F(Cli, ExportWritesCsvJsonAndChromeTrace) {
   EXPECT_EQ(e.code, 2) << e.out;
   EXPECT_NE(e.out.find("named by two outputs"), std::string::npos) << e.out;
   EXPECT_EQ(countLines(csv + "/trace.csv"), traceRows + 1);
-  // A target that is not a regular file is written through (no "/dev/stdout.part" is needed).
+  // A target that is not a regular file is written through (no temporary beside /dev/stdout).
   e = runCmd(bin() + " --db " + db_ + " export 1 --json /dev/stdout 2>/dev/null");
   EXPECT_EQ(e.code, 0) << e.out;
   EXPECT_NE(e.out.find("\"metrics_columns\""), std::string::npos) << e.out.substr(0, 300);
@@ -850,6 +854,36 @@ TEST_F(Cli, RunIdsAreCheckedWithTheArgumentNamed) {
 
 // An export onto a device that refuses the bytes (/dev/full) is one usage error (exit 2) that names
 // the option and the file once and says nothing was exported.
+// Another local user's traps beside the export's targets, and a careless umask: a link planted
+// as "run.json.part" (the temporary's name once) pointing at a victim's file is never followed
+// (temporaries have random names, created exclusively without following links), and under umask
+// 000 the CSV folder the export makes is 0700 and its files 0644, never writable by others.
+TEST_F(Cli, ExportFollowsNoPlantedLinkAndKeepsItsModesWhateverTheUmask) {
+  auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set training.steps=3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string victim = (dir_ / "victim.txt").string();
+  writeFile(victim, "the victim's own text\n");
+  const std::string json = (dir_ / "run.json").string();
+  fs::create_symlink(victim, json + ".part");
+  const std::string csv = (dir_ / "csv").string();
+  r = runCmd("bash -c \"umask 000; exec " + bin() + " --db " + db_ + " export 1 --json " + json + " --csv " + csv + "\" 2>&1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(readFile(victim), "the victim's own text\n") << "the export wrote through the planted link";
+  EXPECT_NE(readFile(json).find("\"metrics_columns\""), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat(csv.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  size_t files = 0;
+  for (const auto& f : fs::directory_iterator(csv)) {
+    ASSERT_EQ(::stat(f.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0644u) << f.path();
+    ++files;
+  }
+  EXPECT_GT(files, 0u);
+  ASSERT_EQ(::stat(json.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
 TEST_F(Cli, ExportToAnUnwritableDestinationIsOneUsageError) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
   auto r = runCmd(bin() + " run " + exp("tiny-synthetic.json") + " --db " + db_ + " --quiet --set training.steps=3");
