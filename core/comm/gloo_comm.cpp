@@ -339,7 +339,14 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
   } catch (const CommError&) {
     throw;
   } catch (const std::exception& ex) {
-    throw CommError(place, "cannot form the " + o.backend + " process group: " + firstLine(ex));
+    // While the ranks connect, Gloo takes any connection to its listeners as a peer's: on a single
+    // node a rank that died and another local process writing to the run's loopback ports look
+    // alike here (docs/reliability.md, Security).
+    const bool loopback = o.masterAddr.rfind("127.", 0) == 0 || o.masterAddr == "localhost";
+    throw CommError(place, "cannot form the " + o.backend + " process group: " + firstLine(ex) +
+                               (loopback ? " (while the ranks connected on loopback: a rank that died, or another local process "
+                                           "connecting to the run's ports, which Gloo accepts as a peer's)"
+                                         : ""));
   }
 }
 

@@ -144,20 +144,28 @@ void RunStore::openFile() {
   }
 }
 
+void RunStore::migrateIfOlder(const std::string& path) {
+  try {
+    RunStore probe(path, /*readOnly=*/true);
+  } catch (const StoreOpenError& e) {
+    if (e.reason() != StoreOpenError::Reason::OlderSchema) return;  // the reader says what is wrong
+    try {
+      RunStore migrated(path);
+    } catch (const StoreError& w) {
+      throw StoreError(path, e.problem() + "; it cannot be migrated here: " + w.problem(), true);
+    }
+  } catch (const std::exception&) {
+    // not a store, damaged, missing: the reader's own open says so
+  }
+}
+
 std::unique_ptr<RunStore> RunStore::openReadOnly(const std::string& path) {
   if (!fileExists(path)) throw StoreError(path, "no run store here (the file does not exist)", true);
+  migrateIfOlder(path);
   try {
     return std::make_unique<RunStore>(path, /*readOnly=*/true);
   } catch (const StoreOpenError& e) {
-    if (e.reason() == StoreOpenError::Reason::OlderSchema) {
-      // Migrated once by a connection that writes; then read as any current store.
-      try {
-        RunStore migrated(path);
-      } catch (const StoreError& w) {
-        throw StoreError(path, e.problem() + "; it cannot be migrated here: " + w.problem(), true);
-      }
-      return std::make_unique<RunStore>(path, /*readOnly=*/true);
-    }
+    if (e.reason() != StoreOpenError::Reason::CannotOpen) throw;
   }
   // SQLite could not open it read-only: on a read-only file system or a full disk a
   // write-ahead-log store's index (-shm) cannot be made. The file is read as it stands; a log

@@ -18,7 +18,7 @@ struct sqlite3;
 
 namespace pm {
 
-inline constexpr int kStoreSchemaVersion = 6;
+inline constexpr int kStoreSchemaVersion = 7;
 
 struct RunRecord {
   int64_t id = 0;
@@ -191,6 +191,10 @@ class RunStore {
   // beside it is not read, and immutable() says so). A store of an older schema is migrated first,
   // which writes; where that cannot be done the error says why (exit 2).
   static std::unique_ptr<RunStore> openReadOnly(const std::string& path);
+  // A store of an older schema at `path` migrated, so that a read-only connection can then read
+  // it (StoreError, exit 2, when it cannot be written); anything else is left for the reader to
+  // say.
+  static void migrateIfOlder(const std::string& path);
   // "" while the file this connection opened is still at path(); else what happened to it ("was
   // deleted", "was replaced by another file"): what was written since went with the old file.
   std::string fileProblem() const;

@@ -241,8 +241,13 @@ int64_t RunStore::createRun(const std::string& name, const std::string& configJs
 
 void RunStore::markRunning(int64_t run, int64_t launcherPid) {
   requireWritable(readOnly_, path_);
-  Stmt q(db_, path_, "UPDATE runs SET status = ?, started_at = ?, launcher_pid = ? WHERE id = ?");
-  q.bindText(1, toString(RunStatus::Running)).bindDouble(2, wallClockSeconds()).bindInt(3, launcherPid).bindInt(4, run).run();
+  Stmt q(db_, path_, "UPDATE runs SET status = ?, started_at = ?, launcher_pid = ?, launcher_started = ? WHERE id = ?");
+  q.bindText(1, toString(RunStatus::Running))
+      .bindDouble(2, wallClockSeconds())
+      .bindInt(3, launcherPid)
+      .bindDouble(4, processStartTime(static_cast<long>(launcherPid)))
+      .bindInt(5, run)
+      .run();
   requireChanged(db_, path_, run);
 }
 
@@ -251,15 +256,16 @@ bool RunStore::claimForResume(int64_t run, int64_t launcherPid, int64_t resumeSt
   // One statement: the status test and the change are one step for SQLite (a write takes the
   // database's write lock), so of two resumes racing for a run exactly one changes it.
   Stmt q(db_, path_,
-         "UPDATE runs SET status = ?, status_message = '', finished_at = 0, halt_step = 0, resume_step = ?, launcher_pid = ? "
-         "WHERE id = ? AND status IN (?, ?, ?)");
+         "UPDATE runs SET status = ?, status_message = '', finished_at = 0, halt_step = 0, resume_step = ?, launcher_pid = ?, "
+         "launcher_started = ? WHERE id = ? AND status IN (?, ?, ?)");
   q.bindText(1, toString(RunStatus::Running))
       .bindInt(2, resumeStep)
       .bindInt(3, launcherPid)
-      .bindInt(4, run)
-      .bindText(5, toString(RunStatus::Stopped))
-      .bindText(6, toString(RunStatus::Failed))
-      .bindText(7, toString(RunStatus::Interrupted))
+      .bindDouble(4, processStartTime(static_cast<long>(launcherPid)))
+      .bindInt(5, run)
+      .bindText(6, toString(RunStatus::Stopped))
+      .bindText(7, toString(RunStatus::Failed))
+      .bindText(8, toString(RunStatus::Interrupted))
       .run();
   if (sqlite3_changes(db_) > 0) return true;
   if (!getRun(run)) throw StoreError(path_, "run " + std::to_string(run) + " does not exist");
@@ -427,12 +433,18 @@ std::vector<RunRecord> RunStore::listRuns(const RunFilter& filter) const {
 
 std::vector<std::pair<int64_t, int64_t>> RunStore::deadRuns() const {
   std::vector<std::pair<int64_t, int64_t>> dead;  // run, pid
-  Stmt q(db_, path_, "SELECT id, launcher_pid FROM runs WHERE status = ? AND host = ?");
+  Stmt q(db_, path_, "SELECT id, launcher_pid, launcher_started FROM runs WHERE status = ? AND host = ?");
   q.bindText(1, toString(RunStatus::Running)).bindText(2, hostName());
   while (q.step()) {
     const int64_t pid = q.i64(1);
     if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to signal)
+    const bool exists = ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;  // (or not ours to signal)
+    // A process with that pid that started at another time is not the launcher: the pid was
+    // reused after it died (1 s of slack: the boot time in /proc is whole seconds).
+    const double recorded = q.dbl(2);
+    const double now = exists && recorded > 0 ? processStartTime(static_cast<long>(pid)) : 0;
+    const bool reused = recorded > 0 && now > 0 && std::fabs(now - recorded) > 1.0;
+    if (exists && !reused) continue;
     dead.emplace_back(q.i64(0), pid);
   }
   return dead;

@@ -129,8 +129,14 @@ ALTER TABLE sweeps ADD COLUMN holder_pid INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sweeps ADD COLUMN holder_host TEXT NOT NULL DEFAULT '';
 )SQL";
 
+// Version 6 -> 7: when the launcher process of a running run started (wall-clock seconds; 0 for
+// runs recorded before), so that a pid reused by a later process is not taken for the launcher.
+const char* kMigrationV7 = R"SQL(
+ALTER TABLE runs ADD COLUMN launcher_started REAL NOT NULL DEFAULT 0;
+)SQL";
+
 // kMigrations[v - 2] leads to version v
-const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4, kMigrationV5, kMigrationV6};
+const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4, kMigrationV5, kMigrationV6, kMigrationV7};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kStoreSchemaVersion - 1, "one migration per version after 1");
 
 // The first whole number after `marker` in `text`; 0 when absent or out of range.
@@ -268,6 +274,10 @@ void RunStore::migrate() {
   if (version < 6) {
     exec(kMigrationV6);
     version = 6;
+  }
+  if (version < 7) {
+    exec(kMigrationV7);
+    version = 7;
   }
 
   Stmt del(db_, path_, "DELETE FROM schema_version");

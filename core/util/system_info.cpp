@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,35 @@ EngineBuild engineBuildFromJson(const nlohmann::json& j) {
     for (const auto& x : *k)
       if (x.is_string()) b.backends.push_back(x.get<std::string>());
   return b;
+}
+
+double processStartTime(long pid) {
+  std::ifstream statFile("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(statFile, line)) return 0;
+  // Field 22, counted after the command name's closing parenthesis (the name may hold spaces).
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 1));
+  std::string field;
+  unsigned long long ticks = 0;
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) ticks = std::strtoull(field.c_str(), nullptr, 10);
+  static const double boot = [] {
+    std::ifstream stat("/proc/stat");
+    for (std::string key; stat >> key;) {
+      if (key == "btime") {
+        double t = 0;
+        stat >> t;
+        return t;
+      }
+      stat.ignore(1 << 20, '\n');
+    }
+    return 0.0;
+  }();
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  if (ticks == 0 || boot <= 0 || hz <= 0) return 0;
+  return boot + static_cast<double>(ticks) / static_cast<double>(hz);
 }
 
 }  // namespace pm

@@ -12,7 +12,11 @@ std::string hostName();
 std::string projectRevision();  // git revision the binary was built from
 std::string projectVersion();
 double wallClockSeconds();      // seconds since the Unix epoch
-double monotonicSeconds();      // steady clock, for durations
+double monotonicSeconds();
+// When process `pid` started, in wall-clock seconds (the boot time plus its start in clock ticks,
+// /proc); 0 when it cannot be told (no such process). With the pid it names one process: a pid
+// reused by a later process has a later start.
+double processStartTime(long pid);      // steady clock, for durations
 int64_t processRssBytes();      // current resident set size, from /proc/self/statm
 int64_t processPeakRssBytes();  // VmHWM from /proc/self/status
 

@@ -151,8 +151,18 @@ QString provenance(const std::vector<RunRecord>& runs) {
 
 using namespace study;
 
+namespace {
+// The store the report reads, migrated first when it is of an older schema (the shipped
+// reports/study.db.xz is decompressed into a copy that may be).
+std::string readableStore(const QString& db) {
+  if (db.isEmpty()) return ":memory:";
+  RunStore::migrateIfOlder(db.toStdString());
+  return db.toStdString();
+}
+}  // namespace
+
 StudyReportWriter::StudyReportWriter(const StudyReportOptions& o)
-    : o_(o), store_(o.db.isEmpty() ? std::string(":memory:") : o.db.toStdString(), /*readOnly=*/!o.db.isEmpty()) {
+    : o_(o), store_(readableStore(o.db), /*readOnly=*/!o.db.isEmpty()) {
   QDir().mkpath(o.outDir + "/figures");
 }
 

@@ -23,8 +23,8 @@
 
 #include "core/store/run_checkpoints.h"
 #include "core/store/run_store.h"
-#include "core/util/errors.h"
 #include "core/util/system_info.h"
+#include "core/util/errors.h"
 #include "tests/support/test_support.h"
 
 using namespace pm;
@@ -427,7 +427,7 @@ TEST_F(RunStoreTest, NewerSchemaVersionIsRefusedAndUntouched) {
   }
   {
     RawDb raw(db);
-    raw.exec("UPDATE schema_version SET version = 7");
+    raw.exec("UPDATE schema_version SET version = " + std::to_string(kStoreSchemaVersion + 1));
   }
   const std::string bytes = pm::test::readFile(db);
   ASSERT_FALSE(bytes.empty());
@@ -438,14 +438,14 @@ TEST_F(RunStoreTest, NewerSchemaVersionIsRefusedAndUntouched) {
     } catch (const StoreError& e) {
       std::string what = e.what();
       EXPECT_NE(what.find(db), std::string::npos) << what;
-      EXPECT_NE(what.find("version 7"), std::string::npos) << what;
+      EXPECT_NE(what.find("version " + std::to_string(kStoreSchemaVersion + 1)), std::string::npos) << what;
       EXPECT_NE(what.find("version " + std::to_string(kStoreSchemaVersion)), std::string::npos) << what;
       EXPECT_EQ(e.kind(), ErrorKind::Usage);
     }
     EXPECT_EQ(pm::test::readFile(db), bytes);
   }
   RawDb raw(db);
-  EXPECT_EQ(queryOne(raw.db, "SELECT version FROM schema_version"), "7");
+  EXPECT_EQ(queryOne(raw.db, "SELECT version FROM schema_version"), std::to_string(kStoreSchemaVersion + 1));
 }
 
 TEST_F(RunStoreTest, ForeignSqliteDatabaseIsRefusedAndUntouched) {
@@ -1290,6 +1290,33 @@ TEST_F(RunStoreTest, ImportRefreshesACopyMadeWhileItsSourceWasGoing) {
   EXPECT_TRUE(here.importRuns(there, &skipped, &refreshed).empty());
   EXPECT_TRUE(refreshed.empty()) << "a finished copy was refreshed again";
   EXPECT_EQ(skipped.size(), 1u);
+}
+
+// A running run's launcher is known by its pid and when that process started (schema 7): a live
+// process that has the pid but started at another time (the pid reused after the launcher died)
+// does not keep the run running; a record without a start time (older stores) goes by the pid.
+TEST_F(RunStoreTest, APidReusedByAnotherProcessDoesNotKeepARunRunning) {
+  RunStore s(file("runs.db"));
+  const int64_t run = s.createRun("launched here", "{}");
+  s.markRunning(run, static_cast<int64_t>(::getpid()));
+  {
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(s.handle(), "SELECT launcher_started FROM runs WHERE id = 1", -1, &q, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    EXPECT_NEAR(sqlite3_column_double(q, 0), pm::processStartTime(::getpid()), 0.001);
+    EXPECT_GT(sqlite3_column_double(q, 0), 1e9) << "a wall-clock time";
+    sqlite3_finalize(q);
+  }
+  EXPECT_TRUE(s.deadRuns().empty());
+  ASSERT_EQ(sqlite3_exec(s.handle(), "UPDATE runs SET launcher_started = 0", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_TRUE(s.deadRuns().empty()) << "no start time recorded: the live pid decides";
+  ASSERT_EQ(sqlite3_exec(s.handle(), "UPDATE runs SET launcher_started = 1000", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(s.deadRuns().size(), 1u) << "a process that started long after the recorded launcher";
+  EXPECT_EQ(s.markDeadRunsInterrupted(), 1);
+  const auto r = s.getRun(run);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, pm::RunStatus::Interrupted);
+  EXPECT_EQ(r->status_message, "launcher process " + std::to_string(::getpid()) + " is gone");
 }
 
 // A row whose status text names no RunStatus (only a store edited by hand has one) reads as
