@@ -1,4 +1,5 @@
 #include "core/cli/plan.h"
+#include "core/cli/plan_op_costs.h"
 #include "core/cli/plan_stability.h"
 
 #include <cstdio>
@@ -237,6 +238,7 @@ int run(const PlanOptions& given, std::ostream& out) {
 
 int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.stability.empty()) return planStabilityCommand(o, out, err);
+  if (!o.opCosts.empty()) return planOpCostsCommand(o, out, err);
   return planGuard("", err, [&] { return run(o, out); });
 }
 

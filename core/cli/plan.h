@@ -52,6 +52,12 @@ struct PlanOptions {
   // `plan --stability EXPERIMENT` (core/cli/plan_stability.h): this experiment's stages' curvature
   // and each schedule's largest stable learning rate, instead of the plan (`overrides` apply to it).
   std::string stability;
+  // `plan --op-costs TF,TB,TW [--comm-cost T]` (core/cli/plan_op_costs.h): every synchronous
+  // schedule laid out from these per-op costs alone (forward, input backward, weight backward of a
+  // rank's share per microbatch, any unit), with T charged to every dependency that crosses ranks;
+  // no model is profiled and stages may be any P >= 1.
+  std::vector<double> opCosts;
+  double commCost = 0;
   int stabilityMicrobatches = 3;  // microbatches the curvature is estimated on
   int stabilityIterations = 30;   // at most this many power iterations per stage and microbatch
 };

@@ -40,6 +40,12 @@ struct Emitter {
     out.push_back({ActionKind::Backward, mb});
     if (stage > 0) out.push_back({ActionKind::SendGrad, mb});
   }
+  void backwardInput(int64_t mb) {
+    if (stage < stages - 1) out.push_back({ActionKind::RecvGrad, mb});
+    out.push_back({ActionKind::BackwardInput, mb});
+    if (stage > 0) out.push_back({ActionKind::SendGrad, mb});
+  }
+  void weight(int64_t mb) { out.push_back({ActionKind::BackwardWeight, mb}); }
   void step(int64_t k) { out.push_back({ActionKind::Step, k}); }
 };
 
@@ -100,6 +106,39 @@ std::vector<Action> stageActions(const ScheduleParams& p, int stage) {
   return std::move(e.out);
 }
 
+std::vector<Action> zbH1Actions(int stages, int microbatches, int64_t minibatches, int stage) {
+  ScheduleParams p;
+  p.kind = ScheduleKind::OneFOneB;
+  p.stages = stages;
+  p.microbatches = microbatches;
+  p.minibatches = minibatches;
+  validate(p);
+  if (stage < 0 || stage >= stages)
+    throw std::invalid_argument("schedule: stage " + std::to_string(stage) + " out of range [0," + std::to_string(stages) + ")");
+  Emitter e{stage, stages, {}};
+  const int64_t n = microbatches;
+  const int64_t warmup = std::min<int64_t>(n, stages - 1 - stage);
+  for (int64_t k = 0; k < minibatches; ++k) {
+    const int64_t first = k * n;
+    int64_t f = 0, b = 0, w = 0;
+    // After the b-th BI (0-based), W(b - stage) once b >= stage: W starts `stage` steps late.
+    auto backwardThenWeight = [&] {
+      e.backwardInput(first + b);
+      if (b >= stage) e.weight(first + w++);
+      ++b;
+    };
+    for (; f < warmup; ++f) e.forward(first + f);
+    while (f < n) {
+      e.forward(first + f++);
+      backwardThenWeight();
+    }
+    while (b < n) backwardThenWeight();
+    while (w < n) e.weight(first + w++);
+    e.step(k);
+  }
+  return std::move(e.out);
+}
+
 std::string actionToString(const Action& a) {
   const char* prefix = "?";
   switch (a.kind) {
@@ -110,12 +149,15 @@ std::string actionToString(const Action& a) {
     case ActionKind::Backward: prefix = "B"; break;
     case ActionKind::SendGrad: prefix = "sG"; break;
     case ActionKind::Step: prefix = "S"; break;
+    case ActionKind::BackwardInput: prefix = "BI"; break;
+    case ActionKind::BackwardWeight: prefix = "W"; break;
   }
   return prefix + std::to_string(a.mb);
 }
 
 static bool isCompute(ActionKind k) {
-  return k == ActionKind::Forward || k == ActionKind::Backward || k == ActionKind::Step;
+  return k == ActionKind::Forward || k == ActionKind::Backward || k == ActionKind::Step || k == ActionKind::BackwardInput ||
+         k == ActionKind::BackwardWeight;
 }
 
 std::string actionsToString(const std::vector<Action>& actions, bool withComm) {
@@ -131,12 +173,13 @@ std::string actionsToString(const std::vector<Action>& actions, bool withComm) {
 namespace {
 
 // Per-microbatch flags of the static pass.
-enum : uint8_t { kRA = 1, kF = 2, kSA = 4, kRG = 8, kB = 16, kSG = 32 };
+enum : uint8_t { kRA = 1, kF = 2, kSA = 4, kRG = 8, kB = 16, kSG = 32, kBI = 64, kW = 128 };
 
 // Static checks of one stage's list; returns an empty string when fine.
 std::string checkStageList(const std::vector<Action>& list, int s, int stages, int64_t total) {
   std::vector<uint8_t> seen(static_cast<size_t>(total), 0);
   int64_t nextStep = 0;
+  int64_t pendingWeights = 0;  // BI done, W not yet
   const bool first = s == 0, last = s == stages - 1;
   for (size_t i = 0; i < list.size(); ++i) {
     const Action& a = list[i];
@@ -145,6 +188,8 @@ std::string checkStageList(const std::vector<Action>& list, int s, int stages, i
     };
     if (a.kind == ActionKind::Step) {
       if (a.mb != nextStep) return where() + "expected step index " + std::to_string(nextStep);
+      if (pendingWeights > 0)
+        return where() + "step while " + std::to_string(pendingWeights) + " weight gradient(s) (W) are pending";
       ++nextStep;
       continue;
     }
@@ -177,22 +222,38 @@ std::string checkStageList(const std::vector<Action>& list, int s, int stages, i
         break;
       case ActionKind::SendGrad:
         if (first) return where() + "stage 0 has no previous stage to send a gradient to";
-        if (!(f & kB)) return where() + "gradient sent before its backward";
+        if (!(f & (kB | kBI))) return where() + "gradient sent before its backward";
         bit = kSG;
+        break;
+      case ActionKind::BackwardInput:
+        if (!(f & kF)) return where() + "input backward before its forward";
+        if (!last && !(f & kRG)) return where() + "input backward before the gradient was received";
+        if (f & kB) return where() + "input backward of a microbatch already backwarded whole";
+        bit = kBI;
+        ++pendingWeights;
+        break;
+      case ActionKind::BackwardWeight:
+        if (!(f & kBI)) return where() + "weight gradient before its input backward";
+        bit = kW;
+        --pendingWeights;
         break;
       case ActionKind::Step: break;
     }
+    if (a.kind == ActionKind::Backward && (f & kBI)) return where() + "whole backward of a microbatch already input-backwarded";
     if (f & bit) return where() + "duplicate action";
     f = static_cast<uint8_t>(f | bit);
   }
-  uint8_t need = kF | kB;
-  if (!first) need |= kRA | kSG;
-  if (!last) need |= kSA | kRG;
+  uint8_t common = kF;
+  if (!first) common |= kRA | kSG;
+  if (!last) common |= kSA | kRG;
   for (int64_t mb = 0; mb < total; ++mb) {
-    uint8_t missing = static_cast<uint8_t>(need & ~seen[static_cast<size_t>(mb)]);
+    // The backward whole (B), or split (BI and W).
+    const uint8_t have = seen[static_cast<size_t>(mb)];
+    const uint8_t need = static_cast<uint8_t>(common | ((have & kBI) ? (kBI | kW) : kB));
+    uint8_t missing = static_cast<uint8_t>(need & ~have);
     if (!missing) continue;
-    static const std::pair<uint8_t, const char*> names[] = {{kRA, "rA"}, {kF, "F"},  {kSA, "sA"},
-                                                             {kRG, "rG"}, {kB, "B"}, {kSG, "sG"}};
+    static const std::pair<uint8_t, const char*> names[] = {{kRA, "rA"}, {kF, "F"},   {kSA, "sA"}, {kRG, "rG"},
+                                                             {kB, "B"},   {kSG, "sG"}, {kBI, "BI"}, {kW, "W"}};
     for (const auto& [bit, name] : names)
       if (missing & bit)
         return "stage " + std::to_string(s) + " never executes " + name + std::to_string(mb);
@@ -326,6 +387,8 @@ const char* traceActionName(ActionKind k) {
     case ActionKind::Backward: return "B";
     case ActionKind::SendGrad: return "send_grad";
     case ActionKind::Step: return "S";
+    case ActionKind::BackwardInput: return "BI";
+    case ActionKind::BackwardWeight: return "W";
   }
   return "?";
 }

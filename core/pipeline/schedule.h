@@ -16,9 +16,12 @@ enum class ActionKind {
   Forward,   // forward of `mb`
   SendAct,   // send the activation of `mb` to stage s+1
   RecvGrad,  // receive the gradient w.r.t. this stage's output for `mb` from stage s+1
-  Backward,  // backward of `mb`
+  Backward,  // backward of `mb`: the input gradient and the weight gradients together
   SendGrad,  // send the gradient w.r.t. this stage's input for `mb` to stage s-1
   Step,      // optimizer step of this stage; `mb` = index of the step at this stage (0-based)
+  // The backward split in two (zero-bubble schedules, ../shared/docs/schedules.md):
+  BackwardInput,   // the input gradient of `mb` alone, sent upstream at once (trace "BI")
+  BackwardWeight,  // the weight gradients of `mb`, later (trace "W"); needs its BackwardInput
 };
 
 struct Action {
@@ -60,6 +63,13 @@ struct ScheduleParams {
 //          final backward if some are left over).
 std::vector<Action> stageActions(const ScheduleParams& p, int stage);
 
+// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024; schedules.md section 2) for one
+// stage, per minibatch: min(N, P-1-s) warm-up forwards; then F(next) and BI(oldest) alternately,
+// the k-th BI (k = 0, 1, ...) followed by W(k - s) once k >= s; after the last F the remaining BI,
+// each followed by its W as above; then every W left, in microbatch order; then Step. The step
+// follows the stage's last W. A planner schedule: the engine does not run BI and W yet.
+std::vector<Action> zbH1Actions(int stages, int microbatches, int64_t minibatches, int stage);
+
 // Synchronous warm-up followed by an asynchronous schedule (PipeMare's warm-up): the first
 // `warmupMinibatches` minibatches use `warmup` (gpipe or 1f1b, flushed), then the same stage
 // continues with `p.kind` over the remaining p.minibatches - warmupMinibatches minibatches.
@@ -68,8 +78,8 @@ std::vector<Action> stageActions(const ScheduleParams& p, int stage);
 std::vector<Action> stageActionsWithWarmup(const ScheduleParams& p, ScheduleKind warmup, int64_t warmupMinibatches,
                                            int stage);
 
-// The name of an action in trace records ("F", "B", "S", "recv_act", "send_act", "recv_grad",
-// "send_grad"), shared by the engine's trace events and the planner's simulated traces.
+// The name of an action in trace records ("F", "B", "BI", "W", "S", "recv_act", "send_act",
+// "recv_grad", "send_grad"), shared by the engine's trace events and the planner's simulated traces.
 const char* traceActionName(ActionKind k);
 
 // Compact text form for literal tests: compute actions only, e.g. "F0 F1 B1 B0 S0".
@@ -90,8 +100,8 @@ ScheduleCheck checkSchedule(const ScheduleParams& p);
 
 // The same check on explicitly given lists (one per stage, P = stageLists.size()), e.g. a
 // hand-edited or recorded list. Every stage must forward and backward each microbatch id in
-// [0, totalMicrobatches) exactly once (B after F), with the matching communication actions, and
-// number its Steps 0, 1, 2, ...  checkSchedule(p) = this applied to stageActions(p, 0..P-1).
+// [0, totalMicrobatches) exactly once (B after F; or BI after F and W after BI), with the matching
+// communication actions, number its Steps 0, 1, 2, ..., and step only with no W pending.  checkSchedule(p) = this applied to stageActions(p, 0..P-1).
 // Tick model (both overloads): in each tick every unfinished stage attempts its next action once;
 // every action takes one tick; a message becomes receivable in the tick AFTER the one in which it
 // was sent (so the result does not depend on the order in which stages are visited).

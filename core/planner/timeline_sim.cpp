@@ -33,6 +33,10 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
   checkVector(c.forward, P, "forward costs", false);
   checkVector(c.backward, P, "backward costs", false);
   checkVector(c.step, P, "step costs", true);
+  checkVector(c.weight, P, "weight-gradient costs", true);
+  for (size_t s = 0; s < c.weight.size(); ++s)
+    if (c.weight[s] > c.backward[s])
+      throw std::invalid_argument("simulation: a stage's weight-gradient cost exceeds its whole backward's");
   if (!c.activationBytes.empty() && c.activationBytes.size() != P)
     throw std::invalid_argument("simulation: activation bytes need one value per stage");
   if (!c.gradientBytes.empty() && c.gradientBytes.size() != P)
@@ -47,6 +51,7 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
   std::vector<double> clock(P, 0.0);
   SimResult r;
   r.busy.assign(P, 0.0);
+  r.firstForward.assign(P, -1.0);
 
   auto transfer = [&](int64_t bytes) { return c.link.bandwidth > 0 ? static_cast<double>(bytes) / c.link.bandwidth : 0.0; };
 
@@ -88,10 +93,14 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
           case ActionKind::Forward: end = start + c.forward[s]; break;
           case ActionKind::Backward: end = start + c.backward[s]; break;
           case ActionKind::Step: end = start + at(c.step, s); break;
+          case ActionKind::BackwardInput: end = start + c.backward[s] - at(c.weight, s); break;
+          case ActionKind::BackwardWeight: end = start + at(c.weight, s); break;
         }
         if (waiting) break;
-        if (a.kind == ActionKind::Forward || a.kind == ActionKind::Backward || a.kind == ActionKind::Step)
-          r.busy[s] += end - start;
+        const bool compute = a.kind == ActionKind::Forward || a.kind == ActionKind::Backward || a.kind == ActionKind::Step ||
+                             a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight;
+        if (compute) r.busy[s] += end - start;
+        if (a.kind == ActionKind::Forward && r.firstForward[s] < 0) r.firstForward[s] = start;
         r.trace.push_back({static_cast<int>(s), traceActionName(a.kind), a.mb, start, end});
         clock[s] = end;
         ++pc[s];
@@ -109,6 +118,8 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
     }
   }
   r.makespan = *std::max_element(clock.begin(), clock.end());
+  r.lastEnd = clock;
+  for (auto& t : r.firstForward) t = std::max(t, 0.0);
   double total = 0;
   for (size_t s = 0; s < P; ++s) {
     r.utilization.push_back(r.makespan > 0 ? r.busy[s] / r.makespan : 0.0);

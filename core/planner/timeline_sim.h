@@ -30,15 +30,18 @@ struct LinkModel {
 
 struct SimCosts {
   std::vector<double> forward;   // seconds per microbatch, one per stage
-  std::vector<double> backward;  // seconds per microbatch, one per stage
+  std::vector<double> backward;  // seconds per microbatch, one per stage: the whole backward (B)
+  // The weight-gradient part of `backward` (empty = 0): a split backward's W costs this and its
+  // input part (BI) the rest, backward - weight.
+  std::vector<double> weight;
   std::vector<double> step;      // seconds per optimizer step, one per stage (empty = 0)
   std::vector<int64_t> activationBytes;  // sent by stage s to s+1 per microbatch (empty = 0)
   std::vector<int64_t> gradientBytes;    // sent by stage s to s-1 per microbatch (empty = 0)
   LinkModel link;
 };
 
-// One executed action. Action names are the engine's: F, B, S, send_act, recv_act, send_grad,
-// recv_grad. mb: the microbatch id, or the step index for S. A receive spans the time the stage
+// One executed action. Action names are the engine's: F, B, BI, W, S, send_act, recv_act,
+// send_grad, recv_grad. mb: the microbatch id, or the step index for S. A receive spans the time the stage
 // waited for the message (zero when it had already arrived).
 struct SimTraceRecord {
   int stage = 0;
@@ -50,7 +53,9 @@ struct SimTraceRecord {
 struct SimResult {
   std::vector<SimTraceRecord> trace;  // in execution order per stage, stages interleaved
   double makespan = 0;                // end of the last action
-  std::vector<double> busy;           // seconds of F, B and S per stage
+  std::vector<double> busy;           // seconds of F, B, BI, W and S per stage
+  std::vector<double> firstForward;   // when each stage's first F started
+  std::vector<double> lastEnd;        // when each stage's last action ended
   std::vector<double> utilization;    // busy / makespan per stage
   double meanUtilization = 0;         // sum(busy) / (P * makespan)
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -349,4 +350,89 @@ TEST(PlanCommand, AnExperimentFilePlansAsItsFlagsDo) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--set: applies to --experiment only"), std::string::npos) << bad.err;
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// `plan --op-costs` as JSON: schedule name -> its figures.
+std::map<std::string, Json> opCostPlan(int P, int N, std::vector<double> costs, double comm = 0) {
+  PlanOptions o;
+  o.stages = P;
+  o.microbatches = N;
+  o.opCosts = std::move(costs);
+  o.commCost = comm;
+  o.json = true;
+  const Ran r = pm::test::runPlan(o);
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::map<std::string, Json> out;
+  const Json j = Json::parse(r.out, nullptr, false);
+  if (j.is_discarded()) {
+    ADD_FAILURE() << r.out;
+    return out;
+  }
+  for (const auto& s : j["schedules"]) out[s.value("schedule", "")] = s;
+  return out;
+}
+
+}  // namespace
+
+// schedules.md section 7, first table: unit costs (TF = TB = TW = 1), no communication; makespan and
+// 1 - utilization of 1f1b and zb-h1 at P = 4 with N = 8 and 16, to 4 decimals.
+TEST(PlanCommand, OpCostsReproduceTheUnitCostTable) {
+  struct Row {
+    int N;
+    double f1b, f1bBubble, zb, zbBubble;
+  };
+  for (const Row& row : {Row{8, 33, 0.2727, 27, 0.1111}, Row{16, 57, 0.1579, 51, 0.0588}}) {
+    SCOPED_TRACE("N = " + std::to_string(row.N));
+    auto plan = opCostPlan(4, row.N, {1, 1, 1});
+    EXPECT_NEAR(plan["1f1b"].value("makespan", 0.0), row.f1b, 1e-9);
+    EXPECT_NEAR(plan["1f1b"].value("bubble_utilization", 0.0), row.f1bBubble, 5e-5);
+    EXPECT_NEAR(plan["zb-h1"].value("makespan", 0.0), row.zb, 1e-9);
+    EXPECT_NEAR(plan["zb-h1"].value("bubble_utilization", 0.0), row.zbBubble, 5e-5);
+    // GPipe's bubble equals 1F1B's; its backward order differs, not its length.
+    EXPECT_NEAR(plan["gpipe"].value("makespan", 0.0), row.f1b, 1e-9);
+  }
+}
+
+// schedules.md section 7, the ZB paper's Table 5: its bubble rate (eq. 3) of 1F1B and ZB-H1 for
+// the 1.5B and 6.2B models (P = 8, N = 24) with their Table 9 timings, T_comm charged to every
+// dependency that crosses ranks, to 4 decimals.
+TEST(PlanCommand, OpCostsReproduceTheZeroBubblePapersTable5) {
+  struct Row {
+    const char* model;
+    double tf, tb, tw, comm, f1b, zb;
+  };
+  for (const Row& row : {Row{"1.5B", 18.522, 18.086, 9.337, 0.601, 0.2431, 0.1585},
+                         Row{"6.2B", 29.718, 29.444, 19.927, 0.527, 0.2347, 0.1323}}) {
+    SCOPED_TRACE(row.model);
+    auto plan = opCostPlan(8, 24, {row.tf, row.tb, row.tw}, row.comm);
+    EXPECT_NEAR(plan["1f1b"].value("bubble_rate_zb", 0.0), row.f1b, 5e-5);
+    EXPECT_NEAR(plan["zb-h1"].value("bubble_rate_zb", 0.0), row.zb, 5e-5);
+  }
+}
+
+// The timeline runs the action lists, not ZB-H1's closed form: with T_W > T_F the closed form
+// (P-1)(TF+TB-TW) undercounts, and the simulation still ends every rank after its last op. Any P
+// works without a model (P = 32 here), and the text form labels each figure with its definition.
+TEST(PlanCommand, OpCostsNeedNoModelAndLabelTheirFigures) {
+  auto plan = opCostPlan(32, 64, {1, 1, 3});
+  const double ideal = 64 * 5.0;                       // one rank's work, N (TF+TB+TW)
+  const double closedForm = ideal + 31 * (1.0 + 1 - 3);  // 289: less than the work itself
+  EXPECT_GE(plan["zb-h1"].value("makespan", 0.0), ideal);
+  EXPECT_GT(plan["zb-h1"].value("makespan", 0.0), closedForm);
+  EXPECT_LT(plan["zb-h1"].value("makespan", 0.0), plan["1f1b"].value("makespan", 0.0));
+  PlanOptions o;
+  o.stages = 4;
+  o.microbatches = 8;
+  o.opCosts = {1, 1, 1};
+  const Ran text = pm::test::runPlan(o);
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* label : {"1-utilization: the idle share of P x makespan", "ZB bubble rate (Qi et al. 2024, eq. 3)", "zb-h1",
+                            "1f1b", "gpipe"})
+    EXPECT_NE(text.out.find(label), std::string::npos) << label << " in\n" << text.out;
+  o.opCosts = {1, 1};
+  const Ran bad = pm::test::runPlan(o);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--op-costs: expected three costs"), std::string::npos) << bad.err;
 }

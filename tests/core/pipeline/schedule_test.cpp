@@ -2,6 +2,8 @@
 // checker (no deadlock over a grid of P and N, and that it does catch broken lists) and the delays.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -402,4 +404,79 @@ TEST(ScheduleDelay, PaperTimingPipeMareIsCeilOfTwiceTheDepthOverN) {
         EXPECT_EQ(maxObservedDelay(stageActions(paperTiming(params(ScheduleKind::PipeMare, P, N, 2 * P + 2, N)), s)),
                   ceilDiv(2 * (P - 1 - s), N))
             << "P=" << P << " N=" << N << " s=" << s;
+}
+
+namespace {
+
+// A row of schedules.md's tables ("F0.0 F0.1 B0.0 W0.0 ...": op stage.microbatch, B the input
+// backward) in actionsToString's form ("F0 F1 BI0 W0 ..."), with the step after it.
+std::string fromDocRow(const std::string& row) {
+  std::istringstream in(row);
+  std::string out;
+  for (std::string op; in >> op;) {
+    const auto dot = op.find('.');
+    std::string kind = op.substr(0, 1) == "B" ? "BI" : op.substr(0, 1);
+    out += (out.empty() ? "" : " ") + kind + op.substr(dot + 1);
+  }
+  return out + " S0";
+}
+
+}  // namespace
+
+// ZB-H1's order per rank, P = 4, N = 8, literally as schedules.md section 2 tabulates it.
+TEST(ZbH1, OrderPerRankIsThePapersTable) {
+  const char* doc[] = {
+      "F0.0 F0.1 F0.2 F0.3 B0.0 W0.0 F0.4 B0.1 W0.1 F0.5 B0.2 W0.2 F0.6 B0.3 W0.3 F0.7 B0.4 W0.4 B0.5 W0.5 B0.6 W0.6 B0.7 W0.7",
+      "F1.0 F1.1 F1.2 B1.0 F1.3 B1.1 W1.0 F1.4 B1.2 W1.1 F1.5 B1.3 W1.2 F1.6 B1.4 W1.3 F1.7 B1.5 W1.4 B1.6 W1.5 B1.7 W1.6 W1.7",
+      "F2.0 F2.1 B2.0 F2.2 B2.1 F2.3 B2.2 W2.0 F2.4 B2.3 W2.1 F2.5 B2.4 W2.2 F2.6 B2.5 W2.3 F2.7 B2.6 W2.4 B2.7 W2.5 W2.6 W2.7",
+      "F3.0 B3.0 F3.1 B3.1 F3.2 B3.2 F3.3 B3.3 W3.0 F3.4 B3.4 W3.1 F3.5 B3.5 W3.2 F3.6 B3.6 W3.3 F3.7 B3.7 W3.4 W3.5 W3.6 W3.7",
+  };
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(pm::actionsToString(pm::zbH1Actions(4, 8, 1, r)), fromDocRow(doc[r])) << "rank " << r;
+  // With communication: a B receives the gradient first and sends its own at once; W sends nothing.
+  EXPECT_EQ(pm::actionsToString(pm::zbH1Actions(2, 1, 1, 1), true), "rA0 F0 BI0 sG0 W0 S0");
+  EXPECT_EQ(pm::actionsToString(pm::zbH1Actions(2, 1, 1, 0), true), "F0 sA0 rG0 BI0 W0 S0");
+}
+
+// The order checker over P <= 16, N <= 64 and two minibatches: no deadlock, every rank does N F,
+// N BI and N W per minibatch, F before BI before W per microbatch (checkSchedule's static pass),
+// and each step after the rank's last W.
+TEST(ZbH1, NoDeadlockAndEveryOpOnceUpToSixteenRanks) {
+  for (int P = 1; P <= 16; ++P)
+    for (int N : {1, 2, 3, 5, 8, 15, 16, 17, 32, 64}) {
+      std::vector<std::vector<pm::Action>> lists;
+      for (int r = 0; r < P; ++r) lists.push_back(pm::zbH1Actions(P, N, 2, r));
+      const auto check = pm::checkSchedule(lists, 2 * N);
+      ASSERT_TRUE(check.ok) << "P=" << P << " N=" << N << ": " << check.detail;
+      for (const auto& list : lists) {
+        int f = 0, bi = 0, w = 0, steps = 0;
+        for (const auto& a : list) {
+          f += a.kind == pm::ActionKind::Forward;
+          bi += a.kind == pm::ActionKind::BackwardInput;
+          w += a.kind == pm::ActionKind::BackwardWeight;
+          steps += a.kind == pm::ActionKind::Step;
+          EXPECT_NE(a.kind, pm::ActionKind::Backward);
+        }
+        EXPECT_EQ(f, 2 * N);
+        EXPECT_EQ(bi, 2 * N);
+        EXPECT_EQ(w, 2 * N);
+        EXPECT_EQ(steps, 2);
+        EXPECT_EQ(list.back().kind, pm::ActionKind::Step);
+      }
+    }
+}
+
+// The checker refuses a split backward out of order: W before its BI, a step with a W pending, a
+// microbatch backwarded both whole and split, a BI without its W.
+TEST(ZbH1, TheCheckerRefusesASplitBackwardOutOfOrder) {
+  using pm::Action;
+  using K = pm::ActionKind;
+  auto detail = [](std::vector<Action> list) { return pm::checkSchedule({list}, 1).detail; };
+  EXPECT_NE(detail({{K::Forward, 0}, {K::BackwardWeight, 0}, {K::BackwardInput, 0}, {K::Step, 0}}).find("weight gradient before its input backward"),
+            std::string::npos);
+  EXPECT_NE(detail({{K::Forward, 0}, {K::BackwardInput, 0}, {K::Step, 0}, {K::BackwardWeight, 0}}).find("step while 1 weight gradient"),
+            std::string::npos);
+  EXPECT_NE(detail({{K::Forward, 0}, {K::BackwardInput, 0}, {K::BackwardWeight, 0}, {K::Backward, 0}, {K::Step, 0}}).find("already input-backwarded"),
+            std::string::npos);
+  EXPECT_NE(detail({{K::Forward, 0}, {K::BackwardInput, 0}}).find("never executes W0"), std::string::npos);
+  EXPECT_TRUE(pm::checkSchedule({{{K::Forward, 0}, {K::BackwardInput, 0}, {K::BackwardWeight, 0}, {K::Step, 0}}}, 1).ok);
 }
