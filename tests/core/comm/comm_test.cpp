@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <thread>
 
@@ -256,4 +257,28 @@ TEST(DeviceContext, EngineBuildNamesTheTorchItWasCompiledAgainst) {
   EXPECT_EQ(back.torch, b.torch);
   EXPECT_EQ(back.cuda, b.cuda);
   EXPECT_EQ(back.backends, b.backends);
+}
+
+// A group that cannot form on loopback (here: rank 1 never comes, so rank 0 waits out its
+// timeout) says where it failed and the two causes that look alike there: a rank that died, or
+// another local process connecting to the run's ports, which Gloo takes as a peer's
+// (docs/reliability.md, Security).
+TEST(GlooComm, AGroupThatCannotFormOnLoopbackNamesBothCauses) {
+  char dir[] = "/tmp/pipemare-comm-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  DistributedOptions o;
+  o.rank = 0;
+  o.worldSize = 2;
+  o.timeoutS = 1;
+  o.storeFile = std::string(dir) + "/store";
+  try {
+    makeDistributedComm(o);
+    FAIL() << "a group of 2 formed with one rank";
+  } catch (const CommError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot form the gloo process group"), std::string::npos) << what;
+    EXPECT_NE(what.find("while the ranks connected on loopback: a rank that died, or another local process"), std::string::npos)
+        << what;
+  }
+  std::filesystem::remove_all(dir);
 }
