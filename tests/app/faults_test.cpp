@@ -30,6 +30,25 @@ std::vector<std::string> endlessRealRun(const std::string& db, const std::string
           "execution.timeout_s=" + timeoutS};
 }
 
+// Starts `args` with its standard output on a pipe (out[0], for the test to read; out[1] is
+// closed here) and its standard error on /dev/null; the child's pid, or -1.
+pid_t spawnWithStdoutPipe(std::vector<std::string> args, int out[2]) {
+  if (pipe(out) != 0) return -1;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  return pid;
+}
+
 std::vector<pid_t> childrenOf(pid_t parent) {
   auto r = runCmd("pgrep -P " + std::to_string(parent));
   std::vector<pid_t> out;
@@ -177,19 +196,8 @@ TEST_F(Faults, WriterKilledMidBatchLosesAtMostTheLastSecond) {
                                   "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2",
                                   "--set", "training.steps=1000000", "--set", "training.log_interval=1"};
     int out[2];
-    ASSERT_EQ(pipe(out), 0);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t writer = -1;
-    ASSERT_EQ(posix_spawn(&writer, argv[0], &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(out[1]);
+    const pid_t writer = spawnWithStdoutPipe(args, out);
+    ASSERT_GT(writer, 0);
     // Read the event stream, noting when each step's loss was announced.
     std::mutex mu;
     std::vector<std::pair<std::chrono::steady_clock::time_point, int64_t>> announced;
@@ -607,19 +615,8 @@ TEST_F(Faults, AnEventsReaderThatDoesNotReadNeverHoldsARealRun) {
                                 "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=2", "--set", "execution.mode=real",
                                 "--set", "training.steps=400", "--set", "training.log_interval=1", "--set", "execution.timeout_s=5"};
   int out[2];
-  ASSERT_EQ(pipe(out), 0);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t run = -1;
-  ASSERT_EQ(posix_spawn(&run, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
+  const pid_t run = spawnWithStdoutPipe(args, out);
+  ASSERT_GT(run, 0);
   // Nobody reads until the store says how the run ended.
   const auto status = [&] {
     try {
