@@ -219,11 +219,12 @@ void addPlanCommand(CLI::App& app, PlanCommand& plan) {
   cmd->add_option("--link-latency", o.linkLatency, "seconds per message");
   cmd->add_option("--link-bandwidth", o.linkBandwidth, "bytes per second (0 = infinite)");
   auto* opCosts = cmd->add_option("--op-costs", o.opCosts,
-                                  "TF,TB,TW: plan gpipe, 1f1b and zb-h1 from per-op costs alone (forward, input backward, "
+                                  "TF,TB,TW: plan gpipe, 1f1b, interleaved 1f1b, zb-h1 and zb-v from per-op costs alone (forward, input backward, "
                                   "weight backward per rank and microbatch, any unit; needs --stages, no model)")
                       ->delimiter(',');
   cmd->add_option("--comm-cost", o.commCost, "with --op-costs: the cost charged to every dependency that crosses ranks")
       ->needs(opCosts);
+  cmd->add_option("--chunks", o.chunks, "with --op-costs: interleaved 1F1B's model chunks per rank (default 2)")->needs(opCosts);
   addPlanDesignSources(*cmd, plan);
   // Costs alone are the design: a model, an experiment, a stored run or a trace beside them would
   // be silently ignored.

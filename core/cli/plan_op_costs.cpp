@@ -14,14 +14,17 @@ namespace pm::cli {
 
 namespace {
 
-// A synchronous schedule the planner lays out from op costs: its name and one rank's actions
-// (P, N, rank) for one minibatch.
+// A synchronous schedule the planner lays out from op costs: its name, its chunks per rank, where
+// a rank's chunk sits among the stages, and one rank's actions (P, N, rank) for one minibatch.
 struct OpCostSchedule {
-  const char* name;
-  std::function<std::vector<Action>(int, int, int)> actions;
+  std::string name;
+  int chunks;
+  std::function<int(int P, int rank, int chunk)> stage;
+  std::function<std::vector<Action>(int P, int N, int rank)> actions;
 };
 
-std::vector<OpCostSchedule> opCostSchedules() {
+std::vector<OpCostSchedule> opCostSchedules(int interleavedChunks) {
+  auto oneChunk = [](int, int rank, int) { return rank; };
   auto engine = [](ScheduleKind kind) {
     return [kind](int P, int N, int rank) {
       ScheduleParams p;
@@ -31,13 +34,18 @@ std::vector<OpCostSchedule> opCostSchedules() {
       return stageActions(p, rank);
     };
   };
-  return {{"gpipe", engine(ScheduleKind::GPipe)},
-          {"1f1b", engine(ScheduleKind::OneFOneB)},
-          {"zb-h1", [](int P, int N, int rank) { return zbH1Actions(P, N, 1, rank); }}};
+  const int v = interleavedChunks;
+  return {{"gpipe", 1, oneChunk, engine(ScheduleKind::GPipe)},
+          {"1f1b", 1, oneChunk, engine(ScheduleKind::OneFOneB)},
+          {"interleaved-1f1b", v, interleavedStage, [v](int P, int N, int rank) { return interleaved1F1BActions(P, N, v, rank); }},
+          {"zb-h1", 1, oneChunk, [](int P, int N, int rank) { return zbH1Actions(P, N, 1, rank); }},
+          {"zb-v", 2, zbVStage, [](int P, int N, int rank) { return zbVActions(P, N, rank); }}};
 }
 
 struct OpCostFigures {
   std::string schedule;
+  int chunks = 1;
+  std::string note;  // why the schedule has no figures here ("" when it has)
   double makespan = 0;
   double bubbleUtilization = 0;  // 1 - sum(busy) / (P x makespan)
   double bubbleRateZb = 0;       // (S - N (TF+TB+TW)) / S, S the largest span of a rank from first F to last op
@@ -64,19 +72,28 @@ int planOpCostsCommand(const PlanOptions& o, std::ostream& out, std::ostream& er
     if (!o.experiment.empty()) throw PlanUsage("--op-costs", "plans from costs alone: give --stages and --microbatches, not --experiment");
     const double tf = o.opCosts[0], tb = o.opCosts[1], tw = o.opCosts[2];
     const int P = o.stages, N = o.microbatches;
-    SimCosts costs;
-    costs.forward.assign(static_cast<size_t>(P), tf);
-    costs.backward.assign(static_cast<size_t>(P), tb + tw);
-    costs.weight.assign(static_cast<size_t>(P), tw);
-    costs.link.latency = o.commCost;
+    if (o.chunks < 2) throw PlanUsage("--chunks", "interleaved 1F1B needs at least 2 chunks per rank, found " + std::to_string(o.chunks));
+    OpCosts costs;
+    costs.forward = tf;
+    costs.backwardInput = tb;
+    costs.backwardWeight = tw;
+    costs.comm = o.commCost;
     const double ideal = static_cast<double>(N) * (tf + tb + tw);
     std::vector<OpCostFigures> rows;
-    for (const auto& sched : opCostSchedules()) {
-      std::vector<std::vector<Action>> lists;
-      for (int r = 0; r < P; ++r) lists.push_back(sched.actions(P, N, r));
-      const SimResult sim = simulateTimeline(lists, costs);
+    for (const auto& sched : opCostSchedules(o.chunks)) {
       OpCostFigures f;
       f.schedule = sched.name;
+      f.chunks = sched.chunks;
+      std::vector<std::vector<Action>> lists;
+      try {
+        for (int r = 0; r < P; ++r) lists.push_back(sched.actions(P, N, r));
+      } catch (const std::invalid_argument& ex) {
+        f.note = ex.what();  // a schedule that does not apply to this P and N (interleaved: N % P != 0)
+        rows.push_back(f);
+        continue;
+      }
+      const SimResult sim =
+          simulateOps(lists, P * sched.chunks, sched.chunks, [&](int r, int c) { return sched.stage(P, r, c); }, costs);
       f.makespan = sim.makespan;
       f.bubbleUtilization = 1.0 - sim.meanUtilization;
       double span = 0;
@@ -92,11 +109,17 @@ int planOpCostsCommand(const PlanOptions& o, std::ostream& out, std::ostream& er
              {"definitions",
               {{"makespan", kMakespanDefinition}, {"bubble_utilization", kUtilizationDefinition}, {"bubble_rate_zb", kZbRateDefinition}}}};
       Json list = Json::array();
-      for (const auto& f : rows)
+      for (const auto& f : rows) {
+        if (!f.note.empty()) {
+          list.push_back({{"schedule", f.schedule}, {"chunks", f.chunks}, {"not_applicable", f.note}});
+          continue;
+        }
         list.push_back({{"schedule", f.schedule},
+                        {"chunks", f.chunks},
                         {"makespan", f.makespan},
                         {"bubble_utilization", f.bubbleUtilization},
                         {"bubble_rate_zb", f.bubbleRateZb}});
+      }
       j["schedules"] = list;
       out << j.dump(2) << "\n";
       return 0;
@@ -105,10 +128,15 @@ int planOpCostsCommand(const PlanOptions& o, std::ostream& out, std::ostream& er
     std::snprintf(line, sizeof line, "P = %d ranks, N = %d microbatches; per rank and microbatch TF %g, TB %g, TW %g; comm %g\n", P,
                   N, tf, tb, tw, o.commCost);
     out << line;
-    std::snprintf(line, sizeof line, "%-8s %12s %15s %15s\n", "schedule", "makespan", "1-utilization", "ZB bubble rate");
+    std::snprintf(line, sizeof line, "%-22s %12s %15s %15s\n", "schedule (chunks)", "makespan", "1-utilization", "ZB bubble rate");
     out << line;
     for (const auto& f : rows) {
-      std::snprintf(line, sizeof line, "%-8s %12.4f %15.4f %15.4f\n", f.schedule.c_str(), f.makespan, f.bubbleUtilization,
+      const std::string name = f.schedule + " (" + std::to_string(f.chunks) + ")";
+      if (!f.note.empty()) {
+        out << name << ": not laid out: " << f.note << "\n";
+        continue;
+      }
+      std::snprintf(line, sizeof line, "%-22s %12.4f %15.4f %15.4f\n", name.c_str(), f.makespan, f.bubbleUtilization,
                     f.bubbleRateZb);
       out << line;
     }

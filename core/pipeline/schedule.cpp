@@ -139,6 +139,88 @@ std::vector<Action> zbH1Actions(int stages, int microbatches, int64_t minibatche
   return std::move(e.out);
 }
 
+int interleavedStage(int stages, int rank, int chunk) { return chunk * stages + rank; }
+
+std::vector<Action> interleaved1F1BActions(int stages, int microbatches, int chunks, int rank) {
+  const int P = stages, N = microbatches, v = chunks;
+  if (P < 1 || N < 1) throw std::invalid_argument("interleaved 1f1b: stages and microbatches must be >= 1");
+  if (v < 2) throw std::invalid_argument("interleaved 1f1b: needs at least 2 chunks per rank, got " + std::to_string(v));
+  if (N % P != 0)
+    throw std::invalid_argument("interleaved 1f1b: microbatches (" + std::to_string(N) + ") must be a multiple of the ranks (" +
+                                std::to_string(P) + "), as Megatron-LM requires");
+  if (rank < 0 || rank >= P) throw std::invalid_argument("interleaved 1f1b: rank out of range");
+  const int64_t T = static_cast<int64_t>(v) * N;  // ops of each kind on this rank
+  const int64_t Pv = static_cast<int64_t>(P) * v;
+  // The k-th forward: chunk (k mod Pv) div P, microbatch (k div Pv) P + k mod P; the k-th backward
+  // the same microbatch on chunk v-1-c.
+  auto forwardOf = [&](int64_t k) {
+    return Action{ActionKind::Forward, (k / Pv) * P + k % P, static_cast<int>((k % Pv) / P)};
+  };
+  auto backwardOf = [&](int64_t k) {
+    return Action{ActionKind::Backward, (k / Pv) * P + k % P, v - 1 - static_cast<int>((k % Pv) / P)};
+  };
+  // The factor 2 keeps a stage from stalling on a message (Megatron-LM issue 169).
+  const int64_t warmup = std::min<int64_t>(T, 2 * (P - 1 - rank) + static_cast<int64_t>(v - 1) * P);
+  std::vector<Action> out;
+  for (int64_t k = 0; k < warmup; ++k) out.push_back(forwardOf(k));
+  for (int64_t k = 0; k + warmup < T; ++k) {
+    out.push_back(forwardOf(k + warmup));
+    out.push_back(backwardOf(k));
+  }
+  for (int64_t k = std::max<int64_t>(0, T - warmup); k < T; ++k) out.push_back(backwardOf(k));
+  out.push_back({ActionKind::Step, 0, 0});
+  return out;
+}
+
+int zbVStage(int stages, int rank, int chunk) { return chunk == 0 ? rank : 2 * stages - 1 - rank; }
+
+std::vector<Action> zbVActions(int stages, int microbatches, int rank) {
+  const int P = stages, N = microbatches;
+  if (P < 1 || N < 1) throw std::invalid_argument("zb-v: stages and microbatches must be >= 1");
+  if (rank < 0 || rank >= P) throw std::invalid_argument("zb-v: rank out of range");
+  const int64_t n = std::max<int64_t>(2 * P - 1, N);  // slots; microbatches >= N are idle
+  std::vector<Action> out;
+  int64_t f[2] = {0, 0}, b[2] = {0, 0}, w[2] = {0, 0};
+  auto emit = [&](ActionKind kind, int chunk, int64_t& counter) {
+    const int64_t mb = counter++;
+    if (mb < N) out.push_back({kind, mb, chunk});
+  };
+  auto F = [&](int c) { emit(ActionKind::Forward, c, f[c]); };
+  auto B = [&](int c) { emit(ActionKind::BackwardInput, c, b[c]); };
+  auto W = [&](int c) { emit(ActionKind::BackwardWeight, c, w[c]); };
+  const int r = rank;
+  for (int i = 0; i < 2 * (P - r) - 1; ++i) F(0);  // 1. the first chunk's warm-up
+  for (int i = 0; i < r; ++i) {                     // 2. pairs (F b, F a)
+    F(1);
+    F(0);
+  }
+  for (int i = 0; i < P - r; ++i) {  // 3. groups (F b, B b, W b)
+    F(1);
+    B(1);
+    W(1);
+  }
+  while (f[0] < n || f[1] < f[0]) {  // 4. steady, while a has forwards left or b lags behind a
+    if (f[0] < n) F(0);
+    B(0);
+    W(0);
+    F(1);
+    B(1);
+    W(1);
+  }
+  for (int i = 0; i < r; ++i) {  // 5. cool-down: pairs (B a, B b)
+    B(0);
+    B(1);
+  }
+  for (int i = 0; i < P - r; ++i) {  // pairs (B a, W a oldest)
+    B(0);
+    W(0);
+  }
+  while (w[1] < n) W(1);  // the remaining W of b, then of a
+  while (w[0] < n) W(0);
+  out.push_back({ActionKind::Step, 0, 0});
+  return out;
+}
+
 std::string actionToString(const Action& a) {
   const char* prefix = "?";
   switch (a.kind) {
@@ -152,7 +234,7 @@ std::string actionToString(const Action& a) {
     case ActionKind::BackwardInput: prefix = "BI"; break;
     case ActionKind::BackwardWeight: prefix = "W"; break;
   }
-  return prefix + std::to_string(a.mb);
+  return prefix + std::to_string(a.mb) + (a.chunk > 0 ? "c" + std::to_string(a.chunk) : std::string());
 }
 
 static bool isCompute(ActionKind k) {

@@ -26,8 +26,9 @@ enum class ActionKind {
 
 struct Action {
   ActionKind kind;
-  int64_t mb;  // microbatch id (global), or the step index for Step
-  bool operator==(const Action& o) const { return kind == o.kind && mb == o.mb; }
+  int64_t mb;     // microbatch id (global), or the step index for Step
+  int chunk = 0;  // the model chunk of the rank it runs on (schedules with several chunks per rank)
+  bool operator==(const Action& o) const { return kind == o.kind && mb == o.mb && chunk == o.chunk; }
 };
 
 // ScheduleKind, its names (scheduleFromName, scheduleName) and isAsynchronous are the experiment
@@ -69,6 +70,17 @@ std::vector<Action> stageActions(const ScheduleParams& p, int stage);
 // each followed by its W as above; then every W left, in microbatch order; then Step. The step
 // follows the stage's last W. A planner schedule: the engine does not run BI and W yet.
 std::vector<Action> zbH1Actions(int stages, int microbatches, int64_t minibatches, int stage);
+
+// Schedules with v model chunks per rank (schedules.md sections 3 and 4), as compute actions only
+// (F, B or BI and W, S; the messages follow from the placement): one rank's list for one minibatch
+// of N microbatches. Planner schedules: the engine holds one chunk per rank.
+// Interleaved 1F1B (Megatron's virtual stages, "loop" placement: stage c*P + r is chunk c of rank
+// r). Needs v >= 2 and N % P == 0 (std::invalid_argument otherwise, saying so).
+std::vector<Action> interleaved1F1BActions(int stages, int microbatches, int chunks, int rank);
+int interleavedStage(int stages, int rank, int chunk);  // c*P + r
+// ZB-V (two chunks in a V: chunk 0 is stage r, chunk 1 stage 2P-1-r), split backward.
+std::vector<Action> zbVActions(int stages, int microbatches, int rank);
+int zbVStage(int stages, int rank, int chunk);  // r, or 2P-1-r
 
 // Synchronous warm-up followed by an asynchronous schedule (PipeMare's warm-up): the first
 // `warmupMinibatches` minibatches use `warmup` (gpipe or 1f1b, flushed), then the same stage

@@ -1,7 +1,10 @@
 #include "core/planner/timeline_sim.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <stdexcept>
 
 #include "core/planner/analytic_planner.h"
@@ -127,6 +130,109 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
   }
   r.meanUtilization = r.makespan > 0 ? total / (static_cast<double>(P) * r.makespan) : 0.0;
   return r;
+}
+
+SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages, int chunks,
+                      const std::function<int(int, int)>& stageOf, const OpCosts& c) {
+  const size_t P = ranks.size();
+  if (P == 0 || stages < 1 || chunks < 1) throw std::invalid_argument("simulation: no ranks, stages or chunks");
+  for (double x : {c.forward, c.backwardInput, c.backwardWeight, c.comm})
+    if (!(x >= 0) || !std::isfinite(x)) throw std::invalid_argument("simulation: op costs must be finite and >= 0");
+  std::vector<int> rankOf(static_cast<size_t>(stages), -1);
+  for (size_t r = 0; r < P; ++r)
+    for (int ch = 0; ch < chunks; ++ch) {
+      const int st = stageOf(static_cast<int>(r), ch);
+      if (st < 0 || st >= stages) throw std::invalid_argument("simulation: a chunk placed outside the stages");
+      rankOf[static_cast<size_t>(st)] = static_cast<int>(r);
+    }
+  // When each op ended: (0 forward | 1 input or whole backward | 2 weight, stage, microbatch).
+  std::map<std::tuple<int, int, int64_t>, double> ended;
+  const double share = 1.0 / chunks;
+  std::vector<size_t> pc(P, 0);
+  std::vector<double> clock(P, 0.0);
+  SimResult res;
+  res.busy.assign(P, 0.0);
+  res.firstForward.assign(P, -1.0);
+  auto isCompute = [](ActionKind k) {
+    return k == ActionKind::Forward || k == ActionKind::Backward || k == ActionKind::BackwardInput ||
+           k == ActionKind::BackwardWeight || k == ActionKind::Step;
+  };
+  size_t done = 0;
+  auto finished = [&](size_t r) { return pc[r] >= ranks[r].size(); };
+  auto skipComm = [&](size_t r) {
+    while (!finished(r) && !isCompute(ranks[r][pc[r]].kind)) ++pc[r];
+  };
+  for (size_t r = 0; r < P; ++r) {
+    skipComm(r);
+    if (finished(r)) ++done;
+  }
+  while (done < P) {
+    bool progress = false;
+    for (size_t r = 0; r < P; ++r) {
+      while (!finished(r)) {
+        const Action& a = ranks[r][pc[r]];
+        const int st = a.kind == ActionKind::Step ? 0 : stageOf(static_cast<int>(r), a.chunk);
+        // The op it waits for: its class, stage and microbatch; none for a step or the first stage's F.
+        std::optional<std::tuple<int, int, int64_t>> dep;
+        double cost = 0;
+        int cls = 0;
+        switch (a.kind) {
+          case ActionKind::Forward:
+            cls = 0;
+            cost = c.forward * share;
+            if (st > 0) dep = std::make_tuple(0, st - 1, a.mb);
+            break;
+          case ActionKind::Backward:
+          case ActionKind::BackwardInput:
+            cls = 1;
+            cost = (a.kind == ActionKind::Backward ? c.backwardInput + c.backwardWeight : c.backwardInput) * share;
+            dep = st + 1 < stages ? std::make_tuple(1, st + 1, a.mb) : std::make_tuple(0, st, a.mb);
+            break;
+          case ActionKind::BackwardWeight:
+            cls = 2;
+            cost = c.backwardWeight * share;
+            dep = std::make_tuple(1, st, a.mb);
+            break;
+          default:  // the step, free here
+            cls = -1;
+            break;
+        }
+        double ready = clock[r];
+        if (dep) {
+          const auto it = ended.find(*dep);
+          if (it == ended.end()) break;  // not run yet
+          const bool crosses = rankOf[static_cast<size_t>(std::get<1>(*dep))] != static_cast<int>(r);
+          ready = std::max(ready, it->second + (crosses ? c.comm : 0.0));
+        }
+        const double end = ready + cost;
+        if (cls >= 0) ended[std::make_tuple(cls, st, a.mb)] = end;
+        if (a.kind == ActionKind::Forward && res.firstForward[r] < 0) res.firstForward[r] = ready;
+        res.busy[r] += cost;
+        res.trace.push_back({static_cast<int>(r), traceActionName(a.kind), a.mb, ready, end});
+        clock[r] = end;
+        ++pc[r];
+        skipComm(r);
+        progress = true;
+        if (finished(r)) ++done;
+      }
+    }
+    if (!progress && done < P) {
+      std::string stuck;
+      for (size_t r = 0; r < P; ++r)
+        if (!finished(r)) stuck += (stuck.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) + " at " + actionToString(ranks[r][pc[r]]);
+      throw std::runtime_error("simulation: deadlock (" + stuck + ")");
+    }
+  }
+  res.makespan = *std::max_element(clock.begin(), clock.end());
+  res.lastEnd = clock;
+  double total = 0;
+  for (size_t r = 0; r < P; ++r) {
+    res.firstForward[r] = std::max(res.firstForward[r], 0.0);
+    res.utilization.push_back(res.makespan > 0 ? res.busy[r] / res.makespan : 0.0);
+    total += res.busy[r];
+  }
+  res.meanUtilization = res.makespan > 0 ? total / (static_cast<double>(P) * res.makespan) : 0.0;
+  return res;
 }
 
 SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs) {

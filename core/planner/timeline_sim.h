@@ -5,6 +5,7 @@
 // engine's trace-event form (core/events/event.h, ev::kTrace: stage, action, mb, start, end),
 // the makespan and per-stage busy time and utilization. No LibTorch.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,23 @@ struct SimResult {
 SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const SimCosts& costs);
 // Runs stageActions(p, s) for every stage.
 SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs);
+
+// Per-op costs of one rank's whole share of the model, any unit, and the cost of a dependency that
+// crosses ranks (the op-cost planner, `pipemare plan --op-costs`).
+struct OpCosts {
+  double forward = 0, backwardInput = 0, backwardWeight = 0;  // a whole backward: the two together
+  double comm = 0;
+};
+
+// A list schedule over compute actions alone (F, B, BI, W, S; communication actions are ignored),
+// one list per rank, on `stages` stages placed by stageOf(rank, chunk), each rank holding `chunks`
+// chunks; each chunk's op costs its kind's cost / chunks. A rank runs its list in order; an op
+// starts once its dependency has ended, `comm` later when that ran on another rank: F(s, m) after
+// F(s-1, m); B or BI(s, m) after B or BI(s+1, m), the last stage's after its own F(s, m); W(s, m)
+// after BI(s, m). A hand-over between two stages of one rank (ZB-V's turn) costs nothing. Throws
+// std::runtime_error naming the stuck ranks on a deadlock; SimTraceRecord::stage is the rank.
+SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages, int chunks,
+                      const std::function<int(int rank, int chunk)>& stageOf, const OpCosts& costs);
 
 // The timeline of a plan row: the engine's action lists of `schedule` over `stages` stages as
 // `spec` sets them up (N, update interval, m, timing; engineScheduleParams), for `minibatches`

@@ -2,6 +2,7 @@
 // checker (no deadlock over a grid of P and N, and that it does catch broken lists) and the delays.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include <stdexcept>
@@ -479,4 +480,39 @@ TEST(ZbH1, TheCheckerRefusesASplitBackwardOutOfOrder) {
             std::string::npos);
   EXPECT_NE(detail({{K::Forward, 0}, {K::BackwardInput, 0}}).find("never executes W0"), std::string::npos);
   EXPECT_TRUE(pm::checkSchedule({{{K::Forward, 0}, {K::BackwardInput, 0}, {K::BackwardWeight, 0}, {K::Step, 0}}}, 1).ok);
+}
+
+// Interleaved 1F1B and ZB-V as lists of one rank: every chunk runs F, then its backward (B whole
+// for interleaved; BI then W for ZB-V) of each microbatch exactly once and in that order, idle
+// slots (ZB-V's microbatches >= N when N < 2P-1) dropped, the step last; interleaving refuses
+// N % P != 0 and v < 2, saying which.
+TEST(ChunkedSchedules, EveryChunkRunsEachOpOnceInOrder) {
+  for (int P = 1; P <= 8; ++P)
+    for (int N = 1; N <= 64; N += (N < 8 ? 1 : 7)) {
+      for (int r = 0; r < P; ++r) {
+        std::vector<std::pair<std::vector<pm::Action>, int>> lists{{pm::zbVActions(P, N, r), 2}};
+        if (N % P == 0) lists.push_back({pm::interleaved1F1BActions(P, N, 3, r), 3});
+        for (const auto& [list, v] : lists) {
+          SCOPED_TRACE("P=" + std::to_string(P) + " N=" + std::to_string(N) + " rank " + std::to_string(r) + " v=" + std::to_string(v));
+          std::map<std::pair<int, int64_t>, std::string> seen;  // (chunk, mb) -> ops so far
+          for (const auto& a : list) {
+            if (a.kind == pm::ActionKind::Step) continue;
+            ASSERT_GE(a.mb, 0);
+            ASSERT_LT(a.mb, N);
+            ASSERT_GE(a.chunk, 0);
+            ASSERT_LT(a.chunk, v);
+            std::string& ops = seen[{a.chunk, a.mb}];
+            ops += a.kind == pm::ActionKind::Forward ? "F" : a.kind == pm::ActionKind::Backward ? "B" : a.kind == pm::ActionKind::BackwardInput ? "I" : "W";
+          }
+          EXPECT_EQ(seen.size(), static_cast<size_t>(v) * N);
+          for (const auto& [key, ops] : seen) EXPECT_EQ(ops, v == 2 ? "FIW" : "FB") << "chunk " << key.first << " mb " << key.second;
+          EXPECT_EQ(list.back().kind, pm::ActionKind::Step);
+        }
+      }
+    }
+  EXPECT_THROW(pm::interleaved1F1BActions(4, 6, 2, 0), std::invalid_argument);
+  EXPECT_THROW(pm::interleaved1F1BActions(4, 8, 1, 0), std::invalid_argument);
+  EXPECT_EQ(pm::zbVStage(4, 1, 0), 1);
+  EXPECT_EQ(pm::zbVStage(4, 1, 1), 6);
+  EXPECT_EQ(pm::interleavedStage(4, 1, 1), 5);
 }

@@ -198,3 +198,30 @@ TEST(ChromeTrace, WritesParsableTraceEvents) {
   EXPECT_TRUE(sawF0);
   EXPECT_THROW(writeChromeTrace("/nonexistent-dir/x/trace.json", r.trace), Error);
 }
+
+// The chunked schedules never deadlock: interleaved 1F1B (v = 2 and 3) for P <= 8, N <= 64 with
+// N % P == 0, and ZB-V for P <= 8, N <= 64, N < 2P-1 included, finish in the op-list simulation
+// with a message cost, every rank busy for exactly its share.
+TEST(SimulateOps, ChunkedSchedulesFinishWithoutDeadlock) {
+  pm::OpCosts c;
+  c.forward = 1;
+  c.backwardInput = 1.5;
+  c.backwardWeight = 0.5;
+  c.comm = 0.25;
+  for (int P = 1; P <= 8; ++P)
+    for (int N = 1; N <= 64; N += (N < 16 ? 1 : 9)) {
+      std::vector<std::vector<pm::Action>> v;
+      for (int r = 0; r < P; ++r) v.push_back(pm::zbVActions(P, N, r));
+      pm::SimResult zbv;
+      ASSERT_NO_THROW(zbv = pm::simulateOps(v, 2 * P, 2, [&](int r, int ch) { return pm::zbVStage(P, r, ch); }, c))
+          << "zb-v P=" << P << " N=" << N;
+      for (double b : zbv.busy) EXPECT_NEAR(b, N * 3.0, 1e-9);
+      if (N % P != 0) continue;
+      for (int chunks : {2, 3}) {
+        std::vector<std::vector<pm::Action>> il;
+        for (int r = 0; r < P; ++r) il.push_back(pm::interleaved1F1BActions(P, N, chunks, r));
+        ASSERT_NO_THROW(pm::simulateOps(il, chunks * P, chunks, [&](int r, int ch) { return pm::interleavedStage(P, r, ch); }, c))
+            << "interleaved v=" << chunks << " P=" << P << " N=" << N;
+      }
+    }
+}
