@@ -344,6 +344,26 @@ TEST(Designer, AnEditMarksTheWindowAndCtrlSSavesTheOpenFile) {
   EXPECT_EQ(saved["data"]["batch_size"], 16) << "Ctrl+S did not write the edit to " << file.string();
 }
 
+// The window title names the open design's file: File > Open experiment... (Ctrl+O) with the file
+// chosen in the dialog puts its name in the title, with the unsaved-edits mark after it.
+TEST(Designer, TheWindowTitleNamesTheOpenFile) {
+  pm::test::app();
+  TempDir tmp;
+  const fs::path file = tmp.dir / "my-design.json";
+  fs::copy_file((kPresets + "/tiny-synthetic.json").toStdString(), file);
+  pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  EXPECT_TRUE(w.windowTitle().endsWith("[*] - PipeMare Workbench")) << w.windowTitle().toStdString();
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseFile(QString::fromStdString(file.string()))});
+    QTest::keyClick(&w, Qt::Key_O, Qt::ControlModifier);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+  }
+  EXPECT_EQ(w.designer()->currentFile().toStdString(), file.string());
+  EXPECT_EQ(w.windowTitle().toStdString(), "my-design.json[*] - PipeMare Workbench");
+}
+
 // Choosing another preset with unsaved edits asks first: Cancel keeps the edits and puts the
 // presets list back; Discard opens the other preset.
 TEST(Designer, AnotherPresetWithUnsavedEditsAsksFirst) {

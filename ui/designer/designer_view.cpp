@@ -189,6 +189,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
     if (i == 0) {
       asLoaded_ = nlohmann::json();  // a new design: no file whose notes could mislead
       file_.clear();                 // nor a file its messages name, or that is reopened next time
+      Q_EMIT fileChanged(file_);
       baseline_ = nlohmann::json();  // not compared while the form is rebuilt
       setExperiment(experimentToJson(Experiment{}));
       baseline_ = currentJson();     // the defaults, unedited
@@ -221,6 +222,7 @@ bool DesignerView::loadFile(const QString& path) {
   try {
     Json raw = loadExperimentJson(path.toStdString());
     file_ = path;
+    Q_EMIT fileChanged(file_);
     showFileInPresets(path);  // which preset is open (without reloading it)
     baseline_ = Json();       // not compared while the form is rebuilt
     setExperiment(raw);
@@ -331,6 +333,7 @@ bool DesignerView::saveTo(const QString& path) {
   }
   f.close();
   file_ = path;
+  Q_EMIT fileChanged(file_);
   rememberFile(path);
   undo_->setClean();  // undoing back to here is back to the file
   asLoaded_ = currentJson();

@@ -92,6 +92,8 @@ class DesignerView : public QWidget {
   // isModified() changed: an edit made the design differ from the file, or saving, opening or an
   // edit back to the file's values made it match again.
   void modifiedChanged(bool modified);
+  // The design's file changed (opened, saved as, or a new design: ""): what the window title names.
+  void fileChanged(const QString& file);
 
  public Q_SLOTS:
   void requestRun();

@@ -97,6 +97,12 @@ QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binar
   design->setStretchFactor(0, 2);
   design->setStretchFactor(1, 3);
   const int designTab = tabs->addTab(design, tr("Design"));
+  // The window title names the open design's file ("new design" for none), as desktop programs do.
+  const auto nameFile = [this](const QString& file) {
+    setWindowTitle(tr("%1[*] - PipeMare Workbench").arg(file.isEmpty() ? tr("new design") : QFileInfo(file).fileName()));
+  };
+  connect(designer_, &DesignerView::fileChanged, this, nameFile);
+  nameFile(designer_->currentFile());
   // Unsaved edits of the design: "*" in the window title and on the Design tab.
   connect(designer_, &DesignerView::modifiedChanged, this, [this, tabs, designTab](bool modified) {
     setWindowModified(modified);
