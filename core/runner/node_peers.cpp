@@ -126,8 +126,8 @@ bool RemoteNodes::open(Peer& r, const std::string& line, Json& msg, RunVerdict& 
     msg = std::move(*sealed);
     return true;
   }
-  // Every later line of this link would fail too (the sequence numbers no longer agree): the link
-  // ends here, and the run on both nodes, with the reason.
+  // Every later line of this link would fail too (the two ends' sequence numbers disagree from
+  // here on): the link ends here, and the run on both nodes, with the reason.
   endLink(r, "a line on node " + std::to_string(r.node) + "'s link (" + r.peer +
                  ") failed authentication (altered or injected on the way); the run was ended on every node",
           verdict);

@@ -132,7 +132,7 @@ class UpLink {
   std::string buf_;
   std::optional<NodeLinkSession> session_;
   bool lost_ = false;
-  bool welcomed_ = false;  // node 0's sealed welcome came: a plain refusal is no longer taken
+  bool welcomed_ = false;  // node 0's sealed welcome came: from here on a plain refusal is not taken
 };
 
 }  // namespace pm

@@ -658,8 +658,8 @@ TEST_F(Faults, AnEventsReaderThatDoesNotReadNeverHoldsARealRun) {
 }
 
 // The store's disk fills during a real-mode run (here the file size limit, which fails the log's
-// writes as a full disk does, SIGXFSZ ignored): the launcher no longer exits leaving the run
-// "running". The run ends failed, exit 1, its message naming the store and the rows it could not
+// writes as a full disk does, SIGXFSZ ignored): the launcher does not exit leaving the run
+// "running"; the run ends failed, exit 1, its message naming the store and the rows it could not
 // save; the losses saved before stay, and the store reads and passes its integrity check.
 TEST_F(Faults, AFullDiskUnderTheStoreFailsTheRunAndKeepsWhatWasSaved) {
   const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 768; exec " + bin() + " run tiny-synthetic --db " + db_ +

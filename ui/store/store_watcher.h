@@ -97,7 +97,7 @@ class StoreWatcher : public QObject {
   bool open();    // true when the connection is open (opening it when the file exists and was not tried since the last poll)
   bool reread();  // lists the runs; true when they differ from the last listing
   int markDead();
-  // True when the connection's -wal or -shm file is no longer the file on disk (deleted, or
+  // True when the connection's -wal or -shm file differs from the file on disk (deleted, or
   // replaced by another process's new one); the connection is then dropped, to be opened again.
   bool dropStaleConnection();
 

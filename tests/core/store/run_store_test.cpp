@@ -1241,7 +1241,7 @@ TEST_F(RunStoreTest, ImportCopiesTheModelFile) {
 // A run copied while it was still going at its source (arrived interrupted, "imported while
 // running", with the losses it had then) is refreshed in place by the next import once the source
 // has finished it: its status and every row as the source has them, under the same id here; a
-// run still going is skipped as before, and a finished copy is not copied again.
+// run still going is skipped, and a finished copy is not copied again.
 TEST_F(RunStoreTest, ImportRefreshesACopyMadeWhileItsSourceWasGoing) {
   const std::string there = file("there.db");
   int64_t going = 0;
