@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QImage>
 #include <QTest>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -788,18 +789,27 @@ TEST(TimelineView, LinkedTimeAxesZoomTogether) {
   ASSERT_TRUE(QTest::qWaitFor([&] { return measured->viewStartMs() > 0.5; }, 5000));
   EXPECT_DOUBLE_EQ(predicted->viewEndMs(), predictedEnd);  // not linked: the other stays
 
+  const QImage unlinkedPicture = pm::test::plotCanvas(predicted)->grab().toImage();
   QTest::mouseClick(link, Qt::LeftButton);
   ASSERT_TRUE(view.axesLinked());
+  // Ticking the box brings the lower chart to the upper one's window, on screen too.
+  EXPECT_TRUE(QTest::qWaitFor([&] { return pm::test::plotCanvas(predicted)->grab().toImage() != unlinkedPicture; }, 5000))
+      << "linking moved the lower chart's window but did not redraw it";
   const auto sameWindow = [&] {
     return std::abs(measured->viewStartMs() - predicted->viewStartMs()) < 1e-9 &&
            std::abs(measured->viewEndMs() - predicted->viewEndMs()) < 1e-9;
   };
   EXPECT_TRUE(QTest::qWaitFor(sameWindow, 5000)) << predicted->viewStartMs() << ".." << predicted->viewEndMs();
   const double start = measured->viewStartMs();
+  // What the lower chart shows on screen, before the upper one is zoomed: it must be redrawn with
+  // the new window, not only report it in its footer.
+  const QImage shownBefore = pm::test::plotCanvas(predicted)->grab().toImage();
   pm::test::wheel(pm::test::plotCanvas(measured), 3);
   ASSERT_TRUE(QTest::qWaitFor([&] { return measured->viewStartMs() > start; }, 5000));
   EXPECT_TRUE(sameWindow()) << measured->viewStartMs() << ".." << measured->viewEndMs() << " vs " << predicted->viewStartMs() << ".."
                             << predicted->viewEndMs();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return pm::test::plotCanvas(predicted)->grab().toImage() != shownBefore; }, 5000))
+      << "the linked chart's window moved but it was not redrawn";
   // Dragging the lower chart moves the upper one.
   const double before = measured->viewStartMs();
   drag(pm::test::plotCanvas(predicted), 150, 0);

@@ -74,7 +74,12 @@ void GanttPlot::setTimeLimitMs(double ms) {
   onRangeChanged();  // a view past the new limit comes back within it
 }
 
-void GanttPlot::setView(double startMs, double endMs) { plot_->xAxis->setRange(startMs, endMs); }
+void GanttPlot::setView(double startMs, double endMs) {
+  plot_->xAxis->setRange(startMs, endMs);
+  // Drawn anew: a view set from outside (the other chart, linked) has no mouse event of its own
+  // that would redraw it.
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
 
 // Time runs from 0 (the first start) to the limit: zoom and pan stop there.
 void GanttPlot::onRangeChanged() {
