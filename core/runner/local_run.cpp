@@ -225,7 +225,14 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     // the end's own rows (its summary line): the status below still goes in
   }
   try {
-    store.setStatus(result.runId, result.outcome.status, result.outcome.message);
+    try {
+      store.setStatus(result.runId, result.outcome.status, result.outcome.message);
+    } catch (const StoreError&) {
+      // The log may have no room left past its last commit (its file at a size limit, the disk
+      // full): its pages moved into the store file, the status fits at the log's start.
+      if (!store.compactLog()) throw;
+      store.setStatus(result.runId, result.outcome.status, result.outcome.message);
+    }
   } catch (const StoreError& ex) {
     // The record stays "running" with a launcher that is gone: the next command that opens the
     // store marks it interrupted, and it can be resumed from its checkpoint.

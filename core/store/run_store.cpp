@@ -193,6 +193,13 @@ std::unique_ptr<RunStore> RunStore::openForReading(const std::string& path) {
   }
 }
 
+bool RunStore::compactLog() {
+  if (readOnly_ || !db_) return false;
+  int logFrames = -1, checkpointed = -1;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointed);
+  return rc == SQLITE_OK;
+}
+
 std::string RunStore::fileProblem() const {
   if (fileIno_ == 0) return "";
   struct stat st {};

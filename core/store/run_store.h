@@ -195,6 +195,11 @@ class RunStore {
   // it (StoreError, exit 2, when it cannot be written); anything else is left for the reader to
   // say.
   static void migrateIfOlder(const std::string& path);
+  // Moves the write-ahead log's pages into the store file and empties the log (SQLite's
+  // wal_checkpoint(TRUNCATE)): room in the log for a small write after a big one was refused (a
+  // file size limit, a disk that filled). False when it could not (another reader, no room in the
+  // store file either).
+  bool compactLog();
   // "" while the file this connection opened is still at path(); else what happened to it ("was
   // deleted", "was replaced by another file"): what was written since went with the old file.
   std::string fileProblem() const;
