@@ -7,11 +7,11 @@ namespace pm {
 
 template <>
 const std::vector<Choice<ScheduleKind>>& choiceTable<ScheduleKind>() {
-  static const std::vector<Choice<ScheduleKind>> t{{ScheduleKind::GPipe, "gpipe"},
-                                                   {ScheduleKind::OneFOneB, "1f1b"},
-                                                   {ScheduleKind::PipeDream, "pipedream"},
-                                                   {ScheduleKind::PipeDream2BW, "pipedream-2bw"},
-                                                   {ScheduleKind::PipeMare, "pipemare"}};
+  static const std::vector<Choice<ScheduleKind>> t = [] {
+    std::vector<Choice<ScheduleKind>> v;
+    for (const auto& d : scheduleDecls()) v.push_back({d.kind, d.name});
+    return v;
+  }();
   return t;
 }
 
@@ -113,10 +113,6 @@ std::string scheduleName(ScheduleKind k) { return choiceName(k); }
 const std::vector<std::string>& scheduleNames() {
   static const std::vector<std::string> names = choiceNames<ScheduleKind>();
   return names;
-}
-
-bool isAsynchronous(ScheduleKind k) {
-  return k == ScheduleKind::PipeDream || k == ScheduleKind::PipeDream2BW || k == ScheduleKind::PipeMare;
 }
 
 }  // namespace pm

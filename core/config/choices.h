@@ -11,10 +11,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/pipeline/schedule_decl.h"
+
 namespace pm {
 
-// pipeline.schedule. gpipe and 1f1b are synchronous (a flush per minibatch); the others are not.
-enum class ScheduleKind { GPipe, OneFOneB, PipeDream, PipeDream2BW, PipeMare };
+// pipeline.schedule: ScheduleKind, declared with its traits in core/pipeline/schedule_decl.h (its
+// name table here is read from the declarations).
 // pipeline.timing: how far forwards run ahead of backwards in the asynchronous 1F1B.
 enum class PipelineTiming { Software1F1B, Paper };  // "1f1b" | "paper"
 // pipeline.partition.method
@@ -131,12 +133,10 @@ PM_DECLARE_CHOICE(CommBackend)
 
 #undef PM_DECLARE_CHOICE
 
-// The schedule by name: "gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"; throws
-// std::invalid_argument otherwise.
+// The schedule by name (scheduleDecls()' names); throws std::invalid_argument otherwise.
 ScheduleKind scheduleFromName(const std::string& name);
 std::string scheduleName(ScheduleKind k);
 // The names of the schedules, in the table's order.
 const std::vector<std::string>& scheduleNames();
-bool isAsynchronous(ScheduleKind k);  // pipedream, pipedream-2bw, pipemare
 
 }  // namespace pm

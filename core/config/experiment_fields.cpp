@@ -203,12 +203,19 @@ std::string whyFieldDoesNotApply(const Experiment& e, const std::string& path) {
   if (path == "pipeline.partition.method" && p.stages < 2) return onlyWith("pipeline.stages > 1 (one stage holds every unit)", "pipeline.stages=1");
   if (path == "pipeline.partition.boundaries" && p.partition.method != PartitionMethod::Explicit)
     return onlyWith("pipeline.partition.method=explicit", "pipeline.partition.method=" + choiceName(p.partition.method));
-  if (path == "pipeline.update_interval" && p.schedule != ScheduleKind::PipeDream && p.schedule != ScheduleKind::PipeDream2BW)
-    return onlyWith("pipeline.schedule pipedream or pipedream-2bw", schedule);
-  if (path == "pipeline.timing" && p.schedule != ScheduleKind::PipeDream && p.schedule != ScheduleKind::PipeMare)
-    return onlyWith("pipeline.schedule pipedream or pipemare", schedule);
+  const ScheduleDecl& sd = scheduleDecl(p.schedule);
+  // "pipeline.schedule=pipemare", or "pipeline.schedule pipedream or pipemare": the schedules with the trait.
+  auto schedulesWith = [](bool (*has)(const ScheduleDecl&)) {
+    int n = 0;
+    for (const auto& d : scheduleDecls()) n += has(d) ? 1 : 0;
+    return std::string("pipeline.schedule") + (n == 1 ? "=" : " ") + scheduleNamesWhere(has);
+  };
+  if (path == "pipeline.update_interval" && !sd.takesUpdateInterval)
+    return onlyWith(schedulesWith([](const ScheduleDecl& d) { return d.takesUpdateInterval; }), schedule);
+  if (path == "pipeline.timing" && !sd.takesTiming)
+    return onlyWith(schedulesWith([](const ScheduleDecl& d) { return d.takesTiming; }), schedule);
   if (startsWith(path, "pipemare.")) {
-    if (p.schedule != ScheduleKind::PipeMare) return onlyWith("pipeline.schedule=pipemare", schedule);
+    if (!sd.takesPipeMare) return onlyWith(schedulesWith([](const ScheduleDecl& d) { return d.takesPipeMare; }), schedule);
     if ((path == "pipemare.anneal_steps" || path == "pipemare.anneal_epochs") && !e.pipemare.t1)
       return onlyWith("pipemare.t1 (T1 anneals)", "pipemare.t1=false");
     if (path == "pipemare.decay" && !e.pipemare.t2) return onlyWith("pipemare.t2 (T2's decay)", "pipemare.t2=false");

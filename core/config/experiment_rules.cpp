@@ -110,32 +110,34 @@ void checkPartition(const Experiment& e, const std::string& source) {
 
 void checkSchedule(const Experiment& e, const std::string& source) {
   const auto& p = e.pipeline;
-  const std::string schedule = choiceName(p.schedule);
-  if (p.schedule == ScheduleKind::PipeDream2BW) {
+  const ScheduleDecl& d = scheduleDecl(p.schedule);
+  const std::string schedule = d.name;
+  if (d.weights == WeightFamily::TwoVersions) {
     if (p.update_interval < p.stages)
       fail(source, "pipeline.update_interval",
-           "pipedream-2bw accumulates gradients over m >= P microbatches: expected an integer >= " +
+           schedule + " accumulates gradients over m >= P microbatches: expected an integer >= " +
                std::to_string(p.stages) + " (pipeline.stages), found " + std::to_string(p.update_interval) +
                "; set pipeline.update_interval to at least " + std::to_string(p.stages));
-  } else if (p.schedule != ScheduleKind::PipeDream && p.update_interval != 1) {
+  } else if (!d.takesUpdateInterval && p.update_interval != 1) {
     fail(source, "pipeline.update_interval",
-         "update_interval applies only to the pipedream and pipedream-2bw schedules (expected 1), found pipeline.schedule=" +
-             schedule);
+         "update_interval applies only to the " + scheduleNamesWhere([](const ScheduleDecl& x) { return x.takesUpdateInterval; }, "and") +
+             " schedules (expected 1), found pipeline.schedule=" + schedule);
   }
-  if (p.timing == PipelineTiming::Paper && p.schedule != ScheduleKind::PipeDream && p.schedule != ScheduleKind::PipeMare)
+  if (p.timing == PipelineTiming::Paper && !d.takesTiming)
     fail(source, "pipeline.timing",
-         "the paper's timing (forwards 2(P-1-s) ahead) applies only to the pipedream and pipemare schedules, found "
-         "pipeline.schedule=" + schedule);
+         "the paper's timing (forwards 2(P-1-s) ahead) applies only to the " +
+             scheduleNamesWhere([](const ScheduleDecl& x) { return x.takesTiming; }, "and") + " schedules, found pipeline.schedule=" +
+             schedule);
   if (e.pipemare.anneal_steps > 0 && e.pipemare.anneal_epochs > 0)
     fail(source, "pipemare.anneal_epochs",
          "T1's anneal length K is set twice: give pipemare.anneal_steps or pipemare.anneal_epochs, not both; found "
          "anneal_steps=" + std::to_string(e.pipemare.anneal_steps) + ", anneal_epochs=" + number(e.pipemare.anneal_epochs));
-  if (p.schedule != ScheduleKind::PipeMare) {
-    const std::string found = ", found pipeline.schedule=" + schedule;
-    if (e.pipemare.t1) fail(source, "pipemare.t1", "T1 (pipemare.t1) applies only to the pipemare schedule" + found);
-    if (e.pipemare.t2) fail(source, "pipemare.t2", "T2 (pipemare.t2) applies only to the pipemare schedule" + found);
-    if (e.pipemare.warmup_epochs > 0)
-      fail(source, "pipemare.warmup_epochs", "warm-up (pipemare.warmup_epochs) applies only to the pipemare schedule" + found);
+  if (!d.takesPipeMare) {
+    const std::string only = " applies only to the " + scheduleNamesWhere([](const ScheduleDecl& x) { return x.takesPipeMare; }) +
+                             " schedule, found pipeline.schedule=" + schedule;
+    if (e.pipemare.t1) fail(source, "pipemare.t1", "T1 (pipemare.t1)" + only);
+    if (e.pipemare.t2) fail(source, "pipemare.t2", "T2 (pipemare.t2)" + only);
+    if (e.pipemare.warmup_epochs > 0) fail(source, "pipemare.warmup_epochs", "warm-up (pipemare.warmup_epochs)" + only);
   }
 }
 

@@ -158,7 +158,9 @@ void StageExecutor::forward(int64_t mb) {
     std::unique_ptr<torch::NoGradGuard> ng;
     if (noGraph) ng = std::make_unique<torch::NoGradGuard>();
     torch::nn::Sequential* on = shadowed ? policy_->keepGraphOn(mb, f.shadow) : nullptr;
-    torch::Tensor out = on ? (*on)->forward(x) : module_->forward(x);
+    // A split backward needs each unit's output (its weight gradients start there).
+    std::vector<torch::Tensor>* keep = plan_.splitBackward() && !noGraph ? &f.unitOutputs : nullptr;
+    torch::Tensor out = on ? (*on)->forward(x) : keep ? forwardUnits(x, keep) : module_->forward(x);
     if (last) {
       torch::Tensor loss = computeLoss(out, f.target, train_->task());
       const double l = loss.item<double>();
@@ -221,6 +223,106 @@ void StageExecutor::backward(int64_t mb) {
   if (asyncMb) meter_.noteDelay(lag);
 }
 
+void StageExecutor::backwardInput(int64_t mb) {
+  auto it = inflight_.find(mb);
+  if (it == inflight_.end()) throw EngineError(where(), "input gradient of microbatch " + std::to_string(mb) + " without its forward");
+  InFlight f = std::move(it->second);
+  inflight_.erase(it);
+  sentAct_.erase(mb);
+  const bool last = plan_.last();
+  const bool measure = meter_.measuresTensors();
+  StageMeter::Action action(meter_, measure ? activationBytes() + tensorBytes(f.input) + tensorBytes(f.target) + std::max<int64_t>(0, f.keptBytes) : 0);
+  torch::Tensor out = f.output;
+  const bool recomputed = plan_.recompute() || !out.defined();  // (restored from a checkpoint: no graph)
+  if (recomputed) {
+    f.unitOutputs.clear();
+    out = recomputeForward(f.input, &f.unitOutputs);
+    if (last) out = computeLoss(out, f.target, train_->task()) * f.scale;
+    f.output = out;
+  }
+  torch::Tensor g;  // the gradient of `out`; none on the last stage (the loss)
+  if (!last) {
+    auto gi = gradsIn_.find(mb);
+    if (gi == gradsIn_.end()) throw EngineError(where(), "input gradient of microbatch " + std::to_string(mb) + " before its gradient arrived");
+    g = gi->second.to(device_);
+    gradsIn_.erase(gi);
+  }
+  // The last unit's output is `out` (on the last stage, the loss after it); the others are the
+  // inputs of the units after them.
+  const size_t units = f.unitOutputs.size();
+  if (units == 0) throw EngineError(where(), "split backward of microbatch " + std::to_string(mb) + " without the units' outputs");
+  f.unitOutputs.back() = out;
+  std::vector<torch::Tensor> wrt;
+  std::vector<size_t> unitOf;  // wrt[j] is unit unitOf[j]'s output (npos: the stage input)
+  if (f.input.requires_grad()) {
+    wrt.push_back(f.input);
+    unitOf.push_back(std::string::npos);
+  }
+  for (size_t i = 0; i + 1 < units; ++i)
+    if (f.unitOutputs[i].requires_grad()) {
+      wrt.push_back(f.unitOutputs[i]);
+      unitOf.push_back(i);
+    }
+  std::vector<torch::Tensor> grads;
+  if (out.requires_grad() && !wrt.empty())
+    grads = torch::autograd::grad({out}, wrt, g.defined() ? std::vector<torch::Tensor>{g} : std::vector<torch::Tensor>{},
+                                  /*retain_graph=*/true, /*create_graph=*/false, /*allow_unused=*/true);
+  f.unitGrads.assign(units, torch::Tensor());
+  f.unitGrads.back() = g;
+  torch::Tensor inputGrad;
+  for (size_t j = 0; j < grads.size(); ++j) {
+    if (unitOf[j] == std::string::npos) inputGrad = grads[j];
+    else f.unitGrads[unitOf[j]] = grads[j];
+  }
+  if (!plan_.first()) gradsOut_[mb] = inputGrad.defined() ? inputGrad : torch::zeros_like(f.input);
+  if (measure) {
+    if (recomputed) f.keptBytes = std::max<int64_t>(0, action.kept());
+    action.end();
+  }
+  pendingWeight_[mb] = std::move(f);
+  updateMemory();
+}
+
+void StageExecutor::backwardWeight(int64_t mb) {
+  auto it = pendingWeight_.find(mb);
+  if (it == pendingWeight_.end())
+    throw EngineError(where(), "weight gradients of microbatch " + std::to_string(mb) + " before its input gradient");
+  StageMeter::Action action(meter_, meter_.measuresTensors() ? activationBytes() : 0);
+  {
+    InFlight f = std::move(it->second);
+    pendingWeight_.erase(it);
+    const size_t units = f.unitOutputs.size();
+    for (size_t i = 0; i < units && i < module_->size(); ++i) {
+      const torch::Tensor& o = f.unitOutputs[i];
+      const torch::Tensor& g = f.unitGrads[i];
+      // Nothing flows back to a unit whose output has no graph, or (not the last) no gradient.
+      if (!o.defined() || !o.requires_grad() || (i + 1 < units && !g.defined())) continue;
+      std::vector<torch::Tensor> params;
+      for (const auto& p : module_->ptr(i)->parameters())
+        if (p.requires_grad()) params.push_back(p);
+      if (params.empty()) continue;
+      // Each unit's graph is its own (a Sequential's units meet only at their outputs): it is
+      // freed here.
+      const std::vector<torch::Tensor> gs =
+          torch::autograd::grad({o}, params, g.defined() ? std::vector<torch::Tensor>{g} : std::vector<torch::Tensor>{},
+                                /*retain_graph=*/false, /*create_graph=*/false, /*allow_unused=*/true);
+      torch::NoGradGuard ng;
+      for (size_t j = 0; j < params.size(); ++j) {
+        if (!gs[j].defined()) continue;
+        // As autograd accumulates: the first gradient becomes .grad (a copy laid out like the
+        // parameter when it is a view, e.g. a transposed matmul result, which the optimizer's
+        // zero_grad could not detach), the next ones are added in place.
+        if (params[j].grad().defined()) params[j].mutable_grad().add_(gs[j]);
+        else if (gs[j].is_view() || !gs[j].is_contiguous()) params[j].mutable_grad() = gs[j].clone(at::MemoryFormat::Contiguous);
+        else params[j].mutable_grad() = gs[j];
+      }
+    }
+  }
+  action.end();
+  lastBackwardMb_ = mb;
+  updateMemory();
+}
+
 void StageExecutor::backwardStale(int64_t mb, InFlight& f, int64_t lag) {
   std::vector<torch::Tensor> current;  // the live weights to put back after the backward (none: they stayed)
   torch::Tensor out;
@@ -277,10 +379,19 @@ bool StageExecutor::recomputeAhead(int64_t mb) {
   return true;
 }
 
-torch::Tensor StageExecutor::recomputeForward(const torch::Tensor& input) {
+torch::Tensor StageExecutor::recomputeForward(const torch::Tensor& input, std::vector<torch::Tensor>* outputs) {
   RecomputeGuard guard(*module_);
   meter_.noteRecompute();
-  return module_->forward(input);
+  return outputs ? forwardUnits(input, outputs) : module_->forward(input);
+}
+
+torch::Tensor StageExecutor::forwardUnits(const torch::Tensor& x, std::vector<torch::Tensor>* outputs) {
+  torch::Tensor y = x;
+  for (auto& unit : *module_) {
+    y = unit.forward(y);
+    if (outputs) outputs->push_back(y);
+  }
+  return y;
 }
 
 void StageExecutor::backwardWithPeerGradient(int64_t mb, const torch::Tensor& out) {
@@ -326,6 +437,12 @@ int64_t StageExecutor::activationBytes() const {
   for (const auto& kv : inflight_) {
     const InFlight& f = kv.second;
     n += tensorBytes(f.input) + tensorBytes(f.target) + (f.keptBytes >= 0 ? f.keptBytes : tensorBytes(f.output));
+  }
+  // A pending W keeps its microbatch's graph and the gradients of its units' outputs.
+  for (const auto& kv : pendingWeight_) {
+    const InFlight& f = kv.second;
+    n += tensorBytes(f.input) + tensorBytes(f.target) + (f.keptBytes >= 0 ? f.keptBytes : tensorBytes(f.output));
+    for (const auto& g : f.unitGrads) n += tensorBytes(g);
   }
   for (const auto& kv : received_) n += tensorBytes(kv.second);
   for (const auto& kv : gradsIn_) n += tensorBytes(kv.second);

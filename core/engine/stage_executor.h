@@ -41,6 +41,14 @@ class StageExecutor {
   void sendGradient(int64_t mb);
   void forward(int64_t mb);
   void backward(int64_t mb);
+  // The backward split in two (zero-bubble schedules): backwardInput computes the gradient with
+  // respect to the stage input alone (sent upstream next) and the gradients of the outputs of the
+  // stage's units, keeping the graph; backwardWeight, later, the weight gradients of each unit from
+  // its output's gradient, accumulated into the parameters' .grad in the order the W run (the
+  // schedules run them in microbatch order, as a whole backward accumulates). The kernels are the
+  // ones a whole backward runs: the results are bit-identical to backward(mb).
+  void backwardInput(int64_t mb);
+  void backwardWeight(int64_t mb);
   // pipemare: a stale microbatch's forward, recomputed with its backward's weights before its
   // gradient arrives (the stage would otherwise wait idle, then recompute while the next stage
   // waits for it). The caller makes sure the backward of mb is the stage's very next action.
@@ -87,10 +95,18 @@ class StageExecutor {
     // until the backward (which follows at once) puts them back.
     bool recomputedAhead = false;
     std::vector<torch::Tensor> held;
+    // Split backward: the output of each of the stage's units (the last: `output`), kept by the
+    // forward; after backwardInput, the gradient of each (the last: the gradient received).
+    std::vector<torch::Tensor> unitOutputs;
+    std::vector<torch::Tensor> unitGrads;
   };
+  // The stage's forward unit by unit (what module_->forward does), keeping each unit's output
+  // when `outputs` is given.
+  torch::Tensor forwardUnits(const torch::Tensor& x, std::vector<torch::Tensor>* outputs);
   const Batch& microbatch(int64_t mb);
   // The stage forward again from its input, without updating BatchNorm statistics (counted).
-  torch::Tensor recomputeForward(const torch::Tensor& input);
+  // With `outputs`: unit by unit, keeping each unit's output (a split backward).
+  torch::Tensor recomputeForward(const torch::Tensor& input, std::vector<torch::Tensor>* outputs = nullptr);
   // out.backward() with the gradient received from the next stage for microbatch mb.
   void backwardWithPeerGradient(int64_t mb, const torch::Tensor& out);
   void backwardStale(int64_t mb, InFlight& f, int64_t lag);
@@ -118,6 +134,7 @@ class StageExecutor {
   std::map<int64_t, torch::Tensor> gradsIn_;    // gradients received, by microbatch
   std::map<int64_t, torch::Tensor> gradsOut_;   // gradients to send, by microbatch
   std::map<int64_t, InFlight> inflight_;
+  std::map<int64_t, InFlight> pendingWeight_;  // split backward: input gradient done, weight gradients to come
   std::map<int64_t, torch::Tensor> sentAct_;    // activations sent and not yet back-propagated
   std::vector<std::pair<int64_t, torch::Tensor>> resend_;  // after a restore
   std::map<int64_t, double> lossSum_;           // last stage: sum of microbatch losses * size

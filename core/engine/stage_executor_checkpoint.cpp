@@ -18,6 +18,9 @@ void StageExecutor::save(torch::serialize::OutputArchive& a, Json& meta, const s
     optimizer_->save(opt);
     a.write("optimizer", opt);
   }
+  // A synchronous schedule is cut at a step, after every W of its minibatch.
+  if (!pendingWeight_.empty())
+    throw EngineError(where(), "a checkpoint with weight gradients pending (microbatch " + std::to_string(pendingWeight_.begin()->first) + ")");
   policy_->save(a);
   Json inflight = Json::array(), received = Json::array(), gin = Json::array(), gout = Json::array(), losses = Json::array();
   for (const auto& [mb, f] : inflight_) {

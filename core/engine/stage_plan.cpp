@@ -22,10 +22,13 @@ StagePlan::StagePlan(const Experiment& e, int stage, int stages, int64_t trainSa
   params_.stages = stages;
   params_.microbatches = training_.microbatches();
   params_.minibatches = training_.totalSteps();
-  params_.update_interval = kind == ScheduleKind::PipeMare ? training_.microbatches() : std::max(1, e.pipeline.update_interval);
+  const ScheduleDecl& decl = scheduleDecl(kind);
+  // The asynchronous schedules step every update_interval backwards; those that do not take the
+  // field (pipemare) once per minibatch, N.
+  params_.update_interval = decl.takesUpdateInterval ? std::max(1, e.pipeline.update_interval) : training_.microbatches();
   params_.paper_timing = e.pipeline.timing == PipelineTiming::Paper;
-  async_ = isAsynchronous(kind);
-  if (kind == ScheduleKind::PipeMare) warmupMinibatches_ = training_.warmupMinibatches(e.pipemare.warmup_epochs);
+  async_ = !decl.synchronous;
+  if (decl.takesPipeMare) warmupMinibatches_ = training_.warmupMinibatches(e.pipemare.warmup_epochs);
   warmupKind_ = e.pipemare.warmup_schedule == WarmupSchedule::OneFOneB ? ScheduleKind::OneFOneB : ScheduleKind::GPipe;
   evalBatchSize_ = std::max<int64_t>(e.data.batch_size, 256);
   if (evalSamples > 0) evalBatches_ = (evalSamples + evalBatchSize_ - 1) / evalBatchSize_;
@@ -39,7 +42,7 @@ StagePlan::StagePlan(const Experiment& e, int stage, int stages, int64_t trainSa
       if (a.kind == ActionKind::Step ? true : a.mb >= warmupMinibatches_ * N) asyncPart.push_back(a);
     stageDelay_ = maxObservedDelay(asyncPart);
     annealSteps_ = t1AnnealSteps(e.pipemare, training_.stepsPerEpoch());
-    t2_ = kind == ScheduleKind::PipeMare && e.pipemare.t2 && stageDelay_ > 0;
+    t2_ = decl.takesPipeMare && e.pipemare.t2 && stageDelay_ > 0;
     t2Decay_ = e.pipemare.decay;
     if (e.pipemare.momentum_mode == MomentumMode::DelayScaled && e.optimizer.name == OptimizerType::Sgd) {
       // Asynchrony acts like extra momentum (Mitliagkas et al. 2016): implicit ~ tau/(1+tau).
@@ -51,7 +54,8 @@ StagePlan::StagePlan(const Experiment& e, int stage, int stages, int64_t trainSa
   }
   for (const auto& a : acts)
     if (a.kind == ActionKind::Step) ++stageSteps_;
-  shadowGraphs_ = async_ && kind != ScheduleKind::PipeMare && !recompute_ && !last();
+  // The families that keep each microbatch's weights (stash, two versions) keep its graph too.
+  shadowGraphs_ = (decl.weights == WeightFamily::Stash || decl.weights == WeightFamily::TwoVersions) && !recompute_ && !last();
   ops_ = ops(stage_);
 }
 
@@ -71,7 +75,8 @@ std::vector<StageOp> StagePlan::ops(int s) const {
   };
   for (size_t i = 0; i < acts.size(); ++i) {
     ops.push_back({OpKind::Act, acts[i], 0});
-    if (acts[i].kind == ActionKind::Backward && ++backwards % N == 0) pending = backwards / N - 1;
+    // A microbatch's backward ends with its weight gradients (Backward, or BackwardWeight when split).
+    if ((acts[i].kind == ActionKind::Backward || acts[i].kind == ActionKind::BackwardWeight) && ++backwards % N == 0) pending = backwards / N - 1;
     const bool nextTrails = i + 1 < acts.size() && (acts[i + 1].kind == ActionKind::SendGrad || acts[i + 1].kind == ActionKind::Step);
     if (!nextTrails) flushPending();
   }
@@ -81,7 +86,7 @@ std::vector<StageOp> StagePlan::ops(int s) const {
 
 double StagePlan::learningRate(int64_t k) const {
   double lr = baseLearningRate(optimizer_, k, std::max<int64_t>(1, stageSteps_));
-  if (asyncStep(k) && params_.kind == ScheduleKind::PipeMare && pipemare_.t1)
+  if (asyncStep(k) && scheduleDecl(params_.kind).takesPipeMare && pipemare_.t1)
     lr = t1LearningRate(lr, static_cast<double>(stageDelay_), k - warmupMinibatches_, annealSteps_);
   return lr;
 }
@@ -92,12 +97,12 @@ double StagePlan::momentumAt(int64_t k) const {
 }
 
 bool StagePlan::samplesWeightGap(int64_t mb) const {
-  return isAsyncMb(mb) && !last() && params_.kind == ScheduleKind::PipeMare && mb % (training_.microbatches() * logInterval_) == 0;
+  return isAsyncMb(mb) && !last() && scheduleDecl(params_.kind).weights == WeightFamily::Predicted && mb % (training_.microbatches() * logInterval_) == 0;
 }
 
 int64_t StagePlan::stepSamples(int64_t mb) const {
   const int64_t N = training_.microbatches();
-  if (params_.kind != ScheduleKind::PipeDream && params_.kind != ScheduleKind::PipeDream2BW) return training_.minibatchSize(mb / N);
+  if (!scheduleDecl(params_.kind).takesUpdateInterval) return training_.minibatchSize(mb / N);
   // pipedream and 2bw step after every update_interval backwards, in microbatch order, and once
   // more after the last: the step's group is [mb - mb % u, + u), cut at the end of the run.
   // Summed once per group (microbatches go forward in order), not per microbatch.

@@ -65,6 +65,8 @@ class StagePlan {
   double t2Decay() const { return t2Decay_; }
 
   bool recompute() const { return recompute_; }
+  // The backward runs as BackwardInput then BackwardWeight (the schedule's declaration).
+  bool splitBackward() const { return scheduleDecl(params_.kind).splitBackward; }
   // pipedream / 2bw: a stale microbatch's forward runs on a shadow of its weight version and its
   // graph is kept (not recomputed); see WeightPolicy.
   bool shadowGraphs() const { return shadowGraphs_; }

@@ -182,11 +182,8 @@ void StageWorker::execAct(const Action& a) {
       executor_.step(a.mb);
       ++stepsDone_;
       break;
-    case ActionKind::BackwardInput:
-    case ActionKind::BackwardWeight:
-      // The split backward is laid out by the planner (zbH1Actions); no engine schedule emits it.
-      throw EngineError("stage " + std::to_string(plan_.stage()),
-                        std::string("the engine does not run the split backward (") + traceActionName(a.kind) + ") yet");
+    case ActionKind::BackwardInput: executor_.backwardInput(a.mb); break;
+    case ActionKind::BackwardWeight: executor_.backwardWeight(a.mb); break;
   }
   const double t1 = monotonicSeconds();
   if (isWait(a.kind)) meter_.addWait(t1 - t0);

@@ -7,12 +7,11 @@ namespace pm {
 
 std::unique_ptr<WeightPolicy> makeWeightPolicy(const StagePlan& plan, torch::nn::Sequential& live,
                                                std::vector<torch::Tensor>& params, StageModuleFactory fresh) {
-  switch (plan.schedule()) {
-    case ScheduleKind::PipeDream: return std::make_unique<StashPolicy>(live, params, std::move(fresh));
-    case ScheduleKind::PipeDream2BW: return std::make_unique<TwoVersionPolicy>(live, params, std::move(fresh));
-    case ScheduleKind::PipeMare: return std::make_unique<PipeMarePolicy>(plan, params);
-    case ScheduleKind::GPipe:
-    case ScheduleKind::OneFOneB: break;
+  switch (scheduleDecl(plan.schedule()).weights) {
+    case WeightFamily::Stash: return std::make_unique<StashPolicy>(live, params, std::move(fresh));
+    case WeightFamily::TwoVersions: return std::make_unique<TwoVersionPolicy>(live, params, std::move(fresh));
+    case WeightFamily::Predicted: return std::make_unique<PipeMarePolicy>(plan, params);
+    case WeightFamily::Current: break;
   }
   return std::make_unique<SyncPolicy>();
 }

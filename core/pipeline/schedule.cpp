@@ -17,11 +17,12 @@ void validate(const ScheduleParams& p) {
     throw std::invalid_argument("schedule: microbatches must be >= 1, got " + std::to_string(p.microbatches));
   if (p.minibatches < 1)
     throw std::invalid_argument("schedule: minibatches must be >= 1, got " + std::to_string(p.minibatches));
-  if (isAsynchronous(p.kind) && p.update_interval < 1)
-    throw std::invalid_argument("schedule " + scheduleName(p.kind) + ": update_interval must be >= 1, got " +
+  if (!scheduleDecl(p.kind).synchronous && p.update_interval < 1)
+    throw std::invalid_argument("schedule " + std::string(scheduleDecl(p.kind).name) + ": update_interval must be >= 1, got " +
                                 std::to_string(p.update_interval));
-  if (p.paper_timing && p.kind != ScheduleKind::PipeDream && p.kind != ScheduleKind::PipeMare)
-    throw std::invalid_argument("schedule " + scheduleName(p.kind) + ": the paper's timing applies only to pipedream and pipemare");
+  if (p.paper_timing && !scheduleDecl(p.kind).takesTiming)
+    throw std::invalid_argument("schedule " + std::string(scheduleDecl(p.kind).name) + ": the paper's timing applies only to " +
+                                scheduleNamesWhere([](const ScheduleDecl& d) { return d.takesTiming; }));
 }
 
 // Appends compute actions of one stage wrapped in their communication actions.
@@ -69,41 +70,50 @@ void oneFOneB(Emitter& e, int64_t first, int64_t count, int64_t warmup, AfterBac
 
 }  // namespace
 
+std::vector<Action> gpipeActions(const ScheduleParams& p, int stage) {
+  Emitter e{stage, p.stages, {}};
+  const int64_t n = p.microbatches;
+  for (int64_t k = 0; k < p.minibatches; ++k) {
+    for (int64_t i = 0; i < n; ++i) e.forward(k * n + i);
+    for (int64_t i = n - 1; i >= 0; --i) e.backward(k * n + i);
+    e.step(k);
+  }
+  return std::move(e.out);
+}
+
+std::vector<Action> oneFOneBActions(const ScheduleParams& p, int stage) {
+  Emitter e{stage, p.stages, {}};
+  const int64_t n = p.microbatches;
+  const int64_t depth = p.stages - 1 - stage;  // stages after this one
+  for (int64_t k = 0; k < p.minibatches; ++k) {
+    oneFOneB(e, k * n, n, std::min(depth, n), [] {});
+    e.step(k);
+  }
+  return std::move(e.out);
+}
+
+std::vector<Action> asyncOneFOneBActions(const ScheduleParams& p, int stage) {
+  Emitter e{stage, p.stages, {}};
+  const int64_t depth = p.stages - 1 - stage;
+  const int64_t total = p.minibatches * p.microbatches;
+  int64_t backwards = 0, steps = 0;
+  oneFOneB(e, 0, total, std::min(p.paper_timing ? 2 * depth : depth, total), [&] {
+    if (++backwards % p.update_interval == 0) e.step(steps++);
+  });
+  if (backwards % p.update_interval != 0) e.step(steps++);
+  return std::move(e.out);
+}
+
 std::vector<Action> stageActions(const ScheduleParams& p, int stage) {
   validate(p);
   if (stage < 0 || stage >= p.stages)
     throw std::invalid_argument("schedule: stage " + std::to_string(stage) + " out of range [0," +
                                 std::to_string(p.stages) + ")");
-  Emitter e{stage, p.stages, {}};
-  const int64_t n = p.microbatches;
-  const int64_t depth = p.stages - 1 - stage;  // stages after this one
-  switch (p.kind) {
-    case ScheduleKind::GPipe:
-      for (int64_t k = 0; k < p.minibatches; ++k) {
-        for (int64_t i = 0; i < n; ++i) e.forward(k * n + i);
-        for (int64_t i = n - 1; i >= 0; --i) e.backward(k * n + i);
-        e.step(k);
-      }
-      break;
-    case ScheduleKind::OneFOneB:
-      for (int64_t k = 0; k < p.minibatches; ++k) {
-        oneFOneB(e, k * n, n, std::min(depth, n), [] {});
-        e.step(k);
-      }
-      break;
-    case ScheduleKind::PipeDream:
-    case ScheduleKind::PipeDream2BW:
-    case ScheduleKind::PipeMare: {
-      const int64_t total = p.minibatches * n;
-      int64_t backwards = 0, steps = 0;
-      oneFOneB(e, 0, total, std::min(p.paper_timing ? 2 * depth : depth, total), [&] {
-        if (++backwards % p.update_interval == 0) e.step(steps++);
-      });
-      if (backwards % p.update_interval != 0) e.step(steps++);
-      break;
-    }
-  }
-  return std::move(e.out);
+  return scheduleDecl(p.kind).generate(p, stage);
+}
+
+std::vector<Action> zbH1StageActions(const ScheduleParams& p, int stage) {
+  return zbH1Actions(p.stages, p.microbatches, p.minibatches, stage);
 }
 
 std::vector<Action> zbH1Actions(int stages, int microbatches, int64_t minibatches, int stage) {

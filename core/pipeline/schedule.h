@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config/choices.h"
+#include "core/pipeline/schedule_decl.h"
 
 namespace pm {
 
@@ -31,8 +31,7 @@ struct Action {
   bool operator==(const Action& o) const { return kind == o.kind && mb == o.mb && chunk == o.chunk; }
 };
 
-// ScheduleKind, its names (scheduleFromName, scheduleName) and isAsynchronous are the experiment
-// format's (core/config/choices.h): one table of schedule names for the format and the engine.
+// ScheduleKind and each schedule's traits and generator are declared once, in schedule_decl.h.
 
 struct ScheduleParams {
   ScheduleKind kind = ScheduleKind::GPipe;
@@ -62,13 +61,20 @@ struct ScheduleParams {
 //          then cool-down backwards),
 //          with a Step after every `update_interval` backwards at this stage (and one after the
 //          final backward if some are left over).
+// Validates p and the stage, then runs the schedule's generator (its ScheduleDecl's).
 std::vector<Action> stageActions(const ScheduleParams& p, int stage);
+
+// The generators the declarations name (unvalidated input; call stageActions).
+std::vector<Action> gpipeActions(const ScheduleParams& p, int stage);
+std::vector<Action> oneFOneBActions(const ScheduleParams& p, int stage);
+std::vector<Action> asyncOneFOneBActions(const ScheduleParams& p, int stage);  // pipedream, 2bw, pipemare
+std::vector<Action> zbH1StageActions(const ScheduleParams& p, int stage);     // zbH1Actions(P, N, minibatches, stage)
 
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024; schedules.md section 2) for one
 // stage, per minibatch: min(N, P-1-s) warm-up forwards; then F(next) and BI(oldest) alternately,
 // the k-th BI (k = 0, 1, ...) followed by W(k - s) once k >= s; after the last F the remaining BI,
 // each followed by its W as above; then every W left, in microbatch order; then Step. The step
-// follows the stage's last W. A planner schedule: the engine does not run BI and W yet.
+// follows the stage's last W. With communication actions: RecvGrad before and SendGrad after BI.
 std::vector<Action> zbH1Actions(int stages, int microbatches, int64_t minibatches, int stage);
 
 // Schedules with v model chunks per rank (schedules.md sections 3 and 4), as compute actions only

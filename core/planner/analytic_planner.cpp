@@ -1,10 +1,35 @@
 #include "core/planner/analytic_planner.h"
 
+#include "core/planner/timeline_sim.h"
+
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
 namespace pm {
+
+namespace {
+
+// ZB-H1 has no closed form once stage costs differ (and none where T_W > T_F): its lists are run
+// in the discrete-event timeline, one minibatch, each stage's cost split T_F = T_B = T_W (the
+// zero-bubble paper's assumption; the profile gives forward + backward only).
+double zbH1Utilization(int P, int N, const std::vector<double>& stageCosts) {
+  SimCosts c;
+  for (int s = 0; s < P; ++s) {
+    const double cost = stageCosts.empty() ? 1.0 : stageCosts[static_cast<size_t>(s)];
+    c.forward.push_back(cost / 3);
+    c.backward.push_back(2 * cost / 3);
+    c.weight.push_back(cost / 3);
+  }
+  ScheduleParams sp;
+  sp.kind = ScheduleKind::ZBH1;
+  sp.stages = P;
+  sp.microbatches = N;
+  const SimResult r = simulateTimeline(sp, c);
+  return r.meanUtilization;
+}
+
+}  // namespace
 
 DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec) {
   DelayParams dp;
@@ -41,8 +66,9 @@ SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>
     plan.maxStageTotal = std::max(plan.maxStageTotal, sp.memory.total());
     plan.perStage.push_back(sp);
   }
-  plan.utilization = isAsynchronous(schedule) ? asynchronousUtilization(P, spec.totalMicrobatches, spec.stageCosts)
-                                              : synchronousUtilization(P, spec.microbatches, spec.stageCosts);
+  plan.utilization = isAsynchronous(schedule)          ? asynchronousUtilization(P, spec.totalMicrobatches, spec.stageCosts)
+                     : schedule == PlanSchedule::ZbH1 ? zbH1Utilization(P, spec.microbatches, spec.stageCosts)
+                                                      : synchronousUtilization(P, spec.microbatches, spec.stageCosts);
   plan.bubble = 1.0 - plan.utilization;
   if (spec.stageCosts.empty()) {
     plan.bottleneckShare = 1.0 / P;

@@ -55,6 +55,11 @@ std::vector<StageTiming> stageTimings(const DelayParams& p) {
       case PlanSchedule::OneFOneB:
         t.inFlight = std::min(N, flight);
         break;
+      case PlanSchedule::ZbH1:
+        // A microbatch's graph lives from its F to its W, which comes `s` backwards after its BI:
+        // counted on the list itself.
+        t.inFlight = measureActions(zbH1Actions(P, static_cast<int>(N), 2, s)).inFlight;
+        break;
       case PlanSchedule::PipeDream:
         t.inFlight = flight;
         t.tau = ceilDiv(d, u);
@@ -84,7 +89,7 @@ StageTiming measureActions(const std::vector<Action>& actions) {
     if (a.kind == ActionKind::Forward) {
       versionOf[a.mb] = version;
       t.inFlight = std::max<int64_t>(t.inFlight, static_cast<int64_t>(versionOf.size()));
-    } else if (a.kind == ActionKind::Backward) {
+    } else if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight) {
       versionOf.erase(a.mb);
     } else if (a.kind == ActionKind::Step) {
       ++version;
@@ -111,7 +116,7 @@ ScheduleParams engineScheduleParams(const DelayParams& p, int64_t minibatches) {
   sp.stages = p.stages;
   sp.microbatches = p.microbatches;
   sp.update_interval = updateIntervalOf(p);
-  sp.paper_timing = p.timing == TimingModel::Paper && (sp.kind == ScheduleKind::PipeDream || sp.kind == ScheduleKind::PipeMare);
+  sp.paper_timing = p.timing == TimingModel::Paper && scheduleDecl(sp.kind).takesTiming;
   if (minibatches <= 0) {
     // Steady state: every stage sees a backward whose forward has the full distance behind it,
     // plus a whole update interval (schedule.h: minibatches*N >= P-1-s + update_interval), twice.

@@ -36,7 +36,8 @@ MemoryBreakdown stageMemory(PlanSchedule schedule, OptimizerKind optimizer, cons
   switch (schedule) {
     case PlanSchedule::GPipe: mem.activations = N * A; break;
     case PlanSchedule::GPipeRecompute: mem.activations = N * X + A; break;
-    case PlanSchedule::OneFOneB: mem.activations = std::min(N, t.inFlight) * A; break;
+    case PlanSchedule::OneFOneB:
+    case PlanSchedule::ZbH1: mem.activations = std::min(N, t.inFlight) * A; break;
     case PlanSchedule::PipeDream:
       mem.stash = (t.versions - 1) * W;
       mem.activations = t.inFlight * A;

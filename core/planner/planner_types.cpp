@@ -6,7 +6,7 @@ namespace pm {
 
 const std::vector<PlanSchedule>& allPlanSchedules() {
   static const std::vector<PlanSchedule> all = {PlanSchedule::GPipe,     PlanSchedule::GPipeRecompute,
-                                                PlanSchedule::OneFOneB,  PlanSchedule::PipeDream,
+                                                PlanSchedule::OneFOneB,  PlanSchedule::ZbH1, PlanSchedule::PipeDream,
                                                 PlanSchedule::PipeDream2BW, PlanSchedule::PipeMare,
                                                 PlanSchedule::PipeMareT2};
   return all;
@@ -14,7 +14,7 @@ const std::vector<PlanSchedule>& allPlanSchedules() {
 
 // The engine schedule's name (the experiment format's), with the variant's suffix.
 std::string planScheduleName(PlanSchedule s) {
-  const std::string engine = scheduleName(engineSchedule(s));
+  const std::string engine = scheduleDecl(engineSchedule(s)).name;
   if (s == PlanSchedule::GPipeRecompute) return engine + "+recompute";
   if (s == PlanSchedule::PipeMareT2) return engine + "+T2";
   return engine;
@@ -34,6 +34,7 @@ ScheduleKind engineSchedule(PlanSchedule s) {
     case PlanSchedule::GPipe:
     case PlanSchedule::GPipeRecompute: return ScheduleKind::GPipe;
     case PlanSchedule::OneFOneB: return ScheduleKind::OneFOneB;
+    case PlanSchedule::ZbH1: return ScheduleKind::ZBH1;
     case PlanSchedule::PipeDream: return ScheduleKind::PipeDream;
     case PlanSchedule::PipeDream2BW: return ScheduleKind::PipeDream2BW;
     case PlanSchedule::PipeMare:
@@ -46,6 +47,7 @@ PlanSchedule planScheduleOf(ScheduleKind kind, bool recompute, bool t2) {
   switch (kind) {
     case ScheduleKind::GPipe: return recompute ? PlanSchedule::GPipeRecompute : PlanSchedule::GPipe;
     case ScheduleKind::OneFOneB: return PlanSchedule::OneFOneB;
+    case ScheduleKind::ZBH1: return PlanSchedule::ZbH1;
     case ScheduleKind::PipeDream: return PlanSchedule::PipeDream;
     case ScheduleKind::PipeDream2BW: return PlanSchedule::PipeDream2BW;
     case ScheduleKind::PipeMare: return t2 ? PlanSchedule::PipeMareT2 : PlanSchedule::PipeMare;

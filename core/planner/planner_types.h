@@ -9,9 +9,9 @@
 
 namespace pm {
 
-enum class PlanSchedule { GPipe, GPipeRecompute, OneFOneB, PipeDream, PipeDream2BW, PipeMare, PipeMareT2 };
+enum class PlanSchedule { GPipe, GPipeRecompute, OneFOneB, ZbH1, PipeDream, PipeDream2BW, PipeMare, PipeMareT2 };
 
-// gpipe, gpipe+recompute, 1f1b, pipedream, pipedream-2bw, pipemare, pipemare+T2
+// gpipe, gpipe+recompute, 1f1b, zb-h1, pipedream, pipedream-2bw, pipemare, pipemare+T2
 const std::vector<PlanSchedule>& allPlanSchedules();
 std::string planScheduleName(PlanSchedule s);
 // Throws std::invalid_argument for an unknown name (message lists the names).

@@ -105,7 +105,8 @@ StabilityRow stabilityRowOf(PlanSchedule s, bool t1) {
   switch (s) {
     case PlanSchedule::GPipe:
     case PlanSchedule::GPipeRecompute: return StabilityRow::GPipe;
-    case PlanSchedule::OneFOneB: return StabilityRow::OneFOneB;
+    case PlanSchedule::OneFOneB:
+    case PlanSchedule::ZbH1: return StabilityRow::OneFOneB;  // the same updates as 1f1b (bit-identical training)
     case PlanSchedule::PipeDream: return StabilityRow::PipeDream;
     case PlanSchedule::PipeDream2BW: return StabilityRow::PipeDream2BW;
     case PlanSchedule::PipeMare:

@@ -121,6 +121,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_tuple(std::string("gpipe"), 2, std::string()),
                       std::make_tuple(std::string("gpipe"), 3, std::string(" --set pipeline.recompute=true")),
                       std::make_tuple(std::string("1f1b"), 2, std::string()), std::make_tuple(std::string("1f1b"), 3, std::string()),
+                      std::make_tuple(std::string("zb-h1"), 2, std::string()),
+                      std::make_tuple(std::string("zb-h1"), 3, std::string(" --set pipeline.recompute=true")),
                       std::make_tuple(std::string("pipedream"), 2, std::string()),
                       std::make_tuple(std::string("pipedream"), 3, std::string()),
                       std::make_tuple(std::string("pipedream-2bw"), 2, std::string(" --set pipeline.update_interval=2")),

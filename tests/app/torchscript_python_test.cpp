@@ -53,7 +53,7 @@ class PythonModels : public pm::test::AppTest {
 
   // Every schedule, single then real mode, the same weights.
   void trainUnderEverySchedule(const std::string& exp, const std::string& what) {
-    for (const std::string schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
+    for (const std::string schedule : {"gpipe", "1f1b", "zb-h1", "pipedream", "pipedream-2bw", "pipemare"}) {
       std::string extra = " --set pipeline.schedule=" + schedule;
       if (schedule == "pipedream-2bw") extra += " --set pipeline.update_interval=2";
       if (schedule == "pipemare") extra += " --set pipemare.t1=true --set pipemare.t2=true";

@@ -86,7 +86,7 @@ TEST_F(TorchScriptCli, ValidateListAndRecordTheModelFile) {
   EXPECT_EQ(plan["stages"], 2);
   std::set<std::string> schedules;
   for (const auto& row : plan["schedules"]) schedules.insert(row.value("schedule", std::string()));
-  for (const char* s : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"})
+  for (const char* s : {"gpipe", "1f1b", "zb-h1", "pipedream", "pipedream-2bw", "pipemare"})
     EXPECT_TRUE(schedules.count(s)) << s << " in " << r.out.substr(0, 2000);
   // Partitioned by measured time: the file's units are timed like the zoo's.
   r = runCmd(run((dir_ / "exp.json").string(), "--set pipeline.partition.method=time --set training.steps=2"));
@@ -112,7 +112,7 @@ TEST_F(TorchScriptCli, ValidateListAndRecordTheModelFile) {
 // every schedule.
 TEST_F(TorchScriptCli, RealModeEqualsSingleModeUnderEverySchedule) {
   const std::string exp = (dir_ / "exp.json").string();
-  for (const std::string schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
+  for (const std::string schedule : {"gpipe", "1f1b", "zb-h1", "pipedream", "pipedream-2bw", "pipemare"}) {
     std::string extra = " --set pipeline.schedule=" + schedule;
     if (schedule == "pipedream-2bw") extra += " --set pipeline.update_interval=2";
     if (schedule == "pipemare") extra += " --set pipemare.t1=true --set pipemare.t2=true";
@@ -123,6 +123,8 @@ TEST_F(TorchScriptCli, RealModeEqualsSingleModeUnderEverySchedule) {
     ASSERT_EQ(r.code, 0) << schedule << "\n" << r.out;
     expectEqualStates(state(single, 2), state(real, 2), schedule);
   }
+  // The split backward through a TorchScript unit: zb-h1 trains what 1f1b trains, bit for bit.
+  expectEqualStates(state(dir_ / "1f1b-single", 2), state(dir_ / "zb-h1-single", 2), "zb-h1 against 1f1b");
   pm::RunStore store(db_);
   for (const auto& rec : store.listRuns()) EXPECT_EQ(rec.status, pm::RunStatus::Finished) << rec.status_message;
 }

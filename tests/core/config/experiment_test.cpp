@@ -273,7 +273,7 @@ TEST(ExperimentErrors, UnknownKeyWithDidYouMean) {
 
 TEST(ExperimentErrors, EnumerationsListTheAllowedValues) {
   EXPECT_TRUE(rejects({{"pipeline", {{"schedule", "gpip"}}}}, "pipeline.schedule",
-                      "expected one of gpipe, 1f1b, pipedream, pipedream-2bw, pipemare, found \"gpip\"; "
+                      "expected one of gpipe, 1f1b, zb-h1, pipedream, pipedream-2bw, pipemare, found \"gpip\"; "
                       "did you mean \"gpipe\"?"));
   EXPECT_TRUE(rejects({{"model", {{"name", "resnet"}}}}, "model.name", "expected one of mlp, cnn, resnet20"));
   EXPECT_TRUE(rejects({{"optimizer", {{"name", "adamm"}}}}, "optimizer.name", "did you mean \"adam\"?"));
@@ -594,7 +594,7 @@ TEST(ExperimentValidate, RangesAndRulesApplyToStructs) {
   e = Experiment{};
   e.pipeline.schedule = static_cast<ScheduleKind>(99);  // only a cast makes a value outside the table
   EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: pipeline.schedule",
-                                "expected one of gpipe, 1f1b, pipedream, pipedream-2bw, pipemare, found 99"));
+                                "expected one of gpipe, 1f1b, zb-h1, pipedream, pipedream-2bw, pipemare, found 99"));
   e = Experiment{};
   e.training.seed = ~0ULL;
   EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: training.seed", "expected an integer >= 0"));
@@ -786,7 +786,7 @@ TEST(ExperimentFile, RawJsonForOverrides) {
 // --- Names ------------------------------------------------------------------------------------------------
 
 TEST(ExperimentNames, SchedulesAndModels) {
-  EXPECT_EQ(scheduleNames(), (std::vector<std::string>{"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}));
+  EXPECT_EQ(scheduleNames(), (std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "pipedream", "pipedream-2bw", "pipemare"}));
   EXPECT_EQ(modelNames(), (std::vector<std::string>{"mlp", "cnn", "resnet20", "charlm", "resnet50", "torchscript"}));
   EXPECT_EQ(modelNames().size(), modelCatalog().size() + 1);  // the zoo, and a model read from a file
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "core/engine/batch_source.h"
@@ -134,7 +135,7 @@ TEST(PipelineEngine, SingleStageEmitsTheEventStreamAndLearns) {
 // gpipe and 1f1b with P = 2 and 3 (single-process) give the same weights as non-pipelined
 // training with gradient accumulation over the same microbatches (the cnn has BatchNorm).
 TEST(PipelineEngine, GPipeAnd1F1BMatchNonPipelinedTraining) {
-  for (const char* schedule : {"gpipe", "1f1b"}) {
+  for (const char* schedule : {"gpipe", "1f1b", "zb-h1"}) {
     for (int P : {2, 3}) {
       TempDir tmp;
       Experiment e = tinyExperiment("cnn");
@@ -440,4 +441,45 @@ TEST(BatchSource, LimitedTextSamplesSpreadOverTheText) {
     EXPECT_EQ(b.x[i][0].item<int64_t>(), 'a' + (50 + w) % 26) << "sample " << i;
   }
   EXPECT_NE(b.x[4][0].item<int64_t>(), 'a' + (50 + 4) % 26);  // not the fifth window
+}
+
+// zb-h1 splits each backward into its input part (BI, sent upstream at once) and its weight part
+// (W, later): the same kernels on the same tensors, the weight gradients accumulated in the same
+// microbatch order, so it trains the weights 1f1b trains bit for bit: with BatchNorm (cnn), with
+// activation recompute, P = 2..4. The trace shows BI and W, never a whole B.
+TEST(PipelineEngine, ZbH1TrainsBitIdenticallyTo1F1B) {
+  for (const bool recompute : {false, true})
+    for (int P : {2, 4}) {
+      std::vector<std::vector<std::vector<torch::Tensor>>> states;
+      for (const char* schedule : {"1f1b", "zb-h1"}) {
+        TempDir tmp;
+        Experiment e = tinyExperiment("cnn");
+        e.data.synthetic_samples = 96;
+        e.data.batch_size = 16;
+        e.pipeline.microbatches = 4;
+        e.pipeline.stages = P;
+        e.pipeline.recompute = recompute;
+        e.pipeline.schedule = scheduleFromName(schedule);
+        e.training.steps = 3;
+        MemorySink sink;
+        EngineOptions opts;
+        opts.saveStateDir = tmp.dir.string();
+        RunOutcome out = runSingleProcess(e, sink, nullptr, opts);
+        ASSERT_EQ(out.status, pm::RunStatus::Finished) << out.message;
+        states.push_back(loadStages(tmp.dir, P));
+        std::map<std::string, int> actions;
+        for (const auto& t : sink.ofType(ev::kTrace)) ++actions[t.value("action", std::string())];
+        const bool split = std::string(schedule) == "zb-h1";
+        // 3 steps x 4 microbatches on every stage.
+        EXPECT_EQ(actions["B"], split ? 0 : 12 * P) << schedule;
+        EXPECT_EQ(actions["BI"], split ? 12 * P : 0) << schedule;
+        EXPECT_EQ(actions["W"], split ? 12 * P : 0) << schedule;
+      }
+      SCOPED_TRACE("P=" + std::to_string(P) + (recompute ? " recompute" : ""));
+      for (int s = 0; s < P; ++s) {
+        ASSERT_EQ(states[0][s].size(), states[1][s].size());
+        for (size_t i = 0; i < states[0][s].size(); ++i)
+          EXPECT_TRUE(torch::equal(states[0][s][i], states[1][s][i])) << "stage " << s << " tensor " << i;
+      }
+    }
 }

@@ -54,16 +54,19 @@ TEST(StagePlan, StageDelayPerScheduleAndStage) {
 // Every microbatch goes forward and backward once on every stage; one bookkeeping per minibatch;
 // the evaluation passes follow the bookkeeping of the minibatches that end an epoch.
 TEST(StagePlan, OperationListCoversEveryMicrobatchOnce) {
-  for (const std::string schedule : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare"}) {
+  for (const std::string schedule : {"gpipe", "1f1b", "zb-h1", "pipedream", "pipedream-2bw", "pipemare"}) {
     Experiment e = pipeline(schedule, 3, 2, 0);
     e.pipeline.update_interval = schedule == "pipedream-2bw" ? 4 : 1;
+    const bool split = schedule == "zb-h1";
     e.training.epochs = 2;
     for (int s = 0; s < 3; ++s) {
       const StagePlan plan(e, s, 3, 64, 300);  // 8 steps per epoch; 300 eval samples = 2 batches of 256
       const auto& ops = plan.ops();
       EXPECT_EQ(plan.training().totalSteps(), 16);
       EXPECT_EQ(count(ops, OpKind::Act, ActionKind::Forward), 32) << schedule << " stage " << s;
-      EXPECT_EQ(count(ops, OpKind::Act, ActionKind::Backward), 32) << schedule << " stage " << s;
+      EXPECT_EQ(count(ops, OpKind::Act, ActionKind::Backward), split ? 0 : 32) << schedule << " stage " << s;
+      EXPECT_EQ(count(ops, OpKind::Act, ActionKind::BackwardInput), split ? 32 : 0) << schedule << " stage " << s;
+      EXPECT_EQ(count(ops, OpKind::Act, ActionKind::BackwardWeight), split ? 32 : 0) << schedule << " stage " << s;
       EXPECT_EQ(count(ops, OpKind::MinibatchDone), 16) << schedule;
       EXPECT_EQ(count(ops, OpKind::EvalBatch), 2 * 2) << schedule;  // two epochs, two batches each
       int64_t expected = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <stdexcept>
@@ -14,6 +15,9 @@
 using namespace pm;
 
 namespace {
+
+std::string nameOf(ScheduleKind k) { return scheduleDecl(k).name; }
+
 
 ScheduleParams params(ScheduleKind kind, int P, int N, int64_t minibatches, int updateInterval = 1) {
   ScheduleParams p;
@@ -35,18 +39,44 @@ using Rows = std::vector<std::string>;
 
 }  // namespace
 
-TEST(ScheduleNames, RoundTripAndErrors) {
-  for (auto k : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::PipeDream, ScheduleKind::PipeDream2BW,
-                 ScheduleKind::PipeMare})
-    EXPECT_EQ(scheduleFromName(scheduleName(k)), k);
-  EXPECT_EQ(scheduleName(ScheduleKind::PipeDream2BW), "pipedream-2bw");
-  EXPECT_THROW(scheduleFromName("GPipe"), std::invalid_argument);
-  EXPECT_THROW(scheduleFromName(""), std::invalid_argument);
+TEST(ScheduleDecls, EachScheduleIsDeclaredOnceWithItsTraits) {
+  std::set<std::string> names;
+  std::set<ScheduleKind> kinds;
+  for (const auto& d : scheduleDecls()) {
+    EXPECT_TRUE(names.insert(d.name).second) << d.name;
+    EXPECT_TRUE(kinds.insert(d.kind).second) << d.name;
+    EXPECT_EQ(scheduleDecl(d.kind).name, std::string(d.name));
+    EXPECT_NE(d.generate, nullptr) << d.name;
+    // Only the asynchronous schedules hold weight versions or take the asynchronous fields.
+    if (d.synchronous) {
+      EXPECT_EQ(d.weights, WeightFamily::Current) << d.name;
+      EXPECT_FALSE(d.takesUpdateInterval || d.takesTiming || d.takesPipeMare) << d.name;
+    }
+  }
+  EXPECT_EQ(names.size(), 6u);
+  EXPECT_EQ(std::string(scheduleDecl(ScheduleKind::ZBH1).name), "zb-h1");
+  EXPECT_TRUE(scheduleDecl(ScheduleKind::ZBH1).splitBackward);
+  EXPECT_FALSE(scheduleDecl(ScheduleKind::OneFOneB).splitBackward);
+  EXPECT_THROW(scheduleDecl(static_cast<ScheduleKind>(99)), std::invalid_argument);
   EXPECT_FALSE(isAsynchronous(ScheduleKind::GPipe));
   EXPECT_FALSE(isAsynchronous(ScheduleKind::OneFOneB));
+  EXPECT_FALSE(isAsynchronous(ScheduleKind::ZBH1));
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream));
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream2BW));
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeMare));
+  EXPECT_EQ(scheduleNamesWhere([](const ScheduleDecl& d) { return d.takesTiming; }), "pipedream or pipemare");
+  EXPECT_EQ(scheduleNamesWhere([](const ScheduleDecl& d) { return !d.synchronous; }, "and"), "pipedream, pipedream-2bw and pipemare");
+}
+
+// stageActions runs the declared generator: zb-h1's lists are zbH1Actions'.
+TEST(ScheduleDecls, StageActionsRunsTheDeclaredGenerator) {
+  ScheduleParams p;
+  p.kind = ScheduleKind::ZBH1;
+  p.stages = 4;
+  p.microbatches = 8;
+  p.minibatches = 2;
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(stageActions(p, s), zbH1Actions(4, 8, 2, s));
+  EXPECT_TRUE(checkSchedule(p).ok) << checkSchedule(p).detail;
 }
 
 TEST(ScheduleActions, InvalidParametersThrow) {
@@ -163,7 +193,7 @@ TEST(ScheduleCheck, NoDeadlockOverTheGrid) {
         if (kind == ScheduleKind::PipeDream2BW) ui = P;
         if (kind == ScheduleKind::PipeMare) ui = N;
         auto c = checkSchedule(params(kind, P, N, async ? 3 : 2, ui));
-        ASSERT_TRUE(c.ok) << scheduleName(kind) << " P=" << P << " N=" << N << ": " << c.detail;
+        ASSERT_TRUE(c.ok) << nameOf(kind) << " P=" << P << " N=" << N << ": " << c.detail;
       }
     }
   }
@@ -282,7 +312,7 @@ TEST(ScheduleDelay, SynchronousSchedulesHaveNone) {
       for (int N = 1; N <= 8; ++N)
         for (int s = 0; s < P; ++s)
           EXPECT_EQ(maxObservedDelay(stageActions(params(kind, P, N, 4), s)), 0)
-              << scheduleName(kind) << " P=" << P << " N=" << N << " s=" << s;
+              << nameOf(kind) << " P=" << P << " N=" << N << " s=" << s;
 }
 
 TEST(ScheduleDelay, PipeDreamMatchesSoftware1F1B) {
@@ -386,7 +416,7 @@ TEST(ScheduleTables, PaperTiming) {
   for (auto kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::PipeDream2BW})
     EXPECT_THROW(stageActions(paperTiming(params(kind, 2, 2, 1, kind == ScheduleKind::PipeDream2BW ? 2 : 1)), 0),
                  std::invalid_argument)
-        << scheduleName(kind);
+        << nameOf(kind);
 }
 
 TEST(ScheduleCheck, PaperTimingNoDeadlockOverTheGrid) {
@@ -394,7 +424,7 @@ TEST(ScheduleCheck, PaperTimingNoDeadlockOverTheGrid) {
     for (int P = 1; P <= 16; ++P)
       for (int N = 1; N <= 64; ++N) {
         auto c = checkSchedule(paperTiming(params(kind, P, N, 3, kind == ScheduleKind::PipeMare ? N : 1)));
-        ASSERT_TRUE(c.ok) << scheduleName(kind) << " P=" << P << " N=" << N << ": " << c.detail;
+        ASSERT_TRUE(c.ok) << nameOf(kind) << " P=" << P << " N=" << N << ": " << c.detail;
       }
 }
 

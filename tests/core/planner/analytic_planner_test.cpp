@@ -147,7 +147,7 @@ TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {
   for (auto t : {TimingModel::Paper, TimingModel::Software1F1B})
     for (auto o : {OptimizerKind::Sgd, OptimizerKind::SgdMomentum, OptimizerKind::Adam}) {
       const auto c = planAll(equalStages(P, W, X, A), spec(N, t, o));
-      ASSERT_EQ(c.plans.size(), 7u);
+      ASSERT_EQ(c.plans.size(), 8u);
       for (const auto& p : c.plans) {
         MemoryBreakdown sum;
         int64_t maxTotal = 0;
@@ -172,6 +172,13 @@ TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {
       const int64_t F0 = t == TimingModel::Paper ? 2 * (P - 1) + 1 : P;
       EXPECT_EQ(st0(PlanSchedule::OneFOneB).memory.activations, std::min<int64_t>(N, F0) * A);
       EXPECT_EQ(st0(PlanSchedule::PipeDream).memory.activations, F0 * A);
+      // zb-h1 keeps a graph from its F to its W, `s` backwards after its BI: min(N, P) graphs on
+      // every stage (1f1b's peak, on all stages), whatever the timing model.
+      for (const auto& st : c.plan(PlanSchedule::ZbH1).perStage) {
+        EXPECT_EQ(st.timing.inFlight, std::min(N, P));
+        EXPECT_EQ(st.memory.activations, std::min(N, P) * A);
+        EXPECT_EQ(st.timing.tau, 0);
+      }
       EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.activations, F0 * X + A);
       EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.delta, 0);
       EXPECT_EQ(st0(PlanSchedule::PipeMareT2).memory.delta, W);
