@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
   // runs go in rounds: each round measures P = 1, the side-by-side pair and every P = 2 schedule
   // once, and each speedup is taken against its own round's P = 1; the figures are medians over rounds.
   std::vector<std::string> labels;  // pipemare/paper: pipeline.timing = paper (forwards 2(P-1-s) ahead instead of P-1-s)
-  for (const std::string label : {"gpipe", "1f1b", "pipedream", "pipedream-2bw", "pipemare", "pipemare/paper"})
+  for (const std::string label : {"gpipe", "1f1b", "zb-h1", "pipedream", "pipedream-2bw", "pipemare", "pipemare/paper"})
     if (only.empty() || only.find("," + label + ",") != std::string::npos) labels.push_back(label);
   struct Acc {
     std::vector<double> tput, speedup, u0, u1, pu0, pu1, spmErr, memErr, bound, inflation, expected, efficiency;

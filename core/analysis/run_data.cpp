@@ -92,7 +92,7 @@ double updatesPerStep(const RunRecord& run) {
   if (!j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object()) return 1;
   const auto& p = j["pipeline"];
   const std::optional<ScheduleKind> schedule = choiceFromName<ScheduleKind>(p.value("schedule", std::string()));
-  if (schedule != ScheduleKind::PipeDream && schedule != ScheduleKind::PipeDream2BW) return 1;
+  if (!schedule || !scheduleDecl(*schedule).takesUpdateInterval) return 1;
   const auto number = [&](const char* key) {
     const auto it = p.find(key);
     return it != p.end() && it->is_number() && it->get<double>() > 0 ? it->get<double>() : 1.0;

@@ -12,6 +12,7 @@
 #include "core/planner/model_profile.h"
 #include "core/planner/plan_design.h"
 #include "core/planner/stage_profile.h"
+#include "core/pipeline/trace_actions.h"
 #include "core/planner/timeline_sim.h"
 #include "core/store/run_store.h"
 #include "core/util/stats.h"
@@ -92,17 +93,19 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
     std::vector<double> first, later;
     const std::vector<double>& use() const { return later.empty() ? first : later; }
   };
-  std::vector<Samples> fs(static_cast<size_t>(P)), bs(static_cast<size_t>(P)), ss(static_cast<size_t>(P));
+  // A split backward (zb-h1) is measured in its two parts: bs holds BI, ws W.
+  std::vector<Samples> fs(static_cast<size_t>(P)), bs(static_cast<size_t>(P)), ws(static_cast<size_t>(P)), ss(static_cast<size_t>(P));
   // pipemare's recompute of a stale microbatch run ahead of its gradient (R) is part of its backward.
   std::map<std::pair<int, int64_t>, double> ahead;
   for (const auto& t : trace)
-    if (t.action == "R") ahead[{t.stage, t.microbatch}] += t.end - t.start;
+    if (t.action == kRecomputeTrace) ahead[{t.stage, t.microbatch}] += t.end - t.start;
   for (const auto& t : trace) {
     const size_t s = static_cast<size_t>(t.stage);
     if (s >= fs.size()) continue;
     const double d = t.end - t.start;
     if (t.action == "F") (t.microbatch >= N ? fs[s].later : fs[s].first).push_back(d);
-    if (t.action == "B") {
+    if (t.action == "W") (t.microbatch >= N ? ws[s].later : ws[s].first).push_back(d);
+    if (t.action == "B" || t.action == "BI") {
       const auto it = ahead.find({t.stage, t.microbatch});
       (t.microbatch >= N ? bs[s].later : bs[s].first).push_back(d + (it == ahead.end() ? 0.0 : it->second));
     }
@@ -115,10 +118,13 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
       throw ConfigError("run " + std::to_string(runId), "its schedule trace has no forward or backward of stage " +
                                                             std::to_string(s) + ": no costs to predict from");
   }
-  std::vector<double> f, b, st;
+  std::vector<double> f, b, w, st;
+  bool split = false;
   for (size_t s = 0; s < fs.size(); ++s) {
     f.push_back(mean(fs[s].use()));
-    b.push_back(mean(bs[s].use()));
+    w.push_back(ws[s].use().empty() ? 0.0 : mean(ws[s].use()));
+    split = split || !ws[s].use().empty();
+    b.push_back(mean(bs[s].use()) + w.back());  // the whole backward: BI + W when split
     st.push_back(mean(ss[s].use()));
   }
   const double latency = messageLatency(trace, N);
@@ -128,6 +134,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   SimCosts costs;
   costs.forward = f;
   costs.backward = b;
+  if (split) costs.weight = w;
   costs.step = st;
   costs.link.latency = latency;
   costs.link.rendezvous = true;
@@ -188,6 +195,8 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
         {{"stage", s},
          {"forward_s", f[i]},
          {"backward_s", b[i]},
+         {"backward_input_s", split ? Json(b[i] - w[i]) : Json(nullptr)},
+         {"weight_s", split ? Json(w[i]) : Json(nullptr)},
          {"step_s", st[i]},
          {"utilization", {{"measured", median(utilWindows[s])}, {"predicted", longRun.utilization[i]}}},
          {"weights",

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/engine/tensor_memory_meter.h"
+#include "core/pipeline/trace_actions.h"
 #include "core/util/errors.h"
 #include "core/util/system_info.h"
 
@@ -165,7 +166,7 @@ void StageWorker::recomputeAheadOf(int64_t mb) {
   if (!executor_.recomputeAhead(mb)) return;
   const double t1 = monotonicSeconds();
   meter_.addCompute(t1 - t0);
-  emitTrace("R", mb, t0, t1, mb / plan_.microbatches());
+  emitTrace(kRecomputeTrace, mb, t0, t1, mb / plan_.microbatches());
 }
 
 void StageWorker::execAct(const Action& a) {

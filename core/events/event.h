@@ -28,9 +28,6 @@ inline constexpr const char* kStageFinished = "stage_finished";
 inline constexpr const char* kRunFinished = "run_finished";  // run, status, message, summary, halt_step (a stop checkpoint)
 }  // namespace ev
 
-// A trace row's action is compute (F, B, S, and R: pipemare's recompute of a stale microbatch run
-// ahead while its gradient is in flight) or communication (send_*, recv_*).
-inline bool isComputeTraceAction(const std::string& a) { return a == "F" || a == "B" || a == "S" || a == "R"; }
 
 // A new event of the given type with v and t filled in.
 Json makeEvent(const std::string& type);

@@ -12,7 +12,8 @@ namespace {
 
 // ZB-H1 has no closed form once stage costs differ (and none where T_W > T_F): its lists are run
 // in the discrete-event timeline, one minibatch, each stage's cost split T_F = T_B = T_W (the
-// zero-bubble paper's assumption; the profile gives forward + backward only).
+// zero-bubble paper's assumption, and costsFromStages' split of a backward twice the forward;
+// the profile gives forward + backward only).
 double zbH1Utilization(int P, int N, const std::vector<double>& stageCosts) {
   SimCosts c;
   for (int s = 0; s < P; ++s) {

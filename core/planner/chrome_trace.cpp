@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "core/pipeline/trace_actions.h"
 #include "core/util/errors.h"
 #include "core/util/paths.h"
 

@@ -246,7 +246,7 @@ CurvatureReport estimateStageCurvature(const Experiment& e, const CurvatureOptio
                            (end - b > 1 ? ".." + units[static_cast<size_t>(end - 1)].name : std::string()));
   }
   r.init = snapshot(s, "at init", 0, 0);
-  if (e.pipeline.schedule == ScheduleKind::PipeMare && e.pipemare.warmup_epochs > 0) {
+  if (scheduleDecl(e.pipeline.schedule).takesPipeMare && e.pipemare.warmup_epochs > 0) {
     r.hasWarmup = true;
     r.warmupSteps = plan.warmupMinibatches(e.pipemare.warmup_epochs);
     const int64_t steps = std::min(r.warmupSteps, std::max<int64_t>(0, opts.maxWarmupSteps));

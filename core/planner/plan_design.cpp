@@ -51,7 +51,7 @@ std::optional<int64_t> knownTrainSamples(const Experiment& e) {
 
 double warmupFraction(const Experiment& e, std::optional<int64_t> trainSamples) {
   const double warmupEpochs = e.pipemare.warmup_epochs;
-  if (e.pipeline.schedule != ScheduleKind::PipeMare || !(warmupEpochs > 0)) return 0;
+  if (!scheduleDecl(e.pipeline.schedule).takesPipeMare || !(warmupEpochs > 0)) return 0;
   if (!trainSamples) {
     // Without the size of an epoch only a length in epochs compares with the warm-up's.
     if (e.training.steps > 0 || !(e.training.epochs > 0)) return 0;
@@ -76,8 +76,11 @@ PlanDesign planDesign(const Experiment& e, std::optional<int64_t> trainSamples) 
   d.timing = e.pipeline.timing == PipelineTiming::Paper ? TimingModel::Paper : TimingModel::Software1F1B;
   const ScheduleKind kind = e.pipeline.schedule;
   d.schedule = planScheduleOf(kind, e.pipeline.recompute, e.pipemare.t2);
-  if (kind == ScheduleKind::PipeDream) d.updateInterval = std::max(1, e.pipeline.update_interval);
-  if (kind == ScheduleKind::PipeDream2BW) d.m = e.pipeline.update_interval;
+  // The planner's u (steps every u microbatches) and 2bw's m are both pipeline.update_interval.
+  if (scheduleDecl(kind).takesUpdateInterval) {
+    if (scheduleDecl(kind).weights == WeightFamily::TwoVersions) d.m = e.pipeline.update_interval;
+    else d.updateInterval = std::max(1, e.pipeline.update_interval);
+  }
   d.warmupFraction = warmupFraction(e, trainSamples);
   const PartitionConfig& part = e.pipeline.partition;
   if (part.method == PartitionMethod::Explicit && !part.boundaries.empty()) {

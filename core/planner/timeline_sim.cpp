@@ -256,6 +256,9 @@ SimCosts costsFromStages(const std::vector<StageProfile>& stages, double flopsPe
     const double f = s.forwardFlops / flopsPerSecond;
     c.forward.push_back(f);
     c.backward.push_back(backwardFactor * f);
+    // A split backward's weight part: half of it (with the factor 2, T_F = T_B = T_W, the
+    // zero-bubble paper's assumption, until the profile measures W).
+    c.weight.push_back(backwardFactor * f / 2);
     c.step.push_back(stepBytesPerSecond > 0 ? static_cast<double>(s.weightBytes) / stepBytesPerSecond : 0.0);
     c.activationBytes.push_back(s.outputBytes);
     c.gradientBytes.push_back(s.inputBytes);

@@ -91,7 +91,7 @@ SimResult simulatePlanSchedule(PlanSchedule schedule, int stages, const PlanSpec
                                int64_t minibatches);
 
 // Costs from the stage profiles: forward = FLOPs / flopsPerSecond, backward = backwardFactor *
-// forward, step = weight bytes / stepBytesPerSecond (0 = free), sends = the stage's output bytes
+// forward (its weight part, for a split backward, half of it), step = weight bytes / stepBytesPerSecond (0 = free), sends = the stage's output bytes
 // downstream and its input bytes upstream.
 SimCosts costsFromStages(const std::vector<StageProfile>& stages, double flopsPerSecond, double backwardFactor = 2.0,
                          double stepBytesPerSecond = 0, LinkModel link = {});

@@ -156,6 +156,31 @@ TEST(TimelineView, RecomputeAheadCountsAsCompute) {
       << view.measuredSummary().toStdString();
 }
 
+// A split backward (zb-h1) is counted as BI and W, not B, and both parts are busy time; a send
+// between them is communication.
+TEST(TimelineView, ASplitBackwardIsCountedAsInputAndWeightParts) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t id = 0;
+  {
+    pm::RunStore store(db);
+    id = store.createRun("zb-h1", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"zb-h1","stages":2,"microbatches":2}})");
+    // Stage 0 over 5 ms: F, BI, a send of 1 ms, W, S: 4 ms busy.
+    store.appendTrace(id, {0, "F", 0, 0.000, 0.001});
+    store.appendTrace(id, {0, "BI", 0, 0.001, 0.002});
+    store.appendTrace(id, {0, "send_grad", 0, 0.002, 0.003});
+    store.appendTrace(id, {0, "W", 0, 0.003, 0.004});
+    store.appendTrace(id, {0, "S", 0, 0.004, 0.005});
+    store.flush();
+    store.setStatus(id, "finished");
+  }
+  pm::ui::TimelineView view(db, "");
+  ASSERT_EQ(view.currentRun(), id);
+  EXPECT_NE(view.measuredSummary().indexOf("F 1, BI 1, W 1, S 1, communication 1; utilization 0.80"), -1)
+      << view.measuredSummary().toStdString();
+}
+
 }  // namespace
 
 TEST(SweepGrid, TwoByTwoWithADivergedRun) {

@@ -17,6 +17,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "core/events/event.h"
+#include "core/pipeline/trace_actions.h"
 #include "ui/plots/gantt_plot.h"
 
 namespace pm::ui {
@@ -298,7 +300,7 @@ void PlannerPanel::setGantt(const QString& title, const std::vector<GanttBox>& b
     const auto& b = boxes[i];
     t0 = i == 0 ? b.start : std::min(t0, b.start);
     t1 = i == 0 ? b.end : std::max(t1, b.end);
-    if (b.action == "F" || b.action == "B" || b.action == "S") busy += b.end - b.start;
+    if (isComputeTraceAction(b.action.toStdString()) && b.action != kRecomputeTrace) busy += b.end - b.start;
   }
   ganttBusy_ = t1 > t0 && stages > 0 ? busy / (stages * (t1 - t0)) : 0.0;
 }

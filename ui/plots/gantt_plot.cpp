@@ -2,7 +2,7 @@
 
 #include <qcustomplot.h>
 
-#include "core/events/event.h"
+#include "core/pipeline/trace_actions.h"
 #include "ui/plots/plot_style.h"
 
 #include <QFontMetrics>
@@ -18,17 +18,16 @@ namespace {
 QColor actionColor(const QString& a) {
   if (a == "F") return QColor(31, 119, 180);
   if (a == "B") return QColor(255, 127, 14);
+  if (a == "BI") return QColor(214, 39, 40);   // a split backward's input part
+  if (a == "W") return QColor(148, 103, 189);  // its weight part, filling the bubble
   if (a == "S") return QColor(44, 160, 44);
   if (a == "R") return QColor(255, 187, 120);  // a backward's recompute run ahead: a light B
   return QColor(180, 180, 180);  // communication
 }
 
 QString actionName(const QString& a) {
-  if (a == "F") return QObject::tr("F (forward)");
-  if (a == "B") return QObject::tr("B (backward)");
-  if (a == "S") return QObject::tr("S (optimizer step)");
-  if (a == "R") return QObject::tr("R (recompute ahead of B)");
-  return QObject::tr("%1 (communication)").arg(a);
+  const TraceActionInfo* info = traceActionInfo(a.toStdString());
+  return QStringLiteral("%1 (%2)").arg(a, info ? QString::fromUtf8(info->legend) : QObject::tr("unknown"));
 }
 
 QString ms(double v) { return QString::number(v, 'g', 4); }

@@ -2,27 +2,41 @@
 #include "ui/timeline/timeline_trace.h"
 
 #include <QObject>
+#include <QStringList>
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <string>
 
-#include "core/events/event.h"
+#include "core/pipeline/trace_actions.h"
 #include "ui/plots/gantt_plot.h"
 
 namespace pm::ui {
 
 QString actionCounts(const std::vector<GanttBox>& boxes) {
-  int f = 0, b = 0, s = 0, r = 0, other = 0;
+  // Counted by the names of the trace table: its compute rows by name, R as recomputed ahead,
+  // communication (and any name the table lacks) together.
+  std::map<std::string, int> n;
+  int recomputed = 0, other = 0;
   for (const auto& x : boxes) {
-    if (x.action == "F") ++f;
-    else if (x.action == "B") ++b;
-    else if (x.action == "S") ++s;
-    else if (x.action == "R") ++r;
-    else ++other;
+    const TraceActionInfo* info = traceActionInfo(x.action.toStdString());
+    if (!info || info->role == TraceRole::Communication) ++other;
+    else if (info->role == TraceRole::Recompute) ++recomputed;
+    else ++n[info->name];
   }
-  QString out = QObject::tr("F %1, B %2, S %3").arg(f).arg(b).arg(s);
-  if (r > 0) out += QObject::tr(", recomputed ahead %1").arg(r);
+  const auto count = [&](ActionKind k) { return n[traceActionName(k)]; };
+  const bool split = count(ActionKind::BackwardInput) + count(ActionKind::BackwardWeight) > 0 && count(ActionKind::Backward) == 0;
+  QStringList parts;
+  for (const ActionKind k : {ActionKind::Forward, ActionKind::Backward, ActionKind::BackwardInput,
+                             ActionKind::BackwardWeight, ActionKind::Step}) {
+    const bool splitPart = k == ActionKind::BackwardInput || k == ActionKind::BackwardWeight;
+    if (k == ActionKind::Backward ? split : (splitPart && !split)) continue;
+    parts << QStringLiteral("%1 %2").arg(QString::fromUtf8(traceActionName(k))).arg(count(k));
+  }
+  QString out = parts.join(QStringLiteral(", "));
+  if (recomputed > 0) out += QObject::tr(", recomputed ahead %1").arg(recomputed);
   if (other > 0) out += QObject::tr(", communication %1").arg(other);
-  // Utilization: compute time (F, B, S) over stages x makespan.
+  // Utilization: compute time (F, B or BI and W, S) over stages x makespan.
   double t0 = 1e300, t1 = -1e300, busy = 0;
   int stages = 0;
   for (const auto& x : boxes) {

@@ -9,7 +9,8 @@ namespace pm::ui {
 
 struct GanttBox;
 
-// "F 40, B 40, S 10, communication 90", then the utilization: compute time (F, B, S, R) over
+// "F 40, B 40, S 10, communication 90" (BI and W instead of B for a split backward), then the
+// utilization: compute time (F, B, BI, W, S, R) over
 // stages x makespan.
 QString actionCounts(const std::vector<GanttBox>& boxes);
 
