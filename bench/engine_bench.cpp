@@ -9,11 +9,14 @@
 //     with each speedup as a fraction of it.
 //  4. a TorchScript cnn (scripts/export-model.py, the zoo cnn's architecture) against the zoo cnn,
 //     at P = 1 and at real P = 2 pipemare: samples/s side by side, in rounds (needs python3-torch).
+//  5. real gpipe, 1f1b and zb-h1 on cnn and resnet20 at P = 2 and 4: throughput against 1f1b,
+//     utilization and each stage's T_F, T_B / T_BI, T_W from the trace.
 // Each figure is the median of several runs measured in this run; the P = 2 figures go in rounds
 // (P = 1, the side-by-side pair, every schedule) and take each speedup against its own round.
 // Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH] [--python PATH] [--schedules LIST] [--torchscript]
 //   --schedules gpipe,pipemare,pipemare/paper: only those P = 2 rows (figures 1 and 2 skipped).
 //   --torchscript: figure 4 only.
+//   --zero-bubble: figure 5 only (gpipe, 1f1b, zb-h1 on cnn and resnet20 at real P = 2 and 4).
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -251,6 +254,79 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
+// 5. The zero-bubble schedule against the flushed ones: real runs of gpipe, 1f1b and zb-h1 (N = 8,
+// one thread per stage) on cnn and resnet20 at P = 2 and 4, in rounds (every schedule once per
+// round; ratios against the same round's 1f1b). Per stage: measured utilization, and T_F, T_B (or
+// T_BI and T_W) from the run's trace through plan --against. P = 4 on 2 cores oversubscribes.
+void zeroBubbleFigure(const std::string& pipemare, RunStore& store, int runs, int64_t steps, std::vector<Row>& rows) {
+  const char* schedules[] = {"gpipe", "1f1b", "zb-h1"};
+  for (const std::string model : {"cnn", "resnet20"}) {
+    for (int P : {2, 4}) {
+      struct Acc {
+        std::vector<double> tput, ratio;
+        std::vector<std::vector<double>> util, tf, tb, tw;
+      };
+      std::map<std::string, Acc> acc;
+      for (int r = 0; r < runs; ++r) {
+        std::printf("5. %s P=%d round %d of %d\n", model.c_str(), P, r + 1, runs);
+        std::fflush(stdout);
+        std::map<std::string, double> round;
+        for (const char* name : schedules) {
+          Experiment e = cnnExperiment(P, 8, scheduleFromName(name), steps);
+          e.model.name = model;
+          e.pipeline.partition.method = PartitionMethod::Parameters;
+          e.pipeline.partition.boundaries.clear();
+          if (model == "resnet20") {
+            e.data.batch_size = 64;  // ResNet-20 costs about 10x cnn per sample
+            e.data.train_limit = 64 * (steps + 1);
+          }
+          int64_t id = 0;
+          const Measured m = runEngine(e, pipemare, &store, &id);
+          Acc& a = acc[name];
+          a.tput.push_back(m.samplesPerS);
+          round[name] = m.samplesPerS;
+          a.util.resize(static_cast<size_t>(P));
+          a.tf.resize(static_cast<size_t>(P));
+          a.tb.resize(static_cast<size_t>(P));
+          a.tw.resize(static_cast<size_t>(P));
+          for (int st = 0; st < P; ++st) a.util[static_cast<size_t>(st)].push_back(m.utilization.at(static_cast<size_t>(st)));
+          try {
+            const Json cmp = cli::planAgainst(store, id);
+            for (int st = 0; st < P; ++st) {
+              const Json& j = cmp["per_stage"][static_cast<size_t>(st)];
+              a.tf[static_cast<size_t>(st)].push_back(1e3 * j["forward_s"].get<double>());
+              const bool split = j.contains("weight_s") && j["weight_s"].is_number();
+              a.tb[static_cast<size_t>(st)].push_back(1e3 * (split ? j["backward_input_s"] : j["backward_s"]).get<double>());
+              a.tw[static_cast<size_t>(st)].push_back(split ? 1e3 * j["weight_s"].get<double>() : NAN);
+            }
+          } catch (const std::exception& ex) {
+            std::printf("   plan --against run %lld: %s\n", static_cast<long long>(id), ex.what());
+          }
+        }
+        for (const char* name : schedules) acc[name].ratio.push_back(round[name] / round["1f1b"]);
+      }
+      for (const char* name : schedules) {
+        const Acc& a = acc[name];
+        std::string util, costs;
+        for (int st = 0; st < P; ++st) {
+          const size_t i = static_cast<size_t>(st);
+          util += (st ? " / " : "") + fmt("%.3f", median(a.util[i]));
+          if (a.tf[i].empty()) continue;
+          costs += (st ? "; " : "") + fmt("s%d ", st) + fmt("F %.1f", median(a.tf[i])) +
+                   (std::isnan(a.tw[i].front()) ? fmt(" B %.1f", median(a.tb[i]))
+                                                : fmt(" BI %.1f", median(a.tb[i])) + fmt(" W %.1f", median(a.tw[i])));
+        }
+        std::printf("5. real P=%d %-8s %-6s N=8: %.1f samples/s, x%.3f vs 1f1b; utilization %s; ms per microbatch %s\n", P,
+                    model.c_str(), name, median(a.tput), median(a.ratio), util.c_str(), costs.c_str());
+        rows.push_back({fmt("real P=%d ", P) + model + " " + name + " throughput vs 1f1b (median of per-round ratios)",
+                        fmt("%.1f samples/s", median(a.tput)), "1f1b", fmt("x%.3f", median(a.ratio)), "-"});
+        rows.push_back({fmt("real P=%d ", P) + model + " " + name + " utilization per stage; ms per microbatch per stage",
+                        util, costs, "-", "-"});
+      }
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   int runs = 3;
   int64_t steps = 30;
@@ -262,6 +338,7 @@ int main(int argc, char** argv) {
   std::string only;  // ",gpipe,pipemare/paper,": just those P = 2 rows (and skip figures 1 and 2)
   std::string schedules;
   bool torchscriptOnly = false;
+  bool zeroBubbleOnly = false;
   CLI::App app{"engine_bench: cnn, batch 128: the P = 1 engine against a plain LibTorch loop, the machine's 2-core "
                "ceiling, and real P = 2 runs of every schedule against P = 1 (throughput, utilization, planner error)"};
   app.add_option("--runs", runs, "runs per figure (the median is printed)")->check(CLI::Range(1, 100));
@@ -271,13 +348,15 @@ int main(int argc, char** argv) {
   app.add_option("--schedules", schedules,
                  "comma-separated P = 2 rows to run, e.g. gpipe,pipemare/paper (skips figures 1 and 2)");
   app.add_flag("--torchscript", torchscriptOnly, "figure 4 only: a TorchScript cnn against the zoo cnn");
+  app.add_flag("--zero-bubble", zeroBubbleOnly,
+               "figure 5 only: gpipe, 1f1b and zb-h1 on cnn and resnet20 at real P = 2 and 4 (throughput, utilization, T_F/T_B/T_W)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (!schedules.empty()) only = "," + schedules + ",";
-  if (torchscriptOnly) only = ",none,";
+  if (torchscriptOnly || zeroBubbleOnly) only = ",none,";
   torch::set_num_threads(1);
   setBlasThreads(1);
   // The plain loop runs in this process: it gets the allocator setting the engine's processes
@@ -337,7 +416,7 @@ int main(int argc, char** argv) {
   };
   std::map<std::string, Acc> acc;
   std::vector<double> p1, alone, together, ceilings;
-  for (int r = 0; r < runs && !torchscriptOnly; ++r) {
+  for (int r = 0; r < runs && !torchscriptOnly && !zeroBubbleOnly; ++r) {
     std::printf("   round %d of %d\n", r + 1, runs);
     std::fflush(stdout);
     const Measured m1 = runEngine(cnnExperiment(1, 8, ScheduleKind::GPipe, steps), pipemare);
@@ -392,7 +471,8 @@ int main(int argc, char** argv) {
     }
   }
   const double P1 = p1.empty() ? NAN : median(p1), ceiling = ceilings.empty() ? NAN : median(ceilings);
-  if (!torchscriptOnly) {
+  if (zeroBubbleOnly) zeroBubbleFigure(pipemare, store, runs, steps, rows);
+  if (!torchscriptOnly && !zeroBubbleOnly) {
   rows.push_back({"P=1 throughput, N=8 (baseline of the P=2 rows)", fmt("%.1f samples/s", P1), "-", "-", "-"});
   std::printf("3. two independent P=1 processes side by side: %.1f samples/s each vs %.1f alone: "
               "2-core scaling ceiling %.2fx (ideal cores: 2x)\n",

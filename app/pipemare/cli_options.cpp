@@ -204,7 +204,7 @@ void addPlanCommand(CLI::App& app, PlanCommand& plan) {
   cmd->add_option("--schedule", o.schedule, "schedule of the trace (default pipemare; with --experiment, the design's)");
   cmd->add_option("--trace-dir", o.traceDir, "write every schedule's simulated timeline there as <schedule>.json");
   cmd->add_option("--stage-costs", o.stageCosts,
-                  "utilization with flops (each stage's time from its FLOPs) | equal stages (default: flops for units, "
+                  "utilization with flops (each stage's time from its FLOPs) | measured (each unit's F, B, BI and W timed; units only) | equal stages (default: flops for units, "
                   "equal for layers)");
   cmd->add_option("--batch", o.batch, "samples per minibatch (default N)");
   cmd->add_option("--context", o.context, "sequence length of token models (charlm; default 128)");

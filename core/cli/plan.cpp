@@ -39,7 +39,7 @@ auto parse(const std::string& place, F f) -> decltype(f()) {
 struct ParsedOptions {
   PlanSpec spec;
   Granularity granularity = Granularity::Layers;
-  PlanSchedule traceSchedule = PlanSchedule::PipeMare;
+  TrainingMethod traceSchedule{ScheduleKind::PipeMare};
 };
 
 // The numbers' ranges and the options that go together, before the model is profiled.
@@ -57,8 +57,10 @@ void checkNumbers(const PlanOptions& o, Granularity gran) {
     throw Usage("--warmup-fraction", std::string("expected a share of the minibatches in [0, 1], found ") + found);
   }
   if (!(o.flopsPerSecond > 0)) throw Usage("--flops", "expected a FLOP rate > 0");
-  if (!o.stageCosts.empty() && o.stageCosts != "flops" && o.stageCosts != "equal")
-    throw Usage("--stage-costs", "expected flops or equal, found \"" + o.stageCosts + "\"");
+  if (!o.stageCosts.empty() && o.stageCosts != "flops" && o.stageCosts != "equal" && o.stageCosts != "measured")
+    throw Usage("--stage-costs", "expected flops, measured or equal, found \"" + o.stageCosts + "\"");
+  if (o.stageCosts == "measured" && gran != Granularity::Units)
+    throw Usage("--stage-costs", "measured applies to --granularity units only (the passes are timed per unit)");
   if (o.partition != "parameters" && o.partition != "flops")
     throw Usage("--partition", "expected parameters or flops (or --boundaries), found \"" + o.partition + "\"");
   if ((!o.boundaries.empty() || o.partition != "parameters") && gran != Granularity::Units)
@@ -75,7 +77,7 @@ ParsedOptions parseOptions(const PlanOptions& o) {
   p.spec.timing = parse("--timing", [&] { return timingFromName(o.timing); });
   p.spec.optimizer = parse("--optimizer", [&] { return optimizerFromName(o.optimizer); });
   p.granularity = parse("--granularity", [&] { return granularityFromName(o.granularity); });
-  p.traceSchedule = parse("--schedule", [&] { return planScheduleFromName(o.schedule); });
+  p.traceSchedule = parse("--schedule", [&] { return planMethodFromName(o.schedule); });
   checkNumbers(o, p.granularity);
   p.spec.microbatches = o.microbatches;
   p.spec.updateInterval = o.updateInterval;
@@ -109,7 +111,7 @@ PlanOptions resolveDesign(const PlanOptions& given, std::optional<Experiment>& f
   o.optimizer = optimizerName(d.optimizer);
   if (o.timing.empty()) o.timing = timingName(d.timing);
   o.granularity = "units";  // the engine's stages: the model's partitionable units
-  o.schedule = planScheduleName(d.schedule);
+  o.schedule = d.method.name();
   o.updateInterval = d.updateInterval;
   o.m = d.m;
   o.warmupFraction = d.warmupFraction;
@@ -181,9 +183,46 @@ PlanSpec stageSpec(const PlanOptions& o, const ParsedOptions& p, const SimCosts&
       report.stageCostsNote = "stage " + std::to_string(s) + " (" + report.stages[s].name + ") has no forward FLOPs";
       return spec;
     }
-  report.stageCosts = "flops";
+  report.stageCosts = o.stageCosts == "measured" ? "measured" : "flops";
   spec.stageCosts = report.stageTimes;
+  if (!report.stageOpCosts.empty()) {
+    for (const auto& c : report.stageOpCosts) {
+      spec.forwardCosts.push_back(c.forward);
+      spec.inputCosts.push_back(c.backwardInput);
+      spec.weightCosts.push_back(c.weight);
+    }
+  }
   return spec;
+}
+
+// --stage-costs measured: every unit's F, B, BI and W timed on one microbatch (one thread, as a
+// stage), summed over each stage's units; the timelines and the utilization use them instead of
+// FLOPs.
+void measureStageCosts(const PlanOptions& o, const std::optional<Experiment>& fileModel, PlanReport& report, SimCosts& costs) {
+  Experiment e;
+  if (fileModel) {
+    e = *fileModel;
+  } else {
+    e.model.name = o.model;
+    e.data.context = o.context;
+  }
+  const std::vector<UnitOpCosts> units = measureUnitOpCosts(e, report.samplesPerMicrobatch);
+  costs.backwardInput.clear();
+  for (size_t s = 0; s < report.stages.size(); ++s) {
+    UnitOpCosts sum;
+    for (int u = report.stages[s].begin; u < report.stages[s].end; ++u) {
+      const UnitOpCosts& c = units.at(static_cast<size_t>(u));
+      sum.forward += c.forward;
+      sum.backward += c.backward;
+      sum.backwardInput += c.backwardInput;
+      sum.weight += c.weight;
+    }
+    report.stageOpCosts.push_back(sum);
+    costs.forward[s] = sum.forward;
+    costs.backward[s] = sum.backward;
+    costs.backwardInput.push_back(sum.backwardInput);
+    costs.weight[s] = sum.weight;
+  }
 }
 
 // Simulates every schedule over the report's stages (--trace-minibatches minibatches), writes each
@@ -195,15 +234,15 @@ void simulateTimelines(const PlanOptions& o, const ParsedOptions& p, int P, cons
     if (ec) throw EngineError(o.traceDir, "cannot create the trace folder: " + ec.message());
   }
   for (const auto& plan : report.comparison.plans) {
-    const SimResult sim = simulatePlanSchedule(plan.schedule, P, p.spec, costs, o.traceMinibatches);
-    const std::string name = planScheduleName(plan.schedule);
+    const SimResult sim = simulatePlanSchedule(plan.method, P, p.spec, costs, o.traceMinibatches);
+    const std::string name = plan.method.name();
     const std::string label = name + ", " + o.model + ", P=" + std::to_string(P) + ", N=" + std::to_string(o.microbatches);
     PlanTraceInfo info{"", name, o.traceMinibatches, sim.makespan, sim.meanUtilization};
     if (!o.traceDir.empty()) {
       info.file = (std::filesystem::path(o.traceDir) / (name + ".json")).string();
       writeChromeTrace(info.file, sim.trace, label);  // EngineError (exit 1) when it cannot be written
     }
-    if (!o.traceFile.empty() && plan.schedule == p.traceSchedule) {
+    if (!o.traceFile.empty() && plan.method == p.traceSchedule) {
       writeChromeTrace(o.traceFile, sim.trace, label);
       report.trace = PlanTraceInfo{o.traceFile, name, o.traceMinibatches, sim.makespan, sim.meanUtilization};
     }
@@ -223,7 +262,8 @@ int run(const PlanOptions& given, std::ostream& out) {
   report.granularity = p.granularity;
   report.samplesPerMicrobatch = o.batch == 0 ? 1 : samplesPerMicrobatch(o.batch, o.microbatches);
   planStages(o, prof, P, report);
-  const SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
+  SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
+  if (o.stageCosts == "measured") measureStageCosts(o, fileModel, report, costs);
   report.comparison = planAll(report.stages, stageSpec(o, p, costs, report));
   simulateTimelines(o, p, P, costs, report);
 

@@ -130,7 +130,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   const double latency = messageLatency(trace, N);
   // Simulation of the schedule with those costs: steady-state seconds per
   // minibatch and utilization.
-  ScheduleParams sp = engineScheduleParams(delayParams(design.schedule, P, spec), 2);
+  ScheduleParams sp = engineScheduleParams(delayParams(design.method, P, spec), 2);
   SimCosts costs;
   costs.forward = f;
   costs.backward = b;
@@ -161,7 +161,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   // Analytic memory for the run's partition.
   const ModelProfile profile = profileModel(e);
   const auto stages = unitStages(profile, part, design.samplesPerMicrobatch());
-  const SchedulePlan plan = planSchedule(design.schedule, stages, spec);
+  const SchedulePlan plan = planSchedule(design.method, stages, spec);
 
   auto stageMax = [&](const std::string& key) {
     std::vector<double> out(static_cast<size_t>(P), 0);
@@ -175,7 +175,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
              md = stageMax("mem/delta"), ma = stageMax("mem/activations");
 
   Json out{{"run", runId},
-           {"schedule", planScheduleName(design.schedule)},
+           {"schedule", design.method.name()},
            {"model", design.model},
            {"stages", P},
            {"microbatches", N},

@@ -49,7 +49,7 @@ struct Study {
   bool delayScaled = false, nesterov = false;
   CurvatureReport curvature;
   std::vector<SnapshotPrediction> predictions;
-  StabilityRow designRow = StabilityRow::GPipe;
+  TrainingMethod designRow;
   int designSnapshot = 0;  // the snapshot the design's asynchronous phase starts from
   int iterations = 0, microbatches = 0;
 };
@@ -110,15 +110,15 @@ Study study(const PlanOptions& o, std::ostream& err) {
     p.flattest = predictWith(s, *snap, &StageCurvature::min);
     s.predictions.push_back(std::move(p));
   }
-  s.designRow = stabilityRowOf(s.design.schedule, s.e.pipemare.t1);
+  s.designRow = stabilityMethodOf(TrainingMethod{s.design.method.schedule, false, s.e.pipemare.t1});
   // Only pipemare has a warm-up; its asynchronous phase starts from the warmed-up weights.
   s.designSnapshot = s.curvature.hasWarmup ? 1 : 0;
   return s;
 }
 
-const RowStability& rowOf(const std::vector<RowStability>& rows, StabilityRow r) {
+const RowStability& rowOf(const std::vector<RowStability>& rows, const TrainingMethod& r) {
   for (const auto& x : rows)
-    if (x.row == r) return x;
+    if (x.method == r) return x;
   return rows.front();
 }
 
@@ -165,7 +165,7 @@ void printText(const Study& s, std::ostream& out) {
   out << "  | tau:";
   const auto& rows0 = s.predictions.front().mean;
   for (const auto& r : rows0)
-    if (r.row != StabilityRow::PipeMareT1) out << " " << stabilityRowName(r.row);
+    if (!r.method.t1) out << " " << r.method.name();
   out << "\n";
   auto stat = [&](const StageCurvature& st) {
     return num(st.mean) + "  " + num(st.stddev, "%.2g") + "  [" + num(st.min) + ", " + num(st.max) + "]";
@@ -180,8 +180,8 @@ void printText(const Study& s, std::ostream& out) {
     }
     out << "  |     ";
     for (const auto& r : rows0) {
-      if (r.row == StabilityRow::PipeMareT1) continue;
-      const std::string name = stabilityRowName(r.row);
+      if (r.method.t1) continue;
+      const std::string name = r.method.name();
       std::snprintf(line, sizeof line, " %*lld", static_cast<int>(name.size()),
                     static_cast<long long>(r.stages[static_cast<size_t>(i)].tau));
       out << line;
@@ -200,10 +200,10 @@ void printText(const Study& s, std::ostream& out) {
       const RowStability& r = p.mean[k];
       const std::string range = "[" + num(p.sharpest[k].maxLr) + ", " + num(p.flattest[k].maxLr) + "]";
       if (r.breakingStage < 0) {
-        std::snprintf(line, sizeof line, "%-14s %-10s %-26s %-8s\n", stabilityRowName(r.row).c_str(), "inf", range.c_str(), "-");
+        std::snprintf(line, sizeof line, "%-14s %-10s %-26s %-8s\n", r.method.name().c_str(), "inf", range.c_str(), "-");
       } else {
         const StageStability& st = r.stages[static_cast<size_t>(r.breakingStage)];
-        std::snprintf(line, sizeof line, "%-14s %-10s %-26s stage %-2d %5lld %6.3f %10.4g\n", stabilityRowName(r.row).c_str(),
+        std::snprintf(line, sizeof line, "%-14s %-10s %-26s stage %-2d %5lld %6.3f %10.4g\n", r.method.name().c_str(),
                       num(r.maxLr).c_str(), range.c_str(), r.breakingStage, static_cast<long long>(st.tau), st.momentum,
                       st.edge);
       }
@@ -213,7 +213,7 @@ void printText(const Study& s, std::ostream& out) {
 
   const SnapshotPrediction& dp = s.predictions[static_cast<size_t>(s.designSnapshot)];
   const RowStability& d = rowOf(dp.mean, s.designRow);
-  out << "\ndesign: " << stabilityRowName(s.designRow) << ", lr " << num(s.lr) << ": ";
+  out << "\ndesign: " << s.designRow.name() << ", lr " << num(s.lr) << ": ";
   if (!s.sgd)
     out << "no verdict (" << choiceName(opt.name) << ")";
   else if (d.breakingStage < 0)
@@ -222,8 +222,8 @@ void printText(const Study& s, std::ostream& out) {
     out << (s.lr > d.maxLr ? "ABOVE the edge " : "below the edge ") << num(d.maxLr) << " (curvature " << dp.snapshot->when
         << ", stage " << d.breakingStage << " breaks first)";
   out << "\n";
-  if (s.designRow == StabilityRow::PipeMareT1 && s.sgd) {
-    const RowStability& annealed = rowOf(dp.mean, StabilityRow::PipeMare);
+  if (s.designRow.t1 && s.sgd) {
+    const RowStability& annealed = rowOf(dp.mean, TrainingMethod{s.designRow.schedule});
     out << "  after T1's anneal the rate is lr again: edge " << num(annealed.maxLr)
         << (s.lr > annealed.maxLr ? " (above it at this curvature)" : "") << "\n";
   }
@@ -253,7 +253,7 @@ Json rowsJson(const SnapshotPrediction& p) {
     for (const auto& st : r.stages)
       stages.push_back({{"tau", st.tau}, {"momentum", st.momentum}, {"lr_factor", st.lrFactor}, {"curvature", st.curvature},
                         {"edge", st.edge}, {"max_lr", finite(st.maxLr)}});
-    rows.push_back({{"schedule", stabilityRowName(r.row)},
+    rows.push_back({{"schedule", r.method.name()},
                     {"max_lr", finite(r.maxLr)},
                     {"max_lr_range", {finite(p.sharpest[k].maxLr), finite(p.flattest[k].maxLr)}},
                     {"breaking_stage", r.breakingStage < 0 ? Json(nullptr) : Json(r.breakingStage)},
@@ -270,7 +270,7 @@ Json toJson(const Study& s) {
   for (const auto& p : s.predictions) preds.push_back(rowsJson(p));
   const SnapshotPrediction& dp = s.predictions[static_cast<size_t>(s.designSnapshot)];
   const RowStability& d = rowOf(dp.mean, s.designRow);
-  Json design = {{"schedule", stabilityRowName(s.designRow)}, {"lr", s.lr}, {"curvature", dp.snapshot->when},
+  Json design = {{"schedule", s.designRow.name()}, {"lr", s.lr}, {"curvature", dp.snapshot->when},
                  {"max_lr", finite(d.maxLr)}, {"breaking_stage", d.breakingStage < 0 ? Json(nullptr) : Json(d.breakingStage)}};
   design["above_edge"] = s.sgd && d.breakingStage >= 0 ? Json(s.lr > d.maxLr) : Json(nullptr);
   return {{"experiment", s.file},

@@ -10,31 +10,33 @@ namespace pm {
 
 namespace {
 
-// ZB-H1 has no closed form once stage costs differ (and none where T_W > T_F): its lists are run
-// in the discrete-event timeline, one minibatch, each stage's cost split T_F = T_B = T_W (the
-// zero-bubble paper's assumption, and costsFromStages' split of a backward twice the forward;
-// the profile gives forward + backward only).
-double zbH1Utilization(int P, int N, const std::vector<double>& stageCosts) {
+// A split backward (ZB-H1) has no closed form once stage costs differ (and none where T_W > T_F):
+// the schedule's own lists are run in the discrete-event timeline, one minibatch, with the
+// measured F, BI and W where the spec has them, else each stage's cost split T_F = T_B = T_W (the
+// zero-bubble paper's assumption, and costsFromStages' split of a backward twice the forward).
+double simulatedSplitUtilization(ScheduleKind kind, int P, const PlanSpec& spec) {
   SimCosts c;
+  const bool measured = !spec.forwardCosts.empty();
   for (int s = 0; s < P; ++s) {
-    const double cost = stageCosts.empty() ? 1.0 : stageCosts[static_cast<size_t>(s)];
-    c.forward.push_back(cost / 3);
-    c.backward.push_back(2 * cost / 3);
-    c.weight.push_back(cost / 3);
+    const size_t i = static_cast<size_t>(s);
+    const double cost = spec.stageCosts.empty() ? 1.0 : spec.stageCosts[i];
+    c.forward.push_back(measured ? spec.forwardCosts[i] : cost / 3);
+    c.backward.push_back(measured ? spec.inputCosts[i] + spec.weightCosts[i] : 2 * cost / 3);
+    c.weight.push_back(measured ? spec.weightCosts[i] : cost / 3);
   }
   ScheduleParams sp;
-  sp.kind = ScheduleKind::ZBH1;
+  sp.kind = kind;
   sp.stages = P;
-  sp.microbatches = N;
+  sp.microbatches = spec.microbatches;
   const SimResult r = simulateTimeline(sp, c);
   return r.meanUtilization;
 }
 
 }  // namespace
 
-DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec) {
+DelayParams delayParams(const TrainingMethod& method, int stages, const PlanSpec& spec) {
   DelayParams dp;
-  dp.schedule = schedule;
+  dp.method = method;
   dp.timing = spec.timing;
   dp.stages = stages;
   dp.microbatches = spec.microbatches;
@@ -43,14 +45,17 @@ DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec)
   return dp;
 }
 
-SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>& stages, const PlanSpec& spec) {
+SchedulePlan planSchedule(const TrainingMethod& method, const std::vector<StageProfile>& stages, const PlanSpec& spec) {
   const int P = static_cast<int>(stages.size());
   if (P < 1) throw std::invalid_argument("no stages to plan");
-  const DelayParams dp = delayParams(schedule, P, spec);
+  for (const auto* v : {&spec.forwardCosts, &spec.inputCosts, &spec.weightCosts})
+    if (!spec.forwardCosts.empty() && v->size() != static_cast<size_t>(P))
+      throw std::invalid_argument("measured op costs: " + std::to_string(v->size()) + " values for " + std::to_string(P) + " stages");
+  const DelayParams dp = delayParams(method, P, spec);
   const auto timings = stageTimings(dp);  // validates N, u, m
 
   SchedulePlan plan;
-  plan.schedule = schedule;
+  plan.method = method;
   plan.stages = P;
   plan.microbatches = spec.microbatches;
   plan.updateInterval = updateIntervalOf(dp);
@@ -58,7 +63,7 @@ SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>
   for (int s = 0; s < P; ++s) {
     StagePrediction sp;
     sp.timing = timings[static_cast<size_t>(s)];
-    sp.memory = stageMemory(schedule, spec.optimizer, stages[static_cast<size_t>(s)], sp.timing, spec.microbatches, m2bw);
+    sp.memory = stageMemory(method, spec.optimizer, stages[static_cast<size_t>(s)], sp.timing, spec.microbatches, m2bw);
     plan.maxTau = std::max(plan.maxTau, sp.timing.tau);
     plan.maxVersions = std::max(plan.maxVersions, sp.timing.versions);
     plan.maxInFlight = std::max(plan.maxInFlight, sp.timing.inFlight);
@@ -67,9 +72,10 @@ SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>
     plan.maxStageTotal = std::max(plan.maxStageTotal, sp.memory.total());
     plan.perStage.push_back(sp);
   }
-  plan.utilization = isAsynchronous(schedule)          ? asynchronousUtilization(P, spec.totalMicrobatches, spec.stageCosts)
-                     : schedule == PlanSchedule::ZbH1 ? zbH1Utilization(P, spec.microbatches, spec.stageCosts)
-                                                      : synchronousUtilization(P, spec.microbatches, spec.stageCosts);
+  const ScheduleDecl& d = method.decl();
+  plan.utilization = !d.synchronous    ? asynchronousUtilization(P, spec.totalMicrobatches, spec.stageCosts)
+                     : d.splitBackward ? simulatedSplitUtilization(method.schedule, P, spec)
+                                       : synchronousUtilization(P, spec.microbatches, spec.stageCosts);
   plan.bubble = 1.0 - plan.utilization;
   if (spec.stageCosts.empty()) {
     plan.bottleneckShare = 1.0 / P;
@@ -81,34 +87,34 @@ SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>
   return plan;
 }
 
-const SchedulePlan& PlanComparison::plan(PlanSchedule s) const {
+const SchedulePlan& PlanComparison::plan(const TrainingMethod& s) const {
   for (const auto& p : plans)
-    if (p.schedule == s) return p;
-  throw std::invalid_argument("no plan for schedule " + planScheduleName(s));
+    if (p.method == s) return p;
+  throw std::invalid_argument("no plan for schedule " + s.name());
 }
 
 double PlanComparison::utilizationRatio() const {
-  return plan(PlanSchedule::PipeMare).utilization / plan(PlanSchedule::GPipe).utilization;
+  return plan(TrainingMethod{ScheduleKind::PipeMare}).utilization / plan(TrainingMethod{ScheduleKind::GPipe}).utilization;
 }
 
 double PlanComparison::warmupUtilization() const {
-  return hybridUtilization(spec.warmupFraction, plan(PlanSchedule::GPipe).utilization, plan(PlanSchedule::PipeMare).utilization);
+  return hybridUtilization(spec.warmupFraction, plan(TrainingMethod{ScheduleKind::GPipe}).utilization, plan(TrainingMethod{ScheduleKind::PipeMare}).utilization);
 }
 
 double PlanComparison::memoryRatio() const {
-  return static_cast<double>(plan(PlanSchedule::PipeDream).total.weightAndOptimizer()) /
-         static_cast<double>(plan(PlanSchedule::PipeMareT2).total.weightAndOptimizer());
+  return static_cast<double>(plan(TrainingMethod{ScheduleKind::PipeDream}).total.weightAndOptimizer()) /
+         static_cast<double>(plan(TrainingMethod{ScheduleKind::PipeMare, false, false, true}).total.weightAndOptimizer());
 }
 
 double PlanComparison::memoryRatioNoDelta() const {
-  return static_cast<double>(plan(PlanSchedule::PipeDream).total.weightAndOptimizer()) /
-         static_cast<double>(plan(PlanSchedule::PipeMare).total.weightAndOptimizer());
+  return static_cast<double>(plan(TrainingMethod{ScheduleKind::PipeDream}).total.weightAndOptimizer()) /
+         static_cast<double>(plan(TrainingMethod{ScheduleKind::PipeMare}).total.weightAndOptimizer());
 }
 
 PlanComparison planAll(const std::vector<StageProfile>& stages, const PlanSpec& spec) {
   PlanComparison c;
   c.spec = spec;
-  for (auto s : allPlanSchedules()) c.plans.push_back(planSchedule(s, stages, spec));
+  for (auto s : planMethods()) c.plans.push_back(planSchedule(s, stages, spec));
   return c;
 }
 
@@ -123,7 +129,7 @@ std::vector<double> stageCostsOf(const std::vector<double>& forward, const std::
 
 std::string accountingText(const PlanSpec& spec) {
   std::string t;
-  if (spec.timing == TimingModel::Paper) {
+  if (spec.timing == PipelineTiming::Paper) {
     t += "timing model: paper (fine-grained pipeline, one forward and one backward per stage per time step): "
          "microbatches in flight at stage i F_i = 2(P-i)+1, delay tau_i = ceil((2(P-i)+1)/u) with u microbatches per "
          "update (pipemare u = N";
@@ -133,15 +139,15 @@ std::string accountingText(const PlanSpec& spec) {
          "maxObservedDelay on stageActions (pipemare u = N";
   }
   t += ", pipedream u = " + (spec.updateInterval > 0 ? std::to_string(spec.updateInterval) : std::string("N")) +
-       ", pipedream-2bw tau = 1 by construction); gpipe/1f1b tau = 0. ";
+       ", pipedream-2bw tau = 1 by construction); synchronous schedules (gpipe, 1f1b, zb-h1) tau = 0. ";
   t += "Memory per stage: W = parameter bytes (fp32; BatchNorm running statistics excluded), G = W, S = " +
        std::string(spec.optimizer == OptimizerKind::Sgd           ? "0 (sgd)"
                    : spec.optimizer == OptimizerKind::SgdMomentum ? "W (sgd momentum)"
                                                                   : "2W (adam moments)") +
        ", A = activations kept per microbatch, X = stage input per microbatch; gpipe N*A (recompute N*X + A), "
-       "1f1b min(N, F_i)*A, pipedream tau_i+1 weight versions (stash tau_i*W) + F_i*A, 2bw 2 versions + "
+       "1f1b min(N, P-i+1)*A, zb-h1 its graphs from F to W (counted on its list)*A, pipedream tau_i+1 weight versions (stash tau_i*W) + F_i*A, 2bw 2 versions + "
        "min(m, F_i)*A, pipemare F_i*X + A (+ W delta with T2). ";
-  t += "Utilization: gpipe/1f1b N/(N+P-1), asynchronous " +
+  t += "Utilization: gpipe/1f1b N/(N+P-1), zb-h1 simulated on its own lists, asynchronous " +
        std::string(spec.totalMicrobatches > 0 ? "T/(T+P-1) with T = " + std::to_string(spec.totalMicrobatches)
                                               : "1 (steady state)") +
        (spec.stageCosts.empty() ? " (equal stages)"

@@ -15,13 +15,16 @@
 namespace pm {
 
 struct PlanSpec {
-  TimingModel timing = TimingModel::Paper;
+  PipelineTiming timing = PipelineTiming::Paper;
   OptimizerKind optimizer = OptimizerKind::SgdMomentum;
   int microbatches = 1;             // N
   int updateInterval = 0;           // pipedream: microbatches per step (0 = N, the paper's comparison)
   int m = 0;                        // pipedream-2bw: microbatches per step (0 = max(N, P)), >= P
   int64_t totalMicrobatches = 0;    // asynchronous utilization over T microbatches (0 = steady state)
   std::vector<double> stageCosts;   // forward+backward time per stage (empty = equal stages)
+  // A split backward's measured op costs per stage (plan --stage-costs measured): F, BI and W.
+  // Empty: each stage's cost split T_F = T_B = T_W (the zero-bubble paper's assumption).
+  std::vector<double> forwardCosts, inputCosts, weightCosts;
   double warmupFraction = 0;        // pipemare: share of the minibatches run first as gpipe (warm-up), 0..1
 };
 
@@ -31,7 +34,7 @@ struct StagePrediction {
 };
 
 struct SchedulePlan {
-  PlanSchedule schedule = PlanSchedule::GPipe;
+  TrainingMethod method;
   int stages = 0;
   int microbatches = 0;
   int updateInterval = 0;  // microbatches per optimizer step
@@ -50,16 +53,16 @@ struct SchedulePlan {
   int64_t maxStageTotal = 0;    // the largest stage total (what one device must hold)
 };
 
-// The delay-model parameters of `schedule` over `stages` stages under `spec`.
-DelayParams delayParams(PlanSchedule schedule, int stages, const PlanSpec& spec);
+// The delay-model parameters of `method` over `stages` stages under `spec`.
+DelayParams delayParams(const TrainingMethod& method, int stages, const PlanSpec& spec);
 
 // Throws std::invalid_argument on bad parameters (no stages, N < 1, costs of the wrong size, m < P).
-SchedulePlan planSchedule(PlanSchedule schedule, const std::vector<StageProfile>& stages, const PlanSpec& spec);
+SchedulePlan planSchedule(const TrainingMethod& method, const std::vector<StageProfile>& stages, const PlanSpec& spec);
 
 struct PlanComparison {
   PlanSpec spec;
-  std::vector<SchedulePlan> plans;  // in allPlanSchedules() order
-  const SchedulePlan& plan(PlanSchedule s) const;
+  std::vector<SchedulePlan> plans;  // in planMethods() order
+  const SchedulePlan& plan(const TrainingMethod& s) const;
   double utilizationRatio() const;    // pipemare / gpipe utilization
   // pipemare after its warm-up (spec.warmupFraction of the minibatches as gpipe): the hybrid's
   // utilization; pipemare's own without a warm-up.

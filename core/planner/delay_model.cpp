@@ -25,16 +25,15 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 int updateIntervalOf(const DelayParams& p) {
-  switch (p.schedule) {
-    case PlanSchedule::PipeDream: return p.updateInterval > 0 ? p.updateInterval : p.microbatches;
-    case PlanSchedule::PipeDream2BW: return p.m > 0 ? p.m : std::max(p.microbatches, p.stages);
-    default: return p.microbatches;
-  }
+  const ScheduleDecl& d = p.method.decl();
+  if (!d.takesUpdateInterval) return p.microbatches;
+  if (d.weights == WeightFamily::TwoVersions) return p.m > 0 ? p.m : std::max(p.microbatches, p.stages);
+  return p.updateInterval > 0 ? p.updateInterval : p.microbatches;
 }
 
-int64_t forwardBackwardDistance(TimingModel t, int stages, int stage) {
+int64_t forwardBackwardDistance(PipelineTiming t, int stages, int stage) {
   const int64_t after = stages - 1 - stage;  // stages downstream
-  return t == TimingModel::Paper ? 2 * after + 1 : after;
+  return t == PipelineTiming::Paper ? 2 * after + 1 : after;
 }
 
 std::vector<StageTiming> stageTimings(const DelayParams& p) {
@@ -43,36 +42,37 @@ std::vector<StageTiming> stageTimings(const DelayParams& p) {
   const int64_t N = p.microbatches;
   const int64_t u = updateIntervalOf(p);
   std::vector<StageTiming> out(static_cast<size_t>(P));
+  std::vector<int64_t> synchronousInFlight;
+  if (p.method.decl().synchronous) {
+    ScheduleParams sp;
+    sp.kind = p.method.schedule;
+    sp.stages = P;
+    sp.microbatches = static_cast<int>(N);
+    for (int s = 0; s < P; ++s) synchronousInFlight.push_back(measureActions(stageActions(sp, s)).inFlight);
+  }
   for (int s = 0; s < P; ++s) {
     auto& t = out[static_cast<size_t>(s)];
     const int64_t d = forwardBackwardDistance(p.timing, P, s);
-    const int64_t flight = p.timing == TimingModel::Paper ? d : d + 1;  // 2(P-i)+1 | P-i+1
-    switch (p.schedule) {
-      case PlanSchedule::GPipe:
-      case PlanSchedule::GPipeRecompute:
-        t.inFlight = N;
-        break;
-      case PlanSchedule::OneFOneB:
-        t.inFlight = std::min(N, flight);
-        break;
-      case PlanSchedule::ZbH1:
-        // A microbatch's graph lives from its F to its W, which comes `s` backwards after its BI:
-        // counted on the list itself.
-        t.inFlight = measureActions(zbH1Actions(P, static_cast<int>(N), 2, s)).inFlight;
-        break;
-      case PlanSchedule::PipeDream:
-        t.inFlight = flight;
+    const int64_t flight = p.timing == PipelineTiming::Paper ? d : d + 1;  // 2(P-i)+1 | P-i+1
+    const ScheduleDecl& decl = p.method.decl();
+    if (decl.synchronous) {
+      // A flushed schedule keeps what its own list holds at one minibatch (gpipe N, 1f1b
+      // min(N, P-s), zb-h1 each graph from its F to its W); its delay is 0.
+      t.inFlight = std::min<int64_t>(N, synchronousInFlight[static_cast<size_t>(s)]);
+      continue;
+    }
+    t.inFlight = flight;
+    switch (decl.weights) {
+      case WeightFamily::Stash:  // pipedream: a version per step in flight, stashed FIFO
         t.tau = ceilDiv(d, u);
         t.versions = t.tau + 1;
         break;
-      case PlanSchedule::PipeDream2BW:
-        t.inFlight = flight;
+      case WeightFamily::TwoVersions:  // pipedream-2bw: a step per m >= P microbatches, two versions
         t.tau = std::min<int64_t>(1, d);
         t.versions = t.tau + 1;
         break;
-      case PlanSchedule::PipeMare:
-      case PlanSchedule::PipeMareT2:
-        t.inFlight = flight;
+      case WeightFamily::Predicted:  // pipemare: the current weights, tau steps late
+      case WeightFamily::Current:
         t.tau = ceilDiv(d, u);
         break;
     }
@@ -112,11 +112,11 @@ std::vector<StageTiming> measuredStageTimings(const ScheduleParams& sp) {
 ScheduleParams engineScheduleParams(const DelayParams& p, int64_t minibatches) {
   validate(p);
   ScheduleParams sp;
-  sp.kind = engineSchedule(p.schedule);
+  sp.kind = p.method.schedule;
   sp.stages = p.stages;
   sp.microbatches = p.microbatches;
   sp.update_interval = updateIntervalOf(p);
-  sp.paper_timing = p.timing == TimingModel::Paper && scheduleDecl(sp.kind).takesTiming;
+  sp.paper_timing = p.timing == PipelineTiming::Paper && scheduleDecl(sp.kind).takesTiming;
   if (minibatches <= 0) {
     // Steady state: every stage sees a backward whose forward has the full distance behind it,
     // plus a whole update interval (schedule.h: minibatches*N >= P-1-s + update_interval), twice.

@@ -12,8 +12,8 @@
 namespace pm {
 
 struct DelayParams {
-  PlanSchedule schedule = PlanSchedule::PipeMare;
-  TimingModel timing = TimingModel::Paper;
+  TrainingMethod method = TrainingMethod{ScheduleKind::PipeMare};
+  PipelineTiming timing = PipelineTiming::Paper;
   int stages = 1;          // P >= 1
   int microbatches = 1;    // N >= 1
   int updateInterval = 0;  // pipedream: microbatches per optimizer step (0 = N)
@@ -32,14 +32,18 @@ int updateIntervalOf(const DelayParams& p);
 
 // Steps apart of a microbatch's forward and backward at stage s, counted in microbatches:
 // paper 2(P-1-s)+1 (one F and one B per time step), software 1F1B P-1-s backwards.
-int64_t forwardBackwardDistance(TimingModel t, int stages, int stage);
+int64_t forwardBackwardDistance(PipelineTiming t, int stages, int stage);
 
-// Formulas, per stage s = 0..P-1 (throws std::invalid_argument on bad parameters):
-//  in flight F_s: paper 2(P-1-s)+1, software P-s; gpipe N; 1f1b min(N, F_s).
-//  tau_s: gpipe/1f1b 0; pipedream and pipemare ceil(D_s / u) with D_s the distance above and u the
-//         update interval; pipedream-2bw min(1, D_s) (1 by construction with m >= P).
-//  versions: pipedream and 2bw tau_s + 1 (FIFO stash; 2 for 2bw except a last stage with
-//            tau 0 in the software model); all others 1 (pipemare's delta is not a version).
+// Per stage s = 0..P-1, from the schedule's declared traits (throws std::invalid_argument on bad
+// parameters):
+//  in flight: synchronous schedules what their own one-minibatch list holds (gpipe N, 1f1b
+//         min(N, P-s), zb-h1 its graphs from F to W; the timing model does not apply to them);
+//         asynchronous F_s: paper 2(P-1-s)+1, software P-s.
+//  tau_s: synchronous 0; stashed (pipedream) and predicted (pipemare) weights ceil(D_s / u) with
+//         D_s the distance above and u the update interval; two versions (pipedream-2bw)
+//         min(1, D_s) (1 by construction with m >= P).
+//  versions: stashed and two-version families tau_s + 1 (FIFO stash; 2 for 2bw except a last
+//            stage with tau 0 in the software model); all others 1 (pipemare's delta is not a version).
 std::vector<StageTiming> stageTimings(const DelayParams& p);
 
 // The same figures measured on the engine's action lists stageActions(kind, P, N, minibatches, u):

@@ -25,7 +25,7 @@ MemoryBreakdown elementwiseMax(const MemoryBreakdown& a, const MemoryBreakdown& 
   return r;
 }
 
-MemoryBreakdown stageMemory(PlanSchedule schedule, OptimizerKind optimizer, const StageProfile& st,
+MemoryBreakdown stageMemory(const TrainingMethod& method, OptimizerKind optimizer, const StageProfile& st,
                             const StageTiming& t, int microbatches, int m) {
   const int64_t W = st.weightBytes, X = st.inputBytes, A = st.activationBytes;
   const int64_t N = microbatches;
@@ -33,25 +33,19 @@ MemoryBreakdown stageMemory(PlanSchedule schedule, OptimizerKind optimizer, cons
   mem.weights = W;
   mem.gradients = W;
   mem.optimizer = optimizerStateMultiple(optimizer) * W;
-  switch (schedule) {
-    case PlanSchedule::GPipe: mem.activations = N * A; break;
-    case PlanSchedule::GPipeRecompute: mem.activations = N * X + A; break;
-    case PlanSchedule::OneFOneB:
-    case PlanSchedule::ZbH1: mem.activations = std::min(N, t.inFlight) * A; break;
-    case PlanSchedule::PipeDream:
-      mem.stash = (t.versions - 1) * W;
-      mem.activations = t.inFlight * A;
-      break;
-    case PlanSchedule::PipeDream2BW:
-      mem.stash = (t.versions - 1) * W;
-      mem.activations = std::min<int64_t>(m, t.inFlight) * A;
-      break;
-    case PlanSchedule::PipeMare: mem.activations = t.inFlight * X + A; break;
-    case PlanSchedule::PipeMareT2:
-      mem.delta = t.tau > 0 ? W : 0;  // a stage without delay (the last, software timing) needs no correction
-      mem.activations = t.inFlight * X + A;
-      break;
-  }
+  const ScheduleDecl& d = method.decl();
+  // Microbatches whose activations a stage holds: what is in flight, at most the minibatch on a
+  // flushed schedule and at most m between 2bw's steps.
+  int64_t held = t.inFlight;
+  if (d.synchronous) held = std::min(N, held);
+  if (d.weights == WeightFamily::TwoVersions) held = std::min<int64_t>(m, held);
+  // With recompute a stage keeps each held microbatch's input and one microbatch's activations
+  // (the one being recomputed); pipemare always does (its backward re-runs the forward on the
+  // weights it predicts).
+  const bool keepsInputs = method.recompute || d.weights == WeightFamily::Predicted;
+  mem.activations = keepsInputs ? held * X + A : held * A;
+  if (d.weights == WeightFamily::Stash || d.weights == WeightFamily::TwoVersions) mem.stash = (t.versions - 1) * W;
+  if (method.t2) mem.delta = t.tau > 0 ? W : 0;  // a stage without delay (the last, software timing) needs no correction
   return mem;
 }
 

@@ -26,15 +26,16 @@ struct MemoryBreakdown {
 // Element-wise maximum (per-stage maxima).
 MemoryBreakdown elementwiseMax(const MemoryBreakdown& a, const MemoryBreakdown& b);
 
-// Stage memory, with F = timing.inFlight, N microbatches and m the 2bw interval:
+// Stage memory from the method's declared traits, with F = timing.inFlight, N microbatches and m
+// the 2bw interval (the rows as they come out for today's schedules):
 //  gpipe           W + G + S + N*A
 //  gpipe+recompute W + G + S + N*X + A
-//  1f1b            W + G + S + min(N, F)*A        (F already capped at N by stageTimings)
+//  1f1b, zb-h1     W + G + S + min(N, F)*A        (F already capped at N by stageTimings)
 //  pipedream       W + G + S + tau*W stash + F*A  (tau+1 versions)
 //  pipedream-2bw   W + G + S + tau*W stash + min(m, F)*A
 //  pipemare        W + G + S + F*X + A            (stage inputs kept, one recompute at a time)
 //  pipemare+T2     as pipemare + W delta
-MemoryBreakdown stageMemory(PlanSchedule schedule, OptimizerKind optimizer, const StageProfile& stage,
+MemoryBreakdown stageMemory(const TrainingMethod& method, OptimizerKind optimizer, const StageProfile& stage,
                             const StageTiming& timing, int microbatches, int m);
 
 }  // namespace pm

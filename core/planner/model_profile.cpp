@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,8 @@
 #include <filesystem>
 
 #include "core/engine/batch_source.h"
+#include "core/engine/run_outcome.h"
+#include "core/util/system_info.h"
 #include "core/models/model_zoo.h"
 #include "core/models/torchscript_model.h"
 #include "core/util/file_digest.h"
@@ -293,6 +296,60 @@ const ModelProfile& cachedModelProfile(const std::string& model, int context) {
     }
   }
   return *slot;
+}
+
+std::vector<UnitOpCosts> measureUnitOpCosts(const Experiment& e, int64_t samples, int threads, int rounds) {
+  if (samples < 1) throw ConfigError("samples", "expected at least one sample per microbatch");
+  setStageThreads(threads);
+  auto units = buildModel(e.model, 1);  // ConfigError for an unknown name or a bad file
+  torch::manual_seed(1);
+  const torch::Tensor one = e.model.fromFile() ? exampleInput(e, 1) : sampleInput(e.model.name, e.data.context);
+  std::vector<int64_t> reps(static_cast<size_t>(one.dim()), 1);
+  reps[0] = samples;
+  const torch::Tensor x0 = one.repeat(reps);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<UnitOpCosts> best(units.size(), UnitOpCosts{inf, inf, inf, inf});
+  const auto keep = [](double& slot, double t) { slot = std::min(slot, t); };
+  for (int round = 0; round <= rounds; ++round) {  // round 0: allocations, kernel choice, thread start-up
+    torch::Tensor x = x0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      Unit& u = units[i];
+      const bool floating = x.is_floating_point();
+      std::vector<torch::Tensor> params;
+      for (const auto& p : u.module.ptr()->parameters())
+        if (p.requires_grad()) params.push_back(p);
+      const auto input = [&] { return floating ? x.detach().requires_grad_(true) : x; };
+      UnitOpCosts c;
+      // F and the whole backward B.
+      torch::Tensor in = input();
+      double t0 = monotonicSeconds();
+      torch::Tensor out = u.module.forward(in);
+      c.forward = monotonicSeconds() - t0;
+      const torch::Tensor g = torch::ones_like(out);
+      std::vector<torch::Tensor> wrt = params;
+      if (floating) wrt.push_back(in);
+      t0 = monotonicSeconds();
+      if (!wrt.empty()) torch::autograd::grad({out}, wrt, {g});
+      c.backward = monotonicSeconds() - t0;
+      // BI then W on a second forward, as the engine's split backward runs them.
+      in = input();
+      out = u.module.forward(in);
+      t0 = monotonicSeconds();
+      if (floating) torch::autograd::grad({out}, {in}, {g}, /*retain_graph=*/true);
+      c.backwardInput = floating ? monotonicSeconds() - t0 : 0.0;
+      t0 = monotonicSeconds();
+      if (!params.empty()) torch::autograd::grad({out}, params, {g});
+      c.weight = params.empty() ? 0.0 : monotonicSeconds() - t0;
+      if (round > 0) {
+        keep(best[i].forward, c.forward);
+        keep(best[i].backward, c.backward);
+        keep(best[i].backwardInput, c.backwardInput);
+        keep(best[i].weight, c.weight);
+      }
+      x = out.detach();
+    }
+  }
+  return best;
 }
 
 }  // namespace pm

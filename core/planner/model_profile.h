@@ -73,4 +73,19 @@ ModelProfile profileModel(const Experiment& e);
 // profileModel(e), computed once per (file contents, input) in this process (thread-safe).
 const ModelProfile& cachedModelProfile(const Experiment& e);
 
+// The measured cost of each unit's passes on one microbatch, in seconds: the forward F, the whole
+// backward B (input and weight gradients together), and the same backward split as the engine's
+// zb-h1 runs it: BI (the gradient of the unit's input) and W (its weights' gradients, from the
+// output gradient kept since BI). A unit with an integer input (token ids) has no BI; one without
+// trainable weights no W.
+struct UnitOpCosts {
+  double forward = 0, backward = 0, backwardInput = 0, weight = 0;
+};
+
+// Times every unit of the experiment's model (the zoo's, or its TorchScript file) on `samples`
+// samples of its input, as one stage of `threads` threads would: an untimed round through the
+// model, then `rounds` timed ones, each pass's cost its fastest round (interleaving the units
+// spreads a busy spell of the machine over all of them; noise only adds time).
+std::vector<UnitOpCosts> measureUnitOpCosts(const Experiment& e, int64_t samples, int threads = 1, int rounds = 5);
+
 }  // namespace pm

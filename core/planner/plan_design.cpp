@@ -73,9 +73,9 @@ PlanDesign planDesign(const Experiment& e, std::optional<int64_t> trainSamples) 
   d.optimizer = e.optimizer.name != OptimizerType::Sgd ? OptimizerKind::Adam
                 : e.optimizer.momentum > 0              ? OptimizerKind::SgdMomentum
                                                         : OptimizerKind::Sgd;
-  d.timing = e.pipeline.timing == PipelineTiming::Paper ? TimingModel::Paper : TimingModel::Software1F1B;
+  d.timing = e.pipeline.timing;
   const ScheduleKind kind = e.pipeline.schedule;
-  d.schedule = planScheduleOf(kind, e.pipeline.recompute, e.pipemare.t2);
+  d.method = planMethodOf(kind, e.pipeline.recompute, e.pipemare.t2);
   // The planner's u (steps every u microbatches) and 2bw's m are both pipeline.update_interval.
   if (scheduleDecl(kind).takesUpdateInterval) {
     if (scheduleDecl(kind).weights == WeightFamily::TwoVersions) d.m = e.pipeline.update_interval;

@@ -30,10 +30,10 @@ struct PlanDesign {
   int batch = 1;         // samples per minibatch
   int context = 128;     // a token model's sequence length (data.context)
   OptimizerKind optimizer = OptimizerKind::Sgd;
-  TimingModel timing = TimingModel::Software1F1B;  // pipeline.timing
+  PipelineTiming timing = PipelineTiming::Software1F1B;  // pipeline.timing
   // The design's own row of the plan: pipeline.schedule, gpipe+recompute with pipeline.recompute,
   // pipemare+T2 with pipemare.t2.
-  PlanSchedule schedule = PlanSchedule::GPipe;
+  TrainingMethod method;  // the design's planner row (planMethodOf)
   int updateInterval = 0;     // pipedream: pipeline.update_interval (0 = N, the planner's default)
   int m = 0;                  // pipedream-2bw: pipeline.update_interval (0 = max(N, P))
   double warmupFraction = 0;  // pipemare: the share of the run's minibatches its warm-up takes

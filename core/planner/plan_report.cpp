@@ -39,11 +39,14 @@ std::string stagesText(const PlanReport& r) {
 
 // How the utilization treats the stages' times, in words.
 std::string stageCostsText(const PlanReport& r) {
-  if (r.stageCosts != "flops")
+  if (r.stageCosts != "flops" && r.stageCosts != "measured")
     return "equal stages assumed" + (r.stageCostsNote.empty() ? std::string() : " (" + r.stageCostsNote + ")");
   const auto& p = r.comparison.plans.front();
   const double P = static_cast<double>(r.stages.size());
-  return "each stage's forward+backward time from its forward FLOPs (backward 2x forward); slowest stage " +
+  const std::string source = r.stageCosts == "measured"
+                                 ? "each stage's forward+backward time as measured on one microbatch (F, B; zb-h1 its BI and W)"
+                                 : "each stage's forward+backward time from its forward FLOPs (backward 2x forward)";
+  return source + "; slowest stage " +
          std::to_string(p.bottleneckStage) + " does " + fmt("%.1f", p.bottleneckShare * 100) + " % of the work (" +
          fmt("%.1f", 100 / P) + " % with equal stages), so an unflushed pipeline reaches at most " +
          fmt("%.3f", 1 / (P * p.bottleneckShare));
@@ -79,7 +82,7 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
   for (const auto& p : c.plans) {
     const auto& mx = p.perStageMax;
     const auto& t = p.total;
-    out << pad(planScheduleName(p.schedule), 16, true) << pad(fmt("%.3f", p.utilization), 7)
+    out << pad(p.method.name(), 16, true) << pad(fmt("%.3f", p.utilization), 7)
         << pad(fmt("%.3f", p.bubble), 8) << pad(std::to_string(p.maxTau), 8) << pad(std::to_string(p.maxVersions), 9)
         << pad(std::to_string(p.maxInFlight), 7) << " |";
     for (int64_t v : {mx.weights, mx.gradients, mx.optimizer, mx.stash, mx.delta, mx.activations}) out << pad(mib(v), 8);
@@ -87,10 +90,10 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
     for (int64_t v : {t.weights, t.gradients, t.optimizer, t.stash, t.delta, t.activations}) out << pad(mib(v), 9);
     out << pad(mib(t.total()), 10) << "\n";
   }
-  const auto& gp = c.plan(PlanSchedule::GPipe);
-  const auto& mare = c.plan(PlanSchedule::PipeMare);
-  const auto& pd = c.plan(PlanSchedule::PipeDream);
-  const auto& pt = c.plan(PlanSchedule::PipeMareT2);
+  const auto& gp = c.plan(TrainingMethod{ScheduleKind::GPipe});
+  const auto& mare = c.plan(TrainingMethod{ScheduleKind::PipeMare});
+  const auto& pd = c.plan(TrainingMethod{ScheduleKind::PipeDream});
+  const auto& pt = c.plan(TrainingMethod{ScheduleKind::PipeMare, false, false, true});
   out << "\nutilization pipemare/gpipe: " << fmt("%.2f", c.utilizationRatio()) << "x (" << fmt("%.3f", mare.utilization)
       << " vs " << fmt("%.3f", gp.utilization) << ")\n";
   if (c.spec.warmupFraction > 0) {
@@ -104,6 +107,15 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
       << mib(pd.total.weightAndOptimizer()) << " MiB vs " << mib(pt.total.weightAndOptimizer())
       << " MiB, summed over stages); pipedream/pipemare without T2: " << fmt("%.2f", c.memoryRatioNoDelta()) << "x\n";
   out << "stage costs: " << stageCostsText(r) << "\n";
+  if (!r.stageOpCosts.empty()) {
+    out << "measured per microbatch (ms):";
+    for (size_t s = 0; s < r.stageOpCosts.size(); ++s) {
+      const UnitOpCosts& c = r.stageOpCosts[s];
+      out << (s ? ";" : "") << " stage " << s << " F " << fmt("%.2f", 1e3 * c.forward) << " B " << fmt("%.2f", 1e3 * c.backward)
+          << " BI " << fmt("%.2f", 1e3 * c.backwardInput) << " W " << fmt("%.2f", 1e3 * c.weight);
+    }
+    out << "\n";
+  }
   if (!r.timelines.empty()) {
     const int64_t k = r.timelines.front().minibatches;
     out << "simulated timelines (" << k << (k == 1 ? " minibatch" : " minibatches")
@@ -133,6 +145,12 @@ Json planReportJson(const PlanReport& r) {
   j["stage_costs"] = r.stageCosts;
   if (!r.stageCostsNote.empty()) j["stage_costs_note"] = r.stageCostsNote;
   j["stage_time_s"] = r.stageTimes;
+  if (!r.stageOpCosts.empty()) {
+    Json ops = Json::array();
+    for (const auto& c : r.stageOpCosts)
+      ops.push_back({{"forward_s", c.forward}, {"backward_s", c.backward}, {"backward_input_s", c.backwardInput}, {"weight_s", c.weight}});
+    j["stage_op_costs"] = ops;
+  }
   Json stages = Json::array();
   for (const auto& s : r.stages)
     stages.push_back({{"name", s.name},
@@ -159,7 +177,7 @@ Json planReportJson(const PlanReport& r) {
     }
     Json maxMem = memoryJson(p.perStageMax);
     maxMem["stage_total"] = p.maxStageTotal;
-    plans.push_back({{"schedule", planScheduleName(p.schedule)},
+    plans.push_back({{"schedule", p.method.name()},
                      {"utilization", p.utilization},
                      {"bubble", p.bubble},
                      {"update_interval", p.updateInterval},

@@ -30,11 +30,13 @@ struct PlanReport {
   std::vector<StageProfile> stages;
   PlanComparison comparison;
   // "flops": the utilization of every schedule uses each stage's forward+backward time from its
-  // FLOPs (stageTimes, the timelines' costs); "equal": equal stages are assumed (the paper's
+  // FLOPs (stageTimes, the timelines' costs); "measured": from its passes timed (stageOpCosts); "equal": equal stages are assumed (the paper's
   // setting, or stageCostsNote says why the profile could not give them).
   std::string stageCosts = "equal";
   std::string stageCostsNote;
   std::vector<double> stageTimes;  // simulated forward+backward seconds per stage, per microbatch
+  // "measured": each stage's F, B, BI and W timed on one microbatch (the timelines' costs; empty otherwise).
+  std::vector<UnitOpCosts> stageOpCosts;
   std::vector<PlanTraceInfo> timelines;  // one per schedule, in comparison.plans order (may be empty)
   std::optional<PlanTraceInfo> trace;
 };

@@ -1,36 +1,31 @@
 #pragma once
-// The planner's vocabulary: the schedules it compares (the engine's five plus gpipe with
-// activation recompute and pipemare with T2), the two timing models of the delays, and the
-// optimizers whose state it accounts. No LibTorch.
+// The planner's vocabulary. What it compares are training methods (core/pipeline/training_method.h:
+// a schedule from its declaration, with recompute and PipeMare's T1/T2), its timing is the
+// format's PipelineTiming; its own is only the optimizer category whose state it accounts.
+// No LibTorch.
 #include <string>
 #include <vector>
 
+#include "core/config/choices.h"
 #include "core/pipeline/schedule.h"
+#include "core/pipeline/training_method.h"
 
 namespace pm {
 
-enum class PlanSchedule { GPipe, GPipeRecompute, OneFOneB, ZbH1, PipeDream, PipeDream2BW, PipeMare, PipeMareT2 };
-
-// gpipe, gpipe+recompute, 1f1b, zb-h1, pipedream, pipedream-2bw, pipemare, pipemare+T2
-const std::vector<PlanSchedule>& allPlanSchedules();
-std::string planScheduleName(PlanSchedule s);
-// Throws std::invalid_argument for an unknown name (message lists the names).
-PlanSchedule planScheduleFromName(const std::string& name);
-// The engine schedule whose action lists it runs (recompute and T2 do not change the order).
-ScheduleKind engineSchedule(PlanSchedule s);
-// The plan row of an engine schedule: gpipe with activation recompute is gpipe+recompute,
-// pipemare with T2 pipemare+T2; every other schedule is its own row (recompute and T2 change
-// nothing there).
-PlanSchedule planScheduleOf(ScheduleKind kind, bool recompute = false, bool t2 = false);
-bool isAsynchronous(PlanSchedule s);
+// The planner's row of a design: {kind, recompute, T2} where planMethods() has that row, else
+// the row without the variants it lacks (1f1b with recompute is 1f1b: recompute changes its
+// memory's kind only for gpipe in this accounting; T2 exists only where pipemare.* applies).
+TrainingMethod planMethodOf(ScheduleKind kind, bool recompute = false, bool t2 = false);
+// A planner row by name (planMethods()' names; "pipemare+t2" too); throws std::invalid_argument
+// listing the rows otherwise.
+TrainingMethod planMethodFromName(const std::string& name);
 
 // Paper: a fine-grained pipeline where each stage does one forward and one backward per time
 // step (the PipeMare paper's model). Software1F1B: a stage runs one forward or one backward at a
-// time, as this engine's schedules do.
-enum class TimingModel { Paper, Software1F1B };
+// time, as this engine's schedules do. The format's pipeline.timing values.
 // "paper" | "1f1b" (also "software-1f1b"); throws std::invalid_argument otherwise.
-TimingModel timingFromName(const std::string& name);
-std::string timingName(TimingModel t);  // "paper" | "1f1b"
+PipelineTiming timingFromName(const std::string& name);
+std::string timingName(PipelineTiming t);  // "paper" | "1f1b"
 
 enum class OptimizerKind { Sgd, SgdMomentum, Adam };
 // "sgd" | "sgd-momentum" | "adam"; throws std::invalid_argument otherwise.

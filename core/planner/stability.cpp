@@ -71,48 +71,19 @@ double stabilityEdge(int64_t tau, double beta) {
   return lo;
 }
 
-const std::vector<StabilityRow>& allStabilityRows() {
-  static const std::vector<StabilityRow> rows{StabilityRow::GPipe,        StabilityRow::OneFOneB, StabilityRow::PipeDream,
-                                              StabilityRow::PipeDream2BW, StabilityRow::PipeMare, StabilityRow::PipeMareT1};
+const std::vector<TrainingMethod>& stabilityMethods() {
+  static const std::vector<TrainingMethod> rows = [] {
+    std::vector<TrainingMethod> r;
+    for (const auto& d : scheduleDecls()) r.push_back({d.kind});
+    for (const auto& d : scheduleDecls())
+      if (d.takesPipeMare) r.push_back({d.kind, false, /*t1=*/true});
+    return r;
+  }();
   return rows;
 }
 
-std::string stabilityRowName(StabilityRow r) {
-  switch (r) {
-    case StabilityRow::GPipe: return "gpipe";
-    case StabilityRow::OneFOneB: return "1f1b";
-    case StabilityRow::PipeDream: return "pipedream";
-    case StabilityRow::PipeDream2BW: return "pipedream-2bw";
-    case StabilityRow::PipeMare: return "pipemare";
-    case StabilityRow::PipeMareT1: return "pipemare+T1";
-  }
-  return "gpipe";
-}
-
-PlanSchedule rowSchedule(StabilityRow r) {
-  switch (r) {
-    case StabilityRow::GPipe: return PlanSchedule::GPipe;
-    case StabilityRow::OneFOneB: return PlanSchedule::OneFOneB;
-    case StabilityRow::PipeDream: return PlanSchedule::PipeDream;
-    case StabilityRow::PipeDream2BW: return PlanSchedule::PipeDream2BW;
-    case StabilityRow::PipeMare:
-    case StabilityRow::PipeMareT1: return PlanSchedule::PipeMare;
-  }
-  return PlanSchedule::GPipe;
-}
-
-StabilityRow stabilityRowOf(PlanSchedule s, bool t1) {
-  switch (s) {
-    case PlanSchedule::GPipe:
-    case PlanSchedule::GPipeRecompute: return StabilityRow::GPipe;
-    case PlanSchedule::OneFOneB:
-    case PlanSchedule::ZbH1: return StabilityRow::OneFOneB;  // the same updates as 1f1b (bit-identical training)
-    case PlanSchedule::PipeDream: return StabilityRow::PipeDream;
-    case PlanSchedule::PipeDream2BW: return StabilityRow::PipeDream2BW;
-    case PlanSchedule::PipeMare:
-    case PlanSchedule::PipeMareT2: return t1 ? StabilityRow::PipeMareT1 : StabilityRow::PipeMare;
-  }
-  return StabilityRow::GPipe;
+TrainingMethod stabilityMethodOf(const TrainingMethod& design) {
+  return TrainingMethod{design.schedule, false, design.t1 && design.decl().takesPipeMare};
 }
 
 std::vector<RowStability> predictStability(const StabilityInputs& in) {
@@ -127,23 +98,23 @@ std::vector<RowStability> predictStability(const StabilityInputs& in) {
     return it->second;
   };
   std::vector<RowStability> out;
-  for (StabilityRow row : allStabilityRows()) {
-    const PlanSchedule schedule = rowSchedule(row);
-    const std::vector<StageTiming> timings = stageTimings(delayParams(schedule, P, in.spec));
+  for (const TrainingMethod& row : stabilityMethods()) {
+    // T1 changes the rates, not the delays: the delays are the schedule's.
+    const std::vector<StageTiming> timings = stageTimings(delayParams(TrainingMethod{row.schedule}, P, in.spec));
     RowStability r;
-    r.row = row;
+    r.method = row;
     r.maxLr = std::numeric_limits<double>::infinity();
     for (int s = 0; s < P; ++s) {
       StageStability st;
       st.tau = timings[static_cast<size_t>(s)].tau;
       st.momentum = in.momentum;
       // delay-scaled momentum (StagePlan): beta - tau/(1+tau), at least 0, on asynchronous schedules.
-      if (in.delayScaledMomentum && isAsynchronous(schedule)) {
+      if (in.delayScaledMomentum && isAsynchronous(row.schedule)) {
         const double t = static_cast<double>(st.tau);
         st.momentum = std::max(0.0, in.momentum - t / (1.0 + t));
       }
       // T1 at its first step: lr * tau^-1 for tau > 1 (lr_schedule.h t1LearningRate with p = 1).
-      if (row == StabilityRow::PipeMareT1 && st.tau > 1) st.lrFactor = 1.0 / static_cast<double>(st.tau);
+      if (row.t1 && st.tau > 1) st.lrFactor = 1.0 / static_cast<double>(st.tau);
       st.curvature = in.curvature[static_cast<size_t>(s)] + in.weightDecay;
       st.edge = edgeOf(st.tau, st.momentum);
       st.maxLr = st.curvature > 0 ? st.edge / (st.curvature * st.lrFactor) : std::numeric_limits<double>::infinity();

@@ -29,15 +29,13 @@ double delayedSpectralRadius(int64_t tau, double beta, double a);
 // tau = 0 gives 2 (1 + beta).
 double stabilityEdge(int64_t tau, double beta);
 
-// The rows of the prediction. gpipe+recompute shares gpipe's numerics and pipemare+T2 shares
-// pipemare's row in this model (T2 makes the stale gradient consistent; the delay stays tau).
-enum class StabilityRow { GPipe, OneFOneB, PipeDream, PipeDream2BW, PipeMare, PipeMareT1 };
-const std::vector<StabilityRow>& allStabilityRows();
-std::string stabilityRowName(StabilityRow r);  // gpipe, 1f1b, pipedream, pipedream-2bw, pipemare, pipemare+T1
-// The planner schedule whose delays a row uses.
-PlanSchedule rowSchedule(StabilityRow r);
-// The row of a design: its plan row, with T1 when the design turns pipemare.t1 on.
-StabilityRow stabilityRowOf(PlanSchedule s, bool t1);
+// The rows of the prediction: every schedule (in declaration order), then pipemare with T1.
+// gpipe+recompute shares gpipe's numerics and pipemare+T2 shares pipemare's row in this model (T2
+// makes the stale gradient consistent; the delay stays tau); a synchronous schedule's delay is 0,
+// so gpipe, 1f1b and zb-h1 share one edge.
+const std::vector<TrainingMethod>& stabilityMethods();
+// The row of a design's method: its schedule, with T1 where the design turns pipemare.t1 on.
+TrainingMethod stabilityMethodOf(const TrainingMethod& design);
 
 struct StabilityInputs {
   PlanSpec spec;                  // timing, N, update interval, m (the planner's design)
@@ -57,13 +55,13 @@ struct StageStability {
 };
 
 struct RowStability {
-  StabilityRow row = StabilityRow::GPipe;
+  TrainingMethod method;
   std::vector<StageStability> stages;
   double maxLr = 0;        // the smallest stage's maxLr
   int breakingStage = -1;  // the stage (0-based) that attains it; -1 when no stage has curvature
 };
 
-// Every row, in allStabilityRows() order. Throws std::invalid_argument when the curvature list is
+// Every row, in stabilityMethods() order. Throws std::invalid_argument when the curvature list is
 // empty or has a non-finite value.
 std::vector<RowStability> predictStability(const StabilityInputs& in);
 

@@ -37,7 +37,8 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
   checkVector(c.backward, P, "backward costs", false);
   checkVector(c.step, P, "step costs", true);
   checkVector(c.weight, P, "weight-gradient costs", true);
-  for (size_t s = 0; s < c.weight.size(); ++s)
+  checkVector(c.backwardInput, P, "input-gradient costs", true);
+  for (size_t s = 0; s < c.weight.size() && c.backwardInput.empty(); ++s)
     if (c.weight[s] > c.backward[s])
       throw std::invalid_argument("simulation: a stage's weight-gradient cost exceeds its whole backward's");
   if (!c.activationBytes.empty() && c.activationBytes.size() != P)
@@ -96,7 +97,9 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
           case ActionKind::Forward: end = start + c.forward[s]; break;
           case ActionKind::Backward: end = start + c.backward[s]; break;
           case ActionKind::Step: end = start + at(c.step, s); break;
-          case ActionKind::BackwardInput: end = start + c.backward[s] - at(c.weight, s); break;
+          case ActionKind::BackwardInput:
+            end = start + (c.backwardInput.empty() ? c.backward[s] - at(c.weight, s) : c.backwardInput[s]);
+            break;
           case ActionKind::BackwardWeight: end = start + at(c.weight, s); break;
         }
         if (waiting) break;
@@ -241,9 +244,9 @@ SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs) {
   return simulateTimeline(lists, costs);
 }
 
-SimResult simulatePlanSchedule(PlanSchedule schedule, int stages, const PlanSpec& spec, const SimCosts& costs,
+SimResult simulatePlanSchedule(const TrainingMethod& method, int stages, const PlanSpec& spec, const SimCosts& costs,
                                int64_t minibatches) {
-  return simulateTimeline(engineScheduleParams(delayParams(schedule, stages, spec), minibatches), costs);
+  return simulateTimeline(engineScheduleParams(delayParams(method, stages, spec), minibatches), costs);
 }
 
 SimCosts costsFromStages(const std::vector<StageProfile>& stages, double flopsPerSecond, double backwardFactor,

@@ -33,8 +33,10 @@ struct SimCosts {
   std::vector<double> forward;   // seconds per microbatch, one per stage
   std::vector<double> backward;  // seconds per microbatch, one per stage: the whole backward (B)
   // The weight-gradient part of `backward` (empty = 0): a split backward's W costs this and its
-  // input part (BI) the rest, backward - weight.
+  // input part (BI) the rest, backward - weight, unless backwardInput gives BI as measured (the
+  // split's two parts together usually cost more than the whole backward).
   std::vector<double> weight;
+  std::vector<double> backwardInput;  // a split backward's BI, one per stage (empty: backward - weight)
   std::vector<double> step;      // seconds per optimizer step, one per stage (empty = 0)
   std::vector<int64_t> activationBytes;  // sent by stage s to s+1 per microbatch (empty = 0)
   std::vector<int64_t> gradientBytes;    // sent by stage s to s-1 per microbatch (empty = 0)
@@ -87,7 +89,7 @@ SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages,
 // The timeline of a plan row: the engine's action lists of `schedule` over `stages` stages as
 // `spec` sets them up (N, update interval, m, timing; engineScheduleParams), for `minibatches`
 // minibatches, run with `costs`. Throws as delayParams and simulateTimeline do.
-SimResult simulatePlanSchedule(PlanSchedule schedule, int stages, const PlanSpec& spec, const SimCosts& costs,
+SimResult simulatePlanSchedule(const TrainingMethod& method, int stages, const PlanSpec& spec, const SimCosts& costs,
                                int64_t minibatches);
 
 // Costs from the stage profiles: forward = FLOPs / flopsPerSecond, backward = backwardFactor *

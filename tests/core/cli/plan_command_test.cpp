@@ -12,6 +12,8 @@
 #include "core/cli/plan.h"
 #include "tests/core/cli/plan_run.h"
 #include "core/events/event.h"
+#include "core/pipeline/schedule.h"
+#include "core/planner/timeline_sim.h"
 
 using namespace pm;
 using namespace pm::cli;
@@ -273,6 +275,7 @@ TEST(PlanCommand, BadInputReturns2WithAMessage) {
   bad([](PlanOptions& o) { o.granularity = "units"; o.stages = 9; }, "partitionable units");
   bad([](PlanOptions& o) { o.optimizer = "rmsprop"; }, "--optimizer");
   bad([](PlanOptions& o) { o.timing = "fast"; }, "--timing");
+  bad([](PlanOptions& o) { o.stageCosts = "measured"; }, "measured applies to --granularity units only");
   bad([](PlanOptions& o) { o.granularity = "blocks"; }, "--granularity");
   bad([](PlanOptions& o) { o.schedule = "pipemore"; }, "--schedule");
   bad([](PlanOptions& o) { o.microbatches = 0; }, "--microbatches");
@@ -283,7 +286,7 @@ TEST(PlanCommand, BadInputReturns2WithAMessage) {
   bad([](PlanOptions& o) { o.boundaries = {1}; }, "--boundaries: applies to --granularity units only");
   bad([](PlanOptions& o) { o.model = "charlm"; o.stages = 2; o.context = 1000; }, "--context: expected a sequence length in 8..128");
   bad([](PlanOptions& o) { o.context = 4; }, "--context");
-  bad([](PlanOptions& o) { o.stageCosts = "time"; }, "--stage-costs: expected flops or equal, found \"time\"");
+  bad([](PlanOptions& o) { o.stageCosts = "time"; }, "--stage-costs: expected flops, measured or equal, found \"time\"");
   PlanOptions ok;
   ok.model = "mlp";
   ok.stages = 0;  // one per weight layer
@@ -463,4 +466,49 @@ TEST(PlanCommand, OpCostsNeedNoModelAndLabelTheirFigures) {
   const Ran bad = pm::test::runPlan(o);
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--op-costs: expected three costs"), std::string::npos) << bad.err;
+}
+
+// --stage-costs measured: each stage's F, B, BI and W are timed; the stage times are F + B, and the
+// zb-h1 row is the simulation of its lists with exactly those F, BI and W.
+TEST(PlanCommand, MeasuredStageCostsTimeEachPassAndDriveTheZeroBubbleRow) {
+  PlanOptions o;
+  o.model = "cnn";
+  o.granularity = "units";
+  o.stages = 3;
+  o.microbatches = 4;
+  o.batch = 32;
+  o.stageCosts = "measured";
+  o.json = true;
+  const auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["stage_costs"], "measured");
+  const Json& ops = j["stage_op_costs"];
+  ASSERT_EQ(ops.size(), 3u);
+  SimCosts c;
+  for (size_t s = 0; s < 3; ++s) {
+    SCOPED_TRACE(s);
+    const double f = ops[s]["forward_s"], b = ops[s]["backward_s"], bi = ops[s]["backward_input_s"], w = ops[s]["weight_s"];
+    // Every stage of cnn has weights and a floating-point input: all four passes take time.
+    EXPECT_GT(f, 0);
+    EXPECT_GT(b, 0);
+    EXPECT_GT(bi, 0);
+    EXPECT_GT(w, 0);
+    EXPECT_DOUBLE_EQ(j["stage_time_s"][s].get<double>(), f + b);
+    c.forward.push_back(f);
+    c.backward.push_back(bi + w);
+    c.weight.push_back(w);
+  }
+  ScheduleParams sp;
+  sp.kind = ScheduleKind::ZBH1;
+  sp.stages = 3;
+  sp.microbatches = 4;
+  const double simulated = simulateTimeline(sp, c).meanUtilization;
+  bool found = false;
+  for (const auto& row : j["schedules"])
+    if (row["schedule"] == "zb-h1") {
+      found = true;
+      EXPECT_NEAR(row["utilization"].get<double>(), simulated, 1e-12);
+    }
+  EXPECT_TRUE(found);
 }

@@ -47,8 +47,12 @@ TEST(PlanStability, JsonGivesEveryScheduleAnEdgeAndTheStageThatBreaks) {
     EXPECT_LE(s["lambda"].get<double>(), s["max"].get<double>());
   }
   const Json& rows = j["predictions"][0]["schedules"];
-  ASSERT_EQ(rows.size(), 6u);
-  double gpipe = 0, pipemare = 0;
+  // Every schedule, then pipemare with T1.
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[2]["schedule"], "zb-h1");
+  EXPECT_EQ(rows[6]["schedule"], "pipemare+T1");
+  double gpipe = 0, pipemare = 0, zbH1 = 0;
+  Json pipemareRow;
   for (const auto& row : rows) {
     const double lr = row["max_lr"].get<double>();
     EXPECT_TRUE(std::isfinite(lr) && lr > 0) << row.dump();
@@ -59,11 +63,16 @@ TEST(PlanStability, JsonGivesEveryScheduleAnEdgeAndTheStageThatBreaks) {
     EXPECT_DOUBLE_EQ(row["stages"][breaks]["max_lr"].get<double>(), lr);
     for (const auto& st : row["stages"]) EXPECT_GE(st["max_lr"].get<double>(), lr);
     if (row["schedule"] == "gpipe") gpipe = lr;
-    if (row["schedule"] == "pipemare") pipemare = lr;
+    if (row["schedule"] == "zb-h1") zbH1 = lr;
+    if (row["schedule"] == "pipemare") {
+      pipemare = lr;
+      pipemareRow = row;
+    }
   }
+  EXPECT_EQ(zbH1, gpipe);  // synchronous: no delay, the same edge
   // The delays (tau 1 on the first two stages with N = 4) shrink momentum 0.9's edge from 3.8 to 0.1.
-  EXPECT_EQ(rows[4]["stages"][0]["tau"], 1);
-  EXPECT_NEAR(rows[4]["stages"][0]["edge"].get<double>(), 0.1, 1e-6);
+  EXPECT_EQ(pipemareRow["stages"][0]["tau"], 1);
+  EXPECT_NEAR(pipemareRow["stages"][0]["edge"].get<double>(), 0.1, 1e-6);
   EXPECT_LT(pipemare, gpipe);
   const Json& d = j["design"];
   EXPECT_EQ(d["schedule"], "pipemare");

@@ -10,13 +10,17 @@
 using namespace pm;
 
 namespace {
+TrainingMethod method(const char* name) { return trainingMethodFromName(name); }
+}  // namespace
+
+namespace {
 
 const std::vector<StageProfile>& resnet50Layers() {
   static const auto stages = layerStages(cachedModelProfile("resnet50"), 1);
   return stages;
 }
 
-PlanSpec spec(int N, TimingModel t = TimingModel::Paper, OptimizerKind o = OptimizerKind::SgdMomentum) {
+PlanSpec spec(int N, PipelineTiming t = PipelineTiming::Paper, OptimizerKind o = OptimizerKind::SgdMomentum) {
   PlanSpec s;
   s.microbatches = N;
   s.timing = t;
@@ -43,15 +47,15 @@ TEST(AnalyticPlanner, PaperUtilizationRatios) {
   const auto& stages = resnet50Layers();
   ASSERT_EQ(stages.size(), 107u);
   const auto n32 = planAll(stages, spec(32));
-  EXPECT_NEAR(n32.plan(PlanSchedule::GPipe).utilization, 32.0 / 138.0, 1e-12);
-  EXPECT_NEAR(n32.plan(PlanSchedule::GPipe).utilization, 0.232, 5e-4);
-  EXPECT_DOUBLE_EQ(n32.plan(PlanSchedule::PipeMare).utilization, 1.0);
+  EXPECT_NEAR(n32.plan(method("gpipe")).utilization, 32.0 / 138.0, 1e-12);
+  EXPECT_NEAR(n32.plan(method("gpipe")).utilization, 0.232, 5e-4);
+  EXPECT_DOUBLE_EQ(n32.plan(method("pipemare")).utilization, 1.0);
   EXPECT_NEAR(n32.utilizationRatio(), 4.31, 0.005);
   const auto n8 = planAll(stages, spec(8));
-  EXPECT_NEAR(n8.plan(PlanSchedule::GPipe).utilization, 8.0 / 114.0, 1e-12);
-  EXPECT_NEAR(n8.plan(PlanSchedule::OneFOneB).utilization, 8.0 / 114.0, 1e-12);
+  EXPECT_NEAR(n8.plan(method("gpipe")).utilization, 8.0 / 114.0, 1e-12);
+  EXPECT_NEAR(n8.plan(method("1f1b")).utilization, 8.0 / 114.0, 1e-12);
   EXPECT_NEAR(n8.utilizationRatio(), 14.25, 1e-9);
-  EXPECT_NEAR(n8.plan(PlanSchedule::GPipe).bubble, 1.0 - 8.0 / 114.0, 1e-12);
+  EXPECT_NEAR(n8.plan(method("gpipe")).bubble, 1.0 - 8.0 / 114.0, 1e-12);
 }
 
 TEST(AnalyticPlanner, PaperMemoryRatioIsAbout2Point7) {
@@ -79,18 +83,18 @@ TEST(AnalyticPlanner, BubbleFormulaForEqualStages) {
     for (int N : {1, 3, 8}) {
       const auto c = planAll(equalStages(P), spec(N));
       const double u = static_cast<double>(N) / (N + P - 1);
-      EXPECT_NEAR(c.plan(PlanSchedule::GPipe).utilization, u, 1e-12);
-      EXPECT_NEAR(c.plan(PlanSchedule::GPipeRecompute).utilization, u, 1e-12);
-      EXPECT_NEAR(c.plan(PlanSchedule::OneFOneB).bubble, 1.0 - u, 1e-12);
-      EXPECT_DOUBLE_EQ(c.plan(PlanSchedule::PipeDream).utilization, 1.0);
-      EXPECT_DOUBLE_EQ(c.plan(PlanSchedule::PipeMare).bubble, 0.0);
+      EXPECT_NEAR(c.plan(method("gpipe")).utilization, u, 1e-12);
+      EXPECT_NEAR(c.plan(method("gpipe+recompute")).utilization, u, 1e-12);
+      EXPECT_NEAR(c.plan(method("1f1b")).bubble, 1.0 - u, 1e-12);
+      EXPECT_DOUBLE_EQ(c.plan(method("pipedream")).utilization, 1.0);
+      EXPECT_DOUBLE_EQ(c.plan(method("pipemare")).bubble, 0.0);
       // Equal explicit costs give the same; T microbatches give T/(T+P-1).
       auto s = spec(N);
       s.stageCosts.assign(static_cast<size_t>(P), 3.0);
       s.totalMicrobatches = 40;
       const auto e = planAll(equalStages(P), s);
-      EXPECT_NEAR(e.plan(PlanSchedule::GPipe).utilization, u, 1e-12);
-      EXPECT_NEAR(e.plan(PlanSchedule::PipeMare).utilization, 40.0 / (40 + P - 1), 1e-12);
+      EXPECT_NEAR(e.plan(method("gpipe")).utilization, u, 1e-12);
+      EXPECT_NEAR(e.plan(method("pipemare")).utilization, 40.0 / (40 + P - 1), 1e-12);
     }
   // An unbalanced pipeline is bound by its slowest stage.
   EXPECT_NEAR(asynchronousUtilization(4, 0, {1, 1, 2, 1}), 5.0 / 8.0, 1e-12);
@@ -108,34 +112,34 @@ TEST(AnalyticPlanner, UnbalancedStagesPlanAsTheirTimelinesRun) {
   const double flops[] = {1.0, 1.0, 3.0, 0.5};
   for (int s = 0; s < P; ++s) stages[static_cast<size_t>(s)].forwardFlops = flops[s];
   const SimCosts costs = costsFromStages(stages, 1.0);  // forward = FLOPs, backward 2x
-  auto sp = spec(N, TimingModel::Software1F1B);
+  auto sp = spec(N, PipelineTiming::Software1F1B);
   sp.stageCosts = stageCostsOf(costs.forward, costs.backward);
   ASSERT_EQ(sp.stageCosts, (std::vector<double>{3.0, 3.0, 9.0, 1.5}));
   const auto c = planAll(stages, sp);
   auto busy = [](const SimResult& r) { return std::accumulate(r.busy.begin(), r.busy.end(), 0.0); };
   for (const auto& plan : c.plans) {
-    SCOPED_TRACE(planScheduleName(plan.schedule));
+    SCOPED_TRACE(plan.method.name());
     EXPECT_EQ(plan.bottleneckStage, 2);
     EXPECT_NEAR(plan.bottleneckShare, 9.0 / 16.5, 1e-12);
     EXPECT_LT(plan.utilization, 1.0);
     EXPECT_NEAR(plan.bubble, 1.0 - plan.utilization, 1e-12);
-    const SimResult three = simulatePlanSchedule(plan.schedule, P, sp, costs, 3);
-    if (!isAsynchronous(plan.schedule)) {
+    const SimResult three = simulatePlanSchedule(plan.method, P, sp, costs, 3);
+    if (!isAsynchronous(plan.method.schedule)) {
       EXPECT_LT(plan.utilization, static_cast<double>(N) / (N + P - 1));  // below the equal stages' figure
-      if (engineSchedule(plan.schedule) == ScheduleKind::GPipe) {
+      if (plan.method.schedule == ScheduleKind::GPipe) {
         EXPECT_NEAR(plan.utilization, three.meanUtilization, 1e-12);
       }
       continue;
     }
     EXPECT_NEAR(plan.utilization, 1.0 / (P * plan.bottleneckShare), 1e-12);
-    const SimResult ten = simulatePlanSchedule(plan.schedule, P, sp, costs, 10);
+    const SimResult ten = simulatePlanSchedule(plan.method, P, sp, costs, 10);
     EXPECT_NEAR(plan.utilization, (busy(ten) - busy(three)) / (P * (ten.makespan - three.makespan)), 1e-9);
     EXPECT_LT(three.meanUtilization, plan.utilization);  // three minibatches: fill and drain too
   }
   // Without costs: equal stages, no stage named.
   const auto e = planAll(stages, spec(N));
-  EXPECT_EQ(e.plan(PlanSchedule::PipeMare).bottleneckStage, -1);
-  EXPECT_NEAR(e.plan(PlanSchedule::PipeMare).bottleneckShare, 0.25, 1e-12);
+  EXPECT_EQ(e.plan(method("pipemare")).bottleneckStage, -1);
+  EXPECT_NEAR(e.plan(method("pipemare")).bottleneckShare, 0.25, 1e-12);
   EXPECT_NE(accountingText(e.spec).find("(equal stages)"), std::string::npos);
   EXPECT_NE(accountingText(c.spec).find("bottleneck form"), std::string::npos);
   EXPECT_THROW(stageCostsOf({1.0}, {1.0, 2.0}), std::invalid_argument);
@@ -144,7 +148,7 @@ TEST(AnalyticPlanner, UnbalancedStagesPlanAsTheirTimelinesRun) {
 TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {
   const int P = 6, N = 4;
   const int64_t W = 1000, X = 10, A = 30;
-  for (auto t : {TimingModel::Paper, TimingModel::Software1F1B})
+  for (auto t : {PipelineTiming::Paper, PipelineTiming::Software1F1B})
     for (auto o : {OptimizerKind::Sgd, OptimizerKind::SgdMomentum, OptimizerKind::Adam}) {
       const auto c = planAll(equalStages(P, W, X, A), spec(N, t, o));
       ASSERT_EQ(c.plans.size(), 8u);
@@ -166,55 +170,55 @@ TEST(AnalyticPlanner, MemoryFormulasAndCategoriesSumToTotal) {
         EXPECT_EQ(p.maxStageTotal, maxTotal);
         EXPECT_LE(p.maxStageTotal, p.perStageMax.total());
       }
-      const auto& st0 = [&](PlanSchedule s) -> const StagePrediction& { return c.plan(s).perStage[0]; };
-      EXPECT_EQ(st0(PlanSchedule::GPipe).memory.activations, N * A);
-      EXPECT_EQ(st0(PlanSchedule::GPipeRecompute).memory.activations, N * X + A);
-      const int64_t F0 = t == TimingModel::Paper ? 2 * (P - 1) + 1 : P;
-      EXPECT_EQ(st0(PlanSchedule::OneFOneB).memory.activations, std::min<int64_t>(N, F0) * A);
-      EXPECT_EQ(st0(PlanSchedule::PipeDream).memory.activations, F0 * A);
+      const auto& st0 = [&](TrainingMethod s) -> const StagePrediction& { return c.plan(s).perStage[0]; };
+      EXPECT_EQ(st0(method("gpipe")).memory.activations, N * A);
+      EXPECT_EQ(st0(method("gpipe+recompute")).memory.activations, N * X + A);
+      const int64_t F0 = t == PipelineTiming::Paper ? 2 * (P - 1) + 1 : P;
+      EXPECT_EQ(st0(method("1f1b")).memory.activations, std::min<int64_t>(N, F0) * A);
+      EXPECT_EQ(st0(method("pipedream")).memory.activations, F0 * A);
       // zb-h1 keeps a graph from its F to its W, `s` backwards after its BI: min(N, P) graphs on
       // every stage (1f1b's peak, on all stages), whatever the timing model.
-      for (const auto& st : c.plan(PlanSchedule::ZbH1).perStage) {
+      for (const auto& st : c.plan(method("zb-h1")).perStage) {
         EXPECT_EQ(st.timing.inFlight, std::min(N, P));
         EXPECT_EQ(st.memory.activations, std::min(N, P) * A);
         EXPECT_EQ(st.timing.tau, 0);
       }
-      EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.activations, F0 * X + A);
-      EXPECT_EQ(st0(PlanSchedule::PipeMare).memory.delta, 0);
-      EXPECT_EQ(st0(PlanSchedule::PipeMareT2).memory.delta, W);
+      EXPECT_EQ(st0(method("pipemare")).memory.activations, F0 * X + A);
+      EXPECT_EQ(st0(method("pipemare")).memory.delta, 0);
+      EXPECT_EQ(st0(method("pipemare+T2")).memory.delta, W);
       // The last stage has a delay in the paper's timing (2*1+1 microbatches apart) but none in the
       // software one, where the engine keeps no delta.
-      const auto& last = c.plan(PlanSchedule::PipeMareT2).perStage.back();
+      const auto& last = c.plan(method("pipemare+T2")).perStage.back();
       EXPECT_EQ(last.memory.delta, last.timing.tau > 0 ? W : 0);
-      EXPECT_EQ(last.timing.tau > 0, t == TimingModel::Paper);
-      EXPECT_EQ(st0(PlanSchedule::PipeDream2BW).memory.stash, W);
-      EXPECT_EQ(st0(PlanSchedule::PipeDream).timing.versions, st0(PlanSchedule::PipeDream).timing.tau + 1);
+      EXPECT_EQ(last.timing.tau > 0, t == PipelineTiming::Paper);
+      EXPECT_EQ(st0(method("pipedream-2bw")).memory.stash, W);
+      EXPECT_EQ(st0(method("pipedream")).timing.versions, st0(method("pipedream")).timing.tau + 1);
     }
 }
 
 // The planner's software-model delays and versions against the engine's lists.
 TEST(AnalyticPlanner, SoftwareModelMatchesEngineLists) {
   const int P = 7, N = 3;
-  auto s = spec(N, TimingModel::Software1F1B);
+  auto s = spec(N, PipelineTiming::Software1F1B);
   s.updateInterval = 1;  // pipedream as the engine's default
   const auto c = planAll(equalStages(P), s);
   for (const auto& p : c.plans) {
     DelayParams dp;
-    dp.schedule = p.schedule;
-    dp.timing = TimingModel::Software1F1B;
+    dp.method = p.method;
+    dp.timing = PipelineTiming::Software1F1B;
     dp.stages = P;
     dp.microbatches = N;
     dp.updateInterval = 1;
     const auto measured = measuredStageTimings(engineScheduleParams(dp));
     for (int st = 0; st < P; ++st) {
       EXPECT_EQ(p.perStage[static_cast<size_t>(st)].timing.tau, measured[static_cast<size_t>(st)].tau)
-          << planScheduleName(p.schedule) << " stage " << st;
+          << p.method.name() << " stage " << st;
       EXPECT_EQ(p.perStage[static_cast<size_t>(st)].timing.inFlight, measured[static_cast<size_t>(st)].inFlight);
     }
   }
-  EXPECT_EQ(c.plan(PlanSchedule::PipeDream).maxTau, P - 1);
-  EXPECT_EQ(c.plan(PlanSchedule::PipeDream).maxVersions, P);
-  EXPECT_EQ(c.plan(PlanSchedule::PipeMare).maxTau, 2);  // ceil(6/3)
+  EXPECT_EQ(c.plan(method("pipedream")).maxTau, P - 1);
+  EXPECT_EQ(c.plan(method("pipedream")).maxVersions, P);
+  EXPECT_EQ(c.plan(method("pipemare")).maxTau, 2);  // ceil(6/3)
   EXPECT_NE(accountingText(s).find("software 1F1B"), std::string::npos);
   EXPECT_NE(accountingText(spec(N)).find("paper"), std::string::npos);
 }
@@ -232,9 +236,9 @@ TEST(AnalyticPlanner, HybridUtilizationIsTimeWeighted) {
 }
 
 TEST(AnalyticPlanner, RejectsBadInput) {
-  EXPECT_THROW(planSchedule(PlanSchedule::GPipe, {}, spec(4)), std::invalid_argument);
-  EXPECT_THROW(planSchedule(PlanSchedule::GPipe, equalStages(3), spec(0)), std::invalid_argument);
+  EXPECT_THROW(planSchedule(method("gpipe"), {}, spec(4)), std::invalid_argument);
+  EXPECT_THROW(planSchedule(method("gpipe"), equalStages(3), spec(0)), std::invalid_argument);
   auto s = spec(4);
   s.m = 2;
-  EXPECT_THROW(planSchedule(PlanSchedule::PipeDream2BW, equalStages(3), s), std::invalid_argument);
+  EXPECT_THROW(planSchedule(method("pipedream-2bw"), equalStages(3), s), std::invalid_argument);
 }

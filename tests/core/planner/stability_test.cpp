@@ -9,6 +9,8 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/planner/curvature.h"
@@ -155,41 +157,53 @@ TEST(StabilityEdge, DelayedSimulationDivergesJustAboveThePredictedEdge) {
   }
 }
 
+namespace {
+const pm::RowStability& rowNamed(const std::vector<pm::RowStability>& rows, const std::string& name) {
+  for (const auto& r : rows)
+    if (r.method.name() == name) return r;
+  throw std::runtime_error("no row " + name);
+}
+}  // namespace
+
 TEST(StabilityPrediction, EveryRowTakesItsDelaysFromThePlannerAndTheSmallestStageBreaks) {
   StabilityInputs in;
-  in.spec.timing = TimingModel::Software1F1B;
+  in.spec.timing = PipelineTiming::Software1F1B;
   in.spec.microbatches = 1;  // an update per microbatch: tau_s = P-1-s for pipedream and pipemare
   in.curvature = {1.0, 4.0, 2.0, 8.0};
   in.momentum = 0.0;
   const auto rows = predictStability(in);
-  ASSERT_EQ(rows.size(), allStabilityRows().size());
+  ASSERT_EQ(rows.size(), stabilityMethods().size());
+  const auto row = [&](const std::string& name) -> const RowStability& { return rowNamed(rows, name); };
   for (const auto& r : rows) {
     ASSERT_EQ(r.stages.size(), 4u);
     double least = std::numeric_limits<double>::infinity();
     for (const auto& s : r.stages) least = std::min(least, s.maxLr);
-    EXPECT_EQ(r.maxLr, least) << stabilityRowName(r.row);
+    EXPECT_EQ(r.maxLr, least) << r.method.name();
     EXPECT_EQ(r.stages[static_cast<size_t>(r.breakingStage)].maxLr, r.maxLr);
   }
   // Synchronous: tau 0 everywhere, edge 2, the sharpest stage (lambda 8) breaks at 2/8.
+  EXPECT_EQ(rows[0].method.name(), "gpipe");
   EXPECT_NEAR(rows[0].maxLr, 0.25, 1e-12);
   EXPECT_EQ(rows[0].breakingStage, 3);
+  // zb-h1 is synchronous like 1f1b (it trains bit-identically): the same edge.
+  EXPECT_EQ(row("zb-h1").maxLr, row("1f1b").maxLr);
+  EXPECT_EQ(row("zb-h1").breakingStage, 3);
   // pipedream / pipemare: taus 3, 2, 1, 0. Stage 1: edge(2)/4 = 0.1545 < stage 0's edge(3)/1.
-  const auto& pm = rows[4];
-  EXPECT_EQ(stabilityRowName(pm.row), "pipemare");
+  const auto& pm = row("pipemare");
   EXPECT_EQ(pm.stages[0].tau, 3);
   EXPECT_EQ(pm.stages[3].tau, 0);
   EXPECT_NEAR(pm.maxLr, closedFormEdge(2) / 4.0, 1e-9);
   EXPECT_EQ(pm.breakingStage, 1);
   // T1 at its start scales stage s's rate by 1/tau_s (tau > 1): stage 0 allows 3 edge(3)/1, stage 1
   // 2 edge(2)/4 = 0.31, stage 2 (tau 1, unscaled) edge(1)/2 = 0.5, stage 3 (tau 0) 2/8 = 0.25: it breaks.
-  const auto& t1 = rows[5];
+  const auto& t1 = row("pipemare+T1");
   EXPECT_NEAR(t1.stages[1].lrFactor, 0.5, 1e-15);
   EXPECT_NEAR(t1.stages[1].maxLr, 2.0 * closedFormEdge(2) / 4.0, 1e-9);
   EXPECT_NEAR(t1.maxLr, 0.25, 1e-12);
   EXPECT_EQ(t1.breakingStage, 3);
   // pipedream-2bw: tau 1 except the last stage.
-  EXPECT_EQ(rows[3].stages[0].tau, 1);
-  EXPECT_EQ(rows[3].stages[3].tau, 0);
+  EXPECT_EQ(row("pipedream-2bw").stages[0].tau, 1);
+  EXPECT_EQ(row("pipedream-2bw").stages[3].tau, 0);
 
   // Weight decay adds to the curvature; delay-scaled momentum lowers beta on asynchronous rows only.
   in.weightDecay = 1.0;
@@ -198,7 +212,7 @@ TEST(StabilityPrediction, EveryRowTakesItsDelaysFromThePlannerAndTheSmallestStag
   const auto wd = predictStability(in);
   EXPECT_NEAR(wd[0].stages[3].curvature, 9.0, 1e-12);
   EXPECT_NEAR(wd[0].stages[0].momentum, 0.9, 1e-15);
-  EXPECT_NEAR(wd[4].stages[0].momentum, 0.9 - 0.75, 1e-12);
+  EXPECT_NEAR(rowNamed(wd, "pipemare").stages[0].momentum, 0.9 - 0.75, 1e-12);
   EXPECT_NEAR(wd[0].maxLr, 3.8 / 9.0, 1e-12);
 
   in.curvature.clear();

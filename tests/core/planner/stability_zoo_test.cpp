@@ -110,7 +110,7 @@ TEST_P(StabilityZoo, EstimatesEveryStageAndPredictsAFiniteGPipeEdge) {
   in.momentum = e.optimizer.momentum;
   const auto rows = predictStability(in);
   ASSERT_FALSE(rows.empty());
-  ASSERT_EQ(rows.front().row, StabilityRow::GPipe);
+  ASSERT_EQ(rows.front().method.name(), "gpipe");
   EXPECT_TRUE(std::isfinite(rows.front().maxLr)) << m->name;
   EXPECT_GT(rows.front().maxLr, 0.0) << m->name;
   EXPECT_GE(rows.front().breakingStage, 0);
