@@ -241,7 +241,7 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
                 out["schedule"].get<std::string>().c_str(), P, out["microbatches"].get<int>(),
                 out["partition"].get<std::string>().c_str());
     std::printf(
-        "prediction: simulation of the schedule with this run's measured per-stage F/B/S costs (trace means after the "
+        "prediction: simulation of the schedule with this run's measured per-stage F, B (or BI and W) and S costs (trace means after the "
         "first minibatch) and a rendezvous link of latency %.2f ms (mean over the run's messages); memory from the analytic "
         "model (%s timing, as the run)\n",
         out["link_latency_s"].get<double>() * 1e3, out["timing"].get<std::string>().c_str());

@@ -179,6 +179,9 @@ TEST(TimelineView, ASplitBackwardIsCountedAsInputAndWeightParts) {
   ASSERT_EQ(view.currentRun(), id);
   EXPECT_NE(view.measuredSummary().indexOf("F 1, BI 1, W 1, S 1, communication 1; utilization 0.80"), -1)
       << view.measuredSummary().toStdString();
+  // The title's legend names the colours of what is drawn: BI and W, no B.
+  EXPECT_TRUE(view.measuredPlot()->title().endsWith("(F blue, BI red, W purple, S green, communication grey)"))
+      << view.measuredPlot()->title().toStdString();
 }
 
 }  // namespace

@@ -420,7 +420,7 @@ void PlannerPanel::showSchedule(const QString& schedule) {
     const QString span = minibatches == 1 ? tr(", 1 minibatch")
                          : minibatches > 1 ? tr(", %1 minibatches").arg(minibatches)
                                            : QString();
-    setGantt(tr("Predicted timeline: %1%2 (F blue, B orange, step green)").arg(schedule, span), boxes, plan_.value("stages", 1));
+    setGantt(tr("Predicted timeline: %1%2 (%3)").arg(schedule, span, ganttLegend(boxes)), boxes, plan_.value("stages", 1));
     return;
   }
 }

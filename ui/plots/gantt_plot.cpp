@@ -7,6 +7,7 @@
 
 #include <QFontMetrics>
 #include <QMouseEvent>
+#include <QStringList>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -15,14 +16,29 @@
 namespace pm::ui {
 
 namespace {
+// Each compute action's colour and its word in legends; communication is grey.
+struct ActionStyle {
+  const char* action;
+  QColor colour;
+  const char* word;
+};
+const std::vector<ActionStyle>& actionStyles() {
+  static const std::vector<ActionStyle> styles = {
+      {"F", QColor(31, 119, 180), "blue"},
+      {"B", QColor(255, 127, 14), "orange"},
+      {"BI", QColor(214, 39, 40), "red"},      // a split backward's input part
+      {"W", QColor(148, 103, 189), "purple"},  // its weight part, filling the bubble
+      {"S", QColor(44, 160, 44), "green"},
+      {kRecomputeTrace, QColor(255, 187, 120), "light orange"},  // a backward's recompute run ahead: a light B
+  };
+  return styles;
+}
+const QColor kCommunication(180, 180, 180);
+
 QColor actionColor(const QString& a) {
-  if (a == "F") return QColor(31, 119, 180);
-  if (a == "B") return QColor(255, 127, 14);
-  if (a == "BI") return QColor(214, 39, 40);   // a split backward's input part
-  if (a == "W") return QColor(148, 103, 189);  // its weight part, filling the bubble
-  if (a == "S") return QColor(44, 160, 44);
-  if (a == "R") return QColor(255, 187, 120);  // a backward's recompute run ahead: a light B
-  return QColor(180, 180, 180);  // communication
+  for (const auto& st : actionStyles())
+    if (a == st.action) return st.colour;
+  return kCommunication;
 }
 
 QString actionName(const QString& a) {
@@ -34,6 +50,20 @@ QString ms(double v) { return QString::number(v, 'g', 4); }
 
 double halfHeight(const GanttBox& b) { return isComputeTraceAction(b.action.toStdString()) ? 0.38 : 0.12; }
 }  // namespace
+
+QString ganttLegend(const std::vector<GanttBox>& boxes) {
+  QStringList parts;
+  for (const auto& st : actionStyles())
+    if (std::any_of(boxes.begin(), boxes.end(), [&](const GanttBox& b) { return b.action == st.action; })) {
+      const TraceActionInfo* info = traceActionInfo(st.action);
+      parts << QStringLiteral("%1 %2").arg(info && info->role == TraceRole::Recompute ? QObject::tr("B's recompute run ahead")
+                                                                                       : QString::fromUtf8(st.action),
+                                           QObject::tr(st.word));
+    }
+  if (std::any_of(boxes.begin(), boxes.end(), [](const GanttBox& b) { return !isComputeTraceAction(b.action.toStdString()); }))
+    parts << QObject::tr("communication grey");
+  return parts.join(QStringLiteral(", "));
+}
 
 GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent) {
   auto* canvas = new PlotCanvas(this);
@@ -151,7 +181,10 @@ void GanttPlot::hoverAt(const QPoint& pixel) {
     QToolTip::showText(plot_->mapToGlobal(pixel), text, plot_);
 }
 
-void GanttPlot::setTitle(const QString& title) { setPlotTitle(plot_, title, font(), palette()); }
+void GanttPlot::setTitle(const QString& title) {
+  title_ = title;
+  setPlotTitle(plot_, title, font(), palette());
+}
 
 void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   plot_->clearItems();

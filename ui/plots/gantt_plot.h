@@ -23,11 +23,16 @@ struct GanttBox {
   double start, end;  // seconds
 };
 
+// The colours of the actions the boxes hold, for a title: "F blue, BI red, W purple, S green,
+// communication grey" (in the trace table's order, only what occurs).
+QString ganttLegend(const std::vector<GanttBox>& boxes);
+
 class GanttPlot : public QWidget {
   Q_OBJECT
  public:
   explicit GanttPlot(QWidget* parent = nullptr);
   void setTitle(const QString& title);
+  QString title() const { return title_; }
   void setBoxes(const std::vector<GanttBox>& boxes, int stages);
   size_t boxCount() const { return count_; }
   // From the first start to the last end of the boxes, in ms (0 when empty).
@@ -83,6 +88,7 @@ class GanttPlot : public QWidget {
   QCPItemText* emptyNote_ = nullptr;  // an item of plot_: setBoxes() clears it with the boxes
   QString emptyText_;
   size_t count_ = 0;
+  QString title_;
   double spanMs_ = 0;
   std::vector<std::pair<double, double>> spans_;  // each box's [start, end] in ms from the first start
 };

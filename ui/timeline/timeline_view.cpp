@@ -276,12 +276,12 @@ void TimelineView::showRun(int64_t runId) {
   stages_ = rec->stages;
   microbatches_ = rec->microbatches;
   const int stages = traceStages(boxes, stages_);
-  measured_->setTitle(tr("Measured schedule of run %1: %2, %3, P=%4, N=%5 (F blue, B orange, B's recompute run ahead light orange, "
-                         "step green, communication grey)")
+  measured_->setTitle(tr("Measured schedule of run %1: %2, %3, P=%4, N=%5 (%6)")
                           .arg(rec->id)
                           .arg(q(schedule_), q(model_))
                           .arg(stages_)
-                          .arg(microbatches_));
+                          .arg(microbatches_)
+                          .arg(ganttLegend(boxes)));
   measured_->setEmptyText(tr("this run recorded no schedule trace"));
   measured_->setBoxes(boxes, stages);
   measuredCounts_ = actionCounts(boxes);
@@ -337,12 +337,13 @@ void TimelineView::requestPrediction() {
 // The planner's timeline of the shown run; `stages`: the run's, or more when the plan has more.
 void TimelineView::showPrediction(const std::vector<GanttBox>& boxes, int stages) {
   predicted_->setTitle((against_ ? tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (this run's partition and measured "
-                                       "F/B/S costs, fitted link latency)")
-                                  : tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (simulated costs)"))
+                                       "per-action costs, fitted link latency; %6)")
+                                  : tr("Predicted by the planner: %1, %2, P=%3, N=%4, %5 (simulated costs; %6)"))
                            .arg(q(schedule_), q(model_))
                            .arg(stages_)
                            .arg(microbatches_)
-                           .arg(minibatches(minibatches_->value())));
+                           .arg(minibatches(minibatches_->value()))
+                           .arg(ganttLegend(boxes)));
   predicted_->setBoxes(boxes, traceStages(boxes, stages));
   predictedCounts_ = actionCounts(boxes);
   predictedError_.clear();
