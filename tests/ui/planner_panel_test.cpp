@@ -81,6 +81,7 @@ TEST(PlannerPanel, TheTableAgreesWithTheTimelineOfTheRowClicked) {
     EXPECT_TRUE(panel->memoryTitle().contains(schedule)) << panel->memoryTitle().toStdString();
     EXPECT_GT(panel->ganttBoxes(), 0u);
     EXPECT_NEAR(number(table, row, 1), panel->ganttBusyShare(), 5e-4);
+    EXPECT_NEAR(number(table, row, 9), panel->ganttMakespanMs(), 1e-3 + 1e-3 * panel->ganttMakespanMs());  // its span
     if (schedule == "zb-h1") {
       // W fills part of 1f1b's bubble; on these unbalanced stages that can beat pipemare, which
       // runs at the pace of its slowest stage, so only the order against 1f1b is asserted.

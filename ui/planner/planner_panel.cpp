@@ -35,7 +35,7 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   timing_->addItem(tr("paper timing (pipeline.timing = paper)"), "paper");
   // Each column's figure, defined in its header's tooltip.
   const std::vector<std::pair<QString, QString>> columns = {
-      {tr("schedule"), tr("The pipeline schedule (the engine's five, with gpipe+recompute and pipemare+T2). Click a row "
+      {tr("schedule"), tr("The training method: every schedule the engine runs, with gpipe+recompute and pipemare+T2. Click a row "
                           "to see its memory per stage and its timeline; the design's own row is selected first.")},
       {tr("utilization"),
        tr("Busy share of the stages' time on this schedule's predicted timeline (the Gantt chart of the selected row): "
@@ -58,7 +58,12 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
                                   "delta and activations (what one device must hold).")},
       {tr("weights+optimizer (all stages)"),
        tr("Weights, stashed versions, optimizer state and T2's delta, summed over all stages: the memory the "
-          "PipeMare paper compares.")}};
+          "PipeMare paper compares.")},
+      {tr("timeline (ms)"),
+       tr("The span of this schedule's predicted timeline (the minibatches simulated, fill and drain included): "
+          "which schedule finishes the same work first. Utilization counts every pass as busy, so a schedule "
+          "that computes more (zb-h1's split backward, where its two parts cost more than one backward) can be "
+          "busier and still slower.")}};
   table_->setColumnCount(static_cast<int>(columns.size()));
   for (size_t c = 0; c < columns.size(); ++c) {
     auto* header = new QTableWidgetItem(columns[c].first);
@@ -281,6 +286,8 @@ void PlannerPanel::runPlanner() {
 }
 
 int PlannerPanel::rowCount() const { return table_->rowCount(); }
+double PlannerPanel::ganttMakespanMs() const { return gantt_->makespanMs(); }
+
 size_t PlannerPanel::ganttBoxes() const { return gantt_->boxCount(); }
 QString PlannerPanel::statusText() const { return status_->text(); }
 QString PlannerPanel::selectedSchedule() const {
@@ -329,7 +336,7 @@ QTableWidgetItem* cell(const QString& text, const QString& tip = QString()) {
 
 void PlannerPanel::showPlan() {
   const auto& schedules = plan_["schedules"];
-  const bool equalStages = plan_.value("stage_costs", std::string("equal")) != "flops";
+  const bool equalStages = plan_.value("stage_costs", std::string("equal")) == "equal";
   table_->setRowCount(static_cast<int>(schedules.size()));
   int selectRow = 0;
   for (size_t i = 0; i < schedules.size(); ++i) {
@@ -352,6 +359,9 @@ void PlannerPanel::showPlan() {
     table_->setItem(r, 6, cell(QString::number(s.value("max_versions", 0))));
     table_->setItem(r, 7, cell(mib(s["memory"]["per_stage_max"].value("stage_total", 0.0))));
     table_->setItem(r, 8, cell(mib(s["memory"]["total"].value("weight_and_optimizer", 0.0))));
+    const Json& t = s.contains("timeline") ? s["timeline"] : Json::object();
+    table_->setItem(r, 9, t.contains("makespan_s") ? cell(QString::number(1e3 * t.value("makespan_s", 0.0), 'f', 3))
+                                                   : cell(tr("-"), tr("no timeline was simulated")));
     if (name == shownSchedule_) selectRow = r;
   }
   table_->selectRow(selectRow);

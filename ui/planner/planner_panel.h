@@ -48,6 +48,7 @@ class PlannerPanel : public QWidget {
   // The busy share of the timeline shown: the F, B and S boxes' time over stages x its span.
   double ganttBusyShare() const;
   QString ganttTitle() const { return ganttTitle_; }
+  double ganttMakespanMs() const;  // the span of the timeline shown
   QString memoryTitle() const { return memoryTitle_; }
   QString statusText() const;
   // The plan row selected: first the design's own, as the planner names it (its schedule,
