@@ -192,6 +192,52 @@ TEST(DesignerEdit, CtrlZUndoesFieldEditsAndCtrlShiftZRedoesThem) {
   EXPECT_EQ(d->currentJson()["data"]["batch_size"], 24);
 }
 
+// Switching a schedule keeps what still applies and sets back what does not (issue 46 item 6):
+// pipemare with T1 and T2 ticked switched to gpipe stays valid, T1 and T2 back at their defaults
+// in the same step, the status says so; one Ctrl+Z brings back pipemare with both ticked.
+TEST(DesignerEdit, SwitchingTheScheduleDropsWhatNoLongerAppliesInOneUndoableStep) {
+  pm::test::app();
+  TempDir tmp;
+  pm::ui::MainWindow w(tmp.file("runs.db"), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  pm::ui::DesignerView* d = w.designer();
+  ASSERT_TRUE(d->loadFile(kPresets + "/resnet20-pipemare.json"));  // pipemare, t1 and t2 on, decay 0.1
+  ASSERT_TRUE(pm::test::clickTab(tabsOf(w), "Design"));
+  auto* schedule = field<QComboBox>(d, "pipeline.schedule");
+  auto* t1 = field<QCheckBox>(d, "pipemare.t1");
+  auto* t2 = field<QCheckBox>(d, "pipemare.t2");
+  auto* batch = field<QSpinBox>(d, "data.batch_size");
+  ASSERT_TRUE(schedule && t1 && t2 && batch);
+  ASSERT_TRUE(t1->isChecked() && t2->isChecked());
+  ASSERT_TRUE(d->valid()) << d->validationMessage().toStdString();
+
+  ASSERT_TRUE(pm::test::pickText(schedule, "gpipe"));  // from the open list: one change
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !t1->isChecked() && !t2->isChecked(); }, 5000)) << "T1/T2 kept on gpipe";
+  EXPECT_TRUE(d->valid()) << d->validationMessage().toStdString();
+  EXPECT_EQ(d->currentJson()["pipemare"]["t1"], false);
+  EXPECT_EQ(d->currentJson()["pipemare"]["t2"], false);
+  const std::string status = d->statusText().toStdString();
+  EXPECT_NE(status.find("pipemare.t1"), std::string::npos) << status;
+  EXPECT_NE(status.find("pipemare.t2"), std::string::npos) << status;
+  EXPECT_NE(status.find("set back to the default"), std::string::npos) << status;
+  EXPECT_EQ(d->currentJson()["data"]["batch_size"], 128);  // what still applies is kept
+
+  // One step back: the schedule and both ticks.
+  QTest::mouseClick(batch, Qt::LeftButton);
+  QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return schedule->currentText() == "pipemare"; }, 5000)) << schedule->currentText().toStdString();
+  EXPECT_TRUE(t1->isChecked());
+  EXPECT_TRUE(t2->isChecked());
+  EXPECT_TRUE(d->valid()) << d->validationMessage().toStdString();
+  EXPECT_EQ(d->statusText().toStdString().find("set back"), std::string::npos) << d->statusText().toStdString();
+  // And forward again in one step.
+  QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return schedule->currentText() == "gpipe"; }, 5000));
+  EXPECT_FALSE(t1->isChecked());
+  EXPECT_FALSE(t2->isChecked());
+}
+
 // File > Open Recent lists the design files saved or opened, most recent first, and reopens the
 // one chosen; files gone since are left out; Clear Recent empties it.
 TEST(DesignerEdit, OpenRecentListsASavedFileAndReopensIt) {

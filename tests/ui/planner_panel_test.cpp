@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModel>
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -126,4 +127,31 @@ TEST(PlannerPanel, NamesTheSlowestStageOfAnUnbalancedPartition) {
   EXPECT_EQ(table->item(mare, 4)->text(), QString("stage %1: %2 %").arg(b["stage"].get<int>()).arg(share * 100, 0, 'f', 1));
   EXPECT_NEAR(number(table, mare, 3), 1.0 / (2 * share), 1e-3);
   EXPECT_NEAR(number(table, mare, 1), panel.ganttBusyShare(), 5e-4);
+}
+
+// "stage times measured", chosen with the keyboard, plans again with each unit's passes timed:
+// the plan says so, carries F, B, BI and W per stage, and the footer names where the times are from.
+TEST(PlannerPanel, StageTimesMeasuredPlansWithEachStagesTimedPasses) {
+  pm::test::app();
+  pm::ui::PlannerPanel panel(kPipemare);
+  QSignalSpy planned(&panel, &pm::ui::PlannerPanel::planned);
+  nlohmann::json e = {{"model", {{"name", "cnn"}}},
+                      {"data", {{"batch_size", 32}}},
+                      {"pipeline", {{"schedule", "zb-h1"}, {"stages", 2}, {"microbatches", 4}}},
+                      {"optimizer", {{"name", "sgd"}, {"momentum", 0.9}}},
+                      {"training", {{"epochs", 1}}}};
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  EXPECT_EQ(panel.plan().value("stage_costs", std::string()), "flops");
+  EXPECT_FALSE(panel.plan().contains("stage_op_costs"));
+  auto* costs = panel.findChild<QComboBox*>("stageCostsBox");
+  ASSERT_TRUE(costs);
+  ASSERT_TRUE(pm::test::chooseData(costs, QString("measured")));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel.plan().value("stage_costs", std::string()) == "measured"; }, 60000))
+      << panel.statusText().toStdString();
+  const auto& ops = panel.plan()["stage_op_costs"];
+  ASSERT_EQ(ops.size(), 2u);
+  for (const auto& st : ops) EXPECT_GT(st["weight_s"].get<double>(), 0.0) << st.dump();
+  EXPECT_TRUE(panel.statusText().contains("Stage times measured")) << panel.statusText().toStdString();
+  EXPECT_EQ(panel.selectedSchedule(), "zb-h1");
 }

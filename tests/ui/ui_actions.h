@@ -186,6 +186,24 @@ inline bool chooseData(QComboBox* box, const QVariant& data) {
   return chooseWhere(box, [box, data] { return box->findData(data); });
 }
 
+// Opens a combo box's list (F4, as from the keyboard), moves its highlight to the item `text` with
+// the arrow keys and takes it with Return: one change, as a user picking from the open list makes
+// (chooseText's arrow keys on the closed box change it at every item in between). False when there
+// is no such item or the list did not open or close on it.
+inline bool pickText(QComboBox* box, const QString& text) {
+  const int i = box->findText(text);
+  if (i < 0) return false;
+  box->setFocus();
+  QTest::keyClick(box, Qt::Key_F4);
+  QAbstractItemView* view = box->view();
+  if (!QTest::qWaitFor([&] { return view->isVisible(); }, 2000)) return false;
+  for (int step = 0; step <= box->count() && view->currentIndex().row() != i; ++step)
+    QTest::keyClick(view, view->currentIndex().row() < i ? Qt::Key_Down : Qt::Key_Up);
+  if (view->currentIndex().row() != i) return false;
+  QTest::keyClick(view, Qt::Key_Return);
+  return QTest::qWaitFor([&] { return !view->isVisible() && box->currentIndex() == i; }, 2000);
+}
+
 // ---- Menus and dialogs ----------------------------------------------------------------------------
 
 // Answers, one after the other, the popup menus and modal dialogs that the next user action opens:

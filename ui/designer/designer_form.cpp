@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QTextDocument>
 #include <QLayoutItem>
 #include <QLineEdit>
 #include <QPoint>
@@ -459,9 +460,35 @@ void DesignerView::validate() {
                     .arg(QString::fromStdString(path).toHtmlEscaped(), problem.toHtmlEscaped());
   }
   if (!others.isEmpty()) status_->setText(status_->text() + others);
-  showApplicableFields(form_, widgets_, currentJson(), invalidField_.toStdString(), unknownKeys_);
+  if (!dropNote_.isEmpty()) status_->setText(status_->text() + QStringLiteral("<br>") + dropNote_);
+  lastDesign_ = currentJson();
+  showApplicableFields(form_, widgets_, lastDesign_, invalidField_.toStdString(), unknownKeys_);
   Q_EMIT validityChanged(valid_);
   updateModified();  // every edit passes here: the "*" of unsaved edits follows it
+}
+
+std::vector<DesignerView::StoppedField> DesignerView::fieldsThatStoppedApplying(const std::string& edited,
+                                                                               const Json& before) const {
+  std::vector<StoppedField> out;
+  if (!before.is_object()) return out;
+  const Json now = currentJson();
+  const Experiment was = experimentAsFarAsReadable(before), is = experimentAsFarAsReadable(now);
+  for (const auto& [path, w] : widgets_) {
+    if (path == edited || unknownKeys_.count(path)) continue;
+    const std::string why = whyFieldDoesNotApply(is, path);
+    if (why.empty() || !whyFieldDoesNotApply(was, path).empty()) continue;
+    const Json* value = valueAt(now, path);
+    const Json byDefault = defaultOf(path);
+    if (!value || byDefault.is_null() || *value == byDefault) continue;
+    out.push_back({path, shownText(*value), shownText(byDefault), why});
+  }
+  return out;
+}
+
+QString DesignerView::statusText() const {
+  QTextDocument doc;
+  doc.setHtml(status_->text());
+  return doc.toPlainText();
 }
 
 QWidget* DesignerView::fieldWidget(const QString& path) const {

@@ -239,6 +239,7 @@ bool DesignerView::loadFile(const QString& path) {
 }
 
 void DesignerView::setExperiment(const Json& j) {
+  dropNote_.clear();
   // Show every field: defaults merged under what the file sets (an invalid file still shows).
   Json full = experimentToJson(Experiment{});
   full.merge_patch(j);
@@ -269,8 +270,35 @@ void DesignerView::fieldEdited(const std::string& path) {
     const QString before = shown_[path];
     if (after != before) {
       shown_[path] = after;
-      undo_->push(new FieldEditCommand(this, path, before, after, openEdit_ == path));
-      openEdit_ = path;
+      dropNote_.clear();
+      // Fields the edit made inapplicable (T1 and T2 after switching pipemare to gpipe) fall back
+      // to their defaults in the same undoable step, so that the design stays valid; the status
+      // says which. Ctrl+Z brings them back with the edit.
+      // Only a choice does this (a drop-down or a tick): a number or a text being typed passes
+      // through values that are not meant.
+      const bool choice = w != widgets_.end() && (qobject_cast<QComboBox*>(w->second) || qobject_cast<QCheckBox*>(w->second));
+      const std::vector<StoppedField> stopped = choice ? fieldsThatStoppedApplying(path, lastDesign_) : std::vector<StoppedField>{};
+      if (stopped.empty()) {
+        undo_->push(new FieldEditCommand(this, path, before, after, openEdit_ == path));
+        openEdit_ = path;
+      } else {
+        undo_->beginMacro(tr("edit %1 (and drop %n field(s) that no longer apply)", "", static_cast<int>(stopped.size()))
+                              .arg(QString::fromStdString(path)));
+        undo_->push(new FieldEditCommand(this, path, before, after, false));
+        QStringList names;
+        for (const auto& f : stopped) {
+          applying_ = true;
+          setFieldWidgetText(widgets_.at(f.path), f.defaultText);
+          applying_ = false;
+          shown_[f.path] = f.defaultText;
+          undo_->push(new FieldEditCommand(this, f.path, f.text, f.defaultText, false));
+          names << QString::fromStdString(f.path);
+        }
+        undo_->endMacro();
+        openEdit_.clear();
+        dropNote_ = tr("<span style='color:#8a6d3b'>%1 set back to the default: %2 (Ctrl+Z brings them back)</span>")
+                        .arg(names.join(QStringLiteral(", ")).toHtmlEscaped(), QString::fromStdString(stopped.front().why).toHtmlEscaped());
+      }
     }
   }
   validate();
@@ -278,6 +306,7 @@ void DesignerView::fieldEdited(const std::string& path) {
 
 void DesignerView::applyFieldText(const std::string& path, const QString& text) {
   openEdit_.clear();  // an undone edit is not continued by the next key
+  dropNote_.clear();  // an undo or redo says nothing about dropped fields
   const auto it = widgets_.find(path);
   if (it == widgets_.end()) return;
   applying_ = true;

@@ -57,6 +57,7 @@ class DesignerView : public QWidget {
   bool valid() const { return valid_; }
   QString validationMessage() const { return message_; }
   QString invalidField() const { return invalidField_; }  // dotted path of the flagged field
+  QString statusText() const;  // the status line under the form, as plain text
   QWidget* fieldWidget(const QString& path) const;
   // Sets a field from text as a user would type it (tests).
   bool setFieldText(const QString& path, const QString& text);
@@ -134,6 +135,16 @@ class DesignerView : public QWidget {
   void build(const nlohmann::json& normalised);
   void addFields(const nlohmann::json& obj, const std::string& prefix, QWidget* box, int depth);
   void validate();
+  // A field left set that no longer applies after `edited` changed (a pipemare-only field after
+  // switching the schedule to gpipe): its path, its text and its default's text as the field shows
+  // them, and why it no longer applies. Only fields that applied to `before`, the design before
+  // the edit, and hold a value other than their default.
+  struct StoppedField {
+    std::string path;
+    QString text, defaultText;
+    std::string why;
+  };
+  std::vector<StoppedField> fieldsThatStoppedApplying(const std::string& edited, const nlohmann::json& before) const;
   // Describes the design's model file (its units, parameters and output shapes) with `pipemare
   // models --file` in the background, when the file or the data it is described with changed.
   void describeModelFile();
@@ -158,6 +169,8 @@ class DesignerView : public QWidget {
   // path -> the validator's message, for each key the format does not have: flagged whichever
   // problem the validator reports first.
   std::map<std::string, QString> unknownKeys_;
+  nlohmann::json lastDesign_;  // the design as the last validate() saw it: an edit's "before"
+  QString dropNote_;           // the fields the last edit dropped, said under the status
   bool valid_ = true, building_ = false;
   QString message_, invalidField_;
   QString engine_;              // the pipemare executable

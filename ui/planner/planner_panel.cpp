@@ -31,6 +31,15 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
       debounce_(new QTimer(this)), proc_(new QProcess(this)), tmp_(new QTemporaryDir()),
       stabilityButton_(new QPushButton(tr("Predict stability edge"), this)), stabilityBusy_(new QProgressBar(this)),
       stabilityLabel_(new QLabel(this)), stabilityProc_(new QProcess(this)) {
+  costs_ = new QComboBox(this);
+  costs_->setObjectName(QStringLiteral("stageCostsBox"));
+  costs_->addItem(tr("stage times from FLOPs"), "flops");
+  costs_->addItem(tr("stage times measured"), "measured");
+  costs_->setToolTip(tr("Where each stage's forward, backward and (zb-h1) input- and weight-gradient times come from: "
+                        "its FLOPs (backward twice the forward, W half of it), or each unit's passes timed on one "
+                        "microbatch on this machine (pipemare plan --stage-costs measured; a second or more)"));
+  costs_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  costs_->setMinimumContentsLength(10);
   timing_->addItem(tr("1F1B timing (engine default)"), "1f1b");
   timing_->addItem(tr("paper timing (pipeline.timing = paper)"), "paper");
   // Each column's figure, defined in its header's tooltip.
@@ -41,7 +50,8 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
        tr("Busy share of the stages' time on this schedule's predicted timeline (the Gantt chart of the selected row): "
           "forward, backward and step time of all stages over stages x the timeline's span, for the minibatches "
           "simulated, fill and drain included. Each stage's forward time comes from its FLOPs in the design's "
-          "partition, the backward takes twice as long.")},
+          "partition, the backward takes twice as long; or, with stage times measured, from each unit's passes "
+          "timed.")},
       {tr("bubble"), tr("Idle share of the stages' time on the same timeline: 1 - utilization.")},
       {tr("long run"),
        tr("Utilization of a long run with the same stage times c (forward + backward per microbatch): flushed "
@@ -103,6 +113,7 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   top->addWidget(title);
   auto* controls = new QHBoxLayout;
   controls->addWidget(timing_, 1);
+  controls->addWidget(costs_, 1);
   controls->addWidget(stabilityButton_);
   controls->addWidget(stabilityBusy_);
   top->addLayout(controls);
@@ -132,6 +143,7 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
     debounce_->start();
     showStability();  // a prediction holds for one timing model
   });
+  connect(costs_, &QComboBox::currentIndexChanged, this, [this] { debounce_->start(); });
   connect(table_, &QTableWidget::currentCellChanged, this, [this](int row) {
     if (row >= 0 && table_->item(row, 0)) showSchedule(table_->item(row, 0)->text());
   });
@@ -279,8 +291,9 @@ void PlannerPanel::runPlanner() {
   }
   f.close();
   // A timeline per schedule (--trace-dir) for the row the user picks; --trace names the design's row.
-  const QStringList args{"plan",   "--experiment", designFile, "--timing",    timing_->currentData().toString(),
-                         "--json", "--trace",      tmp_->filePath("plan-trace.json"), "--trace-dir", tmp_->filePath("timelines")};
+  const QStringList args{"plan",          "--experiment", designFile, "--timing", timing_->currentData().toString(),
+                         "--stage-costs", costs_->currentData().toString(),
+                         "--json",        "--trace",      tmp_->filePath("plan-trace.json"), "--trace-dir", tmp_->filePath("timelines")};
   status_->setText(tr("planning..."));
   proc_->start(binary_, args);
 }
@@ -388,7 +401,9 @@ void PlannerPanel::showPlan() {
   } else if (!schedules.empty()) {
     const Json& b = schedules[0].contains("bottleneck") ? schedules[0]["bottleneck"] : Json::object();
     if (b.contains("stage") && b["stage"].is_number())
-      stagesNote = tr("Stage times from the partition's FLOPs: the slowest, stage %1, does %2 % of the work (%3 % if equal).")
+      stagesNote = (plan_.value("stage_costs", std::string()) == "measured"
+                        ? tr("Stage times measured (each unit's passes timed): the slowest, stage %1, does %2 % of the work (%3 % if equal).")
+                        : tr("Stage times from the partition's FLOPs: the slowest, stage %1, does %2 % of the work (%3 % if equal)."))
                        .arg(b["stage"].get<int>())
                        .arg(b.value("share", 0.0) * 100, 0, 'f', 1)
                        .arg(100.0 / std::max(1, plan_.value("stages", 1)), 0, 'f', 1);

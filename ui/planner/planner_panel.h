@@ -108,6 +108,7 @@ class PlannerPanel : public QWidget {
   nlohmann::json experiment_, plan_;
   std::string experimentTiming_;  // the experiment's pipeline.timing last seen
   QComboBox* timing_;
+  QComboBox* costs_;  // the stage times: from FLOPs, or each unit's passes timed (plan --stage-costs)
   QTableWidget* table_;
   StackedBarsPlot* memory_;
   GanttPlot* gantt_;
