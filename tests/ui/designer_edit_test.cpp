@@ -8,6 +8,9 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QFileInfo>
+#include <QFileDialog>
+#include <QDir>
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QMenu>
@@ -19,6 +22,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -238,6 +242,70 @@ TEST(DesignerEdit, SwitchingTheScheduleDropsWhatNoLongerAppliesInOneUndoableStep
   EXPECT_FALSE(t2->isChecked());
 }
 
+// A shipped preset is a template (issue 46 item 7): Ctrl+S on an edited preset opens Save as,
+// offering a new file in the user's own folder, never the preset; the saved design is named after
+// its file, the preset's "preset" tag and notes replaced by its own; the preset is left as it was.
+// Ctrl+Shift+S (the menu's shortcut) is Save as of the user's file, which keeps its identity.
+TEST(DesignerEdit, APresetIsATemplateSavedUnderItsOwnNameInTheUsersFolder) {
+  pm::test::app();
+  TempDir tmp;
+  pm::ui::MainWindow w(tmp.file("runs.db"), kPresets, kPipemare);
+  w.resize(1400, 860);
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
+  pm::ui::DesignerView* d = w.designer();
+  const QString preset = kPresets + "/cnn-gpipe-p2.json";
+  QFile original(preset);
+  ASSERT_TRUE(original.open(QIODevice::ReadOnly));
+  const QByteArray before = original.readAll();
+  original.close();
+  ASSERT_TRUE(d->loadFile(preset));
+  ASSERT_TRUE(pm::test::clickTab(tabsOf(w), "Design"));
+  auto* batch = field<QSpinBox>(d, "data.batch_size");
+  ASSERT_TRUE(batch);
+  QTest::mouseClick(batch, Qt::LeftButton);
+  pm::test::retype(batch, "16");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return w.isWindowModified(); }, 5000));
+
+  QString offered;
+  {
+    pm::test::ModalAnswers answers({[&offered](QWidget* top) {
+      auto* dialog = qobject_cast<QFileDialog*>(top);
+      QLineEdit* name = dialog ? dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit")) : nullptr;
+      if (!dialog || !name || name->text().isEmpty()) return false;
+      offered = QDir(dialog->directory()).filePath(name->text());
+      QTest::keyClick(name, Qt::Key_Return);  // the offered file, as it is
+      return QTest::qWaitFor([&] { return !dialog->isVisible(); }, 10000);
+    }});
+    QTest::keyClick(&w, Qt::Key_S, Qt::ControlModifier);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+  }
+  const QString userDir = QString::fromLocal8Bit(qgetenv("XDG_DATA_HOME")) + "/pipemare/experiments";
+  EXPECT_EQ(QFileInfo(offered).absoluteFilePath().toStdString(), QFileInfo(userDir + "/cnn-gpipe-p2-mine.json").absoluteFilePath().toStdString());
+  ASSERT_TRUE(QTest::qWaitFor([&] { return QFile::exists(offered) && !w.isWindowModified(); }, 5000)) << offered.toStdString();
+  EXPECT_EQ(d->currentFile().toStdString(), offered.toStdString());
+  ASSERT_TRUE(original.open(QIODevice::ReadOnly));
+  EXPECT_EQ(original.readAll(), before) << "the preset was written";
+  original.close();
+  QFile saved(offered);
+  ASSERT_TRUE(saved.open(QIODevice::ReadOnly));
+  const auto j = nlohmann::json::parse(saved.readAll().toStdString());
+  EXPECT_EQ(j["name"], "cnn-gpipe-p2-mine");
+  EXPECT_EQ(j["tags"], nlohmann::json({"gpipe", "multi-process", "cnn"}));
+  EXPECT_EQ(j["notes"], "From preset cnn-gpipe-p2.");
+  EXPECT_EQ(j["data"]["batch_size"], 16);
+
+  const QString other = QString::fromStdString(tmp.file("other.json"));
+  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));  // back from the dialog
+  {
+    pm::test::ModalAnswers answers({pm::test::chooseFile(other)});
+    QTest::keyClick(&w, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+  }
+  ASSERT_TRUE(QTest::qWaitFor([&] { return QFile::exists(other); }, 5000)) << "Ctrl+Shift+S saved nothing";
+  EXPECT_EQ(d->currentFile().toStdString(), other.toStdString());
+  EXPECT_EQ(d->currentJson()["name"], "cnn-gpipe-p2-mine");  // a user's file keeps its name when saved as another
+}
+
 // File > Open Recent lists the design files saved or opened, most recent first, and reopens the
 // one chosen; files gone since are left out; Clear Recent empties it.
 TEST(DesignerEdit, OpenRecentListsASavedFileAndReopensIt) {
@@ -280,7 +348,7 @@ TEST(DesignerEdit, OpenRecentListsASavedFileAndReopensIt) {
   EXPECT_FALSE(listed.contains(gone)) << "a file that no longer exists is listed";
   EXPECT_TRUE(listed.contains("Clear Recent")) << listed.join(" | ").toStdString();
   EXPECT_TRUE(QTest::qWaitFor([&] { return d->currentFile() == mine; }, 5000)) << d->currentFile().toStdString();
-  EXPECT_EQ(d->currentJson()["name"], "tiny-synthetic");
+  EXPECT_EQ(d->currentJson()["name"], "gone");  // named after the file it was first saved as from the preset
 
   ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
   {

@@ -522,26 +522,65 @@ void DesignerView::openRecent(const QString& path) {
   if (confirmDiscard() && loadFile(path)) rememberFile(path);
 }
 
+bool DesignerView::isShippedPreset(const QString& path) const {
+  if (path.isEmpty()) return false;
+  const QString dir = QFileInfo(presetDir_).canonicalFilePath();
+  return !dir.isEmpty() && QFileInfo(path).canonicalPath() == dir;
+}
+
 void DesignerView::save() {
   const QFileInfo info(file_);
-  if (file_.isEmpty() || !info.isFile() || !info.isWritable()) {
+  // A shipped preset is a template: Save on it is Save as, into the user's own folder.
+  if (file_.isEmpty() || isShippedPreset(file_) || !info.isFile() || !info.isWritable()) {
     saveAsDialog();
     return;
   }
   if (!saveTo(file_)) QMessageBox::warning(this, tr("Save experiment"), message_);
 }
 
+void DesignerView::adoptOwnIdentity(const QString& path) {
+  const Json design = currentJson();
+  const std::string stem = QFileInfo(path).completeBaseName().toStdString();
+  const std::string preset = QFileInfo(file_).completeBaseName().toStdString();
+  // What the user has not edited of the preset's identity becomes theirs: the file's name, the
+  // tags that still describe the design (the preset's "preset" tag dropped), and notes that say
+  // where it came from instead of the preset's.
+  if (design.value("name", Json()) == asLoaded_.value("name", Json())) setFieldText(QStringLiteral("name"), QString::fromStdString(stem));
+  if (design.value("tags", Json()) == asLoaded_.value("tags", Json())) {
+    std::vector<std::string> tags;
+    if (design.contains("tags") && design["tags"].is_array())
+      for (const auto& t : design["tags"])
+        if (t.is_string() && t.get<std::string>() != "preset") tags.push_back(t.get<std::string>());
+    setFieldText(QStringLiteral("tags"), QString::fromStdString(Json(designRunTags(tags, design)).dump()));
+  }
+  if (design.value("notes", Json()) == asLoaded_.value("notes", Json()))
+    setFieldText(QStringLiteral("notes"), tr("From preset %1.").arg(QString::fromStdString(preset)));
+}
+
 void DesignerView::saveAsDialog() {
-  // Offered: the open file (or the presets' folder) where it can be written; else (installed
-  // presets are read-only) the user's own presets' folder, which the presets list shows.
-  QString start = file_.isEmpty() ? presetDir_ : file_;
-  if (!QFileInfo(file_.isEmpty() ? presetDir_ : QFileInfo(file_).absolutePath()).isWritable()) {
+  // From a shipped preset or the defaults: a new file in the user's own presets' folder (which the
+  // presets list shows), named after the preset, never the preset itself. Otherwise the open file,
+  // or the user's folder where its own folder cannot be written.
+  const bool template_ = file_.isEmpty() || isShippedPreset(file_);
+  QString start;
+  if (template_) {
     QDir().mkpath(userPresetDir());
-    start = userPresetDir() + (file_.isEmpty() ? QString() : QStringLiteral("/") + QFileInfo(file_).fileName());
+    const QString stem = file_.isEmpty() ? QStringLiteral("my-design") : QFileInfo(file_).completeBaseName() + QStringLiteral("-mine");
+    start = userPresetDir() + QStringLiteral("/") + stem + QStringLiteral(".json");
+    for (int n = 2; QFileInfo::exists(start); ++n)
+      start = userPresetDir() + QStringLiteral("/%1-%2.json").arg(stem).arg(n);
+  } else {
+    start = file_;
+    if (!QFileInfo(QFileInfo(file_).absolutePath()).isWritable()) {
+      QDir().mkpath(userPresetDir());
+      start = userPresetDir() + QStringLiteral("/") + QFileInfo(file_).fileName();
+    }
   }
   const QString path = saveFileName(this, FileKind::Experiment, tr("Save experiment"), QFileInfo(start).absoluteFilePath(),
                                     tr("Experiments (*.json)"));
-  if (!path.isEmpty() && !saveTo(path)) QMessageBox::warning(this, tr("Save experiment"), message_);
+  if (path.isEmpty()) return;
+  if (isShippedPreset(file_) && QFileInfo(path).absoluteFilePath() != QFileInfo(file_).absoluteFilePath()) adoptOwnIdentity(path);
+  if (!saveTo(path)) QMessageBox::warning(this, tr("Save experiment"), message_);
 }
 
 }  // namespace pm::ui

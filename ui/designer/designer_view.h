@@ -125,6 +125,12 @@ class DesignerView : public QWidget {
   // (Return, focus leaving) and the undo keys taken from their own undo.
   void watchFields();
   void updateUndoActions();
+  // A file of the shipped presets' folder: a template that Save never writes over.
+  bool isShippedPreset(const QString& path) const;
+  // Before a design opened from a shipped preset is saved as `path`: the name, tags and notes the
+  // user left as the preset's become the design's own (the file's name; the tags that describe
+  // it, without "preset"; "From preset NAME.").
+  void adoptOwnIdentity(const QString& path);
   // The file first in the recent files.
   void rememberFile(const QString& path);
   void showFileInPresets(const QString& path);

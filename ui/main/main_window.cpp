@@ -177,7 +177,12 @@ void MainWindow::buildFileMenu(QTabWidget* tabs) {
   save->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));  // Save as... has the platform's own (Ctrl+Shift+S)
   connect(save, &QAction::triggered, designer_, &DesignerView::save);
   auto* saveAs = file->addAction(tr("&Save experiment as..."));
-  saveAs->setShortcut(QKeySequence::SaveAs);
+  // The platform's Save As (on some X11 and Wayland sessions Qt has none for it) and Ctrl+Shift+S,
+  // which the README promises, whatever the platform says.
+  saveAs->setObjectName(QStringLiteral("saveAsAction"));
+  QList<QKeySequence> saveAsKeys = QKeySequence::keyBindings(QKeySequence::SaveAs);
+  if (!saveAsKeys.contains(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S))) saveAsKeys << QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S);
+  saveAs->setShortcuts(saveAsKeys);
   connect(saveAs, &QAction::triggered, designer_, &DesignerView::saveAsDialog);
   auto* refresh = file->addAction(tr("&Refresh runs"));
   refresh->setShortcut(QKeySequence(Qt::Key_F5));  // not QKeySequence::Refresh: Ctrl+R on GNOME, which is Run
