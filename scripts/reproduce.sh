@@ -139,7 +139,8 @@ drain() {
   whats=()
 }
 # sweep_variants TAG LRS "VARIANTS" [--set ... | --grid FIELD=VALUE ...]: each variant's ResNet-20
-# preset swept over the learning rates, PAR runs at a time, recorded under study:TAG (runs named
+# preset swept over the learning rates, PAR runs at a time, recorded under study:TAG and
+# variant:VARIANT (the report reads the variant from that tag; runs named
 # "$NAME_PREFIX-resnet20-VARIANT [optimizer.lr=LR FIELD=VALUE]", NAME_PREFIX study by default).
 # A variant with a single rate to run goes on in the background beside the next one.
 sweep_variants() {
@@ -167,10 +168,10 @@ sweep_variants() {
       WOULD=$((WOULD + $(tr ',' '\n' <<<"$todo" | wc -l)))
     elif [[ "$todo" == *,* ]]; then
       drain
-      "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
+      "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" --tag "variant:$v" ${naming[@]+"${naming[@]}"} \
         --grid "optimizer.lr=$todo" --parallel "$PAR" "$@" || sweep_failed "$v" $?
     else
-      throttle "$v" "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" ${naming[@]+"${naming[@]}"} \
+      throttle "$v" "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" --tag "variant:$v" ${naming[@]+"${naming[@]}"} \
         --grid "optimizer.lr=$todo" "$@"
     fi
   done

@@ -85,9 +85,9 @@ grep -q "quality-n4, gpipe at lr 0.3: recorded already" "$T/log" || fail "--resu
 # stability part's own run name.
 ! grep -qx "delete $STAB1" "$T/calls" || fail "--resume deleted the finished stability run"
 ! grep -qx "delete $STAB2" "$T/calls" || fail "--resume deleted the diverged stability run"
-grep -q "^sweep experiments/study/resnet20-gpipe.json .*--tag study:stability --name stability-resnet20-gpipe --grid optimizer.lr=0.5 " "$T/calls" ||
+grep -q "^sweep experiments/study/resnet20-gpipe.json .*--tag study:stability --tag variant:gpipe --name stability-resnet20-gpipe --grid optimizer.lr=0.5 " "$T/calls" ||
   fail "--resume did not run stability gpipe at lr 0.5 alone"
-grep -q "^sweep experiments/study/resnet20-naive.json .*--tag study:stability --name stability-resnet20-naive --grid optimizer.lr=0.01,0.1,0.5 " "$T/calls" ||
+grep -q "^sweep experiments/study/resnet20-naive.json .*--tag study:stability --tag variant:naive --name stability-resnet20-naive --grid optimizer.lr=0.01,0.1,0.5 " "$T/calls" ||
   fail "--resume did not run stability naive at all three rates"
 [ "$(sweeps_of gpipe stability)" = 1 ] || fail "--resume ran stability gpipe more than once"
 

@@ -6,6 +6,7 @@
 
 #include "core/store/run_store.h"
 #include "ui/report/study_report.h"
+#include "ui/report/study_report_writer.h"
 
 namespace {
 
@@ -626,4 +627,19 @@ TEST(StudyReport, QualityOverviewSaysWhatTheGapDependsOn) {
   EXPECT_TRUE(longer.contains("- **Training length** (lr 0.1): T1+T2 -3.00 (1 seed) after 3 epochs (A2), -1.20 (1 seed) after 10 epochs (A3); "
                               "naive -6.00 (1 seed) after 3 epochs (A2)."))
       << longer.toStdString();
+}
+
+// A run's variant is data: its "variant:" tag (scripts/reproduce.sh writes it), whatever its name;
+// a run without the tag (stores made before) is read off the name reproduce.sh gave it.
+TEST(StudyReport, AVariantIsItsTagBeforeItsName) {
+  pm::RunRecord tagged;
+  tagged.name = "renamed by hand";
+  tagged.tags = {"study:quality", "variant:t1t2-warmup", "optimizer.lr=0.1"};
+  EXPECT_EQ(pm::ui::study::variantOf(tagged).toStdString(), "t1t2-warmup");
+  pm::RunRecord named;
+  named.name = "study-resnet20-pipedream [optimizer.lr=0.1]";
+  named.tags = {"study:quality", "optimizer.lr=0.1"};
+  EXPECT_EQ(pm::ui::study::variantOf(named).toStdString(), "pipedream");
+  named.tags.push_back("variant:");  // an empty variant tag is no variant
+  EXPECT_EQ(pm::ui::study::variantOf(named).toStdString(), "pipedream");
 }

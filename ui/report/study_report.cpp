@@ -49,6 +49,9 @@ QString num(double v, int decimals) { return std::isfinite(v) ? QString::number(
 QString signedNum(double v, int decimals) { return (std::isfinite(v) && v >= 0 ? "+" : "") + num(v, decimals); }
 
 QString variantOf(const RunRecord& r) {
+  const std::string prefix = kVariantTagPrefix;
+  for (const auto& t : r.tags)
+    if (t.size() > prefix.size() && t.compare(0, prefix.size(), prefix) == 0) return QString::fromStdString(t.substr(prefix.size()));
   QString n = QString::fromStdString(r.name);
   const int bracket = n.indexOf(" [");
   if (bracket >= 0) n = n.left(bracket);

@@ -36,7 +36,11 @@ QString num(double v, int decimals = 4);
 // A difference, signed either way: "+0.35", "-1.20"; "-" when not finite.
 QString signedNum(double v, int decimals);
 
-// "study-resnet20-t1t2" -> "t1t2"
+// The tag scripts/reproduce.sh gives every run of a variant: "variant:t1t2".
+inline constexpr const char* kVariantTagPrefix = "variant:";
+// The study variant a run is of, as data: its "variant:NAME" tag; for runs recorded before
+// reproduce.sh wrote it, read off the name it gave them ("study-resnet20-t1t2 [optimizer.lr=0.1]"
+// -> "t1t2").
 QString variantOf(const RunRecord& r);
 
 std::vector<RunRecord> runsTagged(const RunStore& store, const std::string& tag);
