@@ -63,6 +63,21 @@ const std::vector<TrainingMethod>& planMethods() {
   return rows;
 }
 
+const std::vector<TrainingMethod>& stabilityMethods() {
+  static const std::vector<TrainingMethod> rows = [] {
+    std::vector<TrainingMethod> r;
+    for (const auto& d : scheduleDecls()) r.push_back({d.kind});
+    for (const auto& d : scheduleDecls())
+      if (d.takesPipeMare) r.push_back({d.kind, false, /*t1=*/true});
+    return r;
+  }();
+  return rows;
+}
+
+TrainingMethod stabilityMethodOf(const TrainingMethod& method) {
+  return TrainingMethod{method.schedule, false, method.t1 && method.decl().takesPipeMare};
+}
+
 std::string trainingMethodNames(const std::vector<TrainingMethod>& methods) {
   std::string list;
   for (const auto& m : methods) list += (list.empty() ? "" : ", ") + m.name();

@@ -39,6 +39,14 @@ TrainingMethod trainingMethodAmong(const std::string& name, const std::vector<Tr
 // with recompute (the only schedule whose memory recompute changes in kind), pipemare also with T2.
 const std::vector<TrainingMethod>& planMethods();
 
+// The stability predictor's rows (pipemare plan --stability): every schedule, in declaration order,
+// then each schedule that takes pipemare.* with T1. gpipe+recompute shares gpipe's numerics and
+// pipemare+T2 shares pipemare's row in that model (T2 makes the stale gradient consistent; the
+// delay stays tau); a synchronous schedule's delay is 0, so gpipe, 1f1b and zb-h1 share one edge.
+const std::vector<TrainingMethod>& stabilityMethods();
+// The row that predicts a method: its schedule, with T1 where it takes pipemare.* and has T1 on.
+TrainingMethod stabilityMethodOf(const TrainingMethod& method);
+
 // "a, b, c": the names of a list, for messages.
 std::string trainingMethodNames(const std::vector<TrainingMethod>& methods);
 

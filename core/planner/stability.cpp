@@ -71,21 +71,6 @@ double stabilityEdge(int64_t tau, double beta) {
   return lo;
 }
 
-const std::vector<TrainingMethod>& stabilityMethods() {
-  static const std::vector<TrainingMethod> rows = [] {
-    std::vector<TrainingMethod> r;
-    for (const auto& d : scheduleDecls()) r.push_back({d.kind});
-    for (const auto& d : scheduleDecls())
-      if (d.takesPipeMare) r.push_back({d.kind, false, /*t1=*/true});
-    return r;
-  }();
-  return rows;
-}
-
-TrainingMethod stabilityMethodOf(const TrainingMethod& design) {
-  return TrainingMethod{design.schedule, false, design.t1 && design.decl().takesPipeMare};
-}
-
 std::vector<RowStability> predictStability(const StabilityInputs& in) {
   if (in.curvature.empty()) throw std::invalid_argument("no stage curvature to predict from");
   for (double l : in.curvature)

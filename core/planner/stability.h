@@ -29,13 +29,7 @@ double delayedSpectralRadius(int64_t tau, double beta, double a);
 // tau = 0 gives 2 (1 + beta).
 double stabilityEdge(int64_t tau, double beta);
 
-// The rows of the prediction: every schedule (in declaration order), then pipemare with T1.
-// gpipe+recompute shares gpipe's numerics and pipemare+T2 shares pipemare's row in this model (T2
-// makes the stale gradient consistent; the delay stays tau); a synchronous schedule's delay is 0,
-// so gpipe, 1f1b and zb-h1 share one edge.
-const std::vector<TrainingMethod>& stabilityMethods();
-// The row of a design's method: its schedule, with T1 where the design turns pipemare.t1 on.
-TrainingMethod stabilityMethodOf(const TrainingMethod& design);
+// The rows of the prediction: stabilityMethods() (core/pipeline/training_method.h).
 
 struct StabilityInputs {
   PlanSpec spec;                  // timing, N, update interval, m (the planner's design)

@@ -13,6 +13,9 @@
 #include <map>
 
 #include "core/analysis/sweep_tags.h"
+#include "core/config/experiment.h"
+#include "core/config/experiment_fields.h"
+#include "core/pipeline/training_method.h"
 #include "core/store/run_store.h"
 #include "core/util/stats.h"
 #include "ui/plots/heat_map.h"
@@ -34,14 +37,14 @@ constexpr double kWithinBest = 0.05;
 // they change (weight stashing, naive asynchrony, PipeMare's T1, T1+T2).
 const std::vector<QString> kColumnOrder = {"gpipe", "1f1b", "pipedream", "2bw", "naive", "t1", "t1t2"};
 
-// The row of `plan --stability` that predicts a study variant. T2 makes the delayed gradient
-// consistent but leaves the delay, so the model gives T1+T2 T1's edge.
-QString predictedRow(const QString& variant) {
-  if (variant == "gpipe" || variant == "1f1b" || variant == "pipedream") return variant;
-  if (variant == "2bw") return "pipedream-2bw";
-  if (variant == "naive") return "pipemare";
-  if (variant.startsWith("t1")) return "pipemare+T1";
-  return {};
+// The row of `plan --stability` that predicts a run: the training method its stored experiment is
+// (core/pipeline/training_method.h: its schedule, with T1; T2 and recompute leave the delays, so
+// T1+T2 gets T1's edge). Empty where the experiment cannot be read.
+QString predictedRow(const RunRecord& r) {
+  const Json j = Json::parse(r.config_json, nullptr, false);
+  if (!j.is_object()) return {};
+  const Experiment e = experimentAsFarAsReadable(j);
+  return QString::fromStdString(stabilityMethodOf({e.pipeline.schedule, e.pipeline.recompute, e.pipemare.t1, e.pipemare.t2}).name());
 }
 
 struct Prediction {
@@ -259,7 +262,9 @@ void StudyReportWriter::stability() {
   std::map<QString, Prediction> prediction;
   for (const QString& v : cols) {
     measured[v] = measure(grid.at(v));
-    auto p = predicted.find(predictedRow(v));
+    const auto& byLr = grid.at(v);
+    const RunRecord* any = byLr.empty() || byLr.begin()->second.bySeed.empty() ? nullptr : byLr.begin()->second.bySeed.begin()->second;
+    auto p = any ? predicted.find(predictedRow(*any)) : predicted.end();
     prediction[v] = p == predicted.end() ? Prediction{} : p->second;
   }
 
