@@ -1,4 +1,5 @@
 #include "core/analysis/run_data.h"
+#include "core/events/metric_keys.h"
 
 #include <nlohmann/json.hpp>
 
@@ -104,7 +105,7 @@ std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& 
   std::vector<double> x;
   x.reserve(points.size());
   const double perStep = axis == XAxis::Updates ? updatesPerStep(run.record) : 1;
-  const auto& samples = run.metric("train/samples");
+  const auto& samples = run.metric(metric::kTrainSamples);
   for (const auto& p : points) {
     switch (axis) {
       case XAxis::Step: x.push_back(static_cast<double>(p.step)); break;

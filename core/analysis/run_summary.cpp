@@ -1,4 +1,5 @@
 #include "core/analysis/run_summary.h"
+#include "core/events/metric_keys.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,10 +66,10 @@ RunSummary summarizeRun(const RunData& run, double accuracyTarget) {
   s.ratios.fill(kNaN);
   auto set = [&](SummaryField f, double v) { s.values[static_cast<size_t>(f)] = v; };
 
-  const auto& loss = run.metric("train/loss");
+  const auto& loss = run.metric(metric::kTrainLoss);
   set(SummaryField::FinalLoss, lastFinite(loss));
   set(SummaryField::BestLoss, bestFinite(loss, [](double a, double b) { return a < b; }));
-  const auto& acc = run.metric("eval/accuracy");
+  const auto& acc = run.metric(metric::kEvalAccuracy);
   set(SummaryField::FinalAccuracy, lastFinite(acc));
   set(SummaryField::BestAccuracy, bestFinite(acc, [](double a, double b) { return a > b; }));
   for (const auto& p : acc)
@@ -79,7 +80,7 @@ RunSummary summarizeRun(const RunData& run, double accuracyTarget) {
   // Training throughput: samples over time across the logged windows (each a log_interval of
   // minibatches, start-up and evaluation excluded); the plain mean of their rates overweighted
   // fast windows.
-  set(SummaryField::Throughput, windowThroughput(run.metric("train/samples_per_s")));
+  set(SummaryField::Throughput, windowThroughput(run.metric(metric::kTrainSamplesPerS)));
 
   // Points come ordered by (stage, step): the last finite one per stage wins.
   std::map<int, double> lastUtil;

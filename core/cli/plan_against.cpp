@@ -1,4 +1,5 @@
 #include "core/cli/plan_against.h"
+#include "core/events/metric_keys.h"
 
 #include <algorithm>
 #include <cmath>
@@ -150,7 +151,7 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
 
   // Measured seconds per minibatch: median of wall-time differences between
   // logged steps.
-  const auto loss = store.loadMetric(runId, "train/loss");
+  const auto loss = store.loadMetric(runId, metric::kTrainLoss);
   std::vector<double> perMinibatch;
   for (size_t i = 1; i < loss.size(); ++i)
     if (loss[i].step > loss[i - 1].step)

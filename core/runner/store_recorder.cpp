@@ -1,4 +1,5 @@
 #include "core/runner/store_recorder.h"
+#include "core/events/metric_keys.h"
 
 #include <chrono>
 #include <exception>
@@ -139,12 +140,12 @@ void StoreRecorder::record(const Json& e) {
                                             e["blas"].value("library", std::string("")) + ")");
   } else if (type == ev::kStep) {
     const int64_t step = e.value("step", int64_t{0});
-    for (const char* k : {"loss", "lr", "samples_per_s", "epoch", "samples"})
-      if (e.contains(k)) store_.appendMetric(run_, std::string("train/") + k, step, t, num(e, k));
+    for (const char* k : metric::kStepFields)
+      if (e.contains(k)) store_.appendMetric(run_, std::string(metric::kTrainPrefix) + k, step, t, num(e, k));
   } else if (type == ev::kEval) {
     const int64_t step = e.value("step", int64_t{0});
-    for (const char* k : {"loss", "accuracy", "perplexity"})
-      if (e.contains(k)) store_.appendMetric(run_, std::string("eval/") + k, step, t, num(e, k));
+    for (const char* k : metric::kEvalFields)
+      if (e.contains(k)) store_.appendMetric(run_, std::string(metric::kEvalPrefix) + k, step, t, num(e, k));
   } else if (type == ev::kStage) {
     const int stage = e.value("stage", 0);
     const int64_t step = e.value("step", int64_t{0});

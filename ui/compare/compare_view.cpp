@@ -13,6 +13,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/events/metric_keys.h"
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
 #include "ui/plots/curve_plot.h"
@@ -202,7 +203,7 @@ void CompareView::syncControls() {
   updating_ = true;
   const QStringList metrics = availableMetrics();
   if (!metrics.isEmpty() && !metrics.contains(metric_))
-    metric_ = metrics.contains(QStringLiteral("train/loss")) ? QStringLiteral("train/loss") : metrics.front();
+    metric_ = metrics.contains(QString(metric::kTrainLoss)) ? QString(metric::kTrainLoss) : metrics.front();
   metricBox_->setMetrics(metrics, metric_);
   xAxisBox_->setCurrentIndex(xAxisBox_->findData(static_cast<int>(xAxis_)));
   smoothSlider_->setValue(static_cast<int>(std::lround(smoothing_ * 100)));

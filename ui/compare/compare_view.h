@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/events/metric_keys.h"
 #include "core/analysis/run_data.h"
 #include "core/analysis/run_summary.h"
 
@@ -148,7 +149,7 @@ class CompareView : public QWidget {
   std::vector<PlottedSeries> plotted_;
   std::vector<RunSummary> summaries_;
 
-  QString metric_ = "train/loss";
+  QString metric_ = metric::kTrainLoss;
   XAxis xAxis_ = XAxis::Step;
   double smoothing_ = 0;
   int64_t baseline_ = 0;

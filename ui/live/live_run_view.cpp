@@ -21,6 +21,7 @@
 #include "core/store/run_checkpoints.h"
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
+#include "core/events/event.h"
 #include "ui/live/run_process.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/plots/gantt_plot.h"
@@ -280,30 +281,30 @@ int LiveRunView::series(CurvePlot* plot, const QString& name, int index, Qt::Pen
 void LiveRunView::onEvent(const nlohmann::json& e) {
   const std::string type = e.value("type", "");
   dirty_ = true;
-  if (type == "step") {
+  if (type == ev::kStep) {
     const double step = num(e, "step");
     if (!std::isnan(num(e, "loss"))) loss_->appendPoint(series(loss_, tr("train"), 0), step, num(e, "loss"));
     if (!std::isnan(num(e, "samples_per_s")))
       throughput_->appendPoint(series(throughput_, tr("samples/s"), 0), step, num(e, "samples_per_s"));
-  } else if (type == "eval") {
+  } else if (type == ev::kEval) {
     showEval(e);
-  } else if (type == "stage") {
+  } else if (type == ev::kStage) {
     showStageReport(e);
-  } else if (type == "progress") {
+  } else if (type == ev::kProgress) {
     showProgress(e);
-  } else if (type == "run_started") {
+  } else if (type == ev::kRunStarted) {
     runStarted(e);
-  } else if (type == "log") {
+  } else if (type == ev::kLog) {
     if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
     log_->appendPlainText(QString::fromStdString(e.value("message", std::string())));
-  } else if (type == "warning") {
+  } else if (type == ev::kWarning) {
     log_->appendPlainText(tr("warning: %1").arg(QString::fromStdString(e.value("message", std::string()))));
-  } else if (type == "error") {
+  } else if (type == ev::kError) {
     const std::string place = e.value("place", std::string());
     const QString message = QString::fromStdString(e.value("message", std::string()));
     if (!message.isEmpty()) errorsShown_ << message;
     log_->appendPlainText(tr("error: %1%2").arg(QString::fromStdString(place.empty() ? "" : place + ": "), message));
-  } else if (type == "run_finished") {
+  } else if (type == ev::kRunFinished) {
     if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
     summaryLine_ = runSummaryLine(e, runId_);  // logged when the process has ended, after its stderr
   }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/events/metric_keys.h"
 #include "core/analysis/run_data.h"
 #include "core/analysis/run_summary.h"
 #include "core/analysis/sweep_tags.h"
@@ -125,7 +126,7 @@ void collectQuality(const RunStore& store, const std::vector<RunRecord>& runs, i
   for (const auto& r : runs) {
     const std::string lr = sweepTagValue(r, "optimizer.lr", "");
     RunData d = loadRunData(store, r.id);
-    const auto& acc = d.metric("eval/accuracy");
+    const auto& acc = d.metric(metric::kEvalAccuracy);
     QualityCell& c = byLr[lr][variantOf(r)];
     c.seeds.push_back(seedOf(r));
     c.epoch1.push_back(acc.empty() ? NAN : acc.front().value);
@@ -169,7 +170,7 @@ void addQualityCurves(CurvePlot& plot, const std::vector<std::pair<QString, RunD
     if (!colour.count(v)) colour[v] = kPalette[i++ % 10];
     const int nth = seen[v]++;
     const QString label = cells.at(v).seeds.size() > 1 ? QString("%1 (seed %2)").arg(v).arg(cells.at(v).seeds[nth]) : v;
-    addStepSeries(plot, label, colour[v], d.metric("eval/accuracy"), nth > 0 ? Qt::DashLine : Qt::SolidLine);
+    addStepSeries(plot, label, colour[v], d.metric(metric::kEvalAccuracy), nth > 0 ? Qt::DashLine : Qt::SolidLine);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/events/metric_keys.h"
 #include "core/analysis/run_data.h"
 #include "core/analysis/speedup_breakdown.h"
 #include "core/analysis/run_summary.h"
@@ -48,9 +49,9 @@ void StudyReportWriter::charlm() {
   for (const auto& r : runs) {
     RunData d = loadRunData(store_, r.id);
     md_ << "| " << QString::fromStdString(r.name) << " | " << QString::fromStdString(r.schedule) << " | " << r.stages << " | "
-        << r.microbatches << " | " << num(lastFinite(d.metric("train/loss"))) << " | " << num(lastFinite(d.metric("eval/loss")))
-        << " | " << num(lastFinite(d.metric("eval/perplexity")), 2) << " | " << QString::fromUtf8(toString(r.status)) << " |\n";
-    addStepSeries(plot, QString::fromStdString(r.name), kPalette[i++ % 10], d.metric("eval/loss"));
+        << r.microbatches << " | " << num(lastFinite(d.metric(metric::kTrainLoss))) << " | " << num(lastFinite(d.metric(metric::kEvalLoss)))
+        << " | " << num(lastFinite(d.metric(metric::kEvalPerplexity)), 2) << " | " << QString::fromUtf8(toString(r.status)) << " |\n";
+    addStepSeries(plot, QString::fromStdString(r.name), kPalette[i++ % 10], d.metric(metric::kEvalLoss));
   }
   plot.replot();
   const QString name = figure("charlm-eval-loss.png");
@@ -74,7 +75,7 @@ std::vector<std::vector<double>> ceilingRates(const RunStore& store) {
   for (size_t k = 0; k + 1 < side.size(); k += 2) {
     std::vector<std::vector<std::pair<double, double>>> progress;
     for (const RunRecord* r : {&side[k], &side[k + 1]}) {
-      const auto pts = loadRunData(store, r->id).metric("train/samples_per_s");
+      const auto pts = loadRunData(store, r->id).metric(metric::kTrainSamplesPerS);
       std::vector<std::pair<double, double>> p;
       for (size_t i = 0; i < pts.size(); ++i)  // from the end of the first window (start-up) on
         p.push_back({pts[i].wall_time, i == 0 ? 0.0 : p.back().second + pts[i].value * (pts[i].wall_time - pts[i - 1].wall_time)});
@@ -157,7 +158,7 @@ void StudyReportWriter::hardware() {
     g->runs.push_back(r);
   }
   for (auto& g : groups)
-    for (const auto& r : g.runs) g.rates.push_back(median(values(loadRunData(store_, r.id).metric("train/samples_per_s"))));
+    for (const auto& r : g.runs) g.rates.push_back(median(values(loadRunData(store_, r.id).metric(metric::kTrainSamplesPerS))));
   std::vector<double> base;
   std::vector<double> baseCompute;
   for (const auto& g : groups)

@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "core/events/metric_keys.h"
 #include "core/config/choices.h"
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
@@ -344,16 +345,16 @@ void RunsBrowser::showRun(int64_t runId) {
   };
   const bool active = shownStatus_ == RunStatus::Running || shownStatus_ == RunStatus::Created;
   lossPlot_->setEmptyText(active ? tr("no step recorded yet") : tr("this run recorded no training loss"));
-  fill(lossPlot_, {{"train/loss", QColor(31, 119, 180)}, {"eval/loss", QColor(255, 127, 14)}});
+  fill(lossPlot_, {{metric::kTrainLoss, QColor(31, 119, 180)}, {metric::kEvalLoss, QColor(255, 127, 14)}});
   // Classifiers report held-out accuracy, language models perplexity (and next-byte accuracy:
   // perplexity is their figure).
   const auto keys = store->metricKeys(runId);
-  const bool perplexity = std::find(keys.begin(), keys.end(), "eval/perplexity") != keys.end();
+  const bool perplexity = std::find(keys.begin(), keys.end(), metric::kEvalPerplexity) != keys.end();
   accPlot_->setTitle(perplexity ? tr("Held-out perplexity") : tr("Held-out accuracy"));
   accPlot_->setAxisLabels(tr("step"), perplexity ? tr("perplexity") : tr("accuracy"));
   accPlot_->setEmptyText(active ? tr("no evaluation yet (the first comes after\ntraining.eval_interval steps or an epoch)")
                                 : tr("this run recorded no evaluation"));
-  fill(accPlot_, {{perplexity ? "eval/perplexity" : "eval/accuracy", QColor(44, 160, 44)}});
+  fill(accPlot_, {{perplexity ? metric::kEvalPerplexity : metric::kEvalAccuracy, QColor(44, 160, 44)}});
 }
 
 }  // namespace pm::ui

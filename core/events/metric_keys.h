@@ -1,0 +1,21 @@
+#pragma once
+// The names of the metrics a run's events are stored under, declared once: the recorder
+// (core/runner/store_recorder.cpp) writes a step event's fields as "train/<field>" and an eval
+// event's as "eval/<field>"; analysis, the CLI, the report and the workbench read them by these
+// names. Per-stage metrics are "stage<s>/<field>" (core/analysis/run_data.h).
+namespace pm::metric {
+
+inline constexpr const char* kTrainPrefix = "train/";
+inline constexpr const char* kEvalPrefix = "eval/";
+// The fields of a step event ("step") the recorder keeps, and of an eval event ("eval").
+inline constexpr const char* kStepFields[] = {"loss", "lr", "samples_per_s", "epoch", "samples"};
+inline constexpr const char* kEvalFields[] = {"loss", "accuracy", "perplexity"};
+
+inline constexpr const char* kTrainLoss = "train/loss";
+inline constexpr const char* kTrainSamples = "train/samples";
+inline constexpr const char* kTrainSamplesPerS = "train/samples_per_s";
+inline constexpr const char* kEvalLoss = "eval/loss";
+inline constexpr const char* kEvalAccuracy = "eval/accuracy";
+inline constexpr const char* kEvalPerplexity = "eval/perplexity";
+
+}  // namespace pm::metric
