@@ -12,6 +12,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
+#include <QRegularExpression>
 #include <QTest>
 #include <string>
 
@@ -95,7 +96,8 @@ TEST(LivePanel, ClosingARunningRunsTabAsksAndAFinishedRunsTabClosesAtOnce) {
     QTest::mouseClick(close, Qt::LeftButton);
     EXPECT_TRUE(answers.done()) << answers.failure();
   }
-  EXPECT_TRUE(question.contains("\"long run\" is still in progress")) << question.toStdString();
+  // The tab's name: the run's, with its id in front once the store has given it one.
+  EXPECT_TRUE(question.contains(QRegularExpression("\"(#[0-9]+ )?long run\" is still in progress"))) << question.toStdString();
   EXPECT_EQ(tabs->count(), 1) << "Cancel closed the tab";
   ASSERT_FALSE(running.isNull());
   EXPECT_TRUE(running->running()) << "Cancel stopped the run";
@@ -286,7 +288,9 @@ TEST(Workbench, ResumeAStoppedRunFromItsLiveTab) {
   pm::ui::LiveRunView* resumed = live->current();
   ASSERT_NE(resumed, nullptr);
   ASSERT_NE(resumed, first);
-  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->currentIndex()).toStdString(), "stop and go (resumed)");
+  // Tabs are named with the run's id: the stopped one and its resumption.
+  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->currentIndex()).toStdString(), "#" + std::to_string(id) + " stop and go (resumed)");
+  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->indexOf(first)).toStdString(), "#" + std::to_string(id) + " stop and go [stopped]");
   EXPECT_FALSE(resume->isEnabled()) << "the stopped run's tab still offers Resume once resumed";
 
   ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 2; }, 120000)) << resumed->logText().toStdString();

@@ -17,6 +17,10 @@ LivePanel::LivePanel(const QString& pipemareBinary, const QString& dbPath, QWidg
     : QWidget(parent), binary_(pipemareBinary), db_(dbPath), tabs_(new QTabWidget(this)) {
   tabs_->setObjectName(QStringLiteral("liveRunTabs"));
   tabs_->setTabsClosable(true);
+  // Many runs: the strip scrolls and long names are shortened in the middle (the run id in front
+  // and the status at the end stay readable); the full text is each tab's tooltip.
+  tabs_->setUsesScrollButtons(true);
+  tabs_->setElideMode(Qt::ElideMiddle);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   auto* hint = new QLabel(tr("Runs started from the Design tab appear here, one tab each (Ctrl+R runs the current design)."), this);
@@ -31,12 +35,22 @@ LiveRunView* LivePanel::addView(const QString& title) {
   v->setStoreWatcher(watcher_);
   views_.push_back(v);
   const int i = tabs_->addTab(v, title);
+  tabs_->setTabToolTip(i, title);
   tabs_->setCurrentIndex(i);
+  // Named with the run's id once the store has one: "#12 cnn-gpipe-p2".
+  connect(v, &LiveRunView::runIdentified, this, [this, v, title](int64_t id) {
+    const int idx = tabs_->indexOf(v);
+    if (idx < 0) return;
+    const QString text = QStringLiteral("#%1 %2").arg(id).arg(title);
+    tabs_->setTabText(idx, text);
+    tabs_->setTabToolTip(idx, text);
+  });
   connect(v, &LiveRunView::resumeRequested, this, &LivePanel::resumeRequested);
   connect(v, &LiveRunView::runFinished, this, [this, v](const QString& status) {
     const int idx = tabs_->indexOf(v);
     if (idx >= 0) {
       tabs_->setTabText(idx, tabs_->tabText(idx) + " [" + status + "]");
+      tabs_->setTabToolTip(idx, tabs_->tabText(idx));
     } else {  // its tab was closed while it ran (retire): nothing shows it any more
       views_.erase(std::remove(views_.begin(), views_.end(), v), views_.end());
       v->deleteLater();

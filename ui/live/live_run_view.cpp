@@ -121,7 +121,7 @@ void LiveRunView::processFinished(int code, const QString& st) {
     }
     if (!rest.isEmpty()) log_->appendPlainText(tr("engine: %1").arg(rest.join('\n').trimmed()));
   }
-  if (runId_ == 0) runId_ = proc_->runId();
+  if (runId_ == 0) setRunId(proc_->runId());
   // The last line: the run_finished event's summary, or without one (the process was killed, the
   // experiment refused) the status alone.
   if (!summaryLine_.isEmpty())
@@ -240,10 +240,16 @@ void LiveRunView::start(const QString& experimentFile, const QString& title) {
   proc_->start(experimentFile, title);
 }
 
+void LiveRunView::setRunId(int64_t id) {
+  if (id <= 0 || id == runId_) return;
+  runId_ = id;
+  Q_EMIT runIdentified(id);
+}
+
 void LiveRunView::resume(int64_t runId, const QString& title) {
   header_->setText(tr("<b>%1</b>").arg(title.toHtmlEscaped()));
   log_->appendPlainText(tr("resuming: pipemare run --resume %1").arg(runId));
-  runId_ = runId;  // the run's own record goes on (the engine's events name it too)
+  setRunId(runId);  // the run's own record goes on (the engine's events name it too)
   proc_->start(QString(), QString(), {QStringLiteral("--resume"), QString::number(runId)});
 }
 
@@ -295,7 +301,7 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
   } else if (type == ev::kRunStarted) {
     runStarted(e);
   } else if (type == ev::kLog) {
-    if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
+    if (e.contains("run") && e["run"].is_number_integer()) setRunId(e["run"].get<int64_t>());
     log_->appendPlainText(QString::fromStdString(e.value("message", std::string())));
   } else if (type == ev::kWarning) {
     log_->appendPlainText(tr("warning: %1").arg(QString::fromStdString(e.value("message", std::string()))));
@@ -305,7 +311,7 @@ void LiveRunView::onEvent(const nlohmann::json& e) {
     if (!message.isEmpty()) errorsShown_ << message;
     log_->appendPlainText(tr("error: %1%2").arg(QString::fromStdString(place.empty() ? "" : place + ": "), message));
   } else if (type == ev::kRunFinished) {
-    if (e.contains("run") && e["run"].is_number_integer()) runId_ = e["run"].get<int64_t>();
+    if (e.contains("run") && e["run"].is_number_integer()) setRunId(e["run"].get<int64_t>());
     summaryLine_ = runSummaryLine(e, runId_);  // logged when the process has ended, after its stderr
   }
 }

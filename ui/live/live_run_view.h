@@ -58,6 +58,8 @@ class LiveRunView : public QWidget {
 
  Q_SIGNALS:
   void runFinished(const QString& status);
+  // The store's id of the run shown, once known (from the engine's events, or the run resumed).
+  void runIdentified(int64_t runId);
   // The Resume button: the stored run `runId` (named `name` in the store) is to continue from its
   // checkpoint. Whoever starts runs does it (LivePanel passes it on to MainWindow, which resumes it
   // as the Runs tab's Resume does).
@@ -65,6 +67,7 @@ class LiveRunView : public QWidget {
 
  private:
   void buildLayout();
+  void setRunId(int64_t id);  // runId_, and runIdentified the first time it is known
   void processFinished(int code, const QString& st);
   // The run has ended: when the store records it stopped, failed or interrupted with a checkpoint
   // directory of its own holding a step, the Resume bar under the log offers to continue it.
