@@ -343,6 +343,11 @@ TEST(SweepsView, HeatMapOfTheStoredSweepAndClickOpensTheRun) {
   ASSERT_NE(map->cellAt(0, 1), nullptr);
   EXPECT_EQ(map->cellAt(0, 1)->text.toStdString(), "0.600");
   EXPECT_EQ(map->cellAt(1, 1)->text.toStdString(), "D");
+  // Accuracy's colour scale starts at chance (Fashion-MNIST, the runs' data: 0.1), not at the
+  // sweep's worst 0.5, and says so.
+  EXPECT_TRUE(map->scaleShown());
+  EXPECT_DOUBLE_EQ(map->scaleLow(), 0.1);
+  EXPECT_EQ(map->scaleTitle().toStdString(), "final accuracy (from chance, 0.1)");
   // The diverged cell has its own colour, unlike any value cell.
   for (const auto& [r, c] : std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}})
     EXPECT_NE(map->fillColor(1, 1), map->fillColor(r, c));

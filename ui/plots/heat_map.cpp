@@ -98,13 +98,15 @@ void HeatMap::setMarks(const std::vector<HeatMark>& marks) {
   redraw();
 }
 
-void HeatMap::setCells(const std::vector<HeatCell>& cells, double lo, double hi, const QString& scaleLabel, bool invert) {
+void HeatMap::setCells(const std::vector<HeatCell>& cells, double lo, double hi, const QString& scaleLabel, bool invert,
+                       const QString& scaleNote) {
   cells_.clear();
   for (const auto& c : cells)
     if (c.row >= 0 && c.col >= 0 && c.row < rows() && c.col < cols()) cells_.push_back(c);
   lo_ = lo;
   hi_ = hi;
   scaleLabel_ = scaleLabel;
+  scaleNote_ = scaleNote;
   invert_ = invert;
   redraw();
 }
@@ -192,7 +194,7 @@ void HeatMap::redraw() {
   scale_->setVisible(showScale);
   scale_->setGradient(gradient);
   scale_->setDataRange(range);
-  scale_->axis()->setLabel(scaleLabel_);
+  scale_->axis()->setLabel(scaleLabel_ + scaleNote_);
   plot_->replot();
 }
 

@@ -44,7 +44,9 @@ class HeatMap : public QWidget {
   // Cells (any subset of the grid) and the value range of the colour scale. invert: the scale's
   // bright end at the low values (e.g. for a loss, so that the better runs look alike).
   // scaleLabel "" hides the colour scale.
-  void setCells(const std::vector<HeatCell>& cells, double lo, double hi, const QString& scaleLabel, bool invert = false);
+  // scaleNote: said after the label on the colour scale only (where its floor comes from).
+  void setCells(const std::vector<HeatCell>& cells, double lo, double hi, const QString& scaleLabel, bool invert = false,
+                const QString& scaleNote = QString());
   // Lines drawn over the cells (clamped to the grid); setGrid clears them.
   void setMarks(const std::vector<HeatMark>& marks);
   const std::vector<HeatMark>& marks() const { return marks_; }
@@ -59,6 +61,8 @@ class HeatMap : public QWidget {
   bool cellUnder(const QPoint& pixel, int* row, int* col) const;
   QPoint cellCenter(int row, int col) const;
   bool scaleShown() const;  // the colour scale beside the cells
+  double scaleLow() const { return lo_; }
+  QString scaleTitle() const { return scaleLabel_ + scaleNote_; }  // the colour scale's label
   // The tip the mouse over the cell shows: its row and column, its value, then its own toolTip;
   // hoverText() is the one shown now ("" while the mouse is over no cell).
   QString hoverText(int row, int col) const;
@@ -82,6 +86,7 @@ class HeatMap : public QWidget {
   std::vector<HeatMark> marks_;
   double lo_ = 0, hi_ = 1;
   QString scaleLabel_;
+  QString scaleNote_;
   bool invert_ = false;
   QString hover_;
 };

@@ -8,12 +8,26 @@
 #include <cmath>
 #include <map>
 
+#include "core/config/experiment.h"
+#include "core/config/experiment_fields.h"
 #include "core/store/run_store.h"
 #include "ui/plots/heat_map.h"
 
 namespace pm::ui {
 
 namespace {
+
+// The accuracy of guessing for the sweep's data: 1/10 when its runs train on Fashion-MNIST (all of
+// them), else 0 (the number of classes is not recorded apart from the model).
+double chanceAccuracy(const std::vector<RunRecord>& runs) {
+  bool all = !runs.empty();
+  for (const auto& r : runs) {
+    if (r.id == 0) continue;  // a point not started
+    const auto j = nlohmann::json::parse(r.config_json, nullptr, false);
+    all = all && j.is_object() && experimentAsFarAsReadable(j).data.dataset == DatasetKind::FashionMnist;
+  }
+  return all ? 0.1 : 0.0;
+}
 
 QColor markColor(const std::string& mark) {
   if (mark == "D") return QColor(214, 39, 40);     // diverged: red
@@ -105,8 +119,22 @@ void SweepsView::rebuildGrid() {
     else if (!c.mark.empty()) ++marked;
     if (c.runs > 1) ++shared;
   }
-  map_->setCells(cells, grid_.minValue, grid_.maxValue, grid_.hasValues ? metricName : QString(),
-                 /*invert=*/m == SweepMetric::FinalLoss);
+  // Accuracy's scale starts at chance (Fashion-MNIST's ten classes: 0.1; 0 where the sweep's data
+  // do not say), or lower where a run did worse, so that 0.95 beside 1.0 does not look bad; loss
+  // keeps the sweep's own range. Only where values differ (one value has no scale).
+  double lo = grid_.minValue;
+  QString note;
+  if (m == SweepMetric::FinalAccuracy && grid_.maxValue > grid_.minValue) {
+    const double chance = chanceAccuracy(runs);
+    if (chance < lo) {
+      lo = chance;
+      note = chance > 0 ? tr(" (from chance, %1)").arg(chance) : tr(" (from 0)");
+    } else {
+      note = tr(" (from the sweep's worst)");
+    }
+  }
+  map_->setCells(cells, lo, grid_.maxValue, grid_.hasValues ? metricName : QString(),
+                 /*invert=*/m == SweepMetric::FinalLoss, note);
   const int realRuns = static_cast<int>(std::count_if(runs.begin(), runs.end(), [](const RunRecord& r) { return r.id != 0; }));
   QString text = tr("%1 in the sweep, %2 shown")
                      .arg(count(realRuns, tr("run"), tr("runs")), count(grid_.filledCells(), tr("grid point"), tr("grid points")));
