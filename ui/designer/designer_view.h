@@ -141,10 +141,10 @@ class DesignerView : public QWidget {
   void build(const nlohmann::json& normalised);
   void addFields(const nlohmann::json& obj, const std::string& prefix, QWidget* box, int depth);
   void validate();
-  // A field left set that no longer applies after `edited` changed (a pipemare-only field after
-  // switching the schedule to gpipe): its path, its text and its default's text as the field shows
-  // them, and why it no longer applies. Only fields that applied to `before`, the design before
-  // the edit, and hold a value other than their default.
+  // A field the edit of `edited` made inapplicable: it applies to `before` (the design as it was
+  // before that edit), not to the design shown, and holds a value other than its default (e.g.
+  // pipemare.t1 once the schedule is gpipe). Its path, its text and its default's text as the
+  // field shows them, and why it does not apply.
   struct StoppedField {
     std::string path;
     QString text, defaultText;
