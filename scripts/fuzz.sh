@@ -14,8 +14,15 @@ if ! command -v clang++ >/dev/null; then
   echo "fuzz: clang++ not found (Debian: clang, libclang-rt-14-dev); skipped"
   exit 0
 fi
-cmake --preset fuzz >/dev/null
-cmake --build build-fuzz -j "${PIPEMARE_JOBS:-$(nproc)}" >/dev/null
+# Quiet when it works; the configure or build output in full when it does not.
+log_build=$(mktemp)
+if ! { cmake --preset fuzz && cmake --build build-fuzz -j "${PIPEMARE_JOBS:-$(nproc)}"; } >"$log_build" 2>&1; then
+  echo "fuzz: building the fuzz targets FAILED:"
+  grep -E -B2 -A12 'error|FAILED' "$log_build" | head -80
+  rm -f "$log_build"
+  exit 1
+fi
+rm -f "$log_build"
 
 corpus=build-fuzz/corpus
 mkdir -p "$corpus"/fuzz_experiment "$corpus"/fuzz_idx "$corpus"/fuzz_text_corpus build-fuzz/artifacts
