@@ -302,4 +302,8 @@ const std::vector<std::string>& modelNames() {
   return kNames;
 }
 
+int pipelineChunks(const Experiment& e) { return scheduleChunks(e.pipeline.schedule, e.pipeline.chunks); }
+
+int modelStages(const Experiment& e) { return e.pipeline.stages * pipelineChunks(e); }
+
 }  // namespace pm

@@ -59,6 +59,9 @@ struct PipelineConfig {
   int update_interval = 1;  // pipedream: microbatches per optimizer step; 2bw: m >= P
   // pipedream, pipemare: 1f1b (P-1-s forwards ahead) | paper (2(P-1-s))
   PipelineTiming timing = PipelineTiming::Software1F1B;
+  // interleaved-1f1b: v, the model chunks each rank holds (the model is cut into v x stages
+  // stages, placed in a loop); zb-v holds 2 whatever it says; the others 1.
+  int chunks = 2;
 };
 
 struct PipeMareConfig {
@@ -172,6 +175,11 @@ Json experimentToJson(const Experiment& e);
 
 // Cross-field and range validation of an already-parsed experiment; throws ConfigError.
 void validateExperiment(const Experiment& e, const std::string& source = "experiment");
+
+// The model chunks each rank holds (pipeline.chunks for interleaved-1f1b, 2 for zb-v, else 1)
+// and the stages the model is cut into: pipeline.stages (the ranks) times that.
+int pipelineChunks(const Experiment& e);
+int modelStages(const Experiment& e);
 
 // The model names the format accepts (the model catalog's, in its order).
 const std::vector<std::string>& modelNames();

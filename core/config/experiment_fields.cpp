@@ -212,6 +212,8 @@ std::string whyFieldDoesNotApply(const Experiment& e, const std::string& path) {
   };
   if (path == "pipeline.update_interval" && !sd.takesUpdateInterval)
     return onlyWith(schedulesWith([](const ScheduleDecl& d) { return d.takesUpdateInterval; }), schedule);
+  if (path == "pipeline.chunks" && !takesChunks(p.schedule))
+    return onlyWith(schedulesWith([](const ScheduleDecl& d) { return d.chunks == 0; }), schedule);
   if (path == "pipeline.timing" && !sd.takesTiming)
     return onlyWith(schedulesWith([](const ScheduleDecl& d) { return d.takesTiming; }), schedule);
   if (startsWith(path, "pipemare.")) {

@@ -91,10 +91,12 @@ void checkPartition(const Experiment& e, const std::string& source) {
                choiceName(p.partition.method));
     return;
   }
-  if (static_cast<int>(b.size()) != p.stages - 1)
+  const int stages = modelStages(e);
+  const std::string counted = stages == p.stages ? "pipeline.stages-1" : "pipeline.chunks x pipeline.stages - 1";
+  if (static_cast<int>(b.size()) != stages - 1)
     fail(source, "pipeline.partition.boundaries",
-         "the explicit partition needs pipeline.stages-1 = " + std::to_string(p.stages - 1) +
-             " boundaries (the first unit of stages 2.." + std::to_string(p.stages) + "), found " +
+         "the explicit partition needs " + counted + " = " + std::to_string(stages - 1) +
+             " boundaries (the first unit of stages 2.." + std::to_string(stages) + "), found " +
              std::to_string(b.size()) + ": " + shown(Json(b)));
   for (size_t i = 0; i < b.size(); ++i) {
     if (units > 0 && (b[i] < 1 || b[i] > units - 1))
@@ -123,6 +125,21 @@ void checkSchedule(const Experiment& e, const std::string& source) {
          "update_interval applies only to the " + scheduleNamesWhere([](const ScheduleDecl& x) { return x.takesUpdateInterval; }, "and") +
              " schedules (expected 1), found pipeline.schedule=" + schedule);
   }
+  if (d.chunks != 0 && p.chunks != PipelineConfig{}.chunks)
+    fail(source, "pipeline.chunks",
+         "chunks applies only to the " + scheduleNamesWhere([](const ScheduleDecl& x) { return x.chunks == 0; }) + " schedule (expected " +
+             std::to_string(PipelineConfig{}.chunks) + "), found pipeline.schedule=" + schedule +
+             (d.chunks > 1 ? " (which holds " + std::to_string(d.chunks) + " chunks per rank by itself)" : std::string()));
+  if (const int units = modelUnits(e.model.name); d.chunks != 1 && units > 0 && modelStages(e) > units)
+    fail(source, d.chunks == 0 ? "pipeline.chunks" : "pipeline.stages",
+         schedule + " cuts the model into chunks x stages = " + std::to_string(pipelineChunks(e)) + " x " + std::to_string(p.stages) +
+             " = " + std::to_string(modelStages(e)) + " stages, but model " + e.model.name + " has " + std::to_string(units) +
+             " partitionable units");
+  // Megatron-LM's rule for the interleaved schedule: microbatches come in groups of P, one per rank.
+  if (d.chunks == 0 && p.microbatches % p.stages != 0)
+    fail(source, "pipeline.microbatches",
+         schedule + " runs microbatches in groups of pipeline.stages (as Megatron-LM): expected a multiple of " +
+             std::to_string(p.stages) + ", found " + std::to_string(p.microbatches));
   if (p.timing == PipelineTiming::Paper && !d.takesTiming)
     fail(source, "pipeline.timing",
          "the paper's timing (forwards 2(P-1-s) ahead) applies only to the " +
@@ -200,6 +217,12 @@ void checkExecution(const Experiment& e, const std::string& source) {
     fail(source, "execution.devices",
          "expected 1 entry or one per stage (pipeline.stages=" + std::to_string(e.pipeline.stages) + "), found " +
              std::to_string(x.devices.size()) + " entries");
+  // Two ranks joined by several links (one per chunk pair) tell the links' messages apart by tag;
+  // NCCL has no tags and matches point-to-point messages in posting order only.
+  if (x.backend == CommBackend::Nccl && pipelineChunks(e) > 1)
+    fail(source, "execution.backend",
+         "pipeline.schedule=" + choiceName(e.pipeline.schedule) + " holds " + std::to_string(pipelineChunks(e)) +
+             " chunks per rank, whose messages the engine tells apart by tag, which NCCL does not have: use gloo");
   if (x.backend == CommBackend::Nccl)
     for (size_t i = 0; i < x.devices.size(); ++i)
       if (x.devices[i].compare(0, 5, "cuda:") != 0)

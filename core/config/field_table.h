@@ -98,6 +98,9 @@ void visitPipeline(V& v, E& e) {
   v.field("update_interval", p.update_interval, IntSpec{1, 65536, ""},
           "pipedream: microbatches per optimizer step; pipedream-2bw: m, the microbatches gradients are accumulated over "
           "(m >= P); 1 with the other schedules");
+  v.field("chunks", p.chunks, IntSpec{2, 64, ""},
+          "interleaved-1f1b: v, the model chunks per rank (the model is cut into v x pipeline.stages stages, placed in a "
+          "loop); zb-v always holds 2");
   v.choice("timing", p.timing, "how far forwards run ahead of backwards in the asynchronous 1F1B: 1f1b P-1-s warm-up forwards at stage s, "
            "paper 2(P-1-s), the PipeMare paper's fine-grained pipeline (pipedream and pipemare only)");
 }

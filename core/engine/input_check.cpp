@@ -25,6 +25,11 @@ void checkUnits(const Experiment& e, const std::string& modelPlace, int units) {
   if (p.stages > units)
     throw ConfigError("pipeline.stages", "expected at most " + std::to_string(units) + " stages (" + modelPlace + " has " +
                                              std::to_string(units) + " partitionable units), found " + std::to_string(p.stages));
+  if (modelStages(e) > units)
+    throw ConfigError(takesChunks(p.schedule) ? "pipeline.chunks" : "pipeline.stages",
+                      choiceName(p.schedule) + " cuts the model into chunks x stages = " + std::to_string(pipelineChunks(e)) + " x " +
+                          std::to_string(p.stages) + " = " + std::to_string(modelStages(e)) + " stages, but " + modelPlace + " has " +
+                          std::to_string(units) + " partitionable units");
   const auto& b = p.partition.boundaries;
   for (size_t i = 0; i < b.size(); ++i)
     if (b[i] > units - 1)

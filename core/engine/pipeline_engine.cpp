@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/comm/chunk_comm.h"
 #include "core/comm/in_process_comm.h"
 #include "core/comm/device_context.h"
 #include "core/engine/batch_source.h"
+#include "core/engine/rank_runner.h"
 #include "core/engine/stage_worker.h"
 #include "core/models/model_zoo.h"
 #include "core/util/errors.h"
@@ -99,7 +101,7 @@ std::vector<double> measuredUnitCosts(const Experiment& e, std::vector<Unit>& un
   return costs;
 }
 
-Json partitionJson(const Partition& p, const std::vector<Unit>& units) {
+Json partitionJson(const Experiment& e, const Partition& p, const std::vector<Unit>& units) {
   Json arr = Json::array();
   for (int s = 0; s < p.stages(); ++s) {
     int64_t params = 0;
@@ -108,7 +110,7 @@ Json partitionJson(const Partition& p, const std::vector<Unit>& units) {
       params += parameterCount(units[static_cast<size_t>(u)]);
       names.push_back(units[static_cast<size_t>(u)].name);
     }
-    arr.push_back({{"stage", s}, {"units", {p.begin[static_cast<size_t>(s)], p.end[static_cast<size_t>(s)]}},
+    arr.push_back({{"stage", s}, {"rank", stageRank(e, s)}, {"units", {p.begin[static_cast<size_t>(s)], p.end[static_cast<size_t>(s)]}},
                    {"unit_names", names}, {"parameters", params}});
   }
   return arr;
@@ -122,7 +124,7 @@ Json startedEvent(const Experiment& e, const Partition& p, const std::vector<Uni
   started["revision"] = projectRevision();
   started["build"] = engineBuildJson(engineBuild());
   started.update(configureThreadsAndBlas(e.execution.threads_per_stage, sink));
-  started["partition"] = partitionJson(p, units);
+  started["partition"] = partitionJson(e, p, units);
   started["partition_text"] = p.describe();
   started["total_steps"] = plan.totalSteps();
   started["steps_per_epoch"] = plan.stepsPerEpoch();
@@ -206,7 +208,7 @@ void saveStates(const std::vector<StageWorker*>& workers, const EngineOptions& o
 Partition resolvePartition(const Experiment& e) { return resolvePartition(e, buildModel(e.model, e.training.seed)); }
 
 Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units) {
-  const int P = e.pipeline.stages;
+  const int P = modelStages(e);
   const auto& part = e.pipeline.partition;
   if (part.method == PartitionMethod::Explicit) {
     try {
@@ -237,19 +239,31 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   for (const auto& w : prepared.warnings) sink.emit(w);
   const Partition& part = prepared.partition;
 
+  // Every stage on one hub (peers are stages); each rank runs its stages in its own order.
+  const ScheduleParams place = stagePlacement(e);
   auto hub = std::make_shared<InProcessHub>(part.stages());
   std::vector<std::unique_ptr<InProcessComm>> comms;
-  std::vector<std::unique_ptr<StageWorker>> workers;
-  for (int s = 0; s < part.stages(); ++s) {
-    comms.push_back(std::make_unique<InProcessComm>(hub, s, e.execution.timeout_s));
-    workers.push_back(std::make_unique<StageWorker>(stageSetup(e, prepared, s, comms.back().get(), sink, t0, opts)));
-    restoreIfResuming(*workers.back(), opts, sink);
+  std::vector<std::unique_ptr<RankRunner>> ranks;
+  std::vector<StageWorker*> workers;
+  for (int r = 0; r < e.pipeline.stages; ++r) {
+    std::vector<std::unique_ptr<StageWorker>> held;
+    for (int c = 0; c < place.chunks; ++c) {
+      const int s = stageOfChunk(place, r, c);
+      comms.push_back(std::make_unique<InProcessComm>(hub, s, e.execution.timeout_s));
+      StageSetup setup = stageSetup(e, prepared, s, comms.back().get(), sink, t0, opts);
+      setup.rank = r;
+      held.push_back(std::make_unique<StageWorker>(std::move(setup)));
+      workers.push_back(held.back().get());
+    }
+    ranks.push_back(std::make_unique<RankRunner>(std::move(held), r, e.pipeline.stages, nullptr, e.execution.timeout_s));
   }
-  for (auto& w : workers) w->resendPending();
+  std::sort(workers.begin(), workers.end(), [](const StageWorker* a, const StageWorker* b) { return a->stage() < b->stage(); });
+  for (auto* w : workers) restoreIfResuming(*w, opts, sink);
+  for (auto* w : workers) w->resendPending();
 
   RunOutcome out{RunStatus::Finished, "", Json::object()};
-  // The executor: run each stage until it would block; a full round without progress while a
-  // stage is unfinished is a deadlock (a schedule bug), reported instead of hanging.
+  // The executor: run each rank until it would block; a full round without progress while a
+  // rank is unfinished is a deadlock (a schedule bug), reported instead of hanging.
   bool running = true, halting = false;
   while (running) {
     if (stop && stop->load() && !halting) {
@@ -258,38 +272,36 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
       // Finish the minibatch in progress on every stage and checkpoint there (the stage cuts
       // after the same minibatch form a consistent state).
       int64_t k = -1;
-      for (auto& w : workers) k = std::max(k, w->nextMinibatchDone());
+      for (auto* w : workers) k = std::max(k, w->nextMinibatchDone());
       if (opts.checkpointDir.empty() || k < 0) break;
       halting = true;
-      for (auto& w : workers) w->haltAfterMinibatch(k);
+      for (auto* w : workers) w->haltAfterMinibatch(k);
       out.message = "stopped by request after step " + std::to_string(k + 1) + " " + kResumeHint;
       out.haltStep = k + 1;
     }
     bool progress = false, allDone = true;
-    for (auto& w : workers) {
-      while (!w->done() && w->ready()) {
-        w->runNext();
+    for (auto& rank : ranks) {
+      while (!rank->done() && rank->ready()) {
+        rank->runNext();
         progress = true;
-        if (w->diverged() || (stop && stop->load() && !halting)) break;
+        if (rank->diverged() || (stop && stop->load() && !halting)) break;
       }
-      if (w->diverged()) {
+      if (rank->diverged()) {
         out.status = RunStatus::Diverged;
-        out.message = w->divergedMessage();
+        out.message = rank->divergedMessage();
         running = false;
         break;
       }
-      allDone = allDone && w->done();
+      allDone = allDone && rank->done();
     }
     if (!running || allDone) break;
     if (!progress) throw EngineError("single-process executor", "no stage can proceed: the schedule deadlocked");
   }
 
-  std::vector<StageWorker*> raw;
-  for (auto& w : workers) raw.push_back(w.get());
-  saveStates(raw, opts);
+  saveStates(workers, opts);
   const double wall = monotonicSeconds() - t0;
   Json stages = Json::array();
-  for (auto& w : workers) stages.push_back(w->summary());
+  for (auto* w : workers) stages.push_back(w->summary());
   out.summary = combineStageSummaries(stages);
   out.summary["wall_s"] = wall;
   // A resumed run's rate counts this session's samples over this session's time.
@@ -304,31 +316,53 @@ RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& s
                            const EngineOptions& opts) {
   const double t0 = monotonicSeconds();
   PreparedRun prepared = prepareRun(e, sink);
-  if (prepared.partition.stages() != comm.size())
-    throw EngineError("rank " + std::to_string(comm.rank()), "the partition has " + std::to_string(prepared.partition.stages()) +
-                                                                 " stages but the world has " + std::to_string(comm.size()) + " ranks");
+  if (e.pipeline.stages != comm.size())
+    throw EngineError("rank " + std::to_string(comm.rank()), "the pipeline has " + std::to_string(e.pipeline.stages) +
+                                                                 " ranks (pipeline.stages) but the world has " + std::to_string(comm.size()));
   if (comm.rank() == 0) {
     prepared.started["backend"] = comm.backend();
     sink.emit(prepared.started);
     for (const auto& w : prepared.warnings) sink.emit(w);
   }
-  StageSetup setup = stageSetup(e, prepared, comm.rank(), &comm, sink, t0, opts);
-  StageWorker w(std::move(setup));
-  restoreIfResuming(w, opts, sink);
-  w.agreeTraceClock();
-  w.resendPending();
-  w.runToEnd(stop, opts.halt);
-  saveStates({&w}, opts);
-  RunOutcome out{RunStatus::Finished, "", w.summary()};
-  if (w.diverged()) {
+  // The rank's stages: one on the rank's communicator, or a chunk each on a ChunkComm over it.
+  const ScheduleParams place = stagePlacement(e);
+  const int r = comm.rank();
+  auto local = std::make_shared<InProcessHub>(place.stages);
+  std::vector<std::unique_ptr<ChunkComm>> chunkComms;
+  std::vector<std::unique_ptr<StageWorker>> held;
+  for (int c = 0; c < place.chunks; ++c) {
+    const int s = stageOfChunk(place, r, c);
+    Communicator* stageComm = &comm;
+    if (place.chunks > 1) {
+      chunkComms.push_back(std::make_unique<ChunkComm>(comm, local, s, place.stages,
+                                                       [place](int stage) { return chunkPlace(place, stage).rank; },
+                                                       e.execution.timeout_s));
+      stageComm = chunkComms.back().get();
+    }
+    StageSetup setup = stageSetup(e, prepared, s, stageComm, sink, t0, opts);
+    setup.rank = r;
+    held.push_back(std::make_unique<StageWorker>(std::move(setup)));
+  }
+  std::vector<StageWorker*> workers;
+  for (auto& w : held) workers.push_back(w.get());
+  for (auto* w : workers) restoreIfResuming(*w, opts, sink);
+  for (auto* w : workers) w->agreeTraceClock();
+  for (auto* w : workers) w->resendPending();
+  RankRunner rank(std::move(held), r, comm.size(), &comm, e.execution.timeout_s);
+  rank.runToEnd(stop, opts.halt);
+  saveStates(workers, opts);
+  Json summaries = Json::array();
+  for (auto* w : workers) summaries.push_back(w->summary());
+  RunOutcome out{RunStatus::Finished, "", workers.size() == 1 ? summaries.front() : combineStageSummaries(summaries)};
+  if (rank.diverged()) {
     out.status = RunStatus::Diverged;
-    out.message = w.divergedMessage();
-  } else if (w.halted()) {
+    out.message = rank.divergedMessage();
+  } else if (rank.halted()) {
     out.status = RunStatus::Stopped;
-    out.haltStep = w.haltStep();
-    out.message = "stopped by request after step " + std::to_string(w.haltStep()) + " " +
+    out.haltStep = rank.haltStep();
+    out.message = "stopped by request after step " + std::to_string(rank.haltStep()) + " " +
                   (opts.checkpointDir.empty() ? std::string("(no checkpoint written)") : std::string(kResumeHint));
-  } else if (stop && stop->load() && !w.done()) {
+  } else if (stop && stop->load() && !rank.done()) {
     out.status = RunStatus::Stopped;
     out.message = "stopped by request";
   }

@@ -41,9 +41,10 @@ Partition resolvePartition(const Experiment& e, const std::vector<Unit>& units);
 RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::atomic<bool>* stop,
                             const EngineOptions& opts = {});
 
-// real mode: runs stage `comm.rank()` (the partition must already be explicit or deterministic).
-// Rank 0 emits run_started. Every rank emits its own stage/trace events; the last stage emits
-// step, eval and progress events.
+// real mode: runs rank `comm.rank()`: its stage, or its chunks' stages (the partition must already
+// be explicit or deterministic). Rank 0 emits run_started. Every stage emits its own stage/trace
+// events; the last stage emits step, eval and progress events. A rank holding several stages
+// returns their summaries combined (combineStageSummaries: "stages" lists each).
 RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& sink, const std::atomic<bool>* stop,
                            const EngineOptions& opts = {});
 

@@ -7,6 +7,16 @@
 
 namespace pm {
 
+ScheduleParams stagePlacement(const Experiment& e) {
+  ScheduleParams p;
+  p.kind = e.pipeline.schedule;
+  p.chunks = pipelineChunks(e);
+  p.stages = modelStages(e);
+  return p;
+}
+
+int stageRank(const Experiment& e, int stage) { return chunkPlace(stagePlacement(e), stage).rank; }
+
 StagePlan::StagePlan(const Experiment& e, int stage, int stages, int64_t trainSamples, int64_t evalSamples,
                      bool recomputeAheadAlways)
     : stage_(stage),
@@ -20,6 +30,7 @@ StagePlan::StagePlan(const Experiment& e, int stage, int stages, int64_t trainSa
   const ScheduleKind kind = e.pipeline.schedule;
   params_.kind = kind;
   params_.stages = stages;
+  params_.chunks = pipelineChunks(e);
   params_.microbatches = training_.microbatches();
   params_.minibatches = training_.totalSteps();
   const ScheduleDecl& decl = scheduleDecl(kind);

@@ -22,6 +22,11 @@ struct StageOp {
   int64_t arg;  // minibatch index (MinibatchDone) or evaluation batch index (EvalBatch)
 };
 
+// Where the stages run: the schedule, its chunks per rank and the model's stage count
+// (chunkPlace / stageOfChunk / rankCount on it).
+ScheduleParams stagePlacement(const Experiment& e);
+int stageRank(const Experiment& e, int stage);  // the rank that runs stage `stage`
+
 class StagePlan {
  public:
   // trainSamples / evalSamples: the splits' sizes (evaluation runs when evalSamples > 0).

@@ -16,11 +16,11 @@ bool isWait(ActionKind k) {
   return k == ActionKind::RecvAct || k == ActionKind::RecvGrad || k == ActionKind::SendAct || k == ActionKind::SendGrad;
 }
 
-// The device the worker decided (real mode), else execution.devices[stage] (or [0] for all).
+// The device the worker decided (real mode), else execution.devices[rank] (or [0] for all).
 std::string stageDevice(const Experiment& e, const StageSetup& s) {
   if (!s.device.empty()) return s.device;
   const auto& devices = e.execution.devices;
-  return devices.empty() ? "cpu" : devices[devices.size() == 1 ? 0 : static_cast<size_t>(s.stage)];
+  return devices.empty() ? "cpu" : devices[devices.size() == 1 ? 0 : static_cast<size_t>(s.rank >= 0 ? s.rank : s.stage)];
 }
 
 // Whether the stage's tensors are measured: CPU stages, once the process-wide meter is installed.
@@ -38,6 +38,7 @@ StageWorker::StageWorker(StageSetup s)
       eval_(std::move(s.eval)),
       comm_(s.comm),
       sink_(s.sink),
+      rank_(s.rank >= 0 ? s.rank : s.stage),
       meter_(measuresTensors(stageDevice(e_, s)), monotonicSeconds()),
       executor_(e_, plan_, partition_, s.units, stageDevice(e_, s), std::move(s.train), s.comm, meter_,
                 plan_.asynchronous() && !s.checkpointDir.empty()),
@@ -65,40 +66,6 @@ bool StageWorker::ready() {
   }
 }
 
-void StageWorker::runToEnd(const std::atomic<bool>* stop, const std::atomic<bool>* halt) {
-  bool published = false;
-  const bool last = plan_.last();
-  while (!done()) {
-    if (stop && stop->load()) return;
-    if (haltAfter_ < 0) {  // a stop: every stage halts after the same minibatch (with a checkpoint if it has a directory)
-      if (last && !published && halt && halt->load()) {
-        published = true;
-        const int64_t k = safeHaltMinibatch();
-        if (k >= 0) {
-          haltAfter_ = k;
-          comm_->putControl("halt", k);
-        }
-      } else if (!last && ops()[pc_].kind == OpKind::MinibatchDone) {
-        int64_t k = -1;
-        if (comm_->getControl("halt", k)) haltAfter_ = k;
-      }
-    }
-    runNext();
-  }
-  // Every stage that completed all its ops waits for the others before it leaves: leaving closes
-  // its connections, which would reset them under a neighbour still reading its last messages
-  // (a receive is kept posted ahead on every channel). Diverged and stopped runs end without it.
-  if (!halted_) {
-    comm_->finish();
-    if (comm_->sharedControl() && !diverged_ && !(stop && stop->load()) && pc_ >= ops().size()) meetAndLeave("done", "the end of the run");
-    return;
-  }
-  // After a halt, sends crossing the cut are never received (they are in the checkpoint): do not
-  // wait for them, but keep the connections open until every stage has halted, or a peer's
-  // pending send to this stage would fail before it reaches its own cut.
-  meetAndLeave("halted", "the stop checkpoint");
-}
-
 // The other stages complete minibatch k once the gradient of its last microbatch has gone back
 // through them; until then none of them is past k. So the last stage halts after its next
 // minibatch only while that gradient is still to be sent, and after the one after otherwise.
@@ -114,20 +81,6 @@ int64_t StageWorker::safeHaltMinibatch() const {
   for (++at; at < ops().size(); ++at)
     if (ops()[at].kind == OpKind::MinibatchDone) return ops()[at].arg;
   return -1;
-}
-
-// Publishes `phase`/<stage> in the shared store, waits until every stage has, then leaves in
-// order: rank 0 hosts the store (TCPStore), so it leaves last.
-void StageWorker::meetAndLeave(const std::string& phase, const std::string& what) {
-  const double until = monotonicSeconds() + e_.execution.timeout_s;
-  auto awaitAll = [&](const std::string& key, int from) {
-    for (int r = from; r < plan_.stages(); ++r)
-      awaitControl(key + "/" + std::to_string(r), until, "stage " + std::to_string(r) + " did not reach " + what);
-  };
-  comm_->putControl(phase + "/" + std::to_string(plan_.stage()), 1);
-  awaitAll(phase, 0);
-  if (plan_.stage() != 0) comm_->putControl(phase + "-left/" + std::to_string(plan_.stage()), 1);
-  else awaitAll(phase + "-left", 1);
 }
 
 int64_t StageWorker::awaitControl(const std::string& key, double until, const std::string& failure) {

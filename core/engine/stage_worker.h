@@ -3,9 +3,9 @@
 // actions, plus minibatch bookkeeping and evaluation passes), reports (step, progress, stage,
 // eval and trace events) and checkpoints. The arithmetic is its StageExecutor's, the weights
 // each pass sees its WeightPolicy's, the measurements its StageMeter's.
-// The worker never decides the order: it executes its list. In single-process mode an executor
-// interleaves several workers (ready() says whether the next operation would block); in real
-// mode each process runs one worker to the end.
+// The worker never decides the order: it executes its list, as its rank's RankRunner tells it
+// (rank_runner.h: one worker per stage the rank holds, run in the rank's order; in single-process
+// mode an executor interleaves the ranks, ready() saying whether the next operation would block).
 // Threading: a worker is used by one thread at a time. It emits events to its sink.
 #include <torch/torch.h>
 
@@ -39,7 +39,8 @@ struct StageSetup {
   double runStart = 0;                        // monotonic seconds; trace times are relative to it
   std::string checkpointDir;                  // root of this run's checkpoints ("" = none)
   bool recomputeAheadAlways = false;          // see StagePlan
-  std::string device;                         // "" = execution.devices[stage] (or [0] for all)
+  std::string device;                         // "" = execution.devices[rank] (or [0] for all)
+  int rank = -1;                              // the rank that runs the stage (-1: the stage's number)
 };
 
 class StageWorker {
@@ -48,17 +49,19 @@ class StageWorker {
   ~StageWorker();
 
   int stage() const { return plan_.stage(); }
+  int rank() const { return rank_; }
+  bool lastStage() const { return plan_.last(); }
+  const StagePlan& plan() const { return plan_; }
   bool done() const { return finished_ || halted_ || pc_ >= ops().size(); }
   // Whether the next operation can run without blocking on a peer.
   bool ready();
   void runNext();
-  // Runs every remaining operation (real mode); returns early when `stop` is set or the run
-  // diverged.
-  // `halt` (real mode, may be null): a request to stop at a checkpoint. The last stage then picks
-  // k = its next minibatch and publishes it (Communicator::putControl); every stage reads it before
-  // each of its minibatch bookkeeping steps and halts after minibatch k with a checkpoint. (k is
-  // chosen so that no stage can have passed it when it is published: see safeHaltMinibatch.)
-  void runToEnd(const std::atomic<bool>* stop, const std::atomic<bool>* halt = nullptr);
+  // The index of the next operation in plan().ops().
+  size_t position() const { return pc_; }
+  bool atMinibatchDone() const { return !done() && ops()[pc_].kind == OpKind::MinibatchDone; }
+  // The last stage's choice of the minibatch every stage halts after on a stop request (-1: none
+  // is left): k such that no stage can have passed it when it is published.
+  int64_t safeHaltMinibatch() const;
 
   bool diverged() const { return diverged_; }
   const std::string& divergedMessage() const { return divergedMessage_; }
@@ -99,9 +102,6 @@ class StageWorker {
 
  private:
   const std::vector<StageOp>& ops() const { return plan_.ops(); }
-  // The last stage's choice of the minibatch every stage halts after (-1: none is left).
-  int64_t safeHaltMinibatch() const;
-  void meetAndLeave(const std::string& phase, const std::string& what);
   // Waits for `key` in the shared control store until monotonic time `until`; then throws
   // EngineError "<failure> within <timeout_s> s".
   int64_t awaitControl(const std::string& key, double until, const std::string& failure);
@@ -123,6 +123,7 @@ class StageWorker {
   std::shared_ptr<const BatchSource> eval_;
   Communicator* comm_;
   EventSink* sink_;
+  int rank_;
   StageMeter meter_;
   StageExecutor executor_;
   CheckpointLayout checkpoints_;

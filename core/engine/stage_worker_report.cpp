@@ -82,7 +82,7 @@ void StageWorker::emitStageEvent(int64_t done, double now) {
   executor_.updateMemory();
   Json st = makeEvent(ev::kStage);
   st["stage"] = plan_.stage();
-  st["rank"] = comm_ ? comm_->rank() : plan_.stage();
+  st["rank"] = rank_;
   st["step"] = done;
   st["lr"] = executor_.lastLr();
   meter_.closeWindow(st, now, plan_.asynchronous(), plan_.stageDelay(), executor_.policy().versionsHeld());

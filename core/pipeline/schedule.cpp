@@ -23,6 +23,19 @@ void validate(const ScheduleParams& p) {
   if (p.paper_timing && !scheduleDecl(p.kind).takesTiming)
     throw std::invalid_argument("schedule " + std::string(scheduleDecl(p.kind).name) + ": the paper's timing applies only to " +
                                 scheduleNamesWhere([](const ScheduleDecl& d) { return d.takesTiming; }));
+  const ScheduleDecl& d = scheduleDecl(p.kind);
+  if (d.chunks == 1 && p.chunks != 1)
+    throw std::invalid_argument("schedule " + std::string(d.name) + ": holds one model chunk per rank, got chunks = " +
+                                std::to_string(p.chunks));
+  if (d.chunks != 1) {
+    if (p.chunks < 2 || (d.chunks > 1 && p.chunks != d.chunks))
+      throw std::invalid_argument("schedule " + std::string(d.name) + ": needs " +
+                                  (d.chunks > 1 ? std::to_string(d.chunks) : std::string("at least 2")) +
+                                  " model chunks per rank, got " + std::to_string(p.chunks));
+    if (p.stages % p.chunks != 0 || p.stages / p.chunks < 1)
+      throw std::invalid_argument("schedule " + std::string(d.name) + ": " + std::to_string(p.stages) +
+                                  " stages do not divide into " + std::to_string(p.chunks) + " chunks per rank");
+  }
 }
 
 // Appends compute actions of one stage wrapped in their communication actions.
@@ -183,6 +196,112 @@ std::vector<Action> interleaved1F1BActions(int stages, int microbatches, int chu
 }
 
 int zbVStage(int stages, int rank, int chunk) { return chunk == 0 ? rank : 2 * stages - 1 - rank; }
+
+std::vector<Action> zbVRankActions(int stages, int microbatches, int chunks, int rank) {
+  if (chunks != 2) throw std::invalid_argument("zb-v: holds 2 chunks per rank, got " + std::to_string(chunks));
+  return zbVActions(stages, microbatches, rank);
+}
+
+int rankCount(const ScheduleParams& p) { return p.stages / std::max(1, p.chunks); }
+
+ChunkPlace chunkPlace(const ScheduleParams& p, int stage) {
+  const ScheduleDecl& d = scheduleDecl(p.kind);
+  if (p.chunks <= 1 || !d.placement) return {stage, 0};
+  const int P = rankCount(p);
+  for (int r = 0; r < P; ++r)
+    for (int c = 0; c < p.chunks; ++c)
+      if (d.placement(P, r, c) == stage) return {r, c};
+  throw std::invalid_argument("schedule " + std::string(d.name) + ": stage " + std::to_string(stage) + " out of range [0," +
+                              std::to_string(p.stages) + ")");
+}
+
+int stageOfChunk(const ScheduleParams& p, int rank, int chunk) {
+  const ScheduleDecl& d = scheduleDecl(p.kind);
+  if (p.chunks <= 1 || !d.placement) return rank;
+  return d.placement(rankCount(p), rank, chunk);
+}
+
+std::vector<Action> rankComputeActions(const ScheduleParams& p, int rank) {
+  const ScheduleDecl& d = scheduleDecl(p.kind);
+  if (!d.rankGenerate) throw std::invalid_argument("schedule " + std::string(d.name) + ": holds one chunk per rank");
+  const std::vector<Action> one = d.rankGenerate(rankCount(p), p.microbatches, p.chunks, rank);
+  std::vector<Action> out;
+  out.reserve(static_cast<size_t>(p.minibatches) * (one.size() + static_cast<size_t>(p.chunks)));
+  for (int64_t k = 0; k < p.minibatches; ++k)
+    for (Action a : one) {
+      if (a.kind == ActionKind::Step) {
+        for (int c = 0; c < p.chunks; ++c) out.push_back({ActionKind::Step, k, c});
+        continue;
+      }
+      a.mb += k * p.microbatches;
+      out.push_back(a);
+    }
+  return out;
+}
+
+std::vector<Action> chunkedStageActions(const ScheduleParams& p, int stage) {
+  const ChunkPlace at = chunkPlace(p, stage);
+  Emitter e{stage, p.stages, {}};
+  for (const Action& a : rankComputeActions(p, at.rank)) {
+    if (a.chunk != at.chunk) continue;
+    switch (a.kind) {
+      case ActionKind::Forward: e.forward(a.mb); break;
+      case ActionKind::Backward: e.backward(a.mb); break;
+      case ActionKind::BackwardInput: e.backwardInput(a.mb); break;
+      case ActionKind::BackwardWeight: e.weight(a.mb); break;
+      case ActionKind::Step: e.step(a.mb); break;
+      default: break;
+    }
+  }
+  for (Action& a : e.out) a.chunk = at.chunk;
+  return std::move(e.out);
+}
+
+OrderRole orderRole(ActionKind k) {
+  switch (k) {
+    case ActionKind::RecvAct:
+    case ActionKind::RecvGrad: return OrderRole::Lead;
+    case ActionKind::SendAct:
+    case ActionKind::SendGrad: return OrderRole::Trail;
+    default: return OrderRole::Compute;
+  }
+}
+
+std::vector<std::pair<int, size_t>> mergeRankOrder(const std::vector<std::vector<OrderRole>>& chunkRoles,
+                                                   const std::vector<Action>& rankCompute) {
+  std::vector<std::pair<int, size_t>> out;
+  std::vector<size_t> at(chunkRoles.size(), 0);
+  auto take = [&](int c) { out.emplace_back(c, at[static_cast<size_t>(c)]++); };
+  for (const Action& a : rankCompute) {
+    const int c = a.chunk;
+    if (c < 0 || c >= static_cast<int>(chunkRoles.size()))
+      throw std::invalid_argument("rank order: chunk " + std::to_string(c) + " out of range");
+    const auto& roles = chunkRoles[static_cast<size_t>(c)];
+    size_t& i = at[static_cast<size_t>(c)];
+    while (i < roles.size() && roles[i] != OrderRole::Compute) take(c);
+    if (i >= roles.size()) throw std::invalid_argument("rank order: chunk " + std::to_string(c) + " has fewer computes than the rank's list");
+    take(c);
+    while (i < roles.size() && roles[i] == OrderRole::Trail) take(c);
+  }
+  for (size_t c = 0; c < chunkRoles.size(); ++c)
+    while (at[c] < chunkRoles[c].size()) take(static_cast<int>(c));
+  return out;
+}
+
+std::vector<std::pair<int, size_t>> rankOrder(const ScheduleParams& p, int rank) {
+  if (p.chunks <= 1) {
+    std::vector<std::pair<int, size_t>> out;
+    const size_t n = stageActions(p, rank).size();
+    for (size_t i = 0; i < n; ++i) out.emplace_back(0, i);
+    return out;
+  }
+  std::vector<std::vector<OrderRole>> roles;
+  for (int c = 0; c < p.chunks; ++c) {
+    roles.emplace_back();
+    for (const Action& a : stageActions(p, stageOfChunk(p, rank, c))) roles.back().push_back(orderRole(a.kind));
+  }
+  return mergeRankOrder(roles, rankComputeActions(p, rank));
+}
 
 std::vector<Action> zbVActions(int stages, int microbatches, int rank) {
   const int P = stages, N = microbatches;
@@ -360,35 +479,28 @@ struct Message {
 
 }  // namespace
 
-ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists, int64_t totalMicrobatches) {
-  ScheduleCheck r;
-  const int P = static_cast<int>(stageLists.size());
-  if (P < 1) {
-    r.detail = "no stages";
-    return r;
-  }
-  if (totalMicrobatches < 0) {
-    r.detail = "negative microbatch count";
-    return r;
-  }
-  for (int s = 0; s < P; ++s) {
-    std::string err = checkStageList(stageLists[static_cast<size_t>(s)], s, P, totalMicrobatches);
-    if (!err.empty()) {
-      r.detail = err;
-      return r;
-    }
-  }
+namespace {
 
-  // act[s]: activations s -> s+1; grad[s]: gradients s+1 -> s (s = 0 .. P-2).
-  std::vector<std::deque<Message>> act(static_cast<size_t>(P)), grad(static_cast<size_t>(P));
-  std::vector<size_t> pos(static_cast<size_t>(P), 0);
+// An executor's list: (stage, action) in the order it runs them. A stage per executor, or a rank
+// running its chunks' stages.
+using ExecList = std::vector<std::pair<int, Action>>;
+
+// The tick simulation of checkSchedule over executors (named "stage" or "rank" in messages);
+// act[s]: activations s -> s+1, grad[s]: gradients s+1 -> s.
+ScheduleCheck simulate(const std::vector<ExecList>& execs, int stages, const char* unit) {
+  ScheduleCheck r;
+  const int E = static_cast<int>(execs.size());
+  std::vector<std::deque<Message>> act(static_cast<size_t>(stages)), grad(static_cast<size_t>(stages));
+  std::vector<size_t> pos(static_cast<size_t>(E), 0);
+  auto name = [&](int x) { return std::string(unit) + " " + std::to_string(x); };
   for (int64_t tick = 0;; ++tick) {
     bool progressed = false, allDone = true;
-    for (int s = 0; s < P; ++s) {
-      const auto& list = stageLists[static_cast<size_t>(s)];
-      size_t& i = pos[static_cast<size_t>(s)];
+    for (int x = 0; x < E; ++x) {
+      const auto& list = execs[static_cast<size_t>(x)];
+      size_t& i = pos[static_cast<size_t>(x)];
       if (i >= list.size()) continue;
-      const Action& a = list[i];
+      const int s = list[i].first;
+      const Action& a = list[i].second;
       if (a.kind == ActionKind::RecvAct || a.kind == ActionKind::RecvGrad) {
         const bool isAct = a.kind == ActionKind::RecvAct;
         auto& ch = isAct ? act[static_cast<size_t>(s - 1)] : grad[static_cast<size_t>(s)];
@@ -397,7 +509,7 @@ ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists, 
           continue;  // waits (the message, if any, was sent in this very tick)
         }
         if (ch.front().mb != a.mb) {
-          r.detail = "stage " + std::to_string(s) + " action " + std::to_string(i) + " (" + actionToString(a) +
+          r.detail = name(x) + " action " + std::to_string(i) + " (" + actionToString(a) + (E == stages ? "" : " of stage " + std::to_string(s)) +
                      ") at tick " + std::to_string(tick) + ": expected the " + (isAct ? "activation" : "gradient") +
                      " of microbatch " + std::to_string(a.mb) + " but the channel from stage " +
                      std::to_string(isAct ? s - 1 : s + 1) + " delivers microbatch " +
@@ -423,12 +535,13 @@ ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists, 
       std::ostringstream os;
       os << "deadlock at tick " << tick << ":";
       const char* sep = " ";
-      for (int s = 0; s < P; ++s) {
-        const auto& list = stageLists[static_cast<size_t>(s)];
-        size_t i = pos[static_cast<size_t>(s)];
+      for (int x = 0; x < E; ++x) {
+        const auto& list = execs[static_cast<size_t>(x)];
+        size_t i = pos[static_cast<size_t>(x)];
         if (i >= list.size()) continue;
-        os << sep << "stage " << s << " waits at " << actionToString(list[i]) << " (action " << i << " of "
-           << list.size() << ")";
+        os << sep << name(x) << " waits at " << actionToString(list[i].second);
+        if (E != stages) os << " of stage " << list[i].first;
+        os << " (action " << i << " of " << list.size() << ")";
         sep = ", ";
       }
       r.detail = os.str();
@@ -436,15 +549,60 @@ ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists, 
       return r;
     }
   }
-  for (int s = 0; s + 1 < P; ++s) {
+  for (int s = 0; s + 1 < stages; ++s) {
     if (!act[static_cast<size_t>(s)].empty() || !grad[static_cast<size_t>(s)].empty()) {
       r.detail = "messages left undelivered between stages " + std::to_string(s) + " and " + std::to_string(s + 1);
       return r;
     }
   }
   r.ok = true;
-  r.detail = "ok: " + std::to_string(P) + " stages finished in " + std::to_string(r.rounds) + " ticks";
+  r.detail = "ok: " + std::to_string(E) + " " + unit + "s finished in " + std::to_string(r.rounds) + " ticks";
   return r;
+}
+
+// The static checks of every stage's list; an empty string when fine.
+std::string checkStageLists(const std::vector<std::vector<Action>>& stageLists, int64_t totalMicrobatches) {
+  const int P = static_cast<int>(stageLists.size());
+  if (P < 1) return "no stages";
+  if (totalMicrobatches < 0) return "negative microbatch count";
+  for (int s = 0; s < P; ++s) {
+    std::string err = checkStageList(stageLists[static_cast<size_t>(s)], s, P, totalMicrobatches);
+    if (!err.empty()) return err;
+  }
+  return {};
+}
+
+}  // namespace
+
+ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists, int64_t totalMicrobatches) {
+  ScheduleCheck r;
+  r.detail = checkStageLists(stageLists, totalMicrobatches);
+  if (!r.detail.empty()) return r;
+  std::vector<ExecList> execs;
+  for (size_t s = 0; s < stageLists.size(); ++s) {
+    execs.emplace_back();
+    for (const Action& a : stageLists[s]) execs.back().emplace_back(static_cast<int>(s), a);
+  }
+  return simulate(execs, static_cast<int>(stageLists.size()), "stage");
+}
+
+ScheduleCheck checkRankSchedule(const ScheduleParams& p) {
+  validate(p);
+  if (p.chunks <= 1) return checkSchedule(p);
+  std::vector<std::vector<Action>> lists;
+  for (int s = 0; s < p.stages; ++s) lists.push_back(stageActions(p, s));
+  ScheduleCheck r;
+  r.detail = checkStageLists(lists, p.minibatches * p.microbatches);
+  if (!r.detail.empty()) return r;
+  std::vector<ExecList> execs;
+  for (int rank = 0; rank < rankCount(p); ++rank) {
+    execs.emplace_back();
+    for (const auto& [c, i] : rankOrder(p, rank)) {
+      const int s = stageOfChunk(p, rank, c);
+      execs.back().emplace_back(s, lists[static_cast<size_t>(s)][i]);
+    }
+  }
+  return simulate(execs, p.stages, "rank");
 }
 
 std::vector<Action> stageActionsWithWarmup(const ScheduleParams& p, ScheduleKind warmup, int64_t warmupMinibatches,

@@ -49,6 +49,9 @@ struct ScheduleParams {
   // latency stops costing utilization, for one more stored input per downstream stage and a
   // longer delay.
   bool paper_timing = false;
+  // Model chunks per rank (interleaved-1f1b: pipeline.chunks; zb-v: 2; the others 1). `stages`
+  // counts the model's stages, chunks x ranks: stage s runs on rank chunkPlace(p, s).rank.
+  int chunks = 1;
 };
 
 // The actions of one stage for the whole list, including the communication actions
@@ -87,6 +90,38 @@ int interleavedStage(int stages, int rank, int chunk);  // c*P + r
 // ZB-V (two chunks in a V: chunk 0 is stage r, chunk 1 stage 2P-1-r), split backward.
 std::vector<Action> zbVActions(int stages, int microbatches, int rank);
 int zbVStage(int stages, int rank, int chunk);  // r, or 2P-1-r
+std::vector<Action> zbVRankActions(int stages, int microbatches, int chunks, int rank);  // zbVActions (chunks = 2)
+
+// Schedules with several chunks per rank in the engine: the ranks (stages / chunks), where a stage
+// runs, and a rank's compute actions over the whole run: the one-minibatch list of its
+// declaration repeated with microbatch ids offset by k*N, its step one Step(k) per chunk.
+int rankCount(const ScheduleParams& p);
+struct ChunkPlace {
+  int rank = 0;
+  int chunk = 0;
+};
+ChunkPlace chunkPlace(const ScheduleParams& p, int stage);
+int stageOfChunk(const ScheduleParams& p, int rank, int chunk);
+std::vector<Action> rankComputeActions(const ScheduleParams& p, int rank);
+// The generator of the chunked declarations: stage s's share of its rank's compute actions (its
+// chunk's, in the rank's order), each wrapped in its communication actions as for one chunk per
+// rank; messages between two chunks of one rank (ZB-V's turn at rank P-1) are handed over
+// locally by the engine, but listed the same.
+std::vector<Action> chunkedStageActions(const ScheduleParams& p, int stage);
+
+// How a rank interleaves its chunks' lists. Each chunk's list is a sequence of entries in one of
+// three roles: Lead (a receive, run when the rank reaches the compute it precedes), Compute (the
+// k-th compute of the chunk is the k-th of that chunk in the rank's order), Trail (a send or
+// bookkeeping, run at once after what it follows). Returns (chunk, index) in execution order:
+// for each compute of `rankCompute`, its chunk's entries up to it and the trailing ones after it;
+// then whatever is left, chunk by chunk.
+enum class OrderRole { Lead, Compute, Trail };
+std::vector<std::pair<int, size_t>> mergeRankOrder(const std::vector<std::vector<OrderRole>>& chunkRoles,
+                                                   const std::vector<Action>& rankCompute);
+OrderRole orderRole(ActionKind k);
+// The order of rank r over stageActions(p, stageOfChunk(p, r, c)) for c = 0..chunks-1 (for one
+// chunk per rank: its own list, in order).
+std::vector<std::pair<int, size_t>> rankOrder(const ScheduleParams& p, int rank);
 
 // Synchronous warm-up followed by an asynchronous schedule (PipeMare's warm-up): the first
 // `warmupMinibatches` minibatches use `warmup` (gpipe or 1f1b, flushed), then the same stage
@@ -125,6 +160,11 @@ ScheduleCheck checkSchedule(const ScheduleParams& p);
 // was sent (so the result does not depend on the order in which stages are visited).
 ScheduleCheck checkSchedule(const std::vector<std::vector<Action>>& stageLists,
                             int64_t totalMicrobatches);
+
+// The same check with ranks as the executors: each rank runs its chunks' lists in rankOrder
+// (a rank waiting on a receive waits with all its chunks), messages flow between stages, also
+// between two chunks of one rank. For one chunk per rank it is checkSchedule(p).
+ScheduleCheck checkRankSchedule(const ScheduleParams& p);
 
 // One action in the text form of actionsToString ("F3", "rA3", "S1", ...).
 std::string actionToString(const Action& a);

@@ -13,7 +13,7 @@
 namespace pm {
 
 // pipeline.schedule
-enum class ScheduleKind { GPipe, OneFOneB, ZBH1, PipeDream, PipeDream2BW, PipeMare };
+enum class ScheduleKind { GPipe, OneFOneB, ZBH1, PipeDream, PipeDream2BW, PipeMare, Interleaved1F1B, ZBV };
 
 // Which weights a pass uses (the engine's WeightPolicy family).
 enum class WeightFamily {
@@ -27,6 +27,10 @@ struct Action;
 struct ScheduleParams;
 // The ordered actions of one stage for ScheduleParams (validated by the caller).
 using ActionGenerator = std::vector<Action> (*)(const ScheduleParams& p, int stage);
+// Schedules with several model chunks per rank: the compute actions of one rank for one minibatch
+// (chunk-tagged), and the stage that chunk c of rank r holds.
+using RankGenerator = std::vector<Action> (*)(int ranks, int microbatches, int chunks, int rank);
+using ChunkPlacement = int (*)(int ranks, int rank, int chunk);
 
 struct ScheduleDecl {
   ScheduleKind kind;
@@ -43,6 +47,13 @@ struct ScheduleDecl {
   bool takesTiming;          // pipeline.timing = paper (forwards 2(P-1-s) ahead)
   bool takesPipeMare;        // pipemare.* (T1, T2, warm-up, momentum mode)
   ActionGenerator generate;
+  // Model chunks per rank: 1; a fixed count (zb-v: 2); or 0, the experiment's pipeline.chunks
+  // (interleaved-1f1b). With several, the pipeline has chunks x ranks stages, `placement` puts
+  // them on ranks (a loop or a V), `rankGenerate` orders a rank's work and `generate` is each
+  // stage's share of it (chunkedStageActions).
+  int chunks = 1;
+  ChunkPlacement placement = nullptr;
+  RankGenerator rankGenerate = nullptr;
 };
 
 // Every schedule, in the order lists and messages show them.
@@ -53,5 +64,10 @@ const ScheduleDecl& scheduleDecl(ScheduleKind k);  // throws std::invalid_argume
 std::string scheduleNamesWhere(bool (*has)(const ScheduleDecl&), const char* conjunction = "or");
 
 bool isAsynchronous(ScheduleKind k);  // !scheduleDecl(k).synchronous
+
+// The model chunks per rank of a schedule: its fixed count, or `configured` (pipeline.chunks)
+// when the schedule takes it.
+int scheduleChunks(ScheduleKind k, int configured);
+bool takesChunks(ScheduleKind k);  // scheduleDecl(k).chunks == 0
 
 }  // namespace pm

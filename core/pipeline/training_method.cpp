@@ -54,6 +54,7 @@ const std::vector<TrainingMethod>& planMethods() {
   static const std::vector<TrainingMethod> rows = [] {
     std::vector<TrainingMethod> r;
     for (const auto& d : scheduleDecls()) {
+      if (d.chunks != 1) continue;  // the analytic planner covers one chunk per rank (plan --op-costs covers both)
       r.push_back({d.kind});
       if (d.kind == ScheduleKind::GPipe) r.push_back({d.kind, /*recompute=*/true});
       if (d.takesPipeMare) r.push_back({d.kind, false, false, /*t2=*/true});
@@ -66,7 +67,9 @@ const std::vector<TrainingMethod>& planMethods() {
 const std::vector<TrainingMethod>& stabilityMethods() {
   static const std::vector<TrainingMethod> rows = [] {
     std::vector<TrainingMethod> r;
-    for (const auto& d : scheduleDecls()) r.push_back({d.kind});
+    // Chunked schedules compute gpipe's update: their edge is gpipe's row.
+    for (const auto& d : scheduleDecls())
+      if (d.chunks == 1) r.push_back({d.kind});
     for (const auto& d : scheduleDecls())
       if (d.takesPipeMare) r.push_back({d.kind, false, /*t1=*/true});
     return r;
@@ -75,6 +78,8 @@ const std::vector<TrainingMethod>& stabilityMethods() {
 }
 
 TrainingMethod stabilityMethodOf(const TrainingMethod& method) {
+  // Several chunks per rank change where the work runs, not the update: gpipe's row.
+  if (method.decl().chunks != 1) return TrainingMethod{ScheduleKind::GPipe};
   return TrainingMethod{method.schedule, false, method.t1 && method.decl().takesPipeMare};
 }
 

@@ -87,16 +87,17 @@ RunOutcome settleOutcome(RunVerdict& v, const WorkerProcesses& workers, const Re
 Json runSummary(const WorkerProcesses& workers, const std::map<int, Json>& remoteSummaries, int stages, double wallS) {
   Json each = Json::array();
   bool lastStageReported = false;
-  for (const auto& w : workers.workers())
-    if (w.summary.is_object()) {
-      each.push_back(w.summary);
-      lastStageReported = lastStageReported || w.rank == stages - 1;
+  // A worker's summary is its stage's, or (a rank holding several) theirs under "stages".
+  auto add = [&](const Json& summary) {
+    if (!summary.is_object()) return;
+    const bool several = summary.contains("stages") && summary["stages"].is_array();
+    for (const Json& s : several ? summary["stages"] : Json::array({summary})) {
+      each.push_back(s);
+      lastStageReported = lastStageReported || s.value("stage", -1) == stages - 1;
     }
-  for (const auto& [rank, summary] : remoteSummaries)
-    if (summary.is_object()) {
-      each.push_back(summary);
-      lastStageReported = lastStageReported || rank == stages - 1;
-    }
+  };
+  for (const auto& w : workers.workers()) add(w.summary);
+  for (const auto& [rank, summary] : remoteSummaries) add(summary);
   Json summary = combineStageSummaries(each);
   if (!lastStageReported) {  // no final metrics to report: keep only what the stages measured
     for (const char* key : {"final_loss", "final_eval_loss", "final_accuracy", "best_accuracy", "samples"}) summary.erase(key);

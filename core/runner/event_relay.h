@@ -46,6 +46,7 @@ RunOutcome settleOutcome(RunVerdict& verdict, const WorkerProcesses& workers, co
 
 // The run's summary: the last stage's final metrics, totals and maxima over the stages (this
 // node's and, on node 0, the other nodes'), every stage's, and the whole run's wall time `wallS`.
+// `stages`: the model's stage count (modelStages).
 Json runSummary(const WorkerProcesses& workers, const std::map<int, Json>& remoteSummaries, int stages, double wallS);
 
 }  // namespace pm

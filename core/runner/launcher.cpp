@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/events/node_link.h"
+#include "core/engine/stage_plan.h"
 #include "core/events/run_status.h"
 #include "core/runner/event_relay.h"
 #include "core/runner/node_peers.h"
@@ -145,7 +146,8 @@ void RunWatch::endOthers() {
     v_.message = "stopped by request";
   }
   // Every node signals its own workers: the last stage, wherever it runs, names the minibatch.
-  if (v_.stopping && (workers_.runsRank(req_.experiment.pipeline.stages - 1) || req_.nnodes > 1)) {
+  const ScheduleParams place = stagePlacement(req_.experiment);
+  if (v_.stopping && (workers_.runsRank(chunkPlace(place, place.stages - 1).rank) || req_.nnodes > 1)) {
     // A graceful stop: the stages finish the minibatch in progress together (and checkpoint
     // there when they have a checkpoint directory).
     workers_.signalAll(SIGUSR1);
@@ -211,7 +213,7 @@ RunOutcome launchWorkers(const LaunchRequest& req, EventSink& sink, const std::a
   RunOutcome out = settleOutcome(verdict, workers, remotes ? &*remotes : nullptr, stop && stop->load());
   if (up) up->finish(out.status, out.message);
   const std::map<int, Json> noRemoteSummaries;
-  out.summary = runSummary(workers, remotes ? remotes->stageSummaries() : noRemoteSummaries, e.pipeline.stages,
+  out.summary = runSummary(workers, remotes ? remotes->stageSummaries() : noRemoteSummaries, modelStages(e),
                            monotonicSeconds() - launchedAt);
   return out;
 }

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/engine/pipeline_engine.h"
+#include "core/engine/stage_plan.h"
 #include "core/engine/checkpoint_layout.h"
 #include "core/runner/launcher.h"
 #include "core/runner/store_recorder.h"
@@ -62,7 +63,7 @@ Experiment withExplicitPartition(Experiment e, EventSink& sink) {
   Json stages = Json::array();
   for (int s = 0; s < part.stages(); ++s) {
     const size_t i = static_cast<size_t>(s);
-    stages.push_back(Json{{"stage", s}, {"units", Json::array({part.begin[i], part.end[i]})}});
+    stages.push_back(Json{{"stage", s}, {"units", Json::array({part.begin[i], part.end[i]})}, {"rank", stageRank(e, s)}});
   }
   log["partition"] = stages;
   log["partition_method"] = choiceName(e.pipeline.partition.method);
@@ -119,7 +120,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
                                      "... now); put the run's file back to resume it");
       modelSha256 = now.sha256;
     }
-    resumeStep = latestCompleteCheckpoint(root, e.pipeline.stages);
+    resumeStep = latestCompleteCheckpoint(root, modelStages(e));
     if (resumeStep == 0)
       throw ConfigError(where, "the run has no complete checkpoint in " + (root.empty() ? std::string("(memory)") : root) +
                                    " (set training.checkpoint_every, or stop a single-mode run with Ctrl-C, which checkpoints)");
@@ -239,7 +240,7 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     throw StoreError(ex.place(), "could not record how run " + std::to_string(result.runId) + " ended (" + toString(status) +
                                      (result.outcome.message.empty() ? "" : ": " + result.outcome.message) + "): " + ex.problem());
   }
-  CheckpointLayout(root).prune(e.pipeline.stages, status == RunStatus::Finished || status == RunStatus::Diverged);
+  CheckpointLayout(root).prune(modelStages(e), status == RunStatus::Finished || status == RunStatus::Diverged);
   return result;
 }
 

@@ -89,7 +89,7 @@ void StoreRecorder::tryRunFields() {
 void StoreRecorder::writeRunFields(bool finalAttempt) {
   if (!partition_.empty()) {
     const auto part = finalAttempt ? std::exchange(partition_, {}) : partition_;
-    store_.setPartition(run_, part);
+    store_.setPartition(run_, part, stageRanks_);
     partition_.clear();
   }
   if (haltStep_ > 0) {
@@ -105,10 +105,12 @@ static double num(const Json& j, const char* key) {
   return it->is_number() ? it->get<double>() : std::nan("");
 }
 
-// The stages' [begin, end) units of an event's `partition` array ([{"stage", "units": [b, e]}, ...]
-// in stage order); empty when it has none or it is malformed.
-static std::vector<std::pair<int, int>> partitionOf(const Json& e) {
+// The stages' [begin, end) units and ranks of an event's `partition` array ([{"stage", "units":
+// [b, e], "rank"}, ...] in stage order; without "rank", stage s ran on rank s); empty when it has
+// none or it is malformed.
+static std::vector<std::pair<int, int>> partitionOf(const Json& e, std::vector<int>& ranks) {
   std::vector<std::pair<int, int>> out;
+  ranks.clear();
   const auto it = e.find("partition");
   if (it == e.end() || !it->is_array()) return out;
   for (const auto& s : *it) {
@@ -116,6 +118,8 @@ static std::vector<std::pair<int, int>> partitionOf(const Json& e) {
     if (u == s.end() || !u->is_array() || u->size() != 2 || !(*u)[0].is_number_integer() || !(*u)[1].is_number_integer())
       return {};
     out.emplace_back((*u)[0].get<int>(), (*u)[1].get<int>());
+    const auto r = s.find("rank");
+    ranks.push_back(r != s.end() && r->is_number_integer() ? r->get<int>() : static_cast<int>(out.size()) - 1);
   }
   return out;
 }
@@ -126,7 +130,7 @@ void StoreRecorder::record(const Json& e) {
   // The partition, as the launcher decided it (a log event) or the stages trained with it
   // (run_started): a field of the run.
   if (type == ev::kRunStarted || type == ev::kLog)
-    if (auto part = partitionOf(e); !part.empty()) {
+    if (auto part = partitionOf(e, stageRanks_); !part.empty()) {
       partition_ = std::move(part);
       tryRunFields();
     }

@@ -52,6 +52,7 @@ class StoreRecorder : public EventSink {
   bool closing_ = false;
   std::thread flusher_;
   std::vector<std::pair<int, int>> partition_;  // run fields not yet written (empty / 0: none)
+  std::vector<int> stageRanks_;                  // the rank of each stage of partition_
   int64_t haltStep_ = 0;
 };
 

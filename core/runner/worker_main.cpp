@@ -15,6 +15,7 @@
 #include "core/config/experiment.h"
 #include "core/engine/pipeline_engine.h"
 #include "core/engine/checkpoint_layout.h"
+#include "core/engine/stage_plan.h"
 #include "core/events/event_sink.h"
 #include "core/events/run_status.h"
 #include "core/util/errors.h"
@@ -124,10 +125,14 @@ int workerMain(const WorkerOptions& o) {
     d.joinAgentStore = agentStore && std::string(agentStore) == "True";
     if (d.storeFile.empty()) checkHostResolves(d.masterAddr, o.masterAddr.empty() ? "MASTER_ADDR" : "--master-addr");
     if (o.resumeStep > 0) {  // a missing checkpoint is a usage error, before anything connects
-      const std::string file = CheckpointLayout(o.checkpointDir).stageFile(o.resumeStep, rank);
-      if (o.checkpointDir.empty() || !std::filesystem::exists(file))
-        throw ConfigError("--resume-step " + std::to_string(o.resumeStep),
-                          "no checkpoint of stage " + std::to_string(rank) + " at " + (o.checkpointDir.empty() ? "(no --checkpoint-dir)" : file));
+      const ScheduleParams place = stagePlacement(e);
+      for (int c = 0; c < place.chunks; ++c) {
+        const int stage = stageOfChunk(place, rank, c);
+        const std::string file = CheckpointLayout(o.checkpointDir).stageFile(o.resumeStep, stage);
+        if (o.checkpointDir.empty() || !std::filesystem::exists(file))
+          throw ConfigError("--resume-step " + std::to_string(o.resumeStep),
+                            "no checkpoint of stage " + std::to_string(stage) + " at " + (o.checkpointDir.empty() ? "(no --checkpoint-dir)" : file));
+      }
     }
     // The stage's device, made current before the process group forms (NCCL's communicators and
     // streams follow the current device).

@@ -18,7 +18,7 @@ struct sqlite3;
 
 namespace pm {
 
-inline constexpr int kStoreSchemaVersion = 7;
+inline constexpr int kStoreSchemaVersion = 8;
 
 struct RunRecord {
   int64_t id = 0;
@@ -41,6 +41,9 @@ struct RunRecord {
   // [partition[s].first, partition[s].second). Empty when none was recorded (a run that ended
   // before its stages started).
   std::vector<std::pair<int, int>> partition;
+  // The rank (worker process) that ran each stage: one stage per rank (s on rank s), or several
+  // chunks per rank (interleaved 1F1B in a loop, ZB-V in a V). Empty with no partition.
+  std::vector<int> stage_ranks;
   int64_t halt_step = 0;        // a stopped run: the step its stop checkpoint was taken after (0: none)
   int64_t resume_step = 0;      // a resumed run: the checkpoint step its latest session continued from (0: never resumed)
   // A run whose model is read from a TorchScript file: that file's path, size and SHA-256 as
@@ -134,8 +137,9 @@ class RunStore {
   void setStatus(int64_t run, RunStatus status, const std::string& message = "");
   // The same by name; StoreError for a name that is no RunStatus.
   void setStatus(int64_t run, const std::string& status, const std::string& message = "");
-  // The partition the run's stages trained with (RunRecord::partition); written when they report it.
-  void setPartition(int64_t run, const std::vector<std::pair<int, int>>& stageUnits);
+  // The partition the run's stages trained with and the rank of each (RunRecord::partition,
+  // stage_ranks; empty ranks: stage s on rank s); written when they report it.
+  void setPartition(int64_t run, const std::vector<std::pair<int, int>>& stageUnits, std::vector<int> stageRanks = {});
   // A stopped run: the step its stop checkpoint was taken after (RunRecord::halt_step).
   void setHaltStep(int64_t run, int64_t step);
   // The TorchScript file the run's model is read from (RunRecord::model_file); an empty path clears it.

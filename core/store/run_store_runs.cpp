@@ -90,7 +90,7 @@ const char* kRunColumns =
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'eval/accuracy' "
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
-    "r.partition_units, r.halt_step, r.resume_step, r.model_file, r.build";
+    "r.partition_units, r.halt_step, r.resume_step, r.model_file, r.build, r.stage_ranks";
 
 RunRecord readRun(const Stmt& q) {
   RunRecord r;
@@ -120,6 +120,8 @@ RunRecord readRun(const Stmt& q) {
   r.resume_step = q.i64(17);
   r.model_file = modelFileFromText(q.text(18));
   r.build = engineBuildFromJson(nlohmann::json::parse(q.text(19), nullptr, false));
+  r.stage_ranks = stageRanksFromText(q.text(20));
+  if (r.stage_ranks.size() != r.partition.size()) r.stage_ranks.clear();
   fillFromConfig(r);
   return r;
 }
@@ -180,6 +182,22 @@ std::vector<std::pair<int, int>> partitionFromText(const std::string& text) {
   for (const auto& s : j) {
     if (!s.is_array() || s.size() != 2 || !s[0].is_number_integer() || !s[1].is_number_integer()) return {};
     out.emplace_back(configInt(s[0]), configInt(s[1]));
+  }
+  return out;
+}
+
+std::string stageRanksText(const std::vector<int>& ranks) {
+  if (ranks.empty()) return "";
+  return nlohmann::json(ranks).dump();
+}
+
+std::vector<int> stageRanksFromText(const std::string& text) {
+  std::vector<int> out;
+  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& r : j) {
+    if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > 65535) return {};
+    out.push_back(r.get<int>());
   }
   return out;
 }
@@ -296,10 +314,15 @@ void RunStore::setStatus(int64_t run, RunStatus status, const std::string& messa
   requireChanged(db_, path_, run);
 }
 
-void RunStore::setPartition(int64_t run, const std::vector<std::pair<int, int>>& stageUnits) {
+void RunStore::setPartition(int64_t run, const std::vector<std::pair<int, int>>& stageUnits, std::vector<int> stageRanks) {
   requireWritable(readOnly_, path_);
-  Stmt q(db_, path_, "UPDATE runs SET partition_units = ? WHERE id = ?");
-  q.bindText(1, partitionText(stageUnits)).bindInt(2, run).run();
+  if (stageRanks.empty())
+    for (size_t s = 0; s < stageUnits.size(); ++s) stageRanks.push_back(static_cast<int>(s));
+  if (stageRanks.size() != stageUnits.size())
+    throw StoreError(path_, "run " + std::to_string(run) + ": " + std::to_string(stageRanks.size()) + " stage ranks for " +
+                                std::to_string(stageUnits.size()) + " stages");
+  Stmt q(db_, path_, "UPDATE runs SET partition_units = ?, stage_ranks = ? WHERE id = ?");
+  q.bindText(1, partitionText(stageUnits)).bindText(2, stageRanksText(stageRanks)).bindInt(3, run).run();
   requireChanged(db_, path_, run);
 }
 

@@ -135,8 +135,15 @@ const char* kMigrationV7 = R"SQL(
 ALTER TABLE runs ADD COLUMN launcher_started REAL NOT NULL DEFAULT 0;
 )SQL";
 
+// Version 7 -> 8: the rank each stage ran on, as a JSON array ("[0,1,1,0]": ZB-V's stages on two
+// ranks); '' for no partition. Runs recorded before held one stage per rank: migrateStageRanks
+// writes [0, 1, ..., P-1] for those with a partition.
+const char* kMigrationV8 = R"SQL(
+ALTER TABLE runs ADD COLUMN stage_ranks TEXT NOT NULL DEFAULT '';
+)SQL";
+
 // kMigrations[v - 2] leads to version v
-const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4, kMigrationV5, kMigrationV6, kMigrationV7};
+const char* const kMigrations[] = {kMigrationV2, kMigrationV3, kMigrationV4, kMigrationV5, kMigrationV6, kMigrationV7, kMigrationV8};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kStoreSchemaVersion - 1, "one migration per version after 1");
 
 // The first whole number after `marker` in `text`; 0 when absent or out of range.
@@ -201,6 +208,22 @@ void migrateRunFieldsFromText(sqlite3* db, const std::string& place) {
     if (part.empty() && halt == 0 && resume == 0) continue;
     set.reset();
     set.bindText(1, partitionText(part)).bindInt(2, halt).bindInt(3, resume).bindInt(4, run).run();
+  }
+}
+
+void migrateStageRanks(sqlite3* db, const std::string& place) {
+  std::vector<std::pair<int64_t, size_t>> runs;
+  {
+    Stmt q(db, place, "SELECT id, partition_units FROM runs WHERE partition_units != '' ORDER BY id");
+    while (q.step()) runs.emplace_back(q.i64(0), partitionFromText(q.text(1)).size());
+  }
+  Stmt set(db, place, "UPDATE runs SET stage_ranks = ? WHERE id = ?");
+  for (const auto& [run, stages] : runs) {
+    if (stages == 0) continue;
+    std::vector<int> ranks;
+    for (size_t s = 0; s < stages; ++s) ranks.push_back(static_cast<int>(s));
+    set.reset();
+    set.bindText(1, stageRanksText(ranks)).bindInt(2, run).run();
   }
 }
 
@@ -278,6 +301,11 @@ void RunStore::migrate() {
   if (version < 7) {
     exec(kMigrationV7);
     version = 7;
+  }
+  if (version < 8) {
+    exec(kMigrationV8);
+    migrateStageRanks(db_, path_);
+    version = 8;
   }
 
   Stmt del(db_, path_, "DELETE FROM schema_version");

@@ -51,6 +51,10 @@ void requireWritable(bool readOnly, const std::string& place);
 // no partition. Text that is not such an array reads as no partition.
 std::string partitionText(const std::vector<std::pair<int, int>>& stageUnits);
 std::vector<std::pair<int, int>> partitionFromText(const std::string& text);
+// runs.stage_ranks: a JSON array of each stage's rank, "[0,1,1,0]"; "" for none. Text that is not
+// such an array reads as none.
+std::string stageRanksText(const std::vector<int>& ranks);
+std::vector<int> stageRanksFromText(const std::string& text);
 // runs.model_file: JSON {"path": ..., "size": N, "sha256": "..."}; "" for none (an empty path).
 // Text that is not such an object (a store edited by hand) reads as none.
 std::string modelFileText(const FileDigest& file);

@@ -662,6 +662,54 @@ TEST_F(Lifecycle, RealRunStoppedAndResumedEqualsSingleMode) {
   }
 }
 
+// Ranks holding several chunks stop together and resume bit-identically: a real interleaved-1f1b
+// (v = 2) and a real zb-v run on 2 ranks (4 stages), stopped with Ctrl-C, resume to the weights of
+// the uninterrupted single-mode run; every stage wrote its checkpoint.
+TEST_F(Lifecycle, ChunkedRealRunsStoppedAndResumedEqualSingleMode) {
+  int run = 0;
+  for (const std::string schedule : {"interleaved-1f1b", "zb-v"}) {
+    SCOPED_TRACE(schedule);
+    ++run;
+    const std::vector<std::string> common{"--set", "model.name=cnn", "--set", "pipeline.stages=2", "--set", "pipeline.microbatches=4",
+                                          "--set", "training.steps=60", "--set", "pipeline.schedule=" + schedule, "--set",
+                                          "training.log_interval=1", "--quiet"};
+    const std::string resumed = (dir_ / (schedule + "-resumed")).string(), single = (dir_ / (schedule + "-single")).string();
+    std::vector<std::string> args{bin(), "run", exp("tiny-synthetic.json"), "--db", db_, "--save-state", resumed, "--set", "execution.mode=real"};
+    args.insert(args.end(), common.begin(), common.end());
+    const std::string log = (dir_ / (schedule + ".log")).string();
+    const pid_t pid = spawnBackground(args, log);
+    ASSERT_GT(pid, 0);
+    ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, run) >= 3; }, 90)) << readFile(log);
+    ASSERT_EQ(::kill(pid, SIGINT), 0);
+    ASSERT_EQ(waitExit(pid, 60), 130) << readFile(log);
+    int64_t haltStep = 0;
+    {
+      pm::RunStore store(db_);
+      auto rec = store.getRun(run);
+      EXPECT_EQ(rec->status, pm::RunStatus::Stopped);
+      haltStep = rec->halt_step;
+      ASSERT_GT(haltStep, 0) << rec->status_message;
+      EXPECT_LT(haltStep, 60);
+    }
+    auto r = runCmd(bin() + " run --resume " + std::to_string(run) + " --db " + db_ + " --quiet --save-state " + resumed);
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::string cmd = bin() + " run " + exp("tiny-synthetic.json") + " --db " + (dir_ / (schedule + "-single.db")).string() +
+                      " --save-state " + single;
+    for (const auto& c : common) cmd += " " + c;
+    auto u = runCmd(cmd);
+    ASSERT_EQ(u.code, 0) << u.out;
+    pm::RunStore store(db_);
+    EXPECT_EQ(store.getRun(run)->status, pm::RunStatus::Finished);
+    EXPECT_EQ(store.getRun(run)->resume_step, haltStep);
+    EXPECT_EQ(store.loadMetric(run, "train/loss").size(), 60u);
+    for (int s = 0; s < 4; ++s) {
+      const std::string a = readFile(single + "/stage" + std::to_string(s) + ".pt");
+      ASSERT_FALSE(a.empty());
+      EXPECT_TRUE(a == readFile(resumed + "/stage" + std::to_string(s) + ".pt")) << "stage " << s << " weights differ";
+    }
+  }
+}
+
 // The launcher killed (SIGKILL, nothing can run in it) at random moments of its first 3 s: before
 // its workers exist, while they load LibTorch, while they meet, while they train. No worker may
 // outlive it by more than 10 s. This process adopts the orphans (child subreaper), so a worker

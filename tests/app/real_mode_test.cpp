@@ -133,6 +133,52 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(std::string("pipemare"), 3, std::string(" --set pipemare.t2=true --set pipeline.timing=paper")),
                       std::make_tuple(std::string("pipedream"), 3, std::string(" --set pipeline.timing=paper"))));
 
+// Several model chunks per rank: interleaved 1F1B (v = 2, a loop) and ZB-V (a V) on 2 ranks cut
+// cnn into 4 stages, the partition 1f1b has with 4 stages; they compute 1f1b's update, so every
+// stage ends with the weights of 1f1b's, bit for bit, in single and in real mode (2 processes, a
+// chunk pair per link, ZB-V's turn at rank 1 handed over in process). The store records each
+// stage's rank, and the stages report theirs.
+TEST(ChunkedRealMode, InterleavedAndZbVTrainOneFOneBsWeightsOnTwoRanks) {
+  const pm::test::TempDir tmp;
+  const fs::path& dir = tmp.dir;
+  const std::string bin = pm::test::binPath("pipemare");
+  const std::string exp = pm::test::experimentPath("tiny-synthetic.json");
+  const std::string db = (dir / "runs.db").string();
+  const std::string common = " --db " + db + " --quiet --set model.name=cnn --set pipeline.microbatches=4 --set training.steps=5 --set training.log_interval=1"
+                             " --set execution.timeout_s=30";
+  std::string out;
+  ASSERT_EQ(runCmd(bin + " run " + exp + common + " --set pipeline.stages=4 --set pipeline.schedule=1f1b --save-state " +
+                       (dir / "1f1b").string(), &out), 0) << out;
+  const std::map<std::string, std::vector<int>> ranksOf{{"interleaved-1f1b", {0, 1, 0, 1}}, {"zb-v", {0, 1, 1, 0}}};
+  for (const auto& [schedule, ranks] : ranksOf)
+    for (const std::string mode : {"single", "real"}) {
+      const fs::path saved = dir / (schedule + "-" + mode);
+      ASSERT_EQ(runCmd(bin + " run " + exp + common + " --set pipeline.stages=2 --set pipeline.schedule=" + schedule +
+                           " --set execution.mode=" + mode + " --save-state " + saved.string(), &out), 0) << schedule << " " << mode << "\n" << out;
+      for (int s = 0; s < 4; ++s) {
+        const std::string f = "stage" + std::to_string(s) + ".pt";
+        auto a = load(dir / "1f1b" / f), b = load(saved / f);
+        ASSERT_EQ(a.size(), b.size()) << schedule << " " << mode << " stage " << s;
+        ASSERT_FALSE(a.empty());
+        for (size_t i = 0; i < a.size(); ++i)
+          EXPECT_TRUE(torch::equal(a[i], b[i])) << schedule << " " << mode << " stage " << s << " tensor " << i << " max diff "
+                                                << (a[i].to(torch::kDouble) - b[i].to(torch::kDouble)).abs().max().item<double>();
+      }
+    }
+  pm::RunStore store(db);
+  for (const auto& r : store.listRuns()) {
+    EXPECT_EQ(r.status, pm::RunStatus::Finished) << r.status_message;
+    ASSERT_EQ(r.partition.size(), 4u) << r.name;
+    const auto it = ranksOf.find(r.schedule);
+    EXPECT_EQ(r.stage_ranks, it == ranksOf.end() ? std::vector<int>({0, 1, 2, 3}) : it->second) << r.schedule;
+    // Every stage measured (its own utilization rows), the loss reported by the last.
+    std::set<int> stages;
+    for (const auto& p : store.loadStageMetric(r.id, "utilization")) stages.insert(p.stage);
+    EXPECT_EQ(stages.size(), 4u) << r.schedule;
+    EXPECT_EQ(store.loadMetric(r.id, "train/loss").size(), 5u) << r.schedule;
+  }
+}
+
 // A worker that dies ends the run within seconds: status failed, naming the stage and signal,
 // and what was recorded until then stays.
 TEST(RealModeFailure, KilledWorkerFailsTheRunWithoutHanging) {

@@ -129,6 +129,22 @@ TEST_F(TorchScriptCli, RealModeEqualsSingleModeUnderEverySchedule) {
   for (const auto& rec : store.listRuns()) EXPECT_EQ(rec.status, pm::RunStatus::Finished) << rec.status_message;
 }
 
+// A TorchScript model cut into 4 stages on 2 ranks (interleaved 1F1B with v = 2, ZB-V): the weights
+// of 1f1b on 4 ranks, bit for bit, in single and real mode (ZB-V's split backward through the
+// scripted units too).
+TEST_F(TorchScriptCli, ChunkedSchedulesTrainOneFOneBsWeights) {
+  const std::string exp = (dir_ / "exp.json").string();
+  auto r = runCmd(run(exp, " --set pipeline.stages=4 --set pipeline.schedule=1f1b --save-state " + (dir_ / "1f1b").string()));
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const std::string schedule : {"interleaved-1f1b", "zb-v"})
+    for (const std::string mode : {"single", "real"}) {
+      const fs::path saved = dir_ / (schedule + "-" + mode);
+      r = runCmd(run(exp, " --set pipeline.schedule=" + schedule + " --set execution.mode=" + mode + " --save-state " + saved.string()));
+      ASSERT_EQ(r.code, 0) << schedule << " " << mode << "\n" << r.out;
+      expectEqualStates(state(dir_ / "1f1b", 4), state(saved, 4), schedule + " " + mode);
+    }
+}
+
 // A run stopped with Ctrl-C resumes from its checkpoint to the weights of an uninterrupted run; a
 // model file changed in between is refused.
 TEST_F(TorchScriptCli, StoppedRunResumesToTheUninterruptedWeightsAndRefusesAChangedFile) {

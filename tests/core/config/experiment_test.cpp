@@ -173,8 +173,8 @@ TEST(Experiment, ToJsonHasEveryField) {
       "data.eval_split", "data.eval_fraction", "data.train_limit", "data.eval_limit", "data.context",
       "data.synthetic_samples", "data.synthetic_task", "data.shuffle", "pipeline.stages", "pipeline.microbatches",
       "pipeline.partition.method", "pipeline.partition.boundaries", "pipeline.schedule", "pipeline.recompute",
-      "pipeline.update_interval", "pipeline.timing", "pipemare.t1", "pipemare.anneal_steps", "pipemare.anneal_epochs", "pipemare.t2", "pipemare.decay",
-      "pipemare.warmup_epochs", "pipemare.warmup_schedule", "pipemare.momentum_mode", "optimizer.name",
+      "pipeline.update_interval", "pipeline.timing", "pipeline.chunks", "pipemare.t1", "pipemare.anneal_steps", "pipemare.anneal_epochs",
+      "pipemare.t2", "pipemare.decay", "pipemare.warmup_epochs", "pipemare.warmup_schedule", "pipemare.momentum_mode", "optimizer.name",
       "optimizer.lr", "optimizer.momentum", "optimizer.nesterov", "optimizer.weight_decay", "optimizer.beta1",
       "optimizer.beta2", "optimizer.eps", "optimizer.schedule.name", "optimizer.schedule.warmup_steps",
       "optimizer.schedule.step_size", "optimizer.schedule.gamma", "optimizer.schedule.min_lr", "training.epochs",
@@ -203,9 +203,10 @@ TEST(Experiment, FullRoundTrip) {
   leaves(j, "", paths);
   const Json d = experimentToJson(Experiment{});
   for (const auto& p : paths) {
-    // model.options is reserved; update_interval pipedream-only; nesterov needs sgd; T1's K is
-    // anneal_steps here (anneal_epochs, its alternative, round-trips in ExperimentCrossField.PipeMareTechniquesNeedThePipeMareSchedule).
-    if (p == "model.options" || p == "pipeline.recompute" || p == "pipeline.update_interval" ||
+    // model.options is reserved; update_interval pipedream-only; chunks interleaved-only (round-trips
+    // in ExperimentCrossField.ChunksPerRank); nesterov needs sgd; T1's K is anneal_steps here
+    // (anneal_epochs, its alternative, round-trips in ExperimentCrossField.PipeMareTechniquesNeedThePipeMareSchedule).
+    if (p == "model.options" || p == "pipeline.recompute" || p == "pipeline.update_interval" || p == "pipeline.chunks" ||
         p == "optimizer.name" || p == "pipemare.anneal_epochs")
       continue;
     std::string s = "/" + p;
@@ -273,7 +274,7 @@ TEST(ExperimentErrors, UnknownKeyWithDidYouMean) {
 
 TEST(ExperimentErrors, EnumerationsListTheAllowedValues) {
   EXPECT_TRUE(rejects({{"pipeline", {{"schedule", "gpip"}}}}, "pipeline.schedule",
-                      "expected one of gpipe, 1f1b, zb-h1, pipedream, pipedream-2bw, pipemare, found \"gpip\"; "
+                      "expected one of gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, pipedream, pipedream-2bw, pipemare, found \"gpip\"; "
                       "did you mean \"gpipe\"?"));
   EXPECT_TRUE(rejects({{"model", {{"name", "resnet"}}}}, "model.name", "expected one of mlp, cnn, resnet20"));
   EXPECT_TRUE(rejects({{"optimizer", {{"name", "adamm"}}}}, "optimizer.name", "did you mean \"adam\"?"));
@@ -478,6 +479,49 @@ TEST(ExperimentCrossField, UpdateInterval) {
                       "applies only to the pipedream and pipedream-2bw schedules (expected 1), found pipeline.schedule=gpipe"));
 }
 
+// Several chunks per rank: interleaved-1f1b takes pipeline.chunks (v >= 2) and Megatron's rule for
+// N (a multiple of the ranks); zb-v holds 2 by itself; chunks x stages must fit the model's units;
+// the other schedules keep the default; NCCL is refused (its messages carry no tag).
+TEST(ExperimentCrossField, ChunksPerRank) {
+  Json j = cnn();  // 6 units
+  j["pipeline"]["stages"] = 2;
+  j["pipeline"]["microbatches"] = 4;
+  j["pipeline"]["schedule"] = "interleaved-1f1b";
+  j["pipeline"]["chunks"] = 3;
+  Experiment e = experimentFromJson(j);
+  EXPECT_EQ(pipelineChunks(e), 3);
+  EXPECT_EQ(modelStages(e), 6);
+  EXPECT_EQ(experimentFromJson(experimentToJson(e)).pipeline.chunks, 3);
+  j["pipeline"]["chunks"] = 4;
+  EXPECT_TRUE(rejects(j, "pipeline.chunks", "cuts the model into chunks x stages = 4 x 2 = 8 stages, but model cnn has 6"));
+  j["pipeline"]["chunks"] = 1;
+  EXPECT_TRUE(rejects(j, "pipeline.chunks", "expected an integer 2..64"));
+  j["pipeline"]["chunks"] = 2;
+  j["pipeline"]["microbatches"] = 3;
+  EXPECT_TRUE(rejects(j, "pipeline.microbatches", "in groups of pipeline.stages (as Megatron-LM): expected a multiple of 2, found 3"));
+  j["pipeline"]["microbatches"] = 4;
+  j["pipeline"]["schedule"] = "zb-v";
+  j["pipeline"]["microbatches"] = 3;  // any N
+  EXPECT_EQ(modelStages(experimentFromJson(j)), 4);
+  j["pipeline"]["chunks"] = 3;
+  EXPECT_TRUE(rejects(j, "pipeline.chunks", "applies only to the interleaved-1f1b schedule (expected 2), found pipeline.schedule=zb-v "
+                                            "(which holds 2 chunks per rank by itself)"));
+  j["pipeline"]["schedule"] = "1f1b";
+  EXPECT_TRUE(rejects(j, "pipeline.chunks", "applies only to the interleaved-1f1b schedule (expected 2), found pipeline.schedule=1f1b"));
+  j["pipeline"]["chunks"] = 2;
+  EXPECT_EQ(modelStages(experimentFromJson(j)), 2);
+  j["pipeline"]["schedule"] = "zb-v";
+  j["pipeline"]["stages"] = 4;
+  EXPECT_TRUE(rejects(j, "pipeline.stages", "zb-v cuts the model into chunks x stages = 2 x 4 = 8 stages"));
+  j["pipeline"]["stages"] = 3;
+  j["pipeline"]["partition"] = {{"method", "explicit"}, {"boundaries", {1, 2}}};
+  EXPECT_TRUE(rejects(j, "pipeline.partition.boundaries", "needs pipeline.chunks x pipeline.stages - 1 = 5 boundaries"));
+  j["pipeline"]["partition"]["boundaries"] = {1, 2, 3, 4, 5};
+  EXPECT_NO_THROW(experimentFromJson(j));
+  j["execution"] = {{"mode", "real"}, {"backend", "nccl"}, {"devices", {"cuda:0", "cuda:1", "cuda:2"}}};
+  EXPECT_TRUE(rejects(j, "execution.backend", "holds 2 chunks per rank, whose messages the engine tells apart by tag"));
+}
+
 TEST(ExperimentCrossField, PaperTimingOnlyForPipeDreamAndPipeMare) {
   Json j = cnn();
   j["pipeline"]["timing"] = "paper";
@@ -594,7 +638,7 @@ TEST(ExperimentValidate, RangesAndRulesApplyToStructs) {
   e = Experiment{};
   e.pipeline.schedule = static_cast<ScheduleKind>(99);  // only a cast makes a value outside the table
   EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: pipeline.schedule",
-                                "expected one of gpipe, 1f1b, zb-h1, pipedream, pipedream-2bw, pipemare, found 99"));
+                                "expected one of gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, pipedream, pipedream-2bw, pipemare, found 99"));
   e = Experiment{};
   e.training.seed = ~0ULL;
   EXPECT_TRUE(throwsConfigError([&] { validateExperiment(e); }, "experiment: training.seed", "expected an integer >= 0"));
@@ -786,7 +830,7 @@ TEST(ExperimentFile, RawJsonForOverrides) {
 // --- Names ------------------------------------------------------------------------------------------------
 
 TEST(ExperimentNames, SchedulesAndModels) {
-  EXPECT_EQ(scheduleNames(), (std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "pipedream", "pipedream-2bw", "pipemare"}));
+  EXPECT_EQ(scheduleNames(), (std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "pipedream", "pipedream-2bw", "pipemare"}));
   EXPECT_EQ(modelNames(), (std::vector<std::string>{"mlp", "cnn", "resnet20", "charlm", "resnet50", "torchscript"}));
   EXPECT_EQ(modelNames().size(), modelCatalog().size() + 1);  // the zoo, and a model read from a file
   EXPECT_TRUE(isAsynchronous(ScheduleKind::PipeDream));

@@ -52,8 +52,19 @@ TEST(ScheduleDecls, EachScheduleIsDeclaredOnceWithItsTraits) {
       EXPECT_EQ(d.weights, WeightFamily::Current) << d.name;
       EXPECT_FALSE(d.takesUpdateInterval || d.takesTiming || d.takesPipeMare) << d.name;
     }
+    // Several chunks per rank: a placement and a rank order, and only synchronous (so far).
+    EXPECT_EQ(d.chunks != 1, d.placement != nullptr) << d.name;
+    EXPECT_EQ(d.chunks != 1, d.rankGenerate != nullptr) << d.name;
+    if (d.chunks != 1) {
+      EXPECT_TRUE(d.synchronous) << d.name;
+    }
   }
-  EXPECT_EQ(names.size(), 6u);
+  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(scheduleChunks(ScheduleKind::ZBV, 5), 2);
+  EXPECT_EQ(scheduleChunks(ScheduleKind::Interleaved1F1B, 3), 3);
+  EXPECT_EQ(scheduleChunks(ScheduleKind::OneFOneB, 3), 1);
+  EXPECT_TRUE(takesChunks(ScheduleKind::Interleaved1F1B));
+  EXPECT_FALSE(takesChunks(ScheduleKind::ZBV));
   EXPECT_EQ(std::string(scheduleDecl(ScheduleKind::ZBH1).name), "zb-h1");
   EXPECT_TRUE(scheduleDecl(ScheduleKind::ZBH1).splitBackward);
   EXPECT_FALSE(scheduleDecl(ScheduleKind::OneFOneB).splitBackward);
@@ -545,4 +556,88 @@ TEST(ChunkedSchedules, EveryChunkRunsEachOpOnceInOrder) {
   EXPECT_EQ(pm::zbVStage(4, 1, 0), 1);
   EXPECT_EQ(pm::zbVStage(4, 1, 1), 6);
   EXPECT_EQ(pm::interleavedStage(4, 1, 1), 5);
+}
+
+namespace {
+pm::ScheduleParams chunked(pm::ScheduleKind kind, int ranks, int N, int chunks, int64_t minibatches = 1) {
+  pm::ScheduleParams p;
+  p.kind = kind;
+  p.chunks = chunks;
+  p.stages = ranks * chunks;
+  p.microbatches = N;
+  p.minibatches = minibatches;
+  return p;
+}
+std::vector<std::string> rankTable(const pm::ScheduleParams& p) {
+  std::vector<std::string> rows;
+  for (int r = 0; r < pm::rankCount(p); ++r) rows.push_back(pm::actionsToString(pm::rankComputeActions(p, r)));
+  return rows;
+}
+}  // namespace
+
+// schedules.md section 3 at P = 4, N = 8, v = 2 (loop placement: chunk c of rank r is stage 4c + r):
+// rank r warms up with w = 2(3 - r) + 4 forwards, then alternates F(k + w) and B(k), the k-th op of each kind on
+// chunk (k mod 8) div 4 (backwards on the other chunk first), microbatch (k div 8)4 + k mod 4; one
+// step per chunk at the end.
+TEST(ChunkedSchedules, InterleavedOneFOneBOrderTableAtFourRanksEightMicrobatches) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(rankTable(chunked(pm::ScheduleKind::Interleaved1F1B, 4, 8, 2)),
+            (V{"F0 F1 F2 F3 F0c1 F1c1 F2c1 F3c1 F4 F5 F6 B0c1 F7 B1c1 F4c1 B2c1 F5c1 B3c1 F6c1 B0 F7c1 B1 B2 B3 B4c1 B5c1 B6c1 B7c1 B4 B5 B6 B7 S0 S0c1",
+                "F0 F1 F2 F3 F0c1 F1c1 F2c1 F3c1 F4 B0c1 F5 B1c1 F6 B2c1 F7 B3c1 F4c1 B0 F5c1 B1 F6c1 B2 F7c1 B3 B4c1 B5c1 B6c1 B7c1 B4 B5 B6 B7 S0 S0c1",
+                "F0 F1 F2 F3 F0c1 F1c1 F2c1 B0c1 F3c1 B1c1 F4 B2c1 F5 B3c1 F6 B0 F7 B1 F4c1 B2 F5c1 B3 F6c1 B4c1 F7c1 B5c1 B6c1 B7c1 B4 B5 B6 B7 S0 S0c1",
+                "F0 F1 F2 F3 F0c1 B0c1 F1c1 B1c1 F2c1 B2c1 F3c1 B3c1 F4 B0 F5 B1 F6 B2 F7 B3 F4c1 B4c1 F5c1 B5c1 F6c1 B6c1 F7c1 B7c1 B4 B5 B6 B7 S0 S0c1"}));
+}
+
+// schedules.md section 4 at P = 4, N = 8 (V placement: rank r holds stages r and 7 - r; n = 8
+// slots, none idle).
+TEST(ChunkedSchedules, ZbVOrderTableAtFourRanksEightMicrobatches) {
+  using V = std::vector<std::string>;
+  // Rank 0: 7 F of a; 4 groups (F b, BI b, W b); steady [F a], BI a, W a, F b, BI b, W b while b
+  // lags; then 4 pairs (BI a, W a). Rank 3: 1 F of a; 3 pairs (F b, F a); 1 group; steady; ...
+  EXPECT_EQ(rankTable(chunked(pm::ScheduleKind::ZBV, 4, 8, 2)),
+            (V{"F0 F1 F2 F3 F4 F5 F6 F0c1 BI0c1 W0c1 F1c1 BI1c1 W1c1 F2c1 BI2c1 W2c1 F3c1 BI3c1 W3c1 F7 BI0 W0 F4c1 BI4c1 W4c1 BI1 W1 "
+               "F5c1 BI5c1 W5c1 BI2 W2 F6c1 BI6c1 W6c1 BI3 W3 F7c1 BI7c1 W7c1 BI4 W4 BI5 W5 BI6 W6 BI7 W7 S0 S0c1",
+               "F0 F1 F2 F3 F4 F0c1 F5 F1c1 BI0c1 W0c1 F2c1 BI1c1 W1c1 F3c1 BI2c1 W2c1 F6 BI0 W0 F4c1 BI3c1 W3c1 F7 BI1 W1 F5c1 BI4c1 "
+               "W4c1 BI2 W2 F6c1 BI5c1 W5c1 BI3 W3 F7c1 BI6c1 W6c1 BI4 BI7c1 BI5 W4 BI6 W5 BI7 W6 W7c1 W7 S0 S0c1",
+               "F0 F1 F2 F0c1 F3 F1c1 F4 F2c1 BI0c1 W0c1 F3c1 BI1c1 W1c1 F5 BI0 W0 F4c1 BI2c1 W2c1 F6 BI1 W1 F5c1 BI3c1 W3c1 F7 BI2 W2 "
+               "F6c1 BI4c1 W4c1 BI3 W3 F7c1 BI5c1 W5c1 BI4 BI6c1 BI5 BI7c1 BI6 W4 BI7 W5 W6c1 W7c1 W6 W7 S0 S0c1",
+               "F0 F0c1 F1 F1c1 F2 F2c1 F3 F3c1 BI0c1 W0c1 F4 BI0 W0 F4c1 BI1c1 W1c1 F5 BI1 W1 F5c1 BI2c1 W2c1 F6 BI2 W2 F6c1 BI3c1 "
+               "W3c1 F7 BI3 W3 F7c1 BI4c1 W4c1 BI4 BI5c1 BI5 BI6c1 BI6 BI7c1 BI7 W4 W5c1 W6c1 W7c1 W5 W6 W7 S0 S0c1"}));
+}
+
+// Every stage of a chunked schedule forwards and backwards each microbatch once with its messages,
+// and the ranks, each running its chunks in its own order (a receive blocks the whole rank), never
+// deadlock: P <= 8, N <= 64 (ZB-V also N < 2P - 1, its idle slots), two minibatches.
+TEST(ChunkedSchedules, RanksHoldingSeveralChunksNeverDeadlock) {
+  for (int P = 1; P <= 8; ++P)
+    for (int N = 1; N <= 64; N += (N < 16 ? 1 : 8)) {
+      std::vector<pm::ScheduleParams> cases{chunked(pm::ScheduleKind::ZBV, P, N, 2, 2)};
+      if (N % P == 0)
+        for (int v : {2, 3}) cases.push_back(chunked(pm::ScheduleKind::Interleaved1F1B, P, N, v, 2));
+      for (const auto& p : cases) {
+        const pm::ScheduleCheck c = pm::checkRankSchedule(p);
+        EXPECT_TRUE(c.ok) << pm::scheduleDecl(p.kind).name << " P=" << P << " N=" << N << " v=" << p.chunks << ": " << c.detail;
+      }
+    }
+}
+
+// A stage's list is its chunk's share of the rank's order with the messages around each op; at
+// ZB-V's turn (rank P-1) stage P-1 sends to stage P on the same rank, listed like any message.
+TEST(ChunkedSchedules, StageListsWrapTheirChunksOpsInMessages) {
+  const pm::ScheduleParams v = chunked(pm::ScheduleKind::ZBV, 2, 2, 2);
+  EXPECT_EQ(pm::chunkPlace(v, 2).rank, 1);
+  EXPECT_EQ(pm::chunkPlace(v, 2).chunk, 1);
+  EXPECT_EQ(pm::chunkPlace(v, 3).rank, 0);
+  EXPECT_EQ(pm::stageOfChunk(v, 0, 1), 3);
+  EXPECT_EQ(pm::actionsToString(pm::stageActions(v, 1), true), "rA0 F0 sA0 rA1 F1 sA1 rG0 BI0 sG0 W0 rG1 BI1 sG1 W1 S0");
+  EXPECT_EQ(pm::actionsToString(pm::stageActions(v, 2), true),
+            "rA0c1 F0c1 sA0c1 rA1c1 F1c1 sA1c1 rG0c1 BI0c1 sG0c1 W0c1 rG1c1 BI1c1 sG1c1 W1c1 S0c1");
+  const pm::ScheduleParams i = chunked(pm::ScheduleKind::Interleaved1F1B, 2, 2, 2, 2);
+  EXPECT_EQ(pm::actionsToString(pm::stageActions(i, 1), true),
+            "rA0 F0 sA0 rA1 F1 sA1 rG0 B0 sG0 rG1 B1 sG1 S0 rA2 F2 sA2 rA3 F3 sA3 rG2 B2 sG2 rG3 B3 sG3 S1");
+  // One chunk per rank: the rank order is the stage's own list.
+  pm::ScheduleParams one = chunked(pm::ScheduleKind::OneFOneB, 3, 4, 1);
+  EXPECT_EQ(pm::rankOrder(one, 1).size(), pm::stageActions(one, 1).size());
+  EXPECT_THROW(pm::stageActions(chunked(pm::ScheduleKind::OneFOneB, 2, 2, 2), 0), std::invalid_argument);
+  EXPECT_THROW(pm::stageActions(chunked(pm::ScheduleKind::ZBV, 2, 2, 3), 0), std::invalid_argument);
 }

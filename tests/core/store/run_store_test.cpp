@@ -1464,3 +1464,33 @@ TEST_F(RunStoreTest, OnlyOneProcessHoldsASweep) {
   EXPECT_TRUE(a.claimSweep("sw-1", ::getpid())) << "the holder is gone, yet the sweep stayed held";
   EXPECT_THROW(a.claimSweep("no-such-sweep", ::getpid()), StoreError);
 }
+
+// A store of schema version 7 (before each stage's rank was recorded) migrates: runs with a
+// partition ran one stage per rank and read [0, 1, ..., P-1]; runs without one read none. A new
+// run records the ranks its chunks ran on (ZB-V's V), and a count that does not match is refused.
+TEST_F(RunStoreTest, MigratesVersion7StoreWithOneStagePerRank) {
+  const std::string db = file("v7.db");
+  {
+    RawDb raw(db);
+    raw.exec(storeSchemaAt(7));
+    raw.exec(R"SQL(
+      INSERT INTO runs (name, created_at, status, config_json, partition_units)
+      VALUES ('three', 1000, 'finished', '{"pipeline":{"stages":3}}', '[[0,2],[2,4],[4,6]]'),
+             ('none', 1001, 'failed', '{}', '');
+    )SQL");
+  }
+  RunStore s(db);
+  EXPECT_EQ(s.schemaVersion(), kStoreSchemaVersion);
+  EXPECT_EQ(s.getRun(1)->stage_ranks, (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(s.getRun(2)->stage_ranks.empty());
+  const int64_t v = s.createRun("zb-v", "{}");
+  s.setPartition(v, {{0, 1}, {1, 2}, {2, 4}, {4, 6}}, {0, 1, 1, 0});
+  EXPECT_EQ(s.getRun(v)->stage_ranks, (std::vector<int>{0, 1, 1, 0}));
+  EXPECT_EQ(queryOne(s.handle(), "SELECT stage_ranks FROM runs WHERE id = " + std::to_string(v)), "[0,1,1,0]");
+  s.setPartition(v, {{0, 3}, {3, 6}});  // no ranks given: one stage per rank
+  EXPECT_EQ(s.getRun(v)->stage_ranks, (std::vector<int>{0, 1}));
+  EXPECT_THROW(s.setPartition(v, {{0, 3}, {3, 6}}, {0}), StoreError);
+  // A hand-edited value that is not a list of ranks for each stage reads as none.
+  RawDb(db).exec("UPDATE runs SET stage_ranks = '[0,\"x\"]' WHERE id = 1");
+  EXPECT_TRUE(s.getRun(1)->stage_ranks.empty());
+}
