@@ -11,12 +11,15 @@
 //     at P = 1 and at real P = 2 pipemare: samples/s side by side, in rounds (needs python3-torch).
 //  5. real gpipe, 1f1b and zb-h1 on cnn and resnet20 at P = 2 and 4: throughput against 1f1b,
 //     utilization and each stage's T_F, T_B / T_BI, T_W from the trace.
+//  6. real 1f1b, interleaved-1f1b (v = 2) and zb-v on the same ranks (cnn P = 2; resnet20 P = 2
+//     and 4): throughput against 1f1b, utilization and peak memory per rank.
 // Each figure is the median of several runs measured in this run; the P = 2 figures go in rounds
 // (P = 1, the side-by-side pair, every schedule) and take each speedup against its own round.
 // Usage: engine_bench [--runs K] [--steps S] [--pipemare PATH] [--python PATH] [--schedules LIST] [--torchscript]
 //   --schedules gpipe,pipemare,pipemare/paper: only those P = 2 rows (figures 1 and 2 skipped).
 //   --torchscript: figure 4 only.
 //   --zero-bubble: figure 5 only (gpipe, 1f1b, zb-h1 on cnn and resnet20 at real P = 2 and 4).
+//   --chunks: figure 6 only (1f1b, interleaved-1f1b, zb-v on the same ranks).
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -82,6 +85,11 @@ struct Measured {
   double samplesPerS = 0;
   std::vector<double> utilization;  // per stage, over steady-state windows
   std::vector<double> stageCompute;  // per stage, compute seconds per minibatch (median window)
+  // Per rank (the stages' "rank"): its stages' compute over the rank's time (the time of the first
+  // of its stages' windows: the rank's stages share it), and the largest memory any of its stages
+  // reported, summed over its stages.
+  std::vector<double> rankUtilization;
+  std::vector<double> rankPeakBytes;
 };
 
 // Throughput over the steps after the first two (warm-up), from the step events' time stamps.
@@ -90,8 +98,27 @@ Measured measure(const std::vector<Json>& events, int stages) {
   std::vector<std::pair<double, double>> steps;  // (t, samples)
   std::vector<double> compute(static_cast<size_t>(stages)), wall(static_cast<size_t>(stages));
   std::vector<StageMetricPoint> windows;
+  std::map<int, int> firstStageOf;  // rank -> its lowest stage
+  std::map<int, double> rankCompute, rankWall;
+  std::map<int, std::map<int, double>> peaks;  // rank -> stage -> largest total memory
+  for (const auto& e : events)
+    if (e.value("type", "") == "stage") {
+      const int r = e.value("rank", e.value("stage", 0)), s = e.value("stage", 0);
+      auto it = firstStageOf.find(r);
+      if (it == firstStageOf.end() || s < it->second) firstStageOf[r] = s;
+    }
   for (const auto& e : events) {
     const std::string type = e.value("type", "");
+    if (type == "stage") {
+      const int r = e.value("rank", e.value("stage", 0)), s = e.value("stage", 0);
+      double total = 0;
+      if (const auto mem = e.find("memory"); mem != e.end() && mem->is_object()) total = mem->value("total", 0.0);
+      peaks[r][s] = std::max(peaks[r][s], total);
+      if (e.value("step", int64_t{0}) > 2) {
+        rankCompute[r] += e.value("compute_s", 0.0);
+        if (s == firstStageOf[r]) rankWall[r] += e.value("compute_s", 0.0) + e.value("wait_s", 0.0) + e.value("idle_s", 0.0);
+      }
+    }
     if (type == "step") steps.push_back({e.value("t", 0.0), static_cast<double>(e.value("samples", int64_t{0}))});
     if (type == "stage") windows.push_back({e.value("stage", 0), e.value("step", int64_t{0}), e.value("compute_s", 0.0)});
     if (type == "stage" && e.value("step", int64_t{0}) > 2) {
@@ -109,6 +136,12 @@ Measured measure(const std::vector<Json>& events, int stages) {
   }
   for (size_t s = 0; s < compute.size(); ++s) m.utilization.push_back(wall[s] > 0 ? compute[s] / wall[s] : 0);
   m.stageCompute = computePerMinibatch(windows, stages);
+  for (const auto& [r, c] : rankCompute) {
+    m.rankUtilization.push_back(rankWall[r] > 0 ? c / rankWall[r] : 0);
+    double bytes = 0;
+    for (const auto& [s, b] : peaks[r]) bytes += b;
+    m.rankPeakBytes.push_back(bytes);
+  }
   return m;
 }
 
@@ -122,11 +155,11 @@ Measured runEngine(const Experiment& e, const std::string& pipemare, RunStore* s
     req.extraSinks.push_back(sink);
     LocalRunResult r = runLocally(*store, req, nullptr);
     if (runId) *runId = r.runId;
-    return measure(sink->events(), e.pipeline.stages);
+    return measure(sink->events(), modelStages(e));
   }
   MemorySink sink;
   runSingleProcess(e, sink, nullptr);
-  return measure(sink.events(), e.pipeline.stages);
+  return measure(sink.events(), modelStages(e));
 }
 
 // The plain loop: same model, data, microbatching and optimizer, no engine.
@@ -329,6 +362,60 @@ void zeroBubbleFigure(const std::string& pipemare, RunStore& store, int runs, in
   }
 }
 
+// 6. Several chunks per rank against 1f1b on the same ranks: real 1f1b (one stage per rank),
+// interleaved-1f1b (v = 2) and zb-v (both cut the model into 2P stages) with N = 8, one thread per
+// rank, stages balanced by measured time, in rounds (ratios against the same round's 1f1b). Per
+// rank: utilization (its stages' compute over its time) and the peak memory its stages reported
+// (weights, optimizer state, activations: the sum of each stage's largest). P = 4 on 2 cores
+// oversubscribes.
+void chunksFigure(const std::string& pipemare, RunStore& store, int runs, int64_t steps, std::vector<Row>& rows) {
+  const char* schedules[] = {"1f1b", "interleaved-1f1b", "zb-v"};
+  for (const auto& [model, P] : std::vector<std::pair<std::string, int>>{{"cnn", 2}, {"resnet20", 2}, {"resnet20", 4}}) {
+    struct Acc {
+      std::vector<double> tput, ratio;
+      std::vector<std::vector<double>> util, peak;
+    };
+    std::map<std::string, Acc> acc;
+    for (int r = 0; r < runs; ++r) {
+      std::printf("6. %s P=%d round %d of %d\n", model.c_str(), P, r + 1, runs);
+      std::fflush(stdout);
+      std::map<std::string, double> round;
+      for (const char* name : schedules) {
+        Experiment e = cnnExperiment(P, 8, scheduleFromName(name), steps);
+        e.model.name = model;
+        e.pipeline.partition.method = PartitionMethod::Time;
+        e.pipeline.partition.boundaries.clear();
+        if (model == "resnet20") {
+          e.data.batch_size = 64;
+          e.data.train_limit = 64 * (steps + 1);
+        }
+        const Measured m = runEngine(e, pipemare, &store);
+        Acc& a = acc[name];
+        a.tput.push_back(m.samplesPerS);
+        round[name] = m.samplesPerS;
+        a.util.resize(m.rankUtilization.size());
+        a.peak.resize(m.rankPeakBytes.size());
+        for (size_t k = 0; k < m.rankUtilization.size(); ++k) a.util[k].push_back(m.rankUtilization[k]);
+        for (size_t k = 0; k < m.rankPeakBytes.size(); ++k) a.peak[k].push_back(m.rankPeakBytes[k]);
+      }
+      for (const char* name : schedules) acc[name].ratio.push_back(round[name] / round["1f1b"]);
+    }
+    for (const char* name : schedules) {
+      const Acc& a = acc[name];
+      std::string util, peak;
+      for (size_t k = 0; k < a.util.size(); ++k) util += (k ? " / " : "") + fmt("%.3f", median(a.util[k]));
+      for (size_t k = 0; k < a.peak.size(); ++k) peak += (k ? " / " : "") + fmt("%.1f", median(a.peak[k]) / 1e6);
+      const double lo = *std::min_element(a.ratio.begin(), a.ratio.end()), hi = *std::max_element(a.ratio.begin(), a.ratio.end());
+      std::printf("6. real P=%d %-8s %-16s N=8: %.1f samples/s, x%.3f vs 1f1b (range %.3f-%.3f); utilization per rank %s; "
+                  "peak MB per rank %s\n",
+                  P, model.c_str(), name, median(a.tput), median(a.ratio), lo, hi, util.c_str(), peak.c_str());
+      rows.push_back({"real P=" + std::to_string(P) + " " + model + " " + name + " throughput vs 1f1b (median of per-round ratios)",
+                      fmt("%.1f samples/s", median(a.tput)), "1f1b", fmt("x%.3f", median(a.ratio)), "-"});
+      rows.push_back({"real P=" + std::to_string(P) + " " + model + " " + name + " utilization per rank; peak MB per rank", util, peak, "-", "-"});
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   int runs = 3;
   int64_t steps = 30;
@@ -340,7 +427,7 @@ int main(int argc, char** argv) {
   std::string only;  // ",gpipe,pipemare/paper,": just those P = 2 rows (and skip figures 1 and 2)
   std::string schedules;
   bool torchscriptOnly = false;
-  bool zeroBubbleOnly = false;
+  bool zeroBubbleOnly = false, chunksOnly = false;
   CLI::App app{"engine_bench: cnn, batch 128: the P = 1 engine against a plain LibTorch loop, the machine's 2-core "
                "ceiling, and real P = 2 runs of every schedule against P = 1 (throughput, utilization, planner error)"};
   app.add_option("--runs", runs, "runs per figure (the median is printed)")->check(CLI::Range(1, 100));
@@ -352,13 +439,15 @@ int main(int argc, char** argv) {
   app.add_flag("--torchscript", torchscriptOnly, "figure 4 only: a TorchScript cnn against the zoo cnn");
   app.add_flag("--zero-bubble", zeroBubbleOnly,
                "figure 5 only: gpipe, 1f1b and zb-h1 on cnn and resnet20 at real P = 2 and 4 (throughput, utilization, T_F/T_B/T_W)");
+  app.add_flag("--chunks", chunksOnly,
+               "figure 6 only: 1f1b, interleaved-1f1b and zb-v on the same ranks (cnn P = 2, resnet20 P = 2 and 4)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (!schedules.empty()) only = "," + schedules + ",";
-  if (torchscriptOnly || zeroBubbleOnly) only = ",none,";
+  if (torchscriptOnly || zeroBubbleOnly || chunksOnly) only = ",none,";
   torch::set_num_threads(1);
   setBlasThreads(1);
   // The plain loop runs in this process: it gets the allocator setting the engine's processes
@@ -418,7 +507,7 @@ int main(int argc, char** argv) {
   };
   std::map<std::string, Acc> acc;
   std::vector<double> p1, alone, together, ceilings;
-  for (int r = 0; r < runs && !torchscriptOnly && !zeroBubbleOnly; ++r) {
+  for (int r = 0; r < runs && !torchscriptOnly && !zeroBubbleOnly && !chunksOnly; ++r) {
     std::printf("   round %d of %d\n", r + 1, runs);
     std::fflush(stdout);
     const Measured m1 = runEngine(cnnExperiment(1, 8, ScheduleKind::GPipe, steps), pipemare);
@@ -474,7 +563,8 @@ int main(int argc, char** argv) {
   }
   const double P1 = p1.empty() ? NAN : median(p1), ceiling = ceilings.empty() ? NAN : median(ceilings);
   if (zeroBubbleOnly) zeroBubbleFigure(pipemare, store, runs, steps, rows);
-  if (!torchscriptOnly && !zeroBubbleOnly) {
+  if (chunksOnly) chunksFigure(pipemare, store, runs, steps, rows);
+  if (!torchscriptOnly && !zeroBubbleOnly && !chunksOnly) {
   rows.push_back({"P=1 throughput, N=8 (baseline of the P=2 rows)", fmt("%.1f samples/s", P1), "-", "-", "-"});
   std::printf("3. two independent P=1 processes side by side: %.1f samples/s each vs %.1f alone: "
               "2-core scaling ceiling %.2fx (ideal cores: 2x)\n",

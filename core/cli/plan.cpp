@@ -112,6 +112,16 @@ PlanOptions resolveDesign(const PlanOptions& given, std::optional<Experiment>& f
   if (o.timing.empty()) o.timing = timingName(d.timing);
   o.granularity = "units";  // the engine's stages: the model's partitionable units
   o.schedule = d.method.name();
+  if (const ScheduleDecl& sd = scheduleDecl(e.pipeline.schedule); sd.chunks != 1) {
+    // The analytic rows hold one stage per rank; the chunked schedules' figures come from their
+    // own lists in the op-cost timeline.
+    o.schedule = "1f1b";
+    o.designNote = std::string(sd.name) + " holds " + std::to_string(pipelineChunks(e)) +
+                   " model chunks per rank, which the rows below (one stage per rank) do not cover; it computes 1f1b's update "
+                   "(shown as 1f1b here); its timeline and bubble: pipemare plan --op-costs TF,TB,TW --stages " +
+                   std::to_string(e.pipeline.stages) + " --microbatches " + std::to_string(e.pipeline.microbatches) +
+                   (sd.chunks == 0 ? " --chunks " + std::to_string(pipelineChunks(e)) : std::string());
+  }
   o.updateInterval = d.updateInterval;
   o.m = d.m;
   o.warmupFraction = d.warmupFraction;
@@ -259,6 +269,7 @@ int run(const PlanOptions& given, std::ostream& out) {
 
   PlanReport report;
   report.model = o.model;
+  report.designNote = o.designNote;
   report.granularity = p.granularity;
   report.samplesPerMicrobatch = o.batch == 0 ? 1 : samplesPerMicrobatch(o.batch, o.microbatches);
   planStages(o, prof, P, report);

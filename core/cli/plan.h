@@ -48,6 +48,7 @@ struct PlanOptions {
   // schedule = the design's plan row, context, update interval, m, warm-up share, partition);
   // timing too unless given. "" = the fields as given.
   std::string experiment;
+  std::string designNote;  // set by the plan command from the experiment (PlanReport::designNote)
   std::vector<std::string> overrides;
   // `plan --stability EXPERIMENT` (core/cli/plan_stability.h): this experiment's stages' curvature
   // and each schedule's largest stable learning rate, instead of the plan (`overrides` apply to it).

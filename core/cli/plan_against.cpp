@@ -74,6 +74,10 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   auto run = store.getRun(runId);
   if (!run) throw StoreError(store.path(), "no run with id " + std::to_string(runId), true);
   const Experiment e = experimentFromJson(Json::parse(run->config_json), "run " + std::to_string(runId) + " config");
+  if (pipelineChunks(e) > 1)
+    throw ConfigError("run " + std::to_string(runId), choiceName(e.pipeline.schedule) + " ran " + std::to_string(pipelineChunks(e)) +
+                                                          " chunks per rank; the planner's timeline holds one stage per rank "
+                                                          "(pipemare plan --op-costs simulates its lists from per-op costs)");
   // The run's design as the planner takes it (schedule row, timing, optimizer, update interval);
   // its partition is the one the run recorded, not the design's.
   const PlanDesign design = planDesign(e, knownTrainSamples(e));

@@ -68,7 +68,9 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
   out << "pipemare plan: " << r.model << ", " << stagesText(r) << ", N = " << c.spec.microbatches
       << " microbatches of " << r.samplesPerMicrobatch << " sample" << (r.samplesPerMicrobatch == 1 ? "" : "s")
       << ", optimizer " << optimizerName(c.spec.optimizer) << ", timing " << timingName(c.spec.timing) << "\n";
-  out << "accounting: " << accountingText(c.spec) << "\n\n";
+  out << "accounting: " << accountingText(c.spec) << "\n";
+  if (!r.designNote.empty()) out << "design: " << r.designNote << "\n";
+  out << "\n";
 
   const char* cats[] = {"weights", "grads", "optim", "stash", "delta", "activ"};
   // Column groups: 55 characters of schedule figures, 8 per category + 9 for the stage total, then totals.
@@ -142,6 +144,7 @@ Json planReportJson(const PlanReport& r) {
   j["granularity"] = granularityName(r.granularity);
   j["partition"] = r.partition;
   j["stages"] = r.stages.size();
+  if (!r.designNote.empty()) j["design_note"] = r.designNote;
   j["microbatches"] = c.spec.microbatches;
   j["samples_per_microbatch"] = r.samplesPerMicrobatch;
   j["optimizer"] = optimizerName(c.spec.optimizer);

@@ -39,6 +39,9 @@ struct PlanReport {
   std::vector<UnitOpCosts> stageOpCosts;
   std::vector<PlanTraceInfo> timelines;  // one per schedule, in comparison.plans order (may be empty)
   std::optional<PlanTraceInfo> trace;
+  // Why the design's own schedule has no row of its own ("" when it has one): several chunks per
+  // rank, which the analytic rows (one stage per rank) do not cover.
+  std::string designNote;
 };
 
 // One row per schedule, the ratios and the accounting line.

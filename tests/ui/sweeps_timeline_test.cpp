@@ -747,6 +747,34 @@ TEST(GanttPlot, HoverTellsTheBoxUnderTheMouse) {
   EXPECT_TRUE(QTest::qWaitFor([&] { return plot.hoverText().isEmpty(); }, 5000)) << plot.hoverText().toStdString();
 }
 
+// ZB-V's four stages on two ranks (stage ranks 0, 1, 1, 0): two rows, one per rank; the mouse over
+// a box of stage 3 (rank 0's second chunk) names its rank, chunk and stage; without ranks (or one
+// stage per rank) a row per stage as before.
+TEST(GanttPlot, RanksHoldingSeveralStagesAreOneRowEach) {
+  pm::test::app();
+  pm::ui::GanttPlot plot;
+  plot.resize(700, 300);
+  plot.setStageRanks({0, 1, 1, 0});
+  plot.setBoxes({{0, "F", 0, 1.000, 1.001}, {1, "F", 0, 1.001, 1.002}, {2, "F", 0, 1.002, 1.003}, {3, "F", 0, 1.003, 1.005},
+                 {3, "BI", 0, 1.005, 1.006}},
+                4);
+  EXPECT_EQ(plot.rows(), 2);
+  EXPECT_EQ(plot.rowOf(3), 0);
+  EXPECT_EQ(plot.chunkOf(3), 1);
+  EXPECT_EQ(plot.chunkOf(1), 0);
+  EXPECT_EQ(plot.chunkOf(2), 1);
+  ASSERT_TRUE(pm::test::showWindow(&plot));
+  QTest::mouseMove(plot.canvas(), plot.pixelOf(4.0, 3));  // 4 ms: stage 3's forward, on rank 0's row
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !plot.hoverText().isEmpty(); }, 5000));
+  EXPECT_TRUE(plot.hoverText().startsWith("rank 0, chunk 1 (stage 3), F (forward), microbatch 0")) << plot.hoverText().toStdString();
+  EXPECT_EQ(pm::ui::ganttChunkLegend({0, 1, 1, 0}), "a row per rank; its second chunk lighter");
+  EXPECT_TRUE(pm::ui::ganttChunkLegend({0, 1, 2}).isEmpty());
+  plot.setStageRanks({0, 1, 2, 3});  // one stage per rank: rows are stages
+  plot.setBoxes({{3, "F", 0, 1.0, 1.1}}, 4);
+  EXPECT_EQ(plot.rows(), 4);
+  EXPECT_EQ(plot.rowOf(3), 3);
+}
+
 // Microbatch labels show only on boxes wide enough for them: zoomed out over many short boxes
 // none shows (they would run into each other); the wheel zooms in until they fit, and the
 // double-click that shows the whole trace again hides them again.

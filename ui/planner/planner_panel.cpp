@@ -388,6 +388,9 @@ void PlannerPanel::showPlan() {
                        .arg(QString::fromStdString(plan_.value("timing", std::string())))
                        .arg(ratios.value("utilization_pipemare_over_gpipe", 0.0), 0, 'f', 2)
                        .arg(ratios.value("weight_optimizer_memory_pipedream_over_pipemare_t2", 0.0), 0, 'f', 2));
+  // A design the rows do not cover (several chunks per rank): said first, as the planner says it.
+  if (const std::string note = plan_.value("design_note", std::string()); !note.empty())
+    status_->setText(tr("Design: %1.").arg(QString::fromStdString(note)) + " " + status_->text());
   if (plan_.value("warmup_fraction", 0.0) > 0)
     status_->setText(status_->text() + " " +
                      tr("With its warm-up (%1 % of the run as gpipe) pipemare's utilization is %2, time-weighted.")

@@ -49,7 +49,35 @@ QString actionName(const QString& a) {
 QString ms(double v) { return QString::number(v, 'g', 4); }
 
 double halfHeight(const GanttBox& b) { return isComputeTraceAction(b.action.toStdString()) ? 0.38 : 0.12; }
+
+// Chunk c of a rank: the action's colour, lighter for each later chunk.
+QColor chunkColor(const QColor& c, int chunk) {
+  if (chunk <= 0) return c;
+  const double mix = std::min(0.6, 0.35 * chunk);  // towards white
+  return QColor::fromRgbF(c.redF() + (1 - c.redF()) * mix, c.greenF() + (1 - c.greenF()) * mix, c.blueF() + (1 - c.blueF()) * mix);
+}
+
+bool severalPerRank(const std::vector<int>& ranks) {
+  for (size_t i = 0; i < ranks.size(); ++i)
+    for (size_t j = i + 1; j < ranks.size(); ++j)
+      if (ranks[i] == ranks[j]) return true;
+  return false;
+}
 }  // namespace
+
+void GanttPlot::setStageRanks(std::vector<int> stageRanks) { stageRanks_ = severalPerRank(stageRanks) ? std::move(stageRanks) : std::vector<int>{}; }
+
+int GanttPlot::rowOf(int stage) const {
+  return stage >= 0 && static_cast<size_t>(stage) < stageRanks_.size() ? stageRanks_[static_cast<size_t>(stage)] : stage;
+}
+
+int GanttPlot::chunkOf(int stage) const {
+  if (stage < 0 || static_cast<size_t>(stage) >= stageRanks_.size()) return 0;
+  int c = 0;
+  for (int s = 0; s < stage; ++s)
+    if (stageRanks_[static_cast<size_t>(s)] == stageRanks_[static_cast<size_t>(stage)]) ++c;
+  return c;
+}
 
 QString ganttLegend(const std::vector<GanttBox>& boxes) {
   QStringList parts;
@@ -63,6 +91,10 @@ QString ganttLegend(const std::vector<GanttBox>& boxes) {
   if (std::any_of(boxes.begin(), boxes.end(), [](const GanttBox& b) { return !isComputeTraceAction(b.action.toStdString()); }))
     parts << QObject::tr("communication grey");
   return parts.join(QStringLiteral(", "));
+}
+
+QString ganttChunkLegend(const std::vector<int>& stageRanks) {
+  return severalPerRank(stageRanks) ? QObject::tr("a row per rank; its second chunk lighter") : QString();
 }
 
 GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent) {
@@ -93,7 +125,7 @@ GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent) {
 QWidget* GanttPlot::canvas() const { return plot_; }
 
 QPoint GanttPlot::pixelOf(double ms, int stage) const {
-  return QPoint(static_cast<int>(std::lround(plot_->xAxis->coordToPixel(ms))), static_cast<int>(std::lround(plot_->yAxis->coordToPixel(stage))));
+  return QPoint(static_cast<int>(std::lround(plot_->xAxis->coordToPixel(ms))), static_cast<int>(std::lround(plot_->yAxis->coordToPixel(rowOf(stage)))));
 }
 
 double GanttPlot::limitMs() const { return std::max({1e-6, spanMs_, timeLimitMs_}) * 1.02; }
@@ -156,7 +188,7 @@ void GanttPlot::hoverAt(const QPoint& pixel) {
     const double y = plot_->yAxis->pixelToCoord(pixel.y());
     double best = 1e300;
     for (const GanttBox& b : boxes_) {
-      if (std::abs(y - b.stage) > halfHeight(b)) continue;
+      if (std::abs(y - rowOf(b.stage)) > halfHeight(b)) continue;
       if (t < b.start - slack || t > b.end + slack) continue;
       // Inside beats near; then the shorter box (a send over a forward).
       const double outside = t < b.start ? b.start - t : t > b.end ? t - b.end : 0;
@@ -169,7 +201,8 @@ void GanttPlot::hoverAt(const QPoint& pixel) {
   }
   QString text;
   if (hit) {
-    text = tr("stage %1, %2").arg(hit->stage).arg(actionName(hit->action));
+    text = stageRanks_.empty() ? tr("stage %1, %2").arg(hit->stage).arg(actionName(hit->action))
+                               : tr("rank %1, chunk %2 (stage %3), %4").arg(rowOf(hit->stage)).arg(chunkOf(hit->stage)).arg(hit->stage).arg(actionName(hit->action));
     if (hit->microbatch >= 0) text += tr(", microbatch %1").arg(hit->microbatch);
     text += tr("\nstart %1 ms, duration %2 ms").arg(ms(hit->start), ms(hit->end - hit->start));
   }
@@ -204,15 +237,16 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
     const double h = compute ? 0.38 : 0.12;
     spans_.emplace_back((b.start - t0) * 1e3, (b.end - t0) * 1e3);
     boxes_.push_back({b.stage, b.action, b.microbatch, (b.start - t0) * 1e3, (b.end - t0) * 1e3});
+    const int row = rowOf(b.stage);
     auto* r = new QCPItemRect(plot_);
-    r->topLeft->setCoords((b.start - t0) * 1e3, b.stage - h);
-    r->bottomRight->setCoords((b.end - t0) * 1e3, b.stage + h);
-    const QColor c = actionColor(b.action);
+    r->topLeft->setCoords((b.start - t0) * 1e3, row - h);
+    r->bottomRight->setCoords((b.end - t0) * 1e3, row + h);
+    const QColor c = chunkColor(actionColor(b.action), chunkOf(b.stage));
     r->setBrush(QBrush(c));
     r->setPen(QPen(c.darker(140), 0.5));
     if (compute && b.action != "S" && b.microbatch >= 0 && boxes.size() < 400) {
       auto* t = new QCPItemText(plot_);
-      t->position->setCoords(((b.start + b.end) / 2 - t0) * 1e3, b.stage);
+      t->position->setCoords(((b.start + b.end) / 2 - t0) * 1e3, row);
       t->setText(QString::number(b.microbatch));
       t->setFont(QFont(font().family(), 7));
       t->setColor(Qt::white);
@@ -223,9 +257,22 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   count_ = boxes.size();
   spanMs_ = (t1 - t0) * 1e3;
   fit();
-  plot_->yAxis->setRange(-0.6, std::max(1, stages) - 0.4);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (int s = 0; s < stages; ++s) ticker->addTick(s, tr("stage %1").arg(s));
+  if (stageRanks_.empty()) {
+    rows_ = std::max(1, stages);
+    for (int s = 0; s < stages; ++s) ticker->addTick(s, tr("stage %1").arg(s));
+    plot_->yAxis->setLabel(tr("stage"));
+  } else {
+    rows_ = 1 + *std::max_element(stageRanks_.begin(), stageRanks_.end());
+    for (int r = 0; r < rows_; ++r) {
+      QStringList held;
+      for (size_t s = 0; s < stageRanks_.size(); ++s)
+        if (stageRanks_[s] == r) held << QString::number(s);
+      ticker->addTick(r, tr("rank %1: stages %2").arg(r).arg(held.join(QStringLiteral(", "))));
+    }
+    plot_->yAxis->setLabel(tr("rank"));
+  }
+  plot_->yAxis->setRange(-0.6, rows_ - 0.4);
   plot_->yAxis->setTicker(ticker);
   showEmptyState();
   plot_->replot(QCustomPlot::rpQueuedReplot);

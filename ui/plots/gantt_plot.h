@@ -1,7 +1,8 @@
 #pragma once
-// A schedule timeline as a Gantt chart: one row per stage, one box per action from its start to
-// its end, coloured by kind (forward, backward, step, communication), the microbatch written on
-// each compute box wide enough for it at the current zoom. Wraps QCustomPlot; wheel zooms and drag
+// A schedule timeline as a Gantt chart: one row per stage (or per rank, when ranks hold several
+// stages: interleaved 1F1B, ZB-V), one box per action from its start to its end, coloured by kind
+// (forward, backward, step, communication; a rank's later chunks in lighter shades of the same
+// colours), the microbatch written on each compute box wide enough for it at the current zoom. Wraps QCustomPlot; wheel zooms and drag
 // pans the time axis within the trace (never before 0); double-click, R or the context menu's
 // "Reset view" shows it all; the mouse over a box tells its stage, action, microbatch, start and
 // duration. GUI thread only.
@@ -26,6 +27,8 @@ struct GanttBox {
 // The colours of the actions the boxes hold, for a title: "F blue, BI red, W purple, S green,
 // communication grey" (in the trace table's order, only what occurs).
 QString ganttLegend(const std::vector<GanttBox>& boxes);
+// With ranks holding several stages, how the chart tells chunks apart ("" otherwise).
+QString ganttChunkLegend(const std::vector<int>& stageRanks);
 
 class GanttPlot : public QWidget {
   Q_OBJECT
@@ -34,6 +37,14 @@ class GanttPlot : public QWidget {
   void setTitle(const QString& title);
   QString title() const { return title_; }
   void setBoxes(const std::vector<GanttBox>& boxes, int stages);
+  // The rank each stage ran on (RunRecord::stage_ranks), for the next setBoxes: with a rank
+  // holding several stages, rows are ranks ("rank 1: stages 1, 6") and a box's chunk is its
+  // stage's place among its rank's stages. Empty (the default): one row per stage.
+  void setStageRanks(std::vector<int> stageRanks);
+  // The row a stage is drawn on, and its chunk on that row (0 with one stage per rank).
+  int rowOf(int stage) const;
+  int chunkOf(int stage) const;
+  int rows() const { return rows_; }
   size_t boxCount() const { return count_; }
   // From the first start to the last end of the boxes, in ms (0 when empty).
   double makespanMs() const { return spanMs_; }
@@ -59,7 +70,8 @@ class GanttPlot : public QWidget {
   int labelsShown() const;
   int labelCount() const { return static_cast<int>(labels_.size()); }
   QWidget* canvas() const;  // the widget that takes the mouse
-  // The canvas pixel of time `ms` (from the first start) on the row of `stage`, as drawn now.
+  // The canvas pixel of time `ms` (from the first start) on the row of `stage` (its rank's row
+  // with several stages per rank), as drawn now.
   QPoint pixelOf(double ms, int stage) const;
 
  public Q_SLOTS:
@@ -82,6 +94,8 @@ class GanttPlot : public QWidget {
   };
   QCustomPlot* plot_;
   std::vector<GanttBox> boxes_;  // as given; times in ms from the first start
+  std::vector<int> stageRanks_;  // setStageRanks (empty: a row per stage)
+  int rows_ = 1;
   std::vector<Label> labels_;
   QString hoverText_;
   double timeLimitMs_ = 0;

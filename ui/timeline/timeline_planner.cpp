@@ -60,6 +60,12 @@ std::vector<GanttBox> traceBoxes(const Json& events) {
 }  // namespace
 
 void TimelineView::startPlanner() {
+  if (chunked_) {
+    planFailed(tr("the planner's timeline holds one stage per rank, and %1 ran several chunks on each rank; "
+                  "pipemare plan --op-costs simulates its lists from per-op costs")
+                   .arg(q(schedule_)));
+    return;
+  }
   const QString traceFile = tmp_->filePath("predicted-trace.json");
   QFile::remove(traceFile);
   against_ = false;

@@ -276,13 +276,16 @@ void TimelineView::showRun(int64_t runId) {
   stages_ = rec->stages;
   microbatches_ = rec->microbatches;
   const int stages = traceStages(boxes, stages_);
+  const QString chunks = ganttChunkLegend(rec->stage_ranks);
+  chunked_ = !chunks.isEmpty();
   measured_->setTitle(tr("Measured schedule of run %1: %2, %3, P=%4, N=%5 (%6)")
                           .arg(rec->id)
                           .arg(q(schedule_), q(model_))
                           .arg(stages_)
                           .arg(microbatches_)
-                          .arg(ganttLegend(boxes)));
+                          .arg(ganttLegend(boxes) + (chunks.isEmpty() ? QString() : QStringLiteral("; ") + chunks)));
   measured_->setEmptyText(tr("this run recorded no schedule trace"));
+  measured_->setStageRanks(rec->stage_ranks);
   measured_->setBoxes(boxes, stages);
   measuredCounts_ = actionCounts(boxes);
   const int steps = tracedMinibatches(boxes, microbatches_);
@@ -304,6 +307,7 @@ void TimelineView::clearShownRun() {
   configJson_.clear();
   stages_ = microbatches_ = 0;
   singleMode_ = false;
+  chunked_ = false;
   // The empty charts say what to do: make a run (none in the store), or which runs have a trace.
   const QString noTrace = tr("No run in this store has a schedule trace yet (runs record the first "
                              "training.trace_steps minibatches).");

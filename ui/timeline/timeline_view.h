@@ -102,6 +102,7 @@ class TimelineView : public QWidget {
   bool against_ = false, againstFailed_ = false;
   std::string model_, schedule_, configJson_;
   bool singleMode_ = false;  // the shown run ran all stages in one process (execution.mode single)
+  bool chunked_ = false;     // the shown run's ranks held several stages each (interleaved 1F1B, ZB-V)
   int stages_ = 0, microbatches_ = 0;
   QString measuredCounts_, predictedCounts_, predictedError_;
   QStringList planArgs_;

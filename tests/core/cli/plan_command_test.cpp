@@ -512,3 +512,37 @@ TEST(PlanCommand, MeasuredStageCostsTimeEachPassAndDriveTheZeroBubbleRow) {
     }
   EXPECT_TRUE(found);
 }
+
+// A design with several chunks per rank (zb-v, interleaved-1f1b) plans without failing: the rows
+// (one stage per rank) are planned, its own schedule's absence is said as data (design_note) and
+// in the text, naming the op-cost timeline that covers it; a one-chunk design has no note.
+TEST(PlanCommand, AChunkedDesignSaysItsRowsDoNotCoverIt) {
+  const auto dir = std::filesystem::temp_directory_path() / ("plan_chunked_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "design.json").string();
+  for (const std::string schedule : {"zb-v", "interleaved-1f1b", "1f1b"}) {
+    {
+      std::ofstream f(file);
+      f << R"({"model": {"name": "cnn"}, "data": {"dataset": "synthetic", "batch_size": 32},
+               "pipeline": {"schedule": ")" << schedule << R"(", "stages": 2, "microbatches": 4}})";
+    }
+    PlanOptions o;
+    o.experiment = file;
+    o.json = true;
+    const auto r = plan(o);
+    ASSERT_EQ(r.code, 0) << schedule << ": " << r.err;
+    const Json j = Json::parse(r.out);
+    if (schedule == "1f1b") {
+      EXPECT_FALSE(j.contains("design_note")) << j.value("design_note", std::string());
+      continue;
+    }
+    const std::string note = j.value("design_note", std::string());
+    EXPECT_NE(note.find(schedule + " holds 2 model chunks per rank"), std::string::npos) << note;
+    EXPECT_NE(note.find("--op-costs TF,TB,TW --stages 2 --microbatches 4"), std::string::npos) << note;
+    EXPECT_EQ(note.find("--chunks") != std::string::npos, schedule == "interleaved-1f1b") << note;
+    o.json = false;
+    const auto text = plan(o);
+    EXPECT_NE(text.out.find("design: " + schedule + " holds"), std::string::npos) << text.out;
+  }
+  std::filesystem::remove_all(dir);
+}
