@@ -287,6 +287,20 @@ std::string fmt(const char* f, double v) {
 
 }  // namespace
 
+// Figures 5 and 6: `model` on P ranks with N = 8, stages balanced by measured time (by parameters,
+// cnn's fc1 would be a stage of its own and stage 0 would hold nearly all the compute).
+Experiment timeBalancedExperiment(const std::string& model, int P, const char* schedule, int64_t steps) {
+  Experiment e = cnnExperiment(P, 8, scheduleFromName(schedule), steps);
+  e.model.name = model;
+  e.pipeline.partition.method = PartitionMethod::Time;
+  e.pipeline.partition.boundaries.clear();
+  if (model == "resnet20") {
+    e.data.batch_size = 64;  // ResNet-20 costs about 10x cnn per sample
+    e.data.train_limit = 64 * (steps + 1);
+  }
+  return e;
+}
+
 // 5. The zero-bubble schedule against the flushed ones: real runs of gpipe, 1f1b and zb-h1 (N = 8,
 // one thread per stage) on cnn and resnet20 at P = 2 and 4, in rounds (every schedule once per
 // round; ratios against the same round's 1f1b). Per stage: measured utilization, and T_F, T_B (or
@@ -305,16 +319,7 @@ void zeroBubbleFigure(const std::string& pipemare, RunStore& store, int runs, in
         std::fflush(stdout);
         std::map<std::string, double> round;
         for (const char* name : schedules) {
-          Experiment e = cnnExperiment(P, 8, scheduleFromName(name), steps);
-          e.model.name = model;
-          // Stages balanced by measured time (by parameters, cnn's fc1 would be a stage of its own
-          // and stage 0 would hold nearly all the compute).
-          e.pipeline.partition.method = PartitionMethod::Time;
-          e.pipeline.partition.boundaries.clear();
-          if (model == "resnet20") {
-            e.data.batch_size = 64;  // ResNet-20 costs about 10x cnn per sample
-            e.data.train_limit = 64 * (steps + 1);
-          }
+          const Experiment e = timeBalancedExperiment(model, P, name, steps);
           int64_t id = 0;
           const Measured m = runEngine(e, pipemare, &store, &id);
           Acc& a = acc[name];
@@ -381,14 +386,7 @@ void chunksFigure(const std::string& pipemare, RunStore& store, int runs, int64_
       std::fflush(stdout);
       std::map<std::string, double> round;
       for (const char* name : schedules) {
-        Experiment e = cnnExperiment(P, 8, scheduleFromName(name), steps);
-        e.model.name = model;
-        e.pipeline.partition.method = PartitionMethod::Time;
-        e.pipeline.partition.boundaries.clear();
-        if (model == "resnet20") {
-          e.data.batch_size = 64;
-          e.data.train_limit = 64 * (steps + 1);
-        }
+        const Experiment e = timeBalancedExperiment(model, P, name, steps);
         const Measured m = runEngine(e, pipemare, &store);
         Acc& a = acc[name];
         a.tput.push_back(m.samplesPerS);
