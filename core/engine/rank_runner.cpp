@@ -1,8 +1,5 @@
 #include "core/engine/rank_runner.h"
 
-#include <chrono>
-#include <thread>
-
 #include "core/util/errors.h"
 #include "core/util/system_info.h"
 
@@ -134,21 +131,13 @@ void RankRunner::meetAndLeave(const std::string& phase, const std::string& what)
   const double until = monotonicSeconds() + timeoutS_;
   auto awaitAll = [&](const std::string& key, int from) {
     for (int r = from; r < ranks_; ++r)
-      awaitControl(key + "/" + std::to_string(r), until, "rank " + std::to_string(r) + " did not reach " + what);
+      awaitControl(*comm_, key + "/" + std::to_string(r), until, timeoutS_, "rank " + std::to_string(rank_),
+                   "rank " + std::to_string(r) + " did not reach " + what);
   };
   comm_->putControl(phase + "/" + std::to_string(rank_), 1);
   awaitAll(phase, 0);
   if (rank_ != 0) comm_->putControl(phase + "-left/" + std::to_string(rank_), 1);
   else awaitAll(phase + "-left", 1);
-}
-
-void RankRunner::awaitControl(const std::string& key, double until, const std::string& failure) {
-  int64_t v = 0;
-  while (!comm_->getControl(key, v)) {
-    if (monotonicSeconds() > until)
-      throw EngineError("rank " + std::to_string(rank_), failure + " within " + std::to_string(static_cast<int>(timeoutS_)) + " s");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
 }
 
 }  // namespace pm

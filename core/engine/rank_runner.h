@@ -49,7 +49,6 @@ class RankRunner {
   // Publishes `phase`/<rank> in the shared store, waits until every rank has, then leaves in
   // order: rank 0 hosts the store (TCPStore), so it leaves last.
   void meetAndLeave(const std::string& phase, const std::string& what);
-  void awaitControl(const std::string& key, double until, const std::string& failure);
 
   std::vector<std::unique_ptr<StageWorker>> workers_;
   int rank_, ranks_;

@@ -83,12 +83,12 @@ int64_t StageWorker::safeHaltMinibatch() const {
   return -1;
 }
 
-int64_t StageWorker::awaitControl(const std::string& key, double until, const std::string& failure) {
+int64_t awaitControl(Communicator& comm, const std::string& key, double until, double timeoutS, const std::string& place,
+                     const std::string& failure) {
   int64_t v = 0;
-  while (!comm_->getControl(key, v)) {
+  while (!comm.getControl(key, v)) {
     if (monotonicSeconds() > until)
-      throw EngineError("stage " + std::to_string(plan_.stage()),
-                        failure + " within " + std::to_string(static_cast<int>(e_.execution.timeout_s)) + " s");
+      throw EngineError(place, failure + " within " + std::to_string(static_cast<int>(timeoutS)) + " s");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return v;

@@ -43,6 +43,11 @@ struct StageSetup {
   int rank = -1;                              // the rank that runs the stage (-1: the stage's number)
 };
 
+// Waits for `key` in the shared control store until monotonic time `until`, returning its value;
+// then throws EngineError at `place`: "<failure> within <timeoutS> s".
+int64_t awaitControl(Communicator& comm, const std::string& key, double until, double timeoutS, const std::string& place,
+                     const std::string& failure);
+
 class StageWorker {
  public:
   explicit StageWorker(StageSetup s);
@@ -102,9 +107,6 @@ class StageWorker {
 
  private:
   const std::vector<StageOp>& ops() const { return plan_.ops(); }
-  // Waits for `key` in the shared control store until monotonic time `until`; then throws
-  // EngineError "<failure> within <timeout_s> s".
-  int64_t awaitControl(const std::string& key, double until, const std::string& failure);
   void execAct(const Action& a);
   void recomputeAheadOf(int64_t mb);
   void minibatchDone(int64_t k);

@@ -198,7 +198,8 @@ void StageWorker::agreeTraceClock() {
     return;
   }
   // Stage 0 writes wall_ns last: once it is there, the other two are.
-  const int64_t wall0 = awaitControl("trace-clock/wall_ns", monoNow + e_.execution.timeout_s, "stage 0 did not publish its clock");
+  const int64_t wall0 = awaitControl(*comm_, "trace-clock/wall_ns", monoNow + e_.execution.timeout_s, e_.execution.timeout_s,
+                                     "stage " + std::to_string(plan_.stage()), "stage 0 did not publish its clock");
   int64_t boot0 = 0, mono0 = 0;
   comm_->getControl("trace-clock/boot", boot0);
   comm_->getControl("trace-clock/monotonic_ns", mono0);
