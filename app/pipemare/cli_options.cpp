@@ -224,7 +224,7 @@ void addPlanCommand(CLI::App& app, PlanCommand& plan) {
                       ->delimiter(',');
   cmd->add_option("--comm-cost", o.commCost, "with --op-costs: the cost charged to every dependency that crosses ranks")
       ->needs(opCosts);
-  cmd->add_option("--chunks", o.chunks, "with --op-costs: interleaved 1F1B's model chunks per rank (default 2)")->needs(opCosts);
+  cmd->add_option("--chunks", o.chunks, "interleaved 1F1B's model chunks per rank, v (default 2; an experiment's pipeline.chunks)");
   addPlanDesignSources(*cmd, plan);
   // Costs alone are the design: a model, an experiment, a stored run or a trace beside them would
   // be silently ignored.

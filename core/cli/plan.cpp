@@ -83,6 +83,8 @@ ParsedOptions parseOptions(const PlanOptions& o) {
   p.spec.updateInterval = o.updateInterval;
   p.spec.m = o.m;
   p.spec.warmupFraction = o.warmupFraction;
+  if (o.chunks < 2) throw Usage("--chunks", "interleaved 1F1B needs at least 2 chunks per rank, found " + std::to_string(o.chunks));
+  p.spec.chunks = o.chunks;
   return p;
 }
 
@@ -97,7 +99,7 @@ PlanOptions resolveDesign(const PlanOptions& given, std::optional<Experiment>& f
     return o;
   }
   const Experiment e = loadExperimentFile(o.experiment, o.overrides);  // ConfigError: exit 2
-  const PlanDesign d = planDesign(e, knownTrainSamples(e));
+  PlanDesign d = planDesign(e, knownTrainSamples(e));
   o.model = d.model;
   if (e.model.fromFile()) {
     checkModelOnData(e);  // the file and the data fit: exit 2 naming the file otherwise
@@ -113,14 +115,16 @@ PlanOptions resolveDesign(const PlanOptions& given, std::optional<Experiment>& f
   o.granularity = "units";  // the engine's stages: the model's partitionable units
   o.schedule = d.method.name();
   if (const ScheduleDecl& sd = scheduleDecl(e.pipeline.schedule); sd.chunks != 1) {
-    // The analytic rows hold one stage per rank; the chunked schedules' figures come from their
-    // own lists in the op-cost timeline.
-    o.schedule = "1f1b";
-    o.designNote = std::string(sd.name) + " holds " + std::to_string(pipelineChunks(e)) +
-                   " model chunks per rank, which the rows below (one stage per rank) do not cover; it computes 1f1b's update "
-                   "(shown as 1f1b here); its timeline and bubble: pipemare plan --op-costs TF,TB,TW --stages " +
-                   std::to_string(e.pipeline.stages) + " --microbatches " + std::to_string(e.pipeline.microbatches) +
-                   (sd.chunks == 0 ? " --chunks " + std::to_string(pipelineChunks(e)) : std::string());
+    // The design's row is its chunked row, over the model split into chunks x ranks stages; the
+    // one-stage-per-rank rows beside it use the parameter partition over the ranks.
+    o.chunks = pipelineChunks(e);
+    o.designNote = std::string(sd.name) + " holds " + std::to_string(o.chunks) + " model chunks on each of " +
+                   std::to_string(e.pipeline.stages) + " ranks (" + std::to_string(modelStages(e)) +
+                   " stages); its row's memory is per rank, its other figures as every row's";
+    if (d.partition == PlanPartition::Explicit) {
+      o.chunkBoundaries = d.boundaries;
+      d.partition = PlanPartition::Parameters;
+    }
   }
   o.updateInterval = d.updateInterval;
   o.m = d.m;
@@ -205,10 +209,28 @@ PlanSpec stageSpec(const PlanOptions& o, const ParsedOptions& p, const SimCosts&
   return spec;
 }
 
+// Each stage's F, B, BI and W: its units' measured costs summed.
+std::vector<UnitOpCosts> stageOpCostsOf(const std::vector<UnitOpCosts>& units, const std::vector<StageProfile>& stages) {
+  std::vector<UnitOpCosts> out;
+  for (const auto& st : stages) {
+    UnitOpCosts sum;
+    for (int u = st.begin; u < st.end; ++u) {
+      const UnitOpCosts& c = units.at(static_cast<size_t>(u));
+      sum.forward += c.forward;
+      sum.backward += c.backward;
+      sum.backwardInput += c.backwardInput;
+      sum.weight += c.weight;
+    }
+    out.push_back(sum);
+  }
+  return out;
+}
+
 // --stage-costs measured: every unit's F, B, BI and W timed on one microbatch (one thread, as a
 // stage), summed over each stage's units; the timelines and the utilization use them instead of
-// FLOPs.
-void measureStageCosts(const PlanOptions& o, const std::optional<Experiment>& fileModel, PlanReport& report, SimCosts& costs) {
+// FLOPs. Returns the units' costs (the chunked rows sum them over their own stages).
+std::vector<UnitOpCosts> measureStageCosts(const PlanOptions& o, const std::optional<Experiment>& fileModel, PlanReport& report,
+                                           SimCosts& costs) {
   Experiment e;
   if (fileModel) {
     e = *fileModel;
@@ -216,35 +238,119 @@ void measureStageCosts(const PlanOptions& o, const std::optional<Experiment>& fi
     e.model.name = o.model;
     e.data.context = o.context;
   }
-  const std::vector<UnitOpCosts> units = measureUnitOpCosts(e, report.samplesPerMicrobatch);
+  std::vector<UnitOpCosts> units = measureUnitOpCosts(e, report.samplesPerMicrobatch);
+  report.stageOpCosts = stageOpCostsOf(units, report.stages);
   costs.backwardInput.clear();
   for (size_t s = 0; s < report.stages.size(); ++s) {
-    UnitOpCosts sum;
-    for (int u = report.stages[s].begin; u < report.stages[s].end; ++u) {
-      const UnitOpCosts& c = units.at(static_cast<size_t>(u));
-      sum.forward += c.forward;
-      sum.backward += c.backward;
-      sum.backwardInput += c.backwardInput;
-      sum.weight += c.weight;
-    }
-    report.stageOpCosts.push_back(sum);
+    const UnitOpCosts& sum = report.stageOpCosts[s];
     costs.forward[s] = sum.forward;
     costs.backward[s] = sum.backward;
     costs.backwardInput.push_back(sum.backwardInput);
     costs.weight[s] = sum.weight;
   }
+  return units;
+}
+
+// The chunked rows' model split into v x P stages, as the one-chunk rows': the units partitioned
+// as the design's partition says (explicit boundaries: a chunked design's own, which count its
+// model stages), costs from FLOPs or from the units' measured passes. Where the model has fewer
+// units (or weight layers) than v x P, each of the rows' P stages is cut into v equal parts (the
+// op-cost planner's "a chunk costs 1/v"), and the report says so.
+ChunkedStagesFn chunkedSplit(const PlanOptions& o, const ModelProfile& prof, PlanReport& report,
+                             const std::vector<UnitOpCosts>& measuredUnits) {
+  return [&o, &prof, &report, &measuredUnits](int modelStages) {
+    const int P = static_cast<int>(report.stages.size());
+    const int v = modelStages / std::max(1, P);
+    const int available = static_cast<int>(report.granularity == Granularity::Layers ? prof.layers.size() : prof.units.size());
+    ChunkedStages out;
+    SimCosts sc;
+    if (modelStages > available) {
+      if (!o.chunkBoundaries.empty())
+        throw std::invalid_argument(std::to_string(modelStages) + " stages exceed the model's " + std::to_string(available) + " units");
+      // Equal fractions of each stage: the one-chunk rows' stages and costs, divided by v.
+      const SimCosts whole = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
+      for (int k = 0; k < modelStages; ++k) {
+        const size_t j = static_cast<size_t>(k / v);
+        StageProfile part = report.stages[j];
+        part.name += " (" + std::to_string(k % v + 1) + "/" + std::to_string(v) + ")";
+        part.parameters /= v;
+        part.weightBytes /= v;
+        part.activationBytes /= v;
+        part.forwardFlops /= v;
+        out.stages.push_back(part);
+        const bool measured = !report.stageOpCosts.empty();
+        const double f = measured ? report.stageOpCosts[j].forward : whole.forward[j];
+        const double b = measured ? report.stageOpCosts[j].backward : whole.backward[j];
+        const double bi = measured ? report.stageOpCosts[j].backwardInput : whole.backward[j] - whole.weight[j];
+        const double w = measured ? report.stageOpCosts[j].weight : whole.weight[j];
+        out.costs.forward.push_back(f / v);
+        out.costs.backward.push_back(b / v);
+        out.costs.backwardInput.push_back(bi / v);
+        out.costs.weight.push_back(w / v);
+      }
+      report.chunkSplit = "fractions";
+      out.costs.comm = o.linkLatency;
+      return out;
+    }
+    if (report.granularity == Granularity::Layers) {
+      out.stages = layerStages(prof, layerParameterPartition(prof, modelStages), report.samplesPerMicrobatch);
+    } else {
+      Partition part;
+      if (!o.chunkBoundaries.empty()) {
+        part = explicitPartition(o.chunkBoundaries, available, modelStages);  // invalid_argument names the problem
+      } else if (report.partition == "flops") {
+        std::vector<double> flops;
+        for (const auto& u : prof.units) flops.push_back(u.flops);
+        part = balancedPartition(flops, modelStages);
+      } else {
+        part = parameterPartition(prof, modelStages);
+      }
+      out.stages = unitStages(prof, part, report.samplesPerMicrobatch);
+    }
+    sc = costsFromStages(out.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
+    out.costs.forward = sc.forward;
+    out.costs.backward = sc.backward;
+    out.costs.weight = sc.weight;
+    for (size_t k = 0; k < sc.forward.size(); ++k) out.costs.backwardInput.push_back(sc.backward[k] - sc.weight[k]);
+    if (!measuredUnits.empty()) {
+      const std::vector<UnitOpCosts> m = stageOpCostsOf(measuredUnits, out.stages);
+      for (size_t k = 0; k < m.size(); ++k) {
+        out.costs.forward[k] = m[k].forward;
+        out.costs.backward[k] = m[k].backward;
+        out.costs.backwardInput[k] = m[k].backwardInput;
+        out.costs.weight[k] = m[k].weight;
+      }
+    }
+    out.costs.comm = o.linkLatency;
+    report.chunkSplit = "units";
+    return out;
+  };
 }
 
 // Simulates every schedule over the report's stages (--trace-minibatches minibatches), writes each
 // timeline into --trace-dir as <schedule>.json and the trace schedule's into --trace FILE.
-void simulateTimelines(const PlanOptions& o, const ParsedOptions& p, int P, const SimCosts& costs, PlanReport& report) {
+void simulateTimelines(const PlanOptions& o, const ParsedOptions& p, int P, const SimCosts& costs, const ChunkedStagesFn& split,
+                       PlanReport& report) {
   if (!o.traceDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.traceDir, ec);
     if (ec) throw EngineError(o.traceDir, "cannot create the trace folder: " + ec.message());
   }
   for (const auto& plan : report.comparison.plans) {
-    const SimResult sim = simulatePlanSchedule(plan.method, P, p.spec, costs, o.traceMinibatches);
+    SimResult sim;
+    if (plan.chunks > 1) {
+      // Several chunks per rank: each rank's own list over the model split into v x P stages;
+      // the trace's rows are the model stages (plan.stageRanks puts them on their ranks).
+      ScheduleParams sp;
+      sp.kind = plan.method.schedule;
+      sp.stages = plan.chunks * P;
+      sp.microbatches = o.microbatches;
+      sp.minibatches = o.traceMinibatches;
+      sp.chunks = plan.chunks;
+      sim = simulateChunkedSchedule(sp, split(sp.stages).costs);
+    } else {
+      sim = simulatePlanSchedule(plan.method, P, p.spec, costs, o.traceMinibatches);
+    }
     const std::string name = plan.method.name();
     const std::string label = name + ", " + o.model + ", P=" + std::to_string(P) + ", N=" + std::to_string(o.microbatches);
     PlanTraceInfo info{"", name, o.traceMinibatches, sim.makespan, sim.meanUtilization};
@@ -274,9 +380,11 @@ int run(const PlanOptions& given, std::ostream& out) {
   report.samplesPerMicrobatch = o.batch == 0 ? 1 : samplesPerMicrobatch(o.batch, o.microbatches);
   planStages(o, prof, P, report);
   SimCosts costs = costsFromStages(report.stages, o.flopsPerSecond, 2.0, 0.0, {o.linkLatency, o.linkBandwidth});
-  if (o.stageCosts == "measured") measureStageCosts(o, fileModel, report, costs);
-  report.comparison = planAll(report.stages, stageSpec(o, p, costs, report));
-  simulateTimelines(o, p, P, costs, report);
+  std::vector<UnitOpCosts> measuredUnits;
+  if (o.stageCosts == "measured") measuredUnits = measureStageCosts(o, fileModel, report, costs);
+  const ChunkedStagesFn split = chunkedSplit(o, prof, report, measuredUnits);
+  report.comparison = planAll(report.stages, stageSpec(o, p, costs, report), split);
+  simulateTimelines(o, p, P, costs, split, report);
 
   if (o.json)
     out << planReportJson(report).dump(2) << "\n";

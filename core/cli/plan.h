@@ -59,7 +59,9 @@ struct PlanOptions {
   // no model is profiled and stages may be any P >= 1.
   std::vector<double> opCosts;
   double commCost = 0;
-  int chunks = 2;  // with --op-costs: interleaved 1F1B's chunks per rank (v >= 2)
+  int chunks = 2;  // interleaved 1F1B's chunks per rank (v >= 2): its row, with --op-costs too
+  // A chunked design's explicit boundaries (pipeline.partition), counting its chunks x ranks stages.
+  std::vector<int> chunkBoundaries;
   int stabilityMicrobatches = 3;  // microbatches the curvature is estimated on
   int stabilityIterations = 30;   // at most this many power iterations per stage and microbatch
 };

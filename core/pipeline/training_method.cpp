@@ -54,7 +54,6 @@ const std::vector<TrainingMethod>& planMethods() {
   static const std::vector<TrainingMethod> rows = [] {
     std::vector<TrainingMethod> r;
     for (const auto& d : scheduleDecls()) {
-      if (d.chunks != 1) continue;  // the analytic planner covers one chunk per rank (plan --op-costs covers both)
       r.push_back({d.kind});
       if (d.kind == ScheduleKind::GPipe) r.push_back({d.kind, /*recompute=*/true});
       if (d.takesPipeMare) r.push_back({d.kind, false, false, /*t2=*/true});

@@ -48,6 +48,8 @@ DelayParams delayParams(const TrainingMethod& method, int stages, const PlanSpec
 SchedulePlan planSchedule(const TrainingMethod& method, const std::vector<StageProfile>& stages, const PlanSpec& spec) {
   const int P = static_cast<int>(stages.size());
   if (P < 1) throw std::invalid_argument("no stages to plan");
+  if (method.decl().chunks != 1)
+    throw std::invalid_argument(method.name() + " holds several model chunks per rank: planned by planChunked");
   for (const auto* v : {&spec.forwardCosts, &spec.inputCosts, &spec.weightCosts})
     if (!spec.forwardCosts.empty() && v->size() != static_cast<size_t>(P))
       throw std::invalid_argument("measured op costs: " + std::to_string(v->size()) + " values for " + std::to_string(P) + " stages");
@@ -87,6 +89,70 @@ SchedulePlan planSchedule(const TrainingMethod& method, const std::vector<StageP
   return plan;
 }
 
+SchedulePlan planChunked(const TrainingMethod& method, int ranks, const PlanSpec& spec, const ChunkedStagesFn& split) {
+  const ScheduleDecl& d = method.decl();
+  const int v = d.chunks == 0 ? spec.chunks : d.chunks;
+  if (ranks < 1) throw std::invalid_argument("no ranks to plan");
+  if (v < 2) throw std::invalid_argument(method.name() + " needs at least 2 chunks per rank, found " + std::to_string(v));
+  if (spec.microbatches < 1) throw std::invalid_argument("microbatches must be >= 1, got " + std::to_string(spec.microbatches));
+  ScheduleParams sp;
+  sp.kind = method.schedule;
+  sp.stages = v * ranks;
+  sp.microbatches = spec.microbatches;
+  sp.chunks = v;
+  std::vector<std::vector<Action>> lists;
+  for (int r = 0; r < ranks; ++r) lists.push_back(rankComputeActions(sp, r));  // invalid_argument: does not apply
+  const ChunkedStages model = split(sp.stages);
+  if (model.stages.size() != static_cast<size_t>(sp.stages))
+    throw std::invalid_argument("the model split gave " + std::to_string(model.stages.size()) + " stages for " + std::to_string(sp.stages));
+  const SimResult sim = simulateRankOps(lists, v, [&](int r, int c) { return stageOfChunk(sp, r, c); }, model.costs);
+
+  SchedulePlan plan;
+  plan.method = method;
+  plan.chunks = v;
+  plan.stages = ranks;
+  plan.microbatches = spec.microbatches;
+  plan.updateInterval = spec.microbatches;
+  for (int s = 0; s < sp.stages; ++s) plan.stageRanks.push_back(chunkPlace(sp, s).rank);
+  for (int r = 0; r < ranks; ++r) {
+    StagePrediction pr;
+    int64_t W = 0;
+    for (int c = 0; c < v; ++c) W += model.stages[static_cast<size_t>(stageOfChunk(sp, r, c))].weightBytes;
+    pr.memory.weights = W;
+    pr.memory.gradients = W;
+    pr.memory.optimizer = optimizerStateMultiple(spec.optimizer) * W;
+    // The rank's activations along its own order: what F keeps until its B, or its BI's W.
+    int64_t held = 0, peak = 0, count = 0, peakCount = 0;
+    for (const Action& a : lists[static_cast<size_t>(r)]) {
+      const int64_t A = model.stages[static_cast<size_t>(stageOfChunk(sp, r, a.chunk))].activationBytes;
+      if (a.kind == ActionKind::Forward) {
+        held += A;
+        ++count;
+      } else if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight) {
+        held -= A;
+        --count;
+      }
+      peak = std::max(peak, held);
+      peakCount = std::max(peakCount, count);
+    }
+    pr.memory.activations = peak;
+    pr.timing.inFlight = peakCount;
+    plan.maxInFlight = std::max(plan.maxInFlight, peakCount);
+    plan.total += pr.memory;
+    plan.perStageMax = elementwiseMax(plan.perStageMax, pr.memory);
+    plan.maxStageTotal = std::max(plan.maxStageTotal, pr.memory.total());
+    plan.perStage.push_back(pr);
+  }
+  plan.utilization = sim.meanUtilization;
+  plan.bubble = 1.0 - plan.utilization;
+  // The busiest rank and its share of all ranks' work (its chunks' op costs).
+  const auto busiest = std::max_element(sim.busy.begin(), sim.busy.end());
+  const double work = std::accumulate(sim.busy.begin(), sim.busy.end(), 0.0);
+  plan.bottleneckStage = static_cast<int>(busiest - sim.busy.begin());
+  plan.bottleneckShare = work > 0 ? *busiest / work : 1.0 / ranks;
+  return plan;
+}
+
 const SchedulePlan& PlanComparison::plan(const TrainingMethod& s) const {
   for (const auto& p : plans)
     if (p.method == s) return p;
@@ -111,10 +177,24 @@ double PlanComparison::memoryRatioNoDelta() const {
          static_cast<double>(plan(TrainingMethod{ScheduleKind::PipeMare}).total.weightAndOptimizer());
 }
 
-PlanComparison planAll(const std::vector<StageProfile>& stages, const PlanSpec& spec) {
+PlanComparison planAll(const std::vector<StageProfile>& stages, const PlanSpec& spec, const ChunkedStagesFn& split) {
   PlanComparison c;
   c.spec = spec;
-  for (auto s : planMethods()) c.plans.push_back(planSchedule(s, stages, spec));
+  for (auto s : planMethods()) {
+    if (s.decl().chunks == 1) {
+      c.plans.push_back(planSchedule(s, stages, spec));
+      continue;
+    }
+    if (!split) {
+      c.notPlanned.push_back({s, "no model split into chunks was given"});
+      continue;
+    }
+    try {
+      c.plans.push_back(planChunked(s, static_cast<int>(stages.size()), spec, split));
+    } catch (const std::invalid_argument& e) {
+      c.notPlanned.push_back({s, e.what()});
+    }
+  }
   return c;
 }
 
@@ -139,15 +219,17 @@ std::string accountingText(const PlanSpec& spec) {
          "maxObservedDelay on stageActions (pipemare u = N";
   }
   t += ", pipedream u = " + (spec.updateInterval > 0 ? std::to_string(spec.updateInterval) : std::string("N")) +
-       ", pipedream-2bw tau = 1 by construction); synchronous schedules (gpipe, 1f1b, zb-h1) tau = 0. ";
+       ", pipedream-2bw tau = 1 by construction); synchronous schedules (gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v) tau = 0. ";
   t += "Memory per stage: W = parameter bytes (fp32; BatchNorm running statistics excluded), G = W, S = " +
        std::string(spec.optimizer == OptimizerKind::Sgd           ? "0 (sgd)"
                    : spec.optimizer == OptimizerKind::SgdMomentum ? "W (sgd momentum)"
                                                                   : "2W (adam moments)") +
        ", A = activations kept per microbatch, X = stage input per microbatch; gpipe N*A (recompute N*X + A), "
        "1f1b min(N, P-i+1)*A, zb-h1 its graphs from F to W (counted on its list)*A, pipedream tau_i+1 weight versions (stash tau_i*W) + F_i*A, 2bw 2 versions + "
-       "min(m, F_i)*A, pipemare F_i*X + A (+ W delta with T2). ";
-  t += "Utilization: gpipe/1f1b N/(N+P-1), zb-h1 simulated on its own lists, asynchronous " +
+       "min(m, F_i)*A, pipemare F_i*X + A (+ W delta with T2); interleaved-1f1b and zb-v per rank: its v chunks' W + G + S "
+       "and the peak of the chunk activations its own order keeps (F to B, or F to W after BI). ";
+  t += "Utilization: gpipe/1f1b N/(N+P-1), zb-h1 simulated on its own lists, interleaved-1f1b (v = " +
+       std::to_string(spec.chunks) + ") and zb-v (v = 2) simulated on each rank's list over v x P stages, asynchronous " +
        std::string(spec.totalMicrobatches > 0 ? "T/(T+P-1) with T = " + std::to_string(spec.totalMicrobatches)
                                               : "1 (steady state)") +
        (spec.stageCosts.empty() ? " (equal stages)"

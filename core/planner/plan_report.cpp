@@ -92,6 +92,14 @@ void printPlanReport(std::ostream& out, const PlanReport& r) {
     for (int64_t v : {t.weights, t.gradients, t.optimizer, t.stash, t.delta, t.activations}) out << pad(mib(v), 9);
     out << pad(mib(t.total()), 10) << "\n";
   }
+  for (const auto& p : c.plans)
+    if (p.chunks > 1) {
+      out << p.method.name() << ": " << p.chunks << " chunks on each of " << p.stages << " ranks (" << p.chunks * p.stages
+          << " stages, " << (r.chunkSplit == "fractions" ? "each of the P stages cut into equal parts: the model has fewer units than that"
+                                                          : "the units partitioned as the engine does")
+          << "); its per-stage columns are per rank, in_flt counts chunk activations (one chunk's of one microbatch)\n";
+    }
+  for (const auto& [method, why] : c.notPlanned) out << method.name() << ": not planned: " << why << "\n";
   const auto& gp = c.plan(TrainingMethod{ScheduleKind::GPipe});
   const auto& mare = c.plan(TrainingMethod{ScheduleKind::PipeMare});
   const auto& pd = c.plan(TrainingMethod{ScheduleKind::PipeDream});
@@ -197,9 +205,18 @@ Json planReportJson(const PlanReport& r) {
                                     {"memory", memByStage}}},
                      {"bottleneck", {{"stage", p.bottleneckStage >= 0 ? Json(p.bottleneckStage) : Json()},
                                      {"share", p.bottleneckShare}}}});
+    plans.back()["chunks"] = p.chunks;
+    if (p.chunks > 1) {
+      plans.back()["stage_ranks"] = p.stageRanks;
+      plans.back()["per_stage_is"] = "rank";
+    }
     if (i < r.timelines.size()) plans.back()["timeline"] = timelineJson(r.timelines[i]);
   }
   j["schedules"] = std::move(plans);
+  if (!r.chunkSplit.empty()) j["chunk_split"] = r.chunkSplit;
+  Json notPlanned = Json::array();
+  for (const auto& [method, why] : c.notPlanned) notPlanned.push_back({{"schedule", method.name()}, {"why", why}});
+  j["not_planned"] = std::move(notPlanned);
   j["warmup_fraction"] = c.spec.warmupFraction;
   j["utilization_pipemare_with_warmup"] = c.warmupUtilization();
   j["ratios"] = {{"utilization_pipemare_over_gpipe", c.utilizationRatio()},

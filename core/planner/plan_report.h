@@ -42,6 +42,10 @@ struct PlanReport {
   // Why the design's own schedule has no row of its own ("" when it has one): several chunks per
   // rank, which the analytic rows (one stage per rank) do not cover.
   std::string designNote;
+  // How the chunked rows split the model: "units" (v x P stages of the model's units or layers, as
+  // the engine), "fractions" (each of the P stages cut into v equal parts: the model has fewer
+  // units than v x P), "" (no chunked row).
+  std::string chunkSplit;
 };
 
 // One row per schedule, the ratios and the accounting line.

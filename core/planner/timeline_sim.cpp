@@ -135,12 +135,20 @@ SimResult simulateTimeline(const std::vector<std::vector<Action>>& lists, const 
   return r;
 }
 
-SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages, int chunks,
-                      const std::function<int(int, int)>& stageOf, const OpCosts& c) {
+SimResult simulateRankOps(const std::vector<std::vector<Action>>& ranks, int chunks,
+                          const std::function<int(int, int)>& stageOf, const RankOpCosts& c) {
   const size_t P = ranks.size();
+  const int stages = static_cast<int>(c.forward.size());
   if (P == 0 || stages < 1 || chunks < 1) throw std::invalid_argument("simulation: no ranks, stages or chunks");
-  for (double x : {c.forward, c.backwardInput, c.backwardWeight, c.comm})
-    if (!(x >= 0) || !std::isfinite(x)) throw std::invalid_argument("simulation: op costs must be finite and >= 0");
+  for (const auto* v : {&c.backward, &c.backwardInput, &c.weight})
+    if (v->size() != c.forward.size())
+      throw std::invalid_argument("simulation: " + std::to_string(v->size()) + " op costs for " + std::to_string(stages) + " stages");
+  if (!c.step.empty() && c.step.size() != c.forward.size())
+    throw std::invalid_argument("simulation: " + std::to_string(c.step.size()) + " step costs for " + std::to_string(stages) + " stages");
+  for (const auto* v : {&c.forward, &c.backward, &c.backwardInput, &c.weight, &c.step})
+    for (double x : *v)
+      if (!(x >= 0) || !std::isfinite(x)) throw std::invalid_argument("simulation: op costs must be finite and >= 0");
+  if (!(c.comm >= 0) || !std::isfinite(c.comm)) throw std::invalid_argument("simulation: the communication cost must be finite and >= 0");
   std::vector<int> rankOf(static_cast<size_t>(stages), -1);
   for (size_t r = 0; r < P; ++r)
     for (int ch = 0; ch < chunks; ++ch) {
@@ -150,7 +158,6 @@ SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages,
     }
   // When each op ended: (0 forward | 1 input or whole backward | 2 weight, stage, microbatch).
   std::map<std::tuple<int, int, int64_t>, double> ended;
-  const double share = 1.0 / chunks;
   std::vector<size_t> pc(P, 0);
   std::vector<double> clock(P, 0.0);
   SimResult res;
@@ -174,7 +181,8 @@ SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages,
     for (size_t r = 0; r < P; ++r) {
       while (!finished(r)) {
         const Action& a = ranks[r][pc[r]];
-        const int st = a.kind == ActionKind::Step ? 0 : stageOf(static_cast<int>(r), a.chunk);
+        const int st = stageOf(static_cast<int>(r), a.chunk);
+        const size_t si = static_cast<size_t>(st);
         // The op it waits for: its class, stage and microbatch; none for a step or the first stage's F.
         std::optional<std::tuple<int, int, int64_t>> dep;
         double cost = 0;
@@ -182,22 +190,23 @@ SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages,
         switch (a.kind) {
           case ActionKind::Forward:
             cls = 0;
-            cost = c.forward * share;
+            cost = c.forward[si];
             if (st > 0) dep = std::make_tuple(0, st - 1, a.mb);
             break;
           case ActionKind::Backward:
           case ActionKind::BackwardInput:
             cls = 1;
-            cost = (a.kind == ActionKind::Backward ? c.backwardInput + c.backwardWeight : c.backwardInput) * share;
+            cost = a.kind == ActionKind::Backward ? c.backward[si] : c.backwardInput[si];
             dep = st + 1 < stages ? std::make_tuple(1, st + 1, a.mb) : std::make_tuple(0, st, a.mb);
             break;
           case ActionKind::BackwardWeight:
             cls = 2;
-            cost = c.backwardWeight * share;
+            cost = c.weight[si];
             dep = std::make_tuple(1, st, a.mb);
             break;
-          default:  // the step, free here
+          default:  // a chunk's step
             cls = -1;
+            cost = c.step.empty() ? 0.0 : c.step[si];
             break;
         }
         double ready = clock[r];
@@ -211,7 +220,7 @@ SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages,
         if (cls >= 0) ended[std::make_tuple(cls, st, a.mb)] = end;
         if (a.kind == ActionKind::Forward && res.firstForward[r] < 0) res.firstForward[r] = ready;
         res.busy[r] += cost;
-        res.trace.push_back({static_cast<int>(r), traceActionName(a.kind), a.mb, ready, end});
+        res.trace.push_back({st, traceActionName(a.kind), a.mb, ready, end});
         clock[r] = end;
         ++pc[r];
         skipComm(r);
@@ -236,6 +245,30 @@ SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages,
   }
   res.meanUtilization = res.makespan > 0 ? total / (static_cast<double>(P) * res.makespan) : 0.0;
   return res;
+}
+
+SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages, int chunks,
+                      const std::function<int(int, int)>& stageOf, const OpCosts& c) {
+  if (stages < 1 || chunks < 1) throw std::invalid_argument("simulation: no ranks, stages or chunks");
+  for (double x : {c.forward, c.backwardInput, c.backwardWeight, c.comm})
+    if (!(x >= 0) || !std::isfinite(x)) throw std::invalid_argument("simulation: op costs must be finite and >= 0");
+  // Each chunk costs its rank's op cost / chunks; a whole backward BI + W.
+  const double share = 1.0 / chunks;
+  const size_t S = static_cast<size_t>(stages);
+  RankOpCosts rc;
+  rc.forward.assign(S, c.forward * share);
+  rc.backward.assign(S, (c.backwardInput + c.backwardWeight) * share);
+  rc.backwardInput.assign(S, c.backwardInput * share);
+  rc.weight.assign(S, c.backwardWeight * share);
+  rc.comm = c.comm;
+  return simulateRankOps(ranks, chunks, stageOf, rc);
+}
+
+SimResult simulateChunkedSchedule(const ScheduleParams& p, const RankOpCosts& costs) {
+  std::vector<std::vector<Action>> ranks;
+  const int P = rankCount(p);
+  for (int r = 0; r < P; ++r) ranks.push_back(rankComputeActions(p, r));
+  return simulateRankOps(ranks, p.chunks, [&](int r, int c) { return stageOfChunk(p, r, c); }, costs);
 }
 
 SimResult simulateTimeline(const ScheduleParams& p, const SimCosts& costs) {

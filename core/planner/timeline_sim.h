@@ -76,15 +76,31 @@ struct OpCosts {
   double comm = 0;
 };
 
+// Per-stage op costs of a pipeline whose ranks may hold several stages (chunks): one entry per
+// model stage, seconds or any unit; `comm` is charged to every dependency that crosses ranks.
+struct RankOpCosts {
+  std::vector<double> forward, backward, backwardInput, weight;  // F, a whole B, a split backward's BI and W
+  std::vector<double> step;  // a chunk's optimizer step (empty = free)
+  double comm = 0;
+};
+
 // A list schedule over compute actions alone (F, B, BI, W, S; communication actions are ignored),
-// one list per rank, on `stages` stages placed by stageOf(rank, chunk), each rank holding `chunks`
-// chunks; each chunk's op costs its kind's cost / chunks. A rank runs its list in order; an op
-// starts once its dependency has ended, `comm` later when that ran on another rank: F(s, m) after
-// F(s-1, m); B or BI(s, m) after B or BI(s+1, m), the last stage's after its own F(s, m); W(s, m)
-// after BI(s, m). A hand-over between two stages of one rank (ZB-V's turn) costs nothing. Throws
-// std::runtime_error naming the stuck ranks on a deadlock; SimTraceRecord::stage is the rank.
+// one list per rank, each rank holding `chunks` chunks placed on the stages by stageOf(rank, chunk).
+// A rank runs its list in order; an op starts once its dependency has ended, `comm` later when
+// that ran on another rank: F(s, m) after F(s-1, m); B or BI(s, m) after B or BI(s+1, m), the last
+// stage's after its own F(s, m); W(s, m) after BI(s, m). A hand-over between two stages of one
+// rank (ZB-V's turn) costs nothing. Per-rank figures (busy, firstForward, lastEnd, utilization)
+// are indexed by rank; SimTraceRecord::stage is the model stage the op ran for. Throws
+// std::runtime_error naming the stuck ranks on a deadlock, std::invalid_argument on bad costs.
+SimResult simulateRankOps(const std::vector<std::vector<Action>>& ranks, int chunks,
+                          const std::function<int(int rank, int chunk)>& stageOf, const RankOpCosts& costs);
+// The op-cost planner's form (`pipemare plan --op-costs`): per-op costs of one rank's whole share
+// of the model, each chunk costing its kind's cost / chunks, a whole backward BI + W.
 SimResult simulateOps(const std::vector<std::vector<Action>>& ranks, int stages, int chunks,
                       const std::function<int(int rank, int chunk)>& stageOf, const OpCosts& costs);
+// A schedule with several chunks per rank (p.stages counts the model's stages, p.chunks per rank)
+// over p.minibatches minibatches: each rank's rankComputeActions, simulated as above.
+SimResult simulateChunkedSchedule(const ScheduleParams& p, const RankOpCosts& costs);
 
 // The timeline of a plan row: the engine's action lists of `schedule` over `stages` stages as
 // `spec` sets them up (N, update interval, m, timing; engineScheduleParams), for `minibatches`

@@ -14,6 +14,7 @@
 #include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
 #include "ui/designer/designer_view.h"
+#include "ui/plots/gantt_plot.h"
 #include "ui/main/main_window.h"
 #include "ui/planner/planner_panel.h"
 
@@ -49,7 +50,7 @@ TEST(PlannerPanel, TheTableAgreesWithTheTimelineOfTheRowClicked) {
   ASSERT_TRUE(tabs);
   ASSERT_TRUE(pm::test::clickTab(tabs, "Design"));
   ASSERT_TRUE(QTest::qWaitFor(
-      [&] { return panel->plan().is_object() && panel->plan().value("model", std::string()) == "resnet20" && panel->rowCount() == 8; },
+      [&] { return panel->plan().is_object() && panel->plan().value("model", std::string()) == "resnet20" && panel->rowCount() == 9; },
       90000));
   auto* table = panel->findChild<QTableWidget*>();
   ASSERT_TRUE(table);
@@ -154,4 +155,45 @@ TEST(PlannerPanel, StageTimesMeasuredPlansWithEachStagesTimedPasses) {
   for (const auto& st : ops) EXPECT_GT(st["weight_s"].get<double>(), 0.0) << st.dump();
   EXPECT_TRUE(panel.statusText().contains("Stage times measured")) << panel.statusText().toStdString();
   EXPECT_EQ(panel.selectedSchedule(), "zb-h1");
+}
+
+// A design that holds two chunks per rank (zb-v, cnn, P = 2): its own row is selected, its memory
+// is drawn per rank and its predicted timeline has one row per rank, as busy as the row says;
+// interleaved-1f1b's row likewise. With N not a multiple of P the footer says why interleaved has
+// no row.
+TEST(PlannerPanel, AChunkedDesignIsPlannedPerRank) {
+  pm::test::app();
+  pm::ui::PlannerPanel panel(kPipemare);
+  QSignalSpy planned(&panel, &pm::ui::PlannerPanel::planned);
+  nlohmann::json e = {{"model", {{"name", "cnn"}}},
+                      {"data", {{"batch_size", 32}}},
+                      {"pipeline", {{"schedule", "zb-v"}, {"stages", 2}, {"microbatches", 4}}},
+                      {"optimizer", {{"name", "sgd"}, {"momentum", 0.9}}},
+                      {"training", {{"epochs", 1}}}};
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  auto* table = panel.findChild<QTableWidget*>();
+  auto* gantt = panel.findChild<pm::ui::GanttPlot*>();
+  ASSERT_TRUE(table && gantt);
+  EXPECT_EQ(panel.selectedSchedule(), "zb-v");
+  EXPECT_TRUE(panel.memoryTitle().contains("per rank, its 2 chunks together")) << panel.memoryTitle().toStdString();
+  EXPECT_EQ(gantt->rows(), 2);
+  EXPECT_TRUE(panel.ganttTitle().contains("a row per rank")) << panel.ganttTitle().toStdString();
+  EXPECT_NEAR(number(table, rowOf(table, "zb-v"), 1), panel.ganttBusyShare(), 5e-4);
+  EXPECT_TRUE(panel.statusText().contains("Design: zb-v holds 2 model chunks")) << panel.statusText().toStdString();
+
+  const int il = rowOf(table, "interleaved-1f1b");
+  ASSERT_GE(il, 0);
+  pm::test::clickCell(table, il, 1);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel.ganttTitle().startsWith("Predicted timeline: interleaved-1f1b,"); }))
+      << panel.ganttTitle().toStdString();
+  EXPECT_EQ(gantt->rows(), 2);
+  EXPECT_NEAR(number(table, il, 1), panel.ganttBusyShare(), 5e-4);
+  EXPECT_TRUE(panel.memoryTitle().contains("per rank")) << panel.memoryTitle().toStdString();
+
+  e["pipeline"]["microbatches"] = 3;
+  panel.setExperiment(e);
+  ASSERT_TRUE(planned.wait(60000)) << panel.statusText().toStdString();
+  EXPECT_LT(rowOf(table, "interleaved-1f1b"), 0);
+  EXPECT_TRUE(panel.statusText().contains("No interleaved-1f1b row")) << panel.statusText().toStdString();
 }

@@ -65,7 +65,8 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
                          "backward (0 for the flushed schedules).")},
       {tr("versions"), tr("The most weight versions one stage holds: the current one plus those stashed.")},
       {tr("max stage memory"), tr("The largest stage's predicted memory: weights, gradients, optimizer state, stash, "
-                                  "delta and activations (what one device must hold).")},
+                                  "delta and activations (what one device must hold). For interleaved-1f1b and zb-v, which "
+                                  "hold several model chunks per rank: the largest rank's, its chunks together.")},
       {tr("weights+optimizer (all stages)"),
        tr("Weights, stashed versions, optimizer state and T2's delta, summed over all stages: the memory the "
           "PipeMare paper compares.")},
@@ -311,10 +312,13 @@ QString PlannerPanel::selectedSchedule() const {
 
 double PlannerPanel::ganttBusyShare() const { return ganttBusy_; }
 
-void PlannerPanel::setGantt(const QString& title, const std::vector<GanttBox>& boxes, int stages) {
+void PlannerPanel::setGantt(const QString& title, const std::vector<GanttBox>& boxes, int stages, const std::vector<int>& stageRanks) {
   ganttTitle_ = title;
   gantt_->setTitle(title);
+  gantt_->setStageRanks(stageRanks);
   gantt_->setBoxes(boxes, stages);
+  // The busy share is over the rows that run: the ranks where they hold several stages each.
+  const int rows = stageRanks.empty() ? stages : *std::max_element(stageRanks.begin(), stageRanks.end()) + 1;
   double busy = 0, t0 = 0, t1 = 0;
   for (size_t i = 0; i < boxes.size(); ++i) {
     const auto& b = boxes[i];
@@ -322,7 +326,7 @@ void PlannerPanel::setGantt(const QString& title, const std::vector<GanttBox>& b
     t1 = i == 0 ? b.end : std::max(t1, b.end);
     if (isComputeTraceAction(b.action.toStdString()) && b.action != kRecomputeTrace) busy += b.end - b.start;
   }
-  ganttBusy_ = t1 > t0 && stages > 0 ? busy / (stages * (t1 - t0)) : 0.0;
+  ganttBusy_ = t1 > t0 && rows > 0 ? busy / (rows * (t1 - t0)) : 0.0;
 }
 
 void PlannerPanel::setMemoryTitle(const QString& title) {
@@ -412,6 +416,12 @@ void PlannerPanel::showPlan() {
                        .arg(100.0 / std::max(1, plan_.value("stages", 1)), 0, 'f', 1);
   }
   if (!stagesNote.isEmpty()) status_->setText(status_->text() + " " + stagesNote);
+  // Rows that do not apply to this design, and why (interleaved 1F1B needs N a multiple of P).
+  if (plan_.contains("not_planned") && plan_["not_planned"].is_array())
+    for (const auto& n : plan_["not_planned"])
+      status_->setText(status_->text() + " " +
+                       tr("No %1 row: %2.").arg(QString::fromStdString(n.value("schedule", std::string())),
+                                                QString::fromStdString(n.value("why", std::string())).toHtmlEscaped()));
 }
 
 void PlannerPanel::showSchedule(const QString& schedule) {
@@ -422,8 +432,13 @@ void PlannerPanel::showSchedule(const QString& schedule) {
     std::vector<std::vector<double>> values(6);
     for (const auto& m : per)
       for (int c = 0; c < 6; ++c) values[static_cast<size_t>(c)].push_back(m.value(keys[c], 0.0) / 1048576.0);
-    setMemoryTitle(tr("Predicted memory, %1\n(MiB per stage)").arg(schedule));
-    memory_->setData({"weights", "gradients", "optimizer", "stash", "delta", "activations"}, values, tr("stage"), tr("MiB"));
+    // A schedule with several chunks per rank is planned per rank (its chunks together).
+    const bool perRank = s.value("per_stage_is", std::string("stage")) == "rank";
+    const std::vector<int> stageRanks = s.contains("stage_ranks") ? s["stage_ranks"].get<std::vector<int>>() : std::vector<int>{};
+    setMemoryTitle(perRank ? tr("Predicted memory, %1\n(MiB per rank, its %2 chunks together)").arg(schedule).arg(s.value("chunks", 1))
+                           : tr("Predicted memory, %1\n(MiB per stage)").arg(schedule));
+    memory_->setData({"weights", "gradients", "optimizer", "stash", "delta", "activations"}, values, perRank ? tr("rank") : tr("stage"),
+                     tr("MiB"));
 
     // The row's simulated timeline: its file from --trace-dir, or the design's row's from --trace.
     QString file;
@@ -448,7 +463,9 @@ void PlannerPanel::showSchedule(const QString& schedule) {
     const QString span = minibatches == 1 ? tr(", 1 minibatch")
                          : minibatches > 1 ? tr(", %1 minibatches").arg(minibatches)
                                            : QString();
-    setGantt(tr("Predicted timeline: %1%2 (%3)").arg(schedule, span, ganttLegend(boxes)), boxes, plan_.value("stages", 1));
+    const QString chunks = ganttChunkLegend(stageRanks);
+    setGantt(tr("Predicted timeline: %1%2 (%3)").arg(schedule, span, ganttLegend(boxes) + (chunks.isEmpty() ? QString() : QStringLiteral("; ") + chunks)),
+             boxes, stageRanks.empty() ? plan_.value("stages", 1) : static_cast<int>(stageRanks.size()), stageRanks);
     return;
   }
 }

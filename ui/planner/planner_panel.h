@@ -96,7 +96,8 @@ class PlannerPanel : public QWidget {
   void showPlan();
   // The row's memory bars and timeline (its trace from --trace-dir).
   void showSchedule(const QString& schedule);
-  void setGantt(const QString& title, const std::vector<GanttBox>& boxes, int stages);
+  // stageRanks: the rank of each stage where ranks hold several (a row per rank), else empty.
+  void setGantt(const QString& title, const std::vector<GanttBox>& boxes, int stages, const std::vector<int>& stageRanks = {});
   void setMemoryTitle(const QString& title);
   void runStability();
   void cancelStability();

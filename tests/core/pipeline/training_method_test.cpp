@@ -46,6 +46,6 @@ TEST(TrainingMethod, BadNamesSayWhatIsWrong) {
 TEST(TrainingMethod, ThePlannersRowsAreEveryScheduleWithGPipeRecomputeAndPipeMareT2) {
   std::string names;
   for (const auto& m : planMethods()) names += m.name() + " ";
-  EXPECT_EQ(names, "gpipe gpipe+recompute 1f1b zb-h1 pipedream pipedream-2bw pipemare pipemare+T2 ");
+  EXPECT_EQ(names, "gpipe gpipe+recompute 1f1b interleaved-1f1b zb-h1 zb-v pipedream pipedream-2bw pipemare pipemare+T2 ");
   EXPECT_EQ(trainingMethodNames({TrainingMethod{ScheduleKind::GPipe}, TrainingMethod{ScheduleKind::ZBH1}}), "gpipe, zb-h1");
 }

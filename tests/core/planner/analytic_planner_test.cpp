@@ -242,3 +242,84 @@ TEST(AnalyticPlanner, RejectsBadInput) {
   s.m = 2;
   EXPECT_THROW(planSchedule(method("pipedream-2bw"), equalStages(3), s), std::invalid_argument);
 }
+
+namespace {
+
+// A model of v x P equal stages with unit op costs per rank (each chunk 1/v of T_F = T_B = T_W = 1).
+ChunkedStagesFn equalChunks(int P, int64_t W = 1000, int64_t A = 30) {
+  return [P, W, A](int modelStages) {
+    ChunkedStages c;
+    const double share = static_cast<double>(P) / modelStages;  // 1/v
+    c.stages = equalStages(modelStages, W, 10, A);
+    for (int s = 0; s < modelStages; ++s) {
+      c.costs.forward.push_back(share);
+      c.costs.backward.push_back(2 * share);
+      c.costs.backwardInput.push_back(share);
+      c.costs.weight.push_back(share);
+    }
+    return c;
+  };
+}
+
+}  // namespace
+
+// ../shared/docs/schedules.md section 7 from the chunked rows of planAll (unit costs, one
+// minibatch): 1 - utilization 0.1579 / 0.0857 for interleaved (v = 2) and 0.0588 / 0.0303 for
+// zb-v at P = 4, N = 8 / 16; beside them 1f1b's own row at equal stages (0.2727 / 0.1579).
+TEST(ChunkedPlan, UnitCostBubblesAreSchedulesMdSectionSeven) {
+  const struct {
+    int N;
+    double oneFOneB, interleaved, zbv;
+  } rows[] = {{8, 0.2727, 0.1579, 0.0588}, {16, 0.1579, 0.0857, 0.0303}};
+  for (const auto& row : rows) {
+    const auto c = planAll(equalStages(4), spec(row.N), equalChunks(4));
+    EXPECT_TRUE(c.notPlanned.empty());
+    EXPECT_NEAR(c.plan(method("1f1b")).bubble, row.oneFOneB, 5e-5) << row.N;
+    EXPECT_NEAR(c.plan(method("interleaved-1f1b")).bubble, row.interleaved, 5e-5) << row.N;
+    EXPECT_NEAR(c.plan(method("zb-v")).bubble, row.zbv, 5e-5) << row.N;
+    EXPECT_EQ(c.plan(method("interleaved-1f1b")).chunks, 2);
+    EXPECT_EQ(c.plan(method("zb-v")).chunks, 2);
+  }
+}
+
+// Per-rank memory in chunk activations (schedules.md sections 3 and 4): interleaved rank 0 holds
+// min(vN, w_0 + 1) with w_0 = 2(P-1) + (v-1)P warm-up forwards, more than 1f1b's P microbatches of
+// whole stages once divided by v; zb-v holds 2P on every rank. Each rank holds v chunks' weights.
+TEST(ChunkedPlan, PerRankMemoryCountsChunkActivationsAlongEachRanksOrder) {
+  const int64_t W = 1000, A = 30;
+  for (int P : {2, 3, 4})
+    for (int v : {2, 3}) {
+      const int N = 4 * P;
+      PlanSpec s = spec(N);
+      s.chunks = v;
+      const auto c = planAll(equalStages(P, W, 10, A), s, equalChunks(P, W, A));
+      const auto& il = c.plan(method("interleaved-1f1b"));
+      const std::string at = "P=" + std::to_string(P) + " v=" + std::to_string(v);
+      ASSERT_EQ(il.perStage.size(), static_cast<size_t>(P)) << at;
+      const int64_t w0 = std::min<int64_t>(int64_t{v} * N, 2 * (P - 1) + (v - 1) * P + 1);
+      EXPECT_EQ(il.perStage[0].timing.inFlight, w0) << at;
+      EXPECT_EQ(il.perStage[0].memory.activations, w0 * A) << at;
+      EXPECT_EQ(il.perStage[0].memory.weights, v * W) << at;
+      EXPECT_EQ(il.stageRanks.size(), static_cast<size_t>(v * P)) << at;
+      for (int st = 0; st < v * P; ++st) EXPECT_EQ(il.stageRanks[static_cast<size_t>(st)], st % P) << at;  // the loop
+      if (v != 2) continue;
+      const auto& zbv = c.plan(method("zb-v"));
+      for (int r = 0; r < P; ++r) {
+        EXPECT_EQ(zbv.perStage[static_cast<size_t>(r)].timing.inFlight, 2 * P) << at << " rank " << r;
+        EXPECT_EQ(zbv.stageRanks[static_cast<size_t>(r)], r) << at;
+        EXPECT_EQ(zbv.stageRanks[static_cast<size_t>(2 * P - 1 - r)], r) << at;  // the V
+      }
+    }
+}
+
+// A chunked row that does not apply is left out with the reason, the others planned.
+TEST(ChunkedPlan, InterleavedNeedsNAMultipleOfPAndSaysSo) {
+  const auto c = planAll(equalStages(4), spec(6), equalChunks(4));
+  ASSERT_EQ(c.notPlanned.size(), 1u);
+  EXPECT_EQ(c.notPlanned[0].first, method("interleaved-1f1b"));
+  EXPECT_NE(c.notPlanned[0].second.find("multiple"), std::string::npos) << c.notPlanned[0].second;
+  EXPECT_NO_THROW(c.plan(method("zb-v")));
+  const auto none = planAll(equalStages(4), spec(8));
+  EXPECT_EQ(none.notPlanned.size(), 2u);  // no model split given
+  EXPECT_THROW(planSchedule(method("zb-v"), equalStages(4), spec(8)), std::invalid_argument);
+}
