@@ -82,18 +82,31 @@ RunSummary summarizeRun(const RunData& run, double accuracyTarget) {
   // fast windows.
   set(SummaryField::Throughput, windowThroughput(run.metric(metric::kTrainSamplesPerS)));
 
+  // A rank runs its stages on one thread and holds them on one device (several chunks per rank:
+  // interleaved-1f1b, zb-v): its utilization is its stages' summed, its peak their peaks summed
+  // (an upper bound: they need not peak at one moment). With one stage per rank these are the
+  // stage's own figures.
+  const std::vector<int>& ranks = run.record.stage_ranks;
+  auto rankOf = [&](int stage) { return stage >= 0 && static_cast<size_t>(stage) < ranks.size() ? ranks[static_cast<size_t>(stage)] : stage; };
   // Points come ordered by (stage, step): the last finite one per stage wins.
   std::map<int, double> lastUtil;
   for (const auto& p : run.utilization)
     if (std::isfinite(p.value)) lastUtil[p.stage] = p.value;
   if (!lastUtil.empty()) {
+    std::map<int, double> rankUtil;
+    for (const auto& [stage, v] : lastUtil) rankUtil[rankOf(stage)] += v;
     double sum = 0;
-    for (const auto& [stage, v] : lastUtil) sum += v;
-    set(SummaryField::Utilization, sum / static_cast<double>(lastUtil.size()));
+    for (const auto& [rank, v] : rankUtil) sum += v;
+    set(SummaryField::Utilization, sum / static_cast<double>(rankUtil.size()));
   }
-  double peak = kNaN;
+  std::map<int, double> stagePeak;
   for (const auto& p : run.memPeak)
-    if (std::isfinite(p.value) && (std::isnan(peak) || p.value > peak)) peak = p.value;
+    if (std::isfinite(p.value)) stagePeak[p.stage] = std::max(stagePeak.count(p.stage) ? stagePeak[p.stage] : 0.0, p.value);
+  std::map<int, double> rankPeak;
+  for (const auto& [stage, v] : stagePeak) rankPeak[rankOf(stage)] += v;
+  double peak = kNaN;
+  for (const auto& [rank, v] : rankPeak)
+    if (std::isnan(peak) || v > peak) peak = v;
   set(SummaryField::PeakMemory, peak);
   return s;
 }

@@ -19,8 +19,8 @@ enum class SummaryField : int {
   BestAccuracy,   // max eval/accuracy
   TimeToTarget,   // wall time (s since the run's first point) at which eval/accuracy first reaches the target
   Throughput,     // mean train/samples_per_s
-  Utilization,    // mean over stages of each stage's last `utilization` stage metric
-  PeakMemory,     // max of the stage metric mem/peak over all stages and steps (bytes)
+  Utilization,    // mean over ranks of each rank's last `utilization` (its stages' summed; one stage per rank: the stage's)
+  PeakMemory,     // max over ranks of mem/peak over steps (bytes; a rank holding several stages: their peaks summed)
 };
 inline constexpr int kSummaryFieldCount = 8;
 

@@ -616,6 +616,37 @@ TEST(LiveRun, StageEventsFillTheAsyncWaitAndMemoryPanels) {
   EXPECT_TRUE(sync.gapPlot()->emptyText().contains("gpipe is synchronous")) << sync.gapPlot()->emptyText().toStdString();
 }
 
+// A run whose ranks hold two stages each (zb-v on 2 ranks: stages 0 and 3 on rank 0, 1 and 2 on
+// rank 1) draws memory per rank: a rank's point of a step is its stages' totals summed, drawn
+// once both have reported; the peaks summed dashed; the bars of now are per rank.
+TEST(LiveRun, RanksHoldingSeveralStagesDrawTheirMemoryTogether) {
+  pm::test::app();
+  pm::ui::LiveRunView view(kPipemare, "");
+  nlohmann::json partition = nlohmann::json::array();
+  for (int st : {0, 1, 2, 3}) partition.push_back({{"stage", st}, {"rank", st == 0 || st == 3 ? 0 : 1}, {"units", {st, st + 1}}});
+  view.onEvent({{"type", "run_started"}, {"config", {{"pipeline", {{"schedule", "zb-v"}}}}}, {"partition", partition}});
+  EXPECT_TRUE(view.memoryPlot()->title().contains("per rank")) << view.memoryPlot()->title().toStdString();
+  for (int step = 1; step <= 2; ++step)
+    for (int st : {0, 1, 2}) {  // stage 3 of step 2 has not reported yet
+      const int mib = st + 1;
+      view.onEvent({{"type", "stage"}, {"stage", st}, {"step", step}, {"rank", st == 0 ? 0 : 1},
+                    {"memory", {{"weights", mib << 20}, {"activations", 0}, {"total", mib << 20}, {"peak", (2 * mib) << 20}}}});
+    }
+  view.onEvent({{"type", "stage"}, {"stage", 3}, {"step", 1}, {"rank", 0},
+                {"memory", {{"weights", 4 << 20}, {"activations", 0}, {"total", 4 << 20}, {"peak", 12 << 20}}}});
+  ASSERT_EQ(view.memoryPlot()->seriesCount(), 4);  // each rank's total and peak
+  std::map<std::string, int> index;
+  for (int i = 0; i < 4; ++i) index[view.memoryPlot()->seriesName(i).toStdString()] = i;
+  ASSERT_TRUE(index.count("rank 0 (stages 0, 3)") && index.count("rank 1 (stages 1, 2)") && index.count("rank 0 (stages 0, 3) peak"))
+      << view.memoryPlot()->seriesName(0).toStdString();
+  EXPECT_EQ(view.memoryPlot()->pointCount(index["rank 1 (stages 1, 2)"]), 2u);
+  EXPECT_EQ(view.memoryPlot()->pointCount(index["rank 0 (stages 0, 3)"]), 1u);  // step 2 waits for stage 3
+  view.memoryPlot()->replot();
+  // Rank 0's peaks summed, 2 + 12 MiB, above any one stage's 12 MiB.
+  EXPECT_GT(view.memoryPlot()->valueRange().second, 13.9);
+  EXPECT_LT(view.memoryPlot()->valueRange().second, 16.0);
+}
+
 // Closing the workbench during a run and choosing "Leave running": the run goes on after the
 // window (and its process objects) are gone, and finishes recorded with every row.
 TEST(LiveRun, ClosingTheGuiWithLeaveRunningLetsTheRunFinishRecorded) {

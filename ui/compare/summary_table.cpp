@@ -78,8 +78,10 @@ void setSummaryHeaders(QTableWidget* table, double target) {
   const QString tips[kSummaryFieldCount] = {
       tr("Last train/loss"), tr("Lowest train/loss"), tr("Last eval/accuracy"), tr("Highest eval/accuracy"),
       tr("Wall time (since the run's first point) at which eval/accuracy first reaches %1; - if never").arg(target),
-      tr("Mean of train/samples_per_s"), tr("Mean over stages of each stage's last utilization (compute / wall)"),
-      tr("Largest mem/peak of any stage")};
+      tr("Training samples per second over the logged windows"),
+      tr("Mean over ranks of each rank's last utilization (compute / wall; a rank holding several stages, as "
+         "interleaved-1f1b and zb-v: its stages' summed)"),
+      tr("Largest mem/peak of any rank (a rank holding several stages: their peaks summed, an upper bound)")};
   for (int f = 0; f < kSummaryFieldCount; ++f)
     if (auto* h = table->horizontalHeaderItem(f + 1)) h->setToolTip(tips[f]);
 }

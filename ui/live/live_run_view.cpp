@@ -344,7 +344,19 @@ void LiveRunView::showStageReport(const nlohmann::json& e) {
   const double step = num(e, "step");
   const QString s = tr("stage %1").arg(stage);
   utilization_->appendPoint(series(utilization_, s, stage), step, num(e, "utilization"));
-  if (e.contains("memory") && e["memory"].is_object()) {
+  if (e.contains("memory") && e["memory"].is_object() && memoryPerRank() && static_cast<size_t>(stage) < stageRanks_.size()) {
+    // A rank's device holds its stages together: their totals of this step summed, and their peaks
+    // summed (dashed; an upper bound: the stages need not peak at one moment).
+    const int rank = stageRanks_[static_cast<size_t>(stage)];
+    RankStep& rs = rankSteps_[{rank, step}];
+    rs.total += e["memory"].value("total", 0.0);
+    rs.peak += e["memory"].value("peak", e["memory"].value("total", 0.0));
+    if (++rs.reports == static_cast<int>(std::count(stageRanks_.begin(), stageRanks_.end(), rank))) {
+      memory_->appendPoint(series(memory_, rankName(rank), rank), step, rs.total / 1048576.0);
+      memory_->appendPoint(series(memory_, tr("%1 peak").arg(rankName(rank)), rank, Qt::DashLine), step, rs.peak / 1048576.0);
+      rankSteps_.erase({rank, step});
+    }
+  } else if (e.contains("memory") && e["memory"].is_object()) {
     memory_->appendPoint(series(memory_, s, stage), step, e["memory"].value("total", 0.0) / 1048576.0);
     // The stage's peak so far (dashed, same colour): what the stage needed at its worst moment.
     if (e["memory"].contains("peak"))
@@ -398,11 +410,31 @@ void LiveRunView::runStarted(const nlohmann::json& e) {
     asyncPlot_->setEmptyText(why);
     gap_->setEmptyText(why);
   }
+  stageRanks_.clear();
+  if (e.contains("partition") && e["partition"].is_array())
+    for (const auto& p : e["partition"]) stageRanks_.push_back(p.value("rank", static_cast<int>(stageRanks_.size())));
+  if (memoryPerRank()) {
+    memory_->setTitle(tr("Memory per rank (its stages' accounted totals summed; dashed: their peaks summed; MiB)"));
+    memoryNow_->setTitle(tr("Memory per rank now, its stages together (MiB)"));
+  }
   log_->appendPlainText(tr("started: partition %1, BLAS %2, %3 thread(s) per stage, %4 steps")
                             .arg(QString::fromStdString(e.value("partition_text", std::string("?"))))
                             .arg(QString::fromStdString(e.contains("blas") && e["blas"].is_object() ? e["blas"].value("kind", std::string("?")) : "?"))
                             .arg(e.value("threads", 0))
                             .arg(e.value("total_steps", int64_t{0})));
+}
+
+bool LiveRunView::memoryPerRank() const {
+  for (size_t s = 0; s < stageRanks_.size(); ++s)
+    if (std::count(stageRanks_.begin(), stageRanks_.end(), stageRanks_[s]) > 1) return true;
+  return false;
+}
+
+QString LiveRunView::rankName(int rank) const {
+  QStringList stages;
+  for (size_t s = 0; s < stageRanks_.size(); ++s)
+    if (stageRanks_[s] == rank) stages << QString::number(s);
+  return tr("rank %1 (stages %2)").arg(rank).arg(stages.join(QStringLiteral(", ")));
 }
 
 void LiveRunView::redraw() {
@@ -414,9 +446,17 @@ void LiveRunView::redraw() {
     std::vector<std::vector<double>> values(6);
     for (int c = 0; c < 6; ++c) {
       cats << kCats[c];
-      for (const auto& [stage, m] : memoryNowByStage_) values[static_cast<size_t>(c)].push_back(m.value(kCats[c], 0.0) / 1048576.0);
+      if (memoryPerRank()) {
+        // Each rank's stages summed, by rank.
+        std::map<int, double> byRank;
+        for (const auto& [stage, m] : memoryNowByStage_)
+          if (static_cast<size_t>(stage) < stageRanks_.size()) byRank[stageRanks_[static_cast<size_t>(stage)]] += m.value(kCats[c], 0.0);
+        for (const auto& [rank, v] : byRank) values[static_cast<size_t>(c)].push_back(v / 1048576.0);
+      } else {
+        for (const auto& [stage, m] : memoryNowByStage_) values[static_cast<size_t>(c)].push_back(m.value(kCats[c], 0.0) / 1048576.0);
+      }
     }
-    memoryNow_->setData(cats, values, tr("stage"), tr("MiB"));
+    memoryNow_->setData(cats, values, memoryPerRank() ? tr("rank") : tr("stage"), tr("MiB"));
   }
 }
 

@@ -84,6 +84,17 @@ class LiveRunView : public QWidget {
   CurvePlot *loss_, *accuracy_, *utilization_, *wait_, *memory_, *throughput_, *asyncPlot_, *lr_, *gap_;
   StackedBarsPlot* memoryNow_;
   std::map<int, nlohmann::json> memoryNowByStage_;
+  // The rank of each stage (run_started's partition). Where a rank holds several stages
+  // (interleaved-1f1b, zb-v) memory is drawn per rank: a rank is one device, its stages' reports of
+  // a step summed once all have arrived.
+  std::vector<int> stageRanks_;
+  struct RankStep {
+    double total = 0, peak = 0;
+    int reports = 0;
+  };
+  std::map<std::pair<int, double>, RankStep> rankSteps_;
+  bool memoryPerRank() const;
+  QString rankName(int rank) const;  // "rank 0 (stages 0, 3)"
   QProgressBar* progress_;
   QLabel* header_;
   QPlainTextEdit* log_;
