@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
 #   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume] [--dry-run]
-# --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability runs just those parts again: their earlier
+# --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability,frontier runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
 # --resume continues an interrupted study instead: each part keeps its finished (and diverged)
 # runs and runs only the points it lacks; stopped, failed or interrupted runs are run again.
@@ -32,9 +32,13 @@
 #   Planner (section 3): ResNet-50 with P = 107 (N = 8 and 32); seconds;
 #   Stability (section 4): the edge plan --stability predicts, and a learning rate x schedule map
 #     (gpipe, naive async, T1, T1+T2, pipedream) on ResNet-20 with P = 11 as in quality, two seeds.
+#   Frontier (section 5): PipeMare against the synchronous frontier (interleaved 1F1B, ZB-H1,
+#     ZB-V): the planner's rows at P = 107 (N = 8, 32 and 107, where interleaving applies), real
+#     runs of every schedule on cnn (P = 2) and resnet20 (P = 2, and P = 4 oversubscribing the 2
+#     cores) in 3 rounds (1 with --quick), and one quality check of the chunked schedules beside gpipe and 1f1b.
 # Wall time on 2 cores (CPU hours are about twice these; the report gives each section's from its
 # runs): quality 13 min, quality-full 160, quality-n8 180, quality-n4 50, quality-long 125,
-# quality-m0 90, charlm 5, hardware 6, stability 76; about 705 minutes in all. --quick: smaller data
+# quality-m0 90, charlm 5, hardware 6, stability 76, frontier 12; about 717 minutes in all. --quick: smaller data
 # and grids, about 10 minutes, into reports/quick/.
 # The store of the committed report ships compressed as reports/study.db.xz: with the default --db
 # it is unpacked first, so that --only PARTS adds those parts to it and the whole report is redrawn.
@@ -46,7 +50,7 @@ DB=""
 PAR=2
 RESUME=0
 DRY=0
-ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability
+ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability,frontier
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -82,8 +86,8 @@ fi
 mkdir -p "$OUT"
 PM="$BIN/pipemare"
 for part in ${ONLY//,/ }; do
-  case "$part" in quality|quality-full|quality-n8|quality-n4|quality-long|quality-m0|charlm|hardware|planner|stability) ;;
-    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, quality-n4, quality-long, quality-m0, charlm, hardware, planner, stability)" >&2; exit 2 ;;
+  case "$part" in quality|quality-full|quality-n8|quality-n4|quality-long|quality-m0|charlm|hardware|planner|stability|frontier) ;;
+    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, quality-n4, quality-long, quality-m0, charlm, hardware, planner, stability, frontier)" >&2; exit 2 ;;
   esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -202,6 +206,7 @@ if [ "$QUICK" = 1 ]; then
   CHARLM=(--set training.steps=60 --set training.eval_interval=30)
   HW_STEPS=20
   HW_REPS=1
+  FR_REPS=1
   STAB_LRS="0.01,0.1,0.5"
   STAB_VARIANTS="gpipe naive t1t2"
   STAB_SEED2_VARIANTS=""
@@ -236,6 +241,7 @@ else
   CHARLM=()
   HW_STEPS=60
   HW_REPS=3
+  FR_REPS=3
   # A geometric grid (x2.5) around the predicted edges (0.016 async, 0.12 gpipe) on the quality
   # part's training (12,000 images, 3 epochs), where gpipe passes 0.85 at its best rate.
   STAB_LRS="0.004,0.01,0.025,0.063,0.16,0.4"
@@ -398,6 +404,53 @@ elif want planner; then
 log "(4) planner: ResNet-50, P = 107"
 for n in 8 32; do
   "$PM" plan --model resnet50 --stages 107 --microbatches $n --optimizer sgd-momentum --json > "$OUT/plan-resnet50-N$n.json"
+done
+fi
+
+# The synchronous frontier. Every schedule on the same ranks, N = 8, stages balanced by measured
+# time, 30 steps; each round runs every schedule of every setting once, so that a slow spell of the
+# machine falls on one round of all of them. The chunked schedules cut the model into 2P stages.
+FR_SCHEDULES="gpipe 1f1b interleaved-1f1b zb-h1 zb-v pipedream pipedream-2bw pipemare"
+FR_SETTINGS="cnn:2 resnet20:2 resnet20:4"
+if want frontier && [ "$DRY" = 1 ]; then
+  RESUME=0 forget frontier
+  RESUME=0 forget frontier-check
+  echo "would plan the frontier (ResNet-50, P = 107, N = 8, 32, 107) and run $FR_REPS rounds of 24 runs and 4 check runs"
+  WOULD=$((WOULD + 24 * FR_REPS + 4))
+elif want frontier; then
+RESUME=0 forget frontier
+RESUME=0 forget frontier-check
+log "(5) frontier: the planner at P = 107, real runs of every schedule, $FR_REPS rounds"
+# As the paper's model counts (equal stages), and with each layer's op costs from its FLOPs.
+for n in 8 32 107; do
+  "$PM" plan --model resnet50 --stages 107 --microbatches $n --optimizer sgd-momentum --json > "$OUT/frontier-resnet50-N$n.json"
+  "$PM" plan --model resnet50 --stages 107 --microbatches $n --optimizer sgd-momentum --stage-costs flops --json \
+    > "$OUT/frontier-resnet50-N$n-flops.json"
+done
+for round in $(seq "$FR_REPS"); do
+  for setting in $FR_SETTINGS; do
+    model=${setting%%:*}
+    p=${setting##*:}
+    data=()
+    # ResNet-20 costs about 10x cnn per sample: smaller minibatches keep a run near 10 s.
+    [ "$model" = resnet20 ] && data=(--set data.batch_size=64 --set data.train_limit=1984)
+    for s in $FR_SCHEDULES; do
+      extra=()
+      [ "$s" = pipedream-2bw ] && extra=(--set pipeline.update_interval=8)
+      [ "$s" = pipemare ] && extra=(--set pipemare.t1=true --set pipemare.t2=true)
+      "$PM" run experiments/cnn-gpipe-p2.json --db "$DB" --quiet --tag study:frontier --name "frontier $model P=$p $s" \
+        --set model.name="$model" --set pipeline.stages="$p" --set pipeline.schedule="$s" --set training.steps=30 \
+        --set training.log_interval=5 --set training.trace_steps=5 ${data[@]+"${data[@]}"} ${extra[@]+"${extra[@]}"}
+    done
+  done
+done
+# Quality: the chunked schedules compute gpipe's update (the same mean gradient, up to summation
+# order), so one short training of each beside gpipe and 1f1b checks it, the loss logged at every
+# step; no study of their quality is needed.
+for s in gpipe 1f1b interleaved-1f1b zb-v; do
+  "$PM" run experiments/cnn-gpipe-p2.json --db "$DB" --quiet --tag study:frontier-check --name "frontier check resnet20 P=2 $s" \
+    --set model.name=resnet20 --set pipeline.schedule="$s" --set data.batch_size=64 --set data.train_limit=6400 \
+    --set data.eval_limit=2000 --set training.log_interval=1
 done
 fi
 

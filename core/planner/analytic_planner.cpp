@@ -105,7 +105,19 @@ SchedulePlan planChunked(const TrainingMethod& method, int ranks, const PlanSpec
   const ChunkedStages model = split(sp.stages);
   if (model.stages.size() != static_cast<size_t>(sp.stages))
     throw std::invalid_argument("the model split gave " + std::to_string(model.stages.size()) + " stages for " + std::to_string(sp.stages));
-  const SimResult sim = simulateRankOps(lists, v, [&](int r, int c) { return stageOfChunk(sp, r, c); }, model.costs);
+  // With equal stages (no stage costs, none measured: the planner's default for one stage per
+  // weight layer) the one-chunk rows cost every stage alike, so every chunk costs alike here too
+  // (T_F = T_BI = T_W): the rows then differ by their schedules, not by the split's FLOPs.
+  RankOpCosts costs = model.costs;
+  if (spec.stageCosts.empty() && spec.forwardCosts.empty()) {
+    const size_t n = static_cast<size_t>(sp.stages);
+    costs.forward.assign(n, 1.0);
+    costs.backward.assign(n, 2.0);
+    costs.backwardInput.assign(n, 1.0);
+    costs.weight.assign(n, 1.0);
+    costs.step.clear();
+  }
+  const SimResult sim = simulateRankOps(lists, v, [&](int r, int c) { return stageOfChunk(sp, r, c); }, costs);
 
   SchedulePlan plan;
   plan.method = method;

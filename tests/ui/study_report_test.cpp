@@ -650,3 +650,65 @@ TEST(StudyReport, AVariantIsItsTagBeforeItsName) {
   named.tags.push_back("variant:");  // an empty variant tag is no variant
   EXPECT_EQ(pm::ui::study::variantOf(named).toStdString(), "pipedream");
 }
+
+namespace {
+
+// A finished study:frontier run of cnn with P = 2 at `samplesPerS`, each stage's accounted peak
+// `peakMiB`.
+void addFrontierRun(pm::RunStore& store, const std::string& schedule, double samplesPerS, double peakMiB) {
+  const int64_t id = store.createRun("frontier cnn P=2 " + schedule,
+                                     R"({"model":{"name":"cnn"},"pipeline":{"microbatches":8,"stages":2,"schedule":")" + schedule + "\"}}",
+                                     {"study:frontier"});
+  for (int64_t s = 5; s <= 30; s += 5) {
+    store.appendMetric(id, "train/samples_per_s", s, 1000.0 + s, samplesPerS);
+    for (int st = 0; st < 2; ++st) store.appendStageMetric(id, st, s, "mem/peak", peakMiB * 1048576.0);
+  }
+  store.setStatus(id, "finished");
+}
+
+}  // namespace
+
+// Section 5 judges pipemare against the best synchronous schedule within its memory.
+//   planner N = 8: gpipe 0.07 (30 MiB), zb-v 0.10 (28 MiB), pipemare+T2 1.0 (680 MiB): 10.00x over
+//     zb-v, survives; 14.29x over gpipe; 680 / 28 = 24.3x zb-v's memory.
+//   measured cnn P = 2, 3 rounds: gpipe 130/140/120 samples/s at 60 MiB a stage (too heavy for
+//     pipemare's 18), 1f1b 100/110/90 and zb-v 106/101/96 at 17, pipemare 104/112/96 at 18: the best
+//     within its memory is zb-v (median 101 over 1f1b's 100); round ratios 0.98, 1.11, 1.00: even.
+TEST(StudyReport, FrontierSectionJudgesPipeMareAgainstTheBestSynchronousWithinItsMemory) {
+  QTemporaryDir dir;
+  const std::string db = (dir.path() + "/study.db").toStdString();
+  {
+    QFile plan(dir.path() + "/frontier-resnet50-N8.json");
+    ASSERT_TRUE(plan.open(QIODevice::WriteOnly));
+    plan.write(R"json({"schedules":[
+      {"schedule":"gpipe","utilization":0.07,"memory":{"per_stage_max":{"stage_total":31457280}}},
+      {"schedule":"zb-v","utilization":0.10,"memory":{"per_stage_max":{"stage_total":29360128}}},
+      {"schedule":"pipemare+T2","utilization":1.0,"memory":{"per_stage_max":{"stage_total":713031680}}}],
+      "not_planned":[{"schedule":"interleaved-1f1b","why":"microbatches (8) must be a multiple of the ranks (107)"}]})json");
+  }
+  {
+    pm::RunStore store(db);
+    const double gp[] = {130, 140, 120}, ob[] = {100, 110, 90}, zv[] = {106, 101, 96}, pm[] = {104, 112, 96};
+    for (int k = 0; k < 3; ++k) {
+      addFrontierRun(store, "gpipe", gp[k], 60);
+      addFrontierRun(store, "1f1b", ob[k], 17);
+      addFrontierRun(store, "zb-v", zv[k], 17);
+      addFrontierRun(store, "pipemare", pm[k], 18);
+    }
+  }
+  const QString md = writeReport(dir, db);
+  ASSERT_FALSE(md.isEmpty());
+  EXPECT_TRUE(md.contains("- N = 8: pipemare (T1+T2) **10.00x over zb-v** within its memory (survives; against gpipe 14.29x); "
+                          "it needs 24.3x zb-v's memory on its largest device."))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("| interleaved-1f1b | not applicable | - |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("- N = 8, interleaved-1f1b not applicable: microbatches (8) must be a multiple of the ranks (107)"))
+      << md.toStdString();
+  // Largest rank's memory: both stages' peaks of one rank (one stage per rank here): 17 MiB.
+  EXPECT_TRUE(md.contains("| zb-v | 101 (96-106) | 1.06x (0.92-1.07x) | - | 17.0 |")) << md.toStdString();
+  EXPECT_TRUE(md.contains("pipemare (T1+T2) against the best synchronous schedule within its memory: **1.00x** over zb-v "
+                          "(0.98-1.11x over 3 rounds): **even**; against the best at any memory 0.80x over gpipe."))
+      << md.toStdString();
+  EXPECT_TRUE(md.contains("planner N = 8: 10.00x over zb-v; measured throughput cnn P = 2: 1.00x over zb-v")) << md.toStdString();
+  EXPECT_TRUE(md.contains("survives in the planner; measured: survives in 0, even in 1, lost in 0 of 1 settings")) << md.toStdString();
+}

@@ -213,6 +213,8 @@ int StudyReportWriter::write() {
   const QString s3 = take();
   stability();
   const QString s4 = take();
+  frontier();
+  const QString s5 = take();
   qualityOverview();
   const QString s1 = take();
   summary();
@@ -225,7 +227,7 @@ int StudyReportWriter::write() {
       << " on " << QString::fromStdString(hostLine())
       << "; every figure is drawn by the workbench's own plot widgets. Each section names the revision, seeds and CPU "
          "hours of its runs.\n\n"
-      << top << s1 << s2 << s3 << s4
+      << top << s1 << s2 << s3 << s4 << s5
       << "## Appendix: every quality regime in detail\n\n"
          "ResNet-20 on Fashion-MNIST in single-process mode with one stage per unit (P = 11); test accuracy per "
          "variant, learning rate and seed, the quality targets of each regime, and its curves. A regime without "
@@ -520,6 +522,34 @@ void StudyReportWriter::summary() {
             : stabilityConservative_ == 0 ? QStringLiteral("not held: optimistic")
                                           : QStringLiteral("not held"))
         << " |\n";
+  if (!frontierPlan_.empty() || !frontierMeasured_.empty()) {
+    QStringList planned, measured;
+    std::map<Advantage, int> verdicts;
+    for (const auto& [n, c] : frontierPlan_) {
+      planned << QString("N = %1: %2x over %3").arg(n).arg(num(c.ratioAtMemory, 2), QString::fromStdString(c.bestAtMemory));
+      ++verdicts[c.advantage];
+    }
+    int survives = 0, even = 0, lost = 0;
+    for (const auto& [setting, c] : frontierMeasured_) {
+      measured << QString("%1: %2x over %3").arg(setting, num(median(c.ratioRounds), 2), QString::fromStdString(c.bestAtMemory));
+      survives += c.advantage == Advantage::Survives;
+      even += c.advantage == Advantage::Even;
+      lost += c.advantage == Advantage::Lost;
+    }
+    const bool planSurvives = !frontierPlan_.empty() && verdicts[Advantage::Survives] == static_cast<int>(frontierPlan_.size());
+    md_ << "| (this project) PipeMare's utilization against the best synchronous schedule within its memory (interleaved "
+           "1F1B, ZB-H1, ZB-V beside GPipe and 1F1B) | planner "
+        << planned.join(", ") << (measured.isEmpty() ? QString() : "; measured throughput " + measured.join(", "))
+        << " | ResNet-50, P = 107 (section 5a); cnn and resnet20 at P = 2 and 4 on this machine (section 5b) | "
+        << (planSurvives ? QStringLiteral("survives in the planner") : QStringLiteral("not in every planner setting"))
+        << (measured.isEmpty() ? QString()
+                               : QString("; measured: survives in %1, even in %2, lost in %3 of %4 settings")
+                                     .arg(survives)
+                                     .arg(even)
+                                     .arg(lost)
+                                     .arg(frontierMeasured_.size()))
+        << " |\n";
+  }
   md_ << "\n";
 }
 

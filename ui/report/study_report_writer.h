@@ -2,7 +2,8 @@
 // Internal to ui/report: the study report's writer, one method per section. study_report.cpp has
 // the shared helpers, the report's outline and the claims (6); study_report_quality.cpp the
 // quality sections (1, 1b-1f); study_report_sections.cpp the language model (2), hardware (3)
-// and planner (4) sections; study_report_stability.cpp the stability section (5). GUI thread only.
+// and planner (4) sections; study_report_stability.cpp the stability section (5);
+// study_report_frontier.cpp the synchronous frontier (section 5 of the report). GUI thread only.
 #include <QColor>
 #include <QJsonObject>
 #include <QMap>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/analysis/frontier.h"
 #include "core/store/run_store.h"
 #include "ui/report/study_report.h"
 
@@ -154,6 +156,8 @@ class StudyReportWriter {
   static std::vector<double> values(const std::vector<MetricPoint>& pts);
   void planner();
   void stability();
+  // (5) PipeMare against the synchronous frontier: planner, measured, quality check.
+  void frontier();
 
   StudyReportOptions o_;
   RunStore store_;
@@ -169,6 +173,10 @@ class StudyReportWriter {
   int stabilityHeld_ = 0, stabilityConservative_ = 0, stabilityOptimistic_ = 0;
   int stabilityBorderline_ = 0;  // decided verdicts whose measured edge is a near call
   std::map<int, std::pair<double, double>> plan_;
+  // Section 5's judgments, for the summary: N -> pipemare+T2 against the frontier (equal stages,
+  // and with the profile's op costs), and each measured setting's ("cnn P = 2").
+  std::map<int, FrontierComparison> frontierPlan_, frontierPlanFlops_;
+  std::vector<std::pair<QString, FrontierComparison>> frontierMeasured_;
 };
 
 }  // namespace pm::ui

@@ -282,6 +282,29 @@ TEST(ChunkedPlan, UnitCostBubblesAreSchedulesMdSectionSeven) {
   }
 }
 
+// With equal stages (no stage costs given) every chunk costs alike, as the one-chunk rows' stages
+// do, whatever FLOPs the split's stages would give: zb-v is then planned on the same footing as
+// zb-h1 (unit costs), not limited by the split's slowest chunk.
+TEST(ChunkedPlan, EqualStagesCostEveryChunkAlike) {
+  const ChunkedStagesFn skewed = [](int modelStages) {
+    ChunkedStages c = equalChunks(4)(modelStages);
+    c.costs.forward[0] *= 5;  // one chunk five times the others
+    c.costs.backward[0] *= 5;
+    c.costs.backwardInput[0] *= 5;
+    c.costs.weight[0] *= 5;
+    return c;
+  };
+  const auto equal = planAll(equalStages(4), spec(8), equalChunks(4));
+  const auto c = planAll(equalStages(4), spec(8), skewed);
+  EXPECT_NEAR(c.plan(method("zb-v")).bubble, 0.0588, 5e-5);
+  EXPECT_DOUBLE_EQ(c.plan(method("zb-v")).utilization, equal.plan(method("zb-v")).utilization);
+  // With stage costs given (FLOPs or measured), the split's own costs count: the slow chunk shows.
+  PlanSpec flops = spec(8);
+  flops.stageCosts = {1, 1, 1, 1};
+  EXPECT_LT(planAll(equalStages(4), flops, skewed).plan(method("zb-v")).utilization,
+            planAll(equalStages(4), flops, equalChunks(4)).plan(method("zb-v")).utilization - 0.1);
+}
+
 // Per-rank memory in chunk activations (schedules.md sections 3 and 4): interleaved rank 0 holds
 // min(vN, w_0 + 1) with w_0 = 2(P-1) + (v-1)P warm-up forwards, more than 1f1b's P microbatches of
 // whole stages once divided by v; zb-v holds 2P on every rank. Each rank holds v chunks' weights.
