@@ -412,7 +412,12 @@ fi
 # machine falls on one round of all of them. The chunked schedules cut the model into 2P stages.
 FR_SCHEDULES="gpipe 1f1b interleaved-1f1b zb-h1 zb-v pipedream pipedream-2bw pipemare"
 FR_SETTINGS="cnn:2 resnet20:2 resnet20:4"
-if want frontier && [ "$DRY" = 1 ]; then
+# Its rounds are one measurement, as the hardware part's: --resume keeps a finished one whole and
+# runs an unfinished one again whole.
+if want frontier && [ "$RESUME" = 1 ] && [ "$(finished_runs frontier)" -ge $((24 * FR_REPS)) ] &&
+  [ "$(finished_runs frontier-check)" -ge 4 ]; then
+  echo "reproduce.sh: frontier: recorded already" >&2
+elif want frontier && [ "$DRY" = 1 ]; then
   RESUME=0 forget frontier
   RESUME=0 forget frontier-check
   echo "would plan the frontier (ResNet-50, P = 107, N = 8, 32, 107) and run $FR_REPS rounds of 24 runs and 4 check runs"
