@@ -22,7 +22,8 @@ const char* xAxisName(XAxis axis) {
     case XAxis::Step: return "step";
     case XAxis::Samples: return "samples";
     case XAxis::Updates: return "optimizer updates";
-    case XAxis::WallTime: return "wall time (s)";
+    case XAxis::TrainingTime: return "training time (s)";
+    case XAxis::WallClock: return "wall clock (s)";
   }
   return "step";
 }
@@ -40,6 +41,11 @@ RunData loadRunData(const RunStore& store, int64_t runId) {
   bool any = false;
   for (const std::string& key : store.metricKeys(runId)) {
     auto pts = store.loadMetric(runId, key);
+    if (key == metric::kTimePaused) {  // not a curve: when the run paused, and for how long
+      d.pauses = std::move(pts);
+      std::sort(d.pauses.begin(), d.pauses.end(), [](const MetricPoint& a, const MetricPoint& b) { return a.wall_time < b.wall_time; });
+      continue;
+    }
     for (const auto& p : pts)
       if (std::isfinite(p.wall_time) && (!any || p.wall_time < d.t0)) {
         d.t0 = p.wall_time;
@@ -101,6 +107,21 @@ double updatesPerStep(const RunRecord& run) {
   return number("microbatches") / number("update_interval");
 }
 
+double trainingTime(const RunData& run, double wallTime) {
+  // The pauses so far as of the latest resume at or before wallTime (every point of a session
+  // comes after its resume, every point of an earlier one before it).
+  double paused = 0;
+  for (const auto& p : run.pauses)
+    if (p.wall_time <= wallTime) paused = p.value;
+  return wallTime - run.t0 - paused;
+}
+
+double trainingDuration(const RunRecord& run, double now) {
+  const double end = run.finished_at > 0 ? run.finished_at : (run.status == RunStatus::Running ? now : 0);
+  if (!(run.started_at > 0) || !(end > 0)) return kNaN;
+  return std::max(0.0, end - run.started_at - run.paused_s);
+}
+
 std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& points, XAxis axis) {
   std::vector<double> x;
   x.reserve(points.size());
@@ -111,7 +132,8 @@ std::vector<double> xValues(const RunData& run, const std::vector<MetricPoint>& 
       case XAxis::Step: x.push_back(static_cast<double>(p.step)); break;
       case XAxis::Updates: x.push_back(static_cast<double>(p.step) * perStep); break;
       case XAxis::Samples: x.push_back(samplesAtStep(samples, p.step)); break;
-      case XAxis::WallTime: x.push_back(p.wall_time - run.t0); break;
+      case XAxis::TrainingTime: x.push_back(trainingTime(run, p.wall_time)); break;
+      case XAxis::WallClock: x.push_back(p.wall_time - run.t0); break;
     }
   }
   return x;

@@ -15,7 +15,8 @@ enum class XAxis {
   Step,      // the metric's step
   Samples,   // cumulative training samples: train/samples looked up by step (interpolated between logged steps)
   Updates,   // optimizer updates per stage: step x updatesPerStep (N / update_interval for pipedream and 2bw)
-  WallTime,  // seconds since the run's first recorded point (RunData::t0)
+  TrainingTime,  // seconds of training since the run's first recorded point: a resumed run's pauses left out (trainingTime)
+  WallClock,     // seconds of wall clock since the run's first recorded point (RunData::t0), pauses included
 };
 
 const char* xAxisName(XAxis axis);  // "step", "samples", "optimizer updates", "wall time (s)"
@@ -28,6 +29,9 @@ struct RunData {
   std::vector<StageMetricPoint> utilization;                // stage metric "utilization" (stage, step order)
   std::vector<StageMetricPoint> memPeak;                    // stage metric "mem/peak"
   double t0 = 0;  // smallest wall_time over all the run's metric points (0 when it has none)
+  // Its pauses (metric time/paused_s, kept out of `metrics`): at each resume, the wall time it
+  // resumed at and the seconds paused in all so far.
+  std::vector<MetricPoint> pauses;
 
   // The points of `key`, or an empty vector.
   const std::vector<MetricPoint>& metric(const std::string& key) const;
@@ -41,6 +45,13 @@ double updatesPerStep(const RunRecord& run);
 // Loads everything the view needs about `runId` (throws StoreError from the store; returns a
 // RunData with record.id == 0 when the run does not exist).
 RunData loadRunData(const RunStore& store, int64_t runId);
+
+// Seconds of training from the run's first point to `wallTime`: the wall clock less the pauses
+// of the resumes before it (a point after a resume subtracts every pause up to that resume).
+double trainingTime(const RunData& run, double wallTime);
+// How long a run has trained: from its start to its end (now, while it runs), less its pauses
+// (RunRecord::paused_s); NaN when it has not started or has no end.
+double trainingDuration(const RunRecord& run, double now);
 
 // x values of `points` on `axis`, one per point; NaN where it cannot be mapped (the samples axis
 // of a run without train/samples).

@@ -74,7 +74,7 @@ RunSummary summarizeRun(const RunData& run, double accuracyTarget) {
   set(SummaryField::BestAccuracy, bestFinite(acc, [](double a, double b) { return a > b; }));
   for (const auto& p : acc)
     if (std::isfinite(p.value) && p.value >= accuracyTarget) {
-      set(SummaryField::TimeToTarget, p.wall_time - run.t0);
+      set(SummaryField::TimeToTarget, trainingTime(run, p.wall_time));
       break;
     }
   // Training throughput: samples over time across the logged windows (each a log_interval of

@@ -17,7 +17,7 @@ enum class SummaryField : int {
   BestLoss,       // min train/loss
   FinalAccuracy,  // last eval/accuracy
   BestAccuracy,   // max eval/accuracy
-  TimeToTarget,   // wall time (s since the run's first point) at which eval/accuracy first reaches the target
+  TimeToTarget,   // training time (s since the run's first point, pauses left out) at which eval/accuracy first reaches the target
   Throughput,     // mean train/samples_per_s
   Utilization,    // mean over ranks of each rank's last `utilization` (its stages' summed; one stage per rank: the stage's)
   PeakMemory,     // max over ranks of mem/peak over steps (bytes; a rank holding several stages: their peaks summed)

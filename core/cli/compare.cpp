@@ -151,7 +151,7 @@ int compareCommand(const CompareOptions& o) {
       printJson(data, rows, target, baseId);
       return 0;
     }
-    std::printf("compare %zu run(s), baseline run %lld; time to target = wall seconds until eval accuracy >= %s\n\n", rows.size(),
+    std::printf("compare %zu run(s), baseline run %lld; time to target = training seconds (pauses between sessions left out) until eval accuracy >= %s\n\n", rows.size(),
                 static_cast<long long>(baseId), fmt(target, "%.4f").c_str());
     printFigures(data, rows);
     printRatios(rows, baseSummary);

@@ -17,5 +17,11 @@ inline constexpr const char* kTrainSamplesPerS = "train/samples_per_s";
 inline constexpr const char* kEvalLoss = "eval/loss";
 inline constexpr const char* kEvalAccuracy = "eval/accuracy";
 inline constexpr const char* kEvalPerplexity = "eval/perplexity";
+// A resumed run's pauses: at each resume, one point at the checkpoint step it continued from,
+// stamped with the resume's wall time, whose value is the seconds the run has been paused in all
+// so far (from each session's end to the resume that continued it). Written by the launcher
+// (core/runner/local_run.cpp), read by trainingTime (core/analysis/run_data.h) and the store's
+// RunRecord::paused_s; not a training curve.
+inline constexpr const char* kTimePaused = "time/paused_s";
 
 }  // namespace pm::metric

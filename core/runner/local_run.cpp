@@ -11,11 +11,13 @@
 #include "core/engine/pipeline_engine.h"
 #include "core/engine/stage_plan.h"
 #include "core/engine/checkpoint_layout.h"
+#include "core/events/metric_keys.h"
 #include "core/runner/launcher.h"
 #include "core/runner/store_recorder.h"
 #include "core/util/errors.h"
 #include "core/util/file_digest.h"
 #include "core/util/process.h"
+#include "core/util/system_info.h"
 
 namespace pm {
 
@@ -127,6 +129,8 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
     e.pipeline.partition.boundaries = CheckpointLayout(root).readPartition(resumeStep);
     e.pipeline.partition.method = PartitionMethod::Explicit;
     result.runId = rec->id;
+    // The pause this resume ends: from the last session's last sign of life to now.
+    const double stoppedAt = store.lastActivity(rec->id);
     // Claimed before anything of the record changes: a second resume of the run is refused here,
     // naming the process that holds it, and leaves the first one's rows alone.
     if (!store.claimForResume(rec->id, static_cast<int64_t>(getpid()), resumeStep)) {
@@ -139,6 +143,11 @@ LocalRunResult runLocally(RunStore& store, const LocalRunRequest& req, const std
                                    "; it was claimed first, so this resume starts nothing");
     }
     store.truncateAfterStep(rec->id, resumeStep);
+    // Recorded as data (the pauses so far, at the step the new session continues from), so that
+    // time axes, durations and time to target count training only.
+    const double now = wallClockSeconds();
+    store.appendMetric(rec->id, metric::kTimePaused, resumeStep, now, rec->paused_s + (stoppedAt > 0 ? std::max(0.0, now - stoppedAt) : 0.0));
+    store.flush();
   } else {
     const FileDigest model = e.model.fromFile() ? digestFile(e.model.path) : FileDigest{};
     modelSha256 = model.sha256;

@@ -46,6 +46,7 @@ struct RunRecord {
   std::vector<int> stage_ranks;
   int64_t halt_step = 0;        // a stopped run: the step its stop checkpoint was taken after (0: none)
   int64_t resume_step = 0;      // a resumed run: the checkpoint step its latest session continued from (0: never resumed)
+  double paused_s = 0;          // seconds between its sessions, all resumes together (metric time/paused_s; 0: never resumed)
   // A run whose model is read from a TorchScript file: that file's path, size and SHA-256 as
   // recorded for the run, so that a later run can tell whether it trains the same model. Empty
   // path: none (a zoo model, or a run recorded before the store kept it).
@@ -225,6 +226,9 @@ class RunStore {
   // ---- reads
   std::vector<std::string> metricKeys(int64_t run) const;
   std::vector<MetricPoint> loadMetric(int64_t run, const std::string& key) const;
+  // When the run was last seen doing anything: the latest of its end (finished_at) and its
+  // metrics' wall times (a session that crashed has no end); 0 when it has neither.
+  double lastActivity(int64_t run) const;
   std::vector<std::string> stageMetricKeys(int64_t run) const;
   std::vector<StageMetricPoint> loadStageMetric(int64_t run, const std::string& key) const;
   std::vector<TraceRecord> loadTrace(int64_t run) const;

@@ -169,6 +169,14 @@ std::vector<MetricPoint> RunStore::loadMetric(int64_t run, const std::string& ke
   return out;
 }
 
+double RunStore::lastActivity(int64_t run) const {
+  Stmt q(db_, path_,
+         "SELECT MAX(COALESCE((SELECT MAX(wall_time) FROM metrics WHERE run_id = ?1 AND key != 'time/paused_s'), 0), "
+         "COALESCE((SELECT finished_at FROM runs WHERE id = ?1), 0))");
+  q.bindInt(1, run);
+  return q.step() && !q.isNull(0) ? q.dbl(0) : 0.0;
+}
+
 std::vector<std::string> RunStore::stageMetricKeys(int64_t run) const {
   Stmt q(db_, path_, "SELECT DISTINCT key FROM stage_metrics WHERE run_id = ? ORDER BY key");
   q.bindInt(1, run);

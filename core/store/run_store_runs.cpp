@@ -90,7 +90,8 @@ const char* kRunColumns =
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'eval/accuracy' "
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
-    "r.partition_units, r.halt_step, r.resume_step, r.model_file, r.build, r.stage_ranks";
+    "r.partition_units, r.halt_step, r.resume_step, r.model_file, r.build, r.stage_ranks, "
+    "(SELECT MAX(m.value) FROM metrics m WHERE m.run_id = r.id AND m.key = 'time/paused_s')";
 
 RunRecord readRun(const Stmt& q) {
   RunRecord r;
@@ -122,6 +123,7 @@ RunRecord readRun(const Stmt& q) {
   r.build = engineBuildFromJson(nlohmann::json::parse(q.text(19), nullptr, false));
   r.stage_ranks = stageRanksFromText(q.text(20));
   if (r.stage_ranks.size() != r.partition.size()) r.stage_ranks.clear();
+  r.paused_s = q.isNull(21) ? 0.0 : q.dbl(21);
   fillFromConfig(r);
   return r;
 }

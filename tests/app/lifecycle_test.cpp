@@ -290,9 +290,12 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
   ASSERT_TRUE(waitUntil([&] { return lossPoints(db_, 1) >= 3; }, 60)) << readFile((dir_ / "run.log").string());
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   ASSERT_EQ(waitExit(pid, 30), 130) << readFile((dir_ / "run.log").string());
+  const double stoppedBy = pm::wallClockSeconds();
   int64_t haltStep = 0;
+  double lastSeen = 0;
   {
     pm::RunStore store(db_);
+    lastSeen = store.lastActivity(1);
     auto run = store.getRun(1);
     ASSERT_TRUE(run);
     EXPECT_EQ(run->status, pm::RunStatus::Stopped);
@@ -311,8 +314,22 @@ TEST_F(Lifecycle, SigintThenResumeEqualsAnUninterruptedRun) {
     EXPECT_LT(store.loadMetric(1, "train/loss").size(), 80u) << "the run ended before it was interrupted";
   }
   // A finished run cannot be resumed; neither can one that does not exist.
+  const double resumedFrom = pm::wallClockSeconds();
   auto r = runCmd(bin() + " run --resume 1 --db " + db_ + " --quiet --save-state " + resumed);
+  const double resumeDone = pm::wallClockSeconds();
   ASSERT_EQ(r.code, 0) << r.out;
+  {
+    // The pause between the sessions is recorded as data, at the step the session continued from:
+    // at least the time between the stop's exit and the resume's start, at most from the first
+    // session's last sign of life to the resume's end. Durations and time axes leave it out.
+    pm::RunStore store(db_);
+    const auto paused = store.loadMetric(1, "time/paused_s");
+    ASSERT_EQ(paused.size(), 1u);
+    EXPECT_EQ(paused[0].step, haltStep);
+    EXPECT_GE(store.getRun(1)->paused_s, resumedFrom - stoppedBy);
+    EXPECT_LE(store.getRun(1)->paused_s, resumeDone - lastSeen);
+    EXPECT_GT(store.getRun(1)->paused_s, 0);
+  }
   const auto again = runCmd(bin() + " run --resume 1 --db " + db_);
   EXPECT_EQ(again.code, 2) << again.out;
   EXPECT_NE(again.out.find("--resume 1: the run is finished"), std::string::npos) << again.out;

@@ -125,7 +125,7 @@ struct Controls {
 
 Controls controlsOf(CompareView& view) {
   Controls c;
-  const QString wallTime = QString::fromUtf8(pm::xAxisName(XAxis::WallTime));
+  const QString wallTime = QString::fromUtf8(pm::xAxisName(XAxis::TrainingTime));
   for (QComboBox* box : view.findChildren<QComboBox*>()) {
     ++c.comboBoxes;
     if (box->findText(wallTime) >= 0)
@@ -247,8 +247,8 @@ TEST(CompareView, OverlaysRunsAtFullResolutionWithSummaryAndRatios) {
       << view.metric().toStdString();
   EXPECT_EQ(view.plot()->pointCount(0), 4u);
   // At the wall time of the run-level points of the same step.
-  ASSERT_TRUE(pm::test::chooseText(ui.xAxis, axisName(XAxis::WallTime)));
-  ASSERT_TRUE(QTest::qWaitFor([&] { return view.xAxis() == XAxis::WallTime; }, 5000));
+  ASSERT_TRUE(pm::test::chooseText(ui.xAxis, axisName(XAxis::TrainingTime)));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.xAxis() == XAxis::TrainingTime; }, 5000));
   EXPECT_EQ(view.plot()->pointCount(0), 4u);
   ASSERT_TRUE(pm::test::chooseText(ui.xAxis, axisName(XAxis::Step)));
   ASSERT_TRUE(pm::test::chooseText(ui.metric, "train/loss"));
@@ -354,7 +354,7 @@ TEST(CompareView, XAxesSmoothingAndUnchecking) {
   const auto axis = [&](XAxis a) {
     return pm::test::chooseText(ui.xAxis, axisName(a)) && QTest::qWaitFor([&] { return view.xAxis() == a; }, 5000);
   };
-  ASSERT_TRUE(axis(XAxis::WallTime));
+  ASSERT_TRUE(axis(XAxis::TrainingTime));
   ASSERT_EQ(view.plottedSeries().size(), 3u);
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x.front(), 0.0);
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x.back(), 99.5);
@@ -779,4 +779,42 @@ TEST(CompareView, MetricSearchFiltersTheGroupedList) {
   EXPECT_TRUE(view.setMetric("eval/accuracy"));
   EXPECT_EQ(ui.metric->currentText(), "eval/accuracy");
   EXPECT_FALSE(view.setMetric("no/such/metric"));
+}
+
+// A run stopped after step 5 and resumed 90 s later (the store's time/paused_s at step 5): on the
+// "training time" axis its curve continues where it stopped, on "wall clock" the pause shows. The
+// user picks the axis in its box.
+TEST(CompareView, TrainingTimeLeavesAResumedRunsPauseOutAndTheWallClockKeepsIt) {
+  pm::test::app();
+  QTemporaryDir dir;
+  const std::string db = dir.filePath("runs.db").toStdString();
+  int64_t run = 0;
+  {
+    pm::RunStore store(db);
+    run = store.createRun("resumed", R"({"model":{"name":"mlp"},"pipeline":{"schedule":"gpipe","stages":2,"microbatches":4}})");
+    for (int64_t s = 1; s <= 5; ++s) store.appendMetric(run, "train/loss", s, 999.0 + static_cast<double>(s), 1.0 / static_cast<double>(s));
+    store.appendMetric(run, "time/paused_s", 5, 1095.0, 90.0);
+    for (int64_t s = 6; s <= 10; ++s) store.appendMetric(run, "train/loss", s, 1089.0 + static_cast<double>(s), 1.0 / static_cast<double>(s));
+    store.flush();
+    store.setStatus(run, "finished");
+  }
+  ShownView shown(db);
+  CompareView& view = shown.view;
+  ASSERT_TRUE(shown.ui.complete());
+  ASSERT_TRUE(tickRuns(view, {run}));
+  ASSERT_TRUE(pm::test::chooseText(shown.ui.metric, "train/loss"));
+  EXPECT_FALSE(view.availableMetrics().contains("time/paused_s")) << "the pauses are no curve";
+  const auto axis = [&](XAxis a) {
+    return pm::test::chooseText(shown.ui.xAxis, axisName(a)) && QTest::qWaitFor([&] { return view.xAxis() == a; }, 5000);
+  };
+  ASSERT_TRUE(axis(XAxis::TrainingTime));
+  ASSERT_EQ(view.plottedSeries().size(), 1u);
+  const auto& x = view.plottedSeries()[0].x;
+  ASSERT_EQ(x.size(), 10u);
+  EXPECT_DOUBLE_EQ(x[4], 4.0);   // step 5, before the stop
+  EXPECT_DOUBLE_EQ(x[5], 5.0);   // step 6, the first after the resume: one second later, not 91
+  EXPECT_DOUBLE_EQ(x[9], 9.0);
+  ASSERT_TRUE(axis(XAxis::WallClock));
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x[5], 95.0);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x[9], 99.0);
 }

@@ -16,9 +16,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <vector>
 
 #include "core/store/run_store.h"
+#include "core/util/strings.h"
 #include "tests/support/test_support.h"
 #include "tests/ui/ui_actions.h"
 #include "tests/ui/ui_test_main.h"
@@ -584,4 +586,37 @@ TEST(RunsBrowser, DoubleClickingARunShowsItsDetails) {
   ASSERT_NE(close, nullptr);
   QTest::mouseClick(close, Qt::LeftButton);
   EXPECT_TRUE(QTest::qWaitFor([&] { return !details->isVisible(); }, 5000)) << "Close left the pane open";
+}
+
+// The Runs tab's duration of a resumed run counts training only: started at 1000, ended at 1300,
+// paused 100 s between its sessions (the store's time/paused_s) reads 200 s, not 300.
+TEST(RunsBrowser, DurationLeavesAResumedRunsPausesOut) {
+  pm::test::app();
+  TempDir tmp;
+  const std::string db = (tmp.dir / "runs.db").string();
+  int64_t run = 0;
+  {
+    pm::RunStore store(db);
+    run = store.createRun("resumed", "{}");
+    store.appendMetric(run, "train/loss", 1, 1001, 1.0);
+    store.appendMetric(run, "time/paused_s", 1, 1150, 100.0);
+    store.flush();
+    store.setStatus(run, "finished");
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE runs SET started_at = 1000, finished_at = 1300", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  pm::ui::RunsBrowser browser(db);
+  browser.resize(1200, 700);
+  ASSERT_TRUE(pm::test::showWindow(&browser));
+  auto* table = browser.findChild<QTableView*>();
+  ASSERT_TRUE(table);
+  QAbstractItemModel* model = table->model();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return model->rowCount() == 1; }, 5000));
+  int column = -1;
+  for (int c = 0; c < model->columnCount(); ++c)
+    if (model->headerData(c, Qt::Horizontal).toString() == "Duration") column = c;
+  ASSERT_GE(column, 0);
+  EXPECT_EQ(model->index(0, column).data().toString().toStdString(), pm::formatDuration(200));
 }

@@ -64,7 +64,7 @@ QWidget* CompareView::buildRunPanel() {
 }
 
 void CompareView::setUpControls() {
-  for (XAxis a : {XAxis::Step, XAxis::Samples, XAxis::Updates, XAxis::WallTime})
+  for (XAxis a : {XAxis::Step, XAxis::Samples, XAxis::Updates, XAxis::TrainingTime, XAxis::WallClock})
     xAxisBox_->addItem(tr(xAxisName(a)), static_cast<int>(a));
   smoothSlider_->setRange(0, 99);
   smoothSlider_->setMinimumWidth(60);
@@ -82,7 +82,7 @@ void CompareView::setUpControls() {
   targetSpin_->setDecimals(3);
   targetSpin_->setSpecialValueText(tr("auto"));  // shown at 0
   targetSpin_->setValue(target_);
-  targetSpin_->setToolTip(tr("Time to target: wall time at which eval/accuracy first reaches this value. "
+  targetSpin_->setToolTip(tr("Time to target: training time (a resumed run's pauses left out) at which eval/accuracy first reaches this value. "
                              "auto (0): the baseline run's best accuracy - 0.01, as `pipemare compare` takes it"));
 }
 

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/analysis/run_data.h"
 #include "core/util/strings.h"
 #include "core/util/system_info.h"
 
@@ -72,11 +73,12 @@ Rows recordRows(const RunRecord& r) {
   add(RunDetailsPane::tr("Started"), when(r.started_at));
   add(RunDetailsPane::tr("Ended"), when(r.finished_at));
   const bool going = r.status == RunStatus::Running;
-  const double end = r.finished_at > 0 ? r.finished_at : (going ? wallClockSeconds() : 0);
-  add(RunDetailsPane::tr("Duration"), r.started_at > 0 && end > 0
-                                          ? QString::fromStdString(formatDuration(end - r.started_at)) +
-                                                (going ? RunDetailsPane::tr(" so far") : QString())
-                                          : QStringLiteral("-"));
+  const double trained = trainingDuration(r, wallClockSeconds());
+  add(RunDetailsPane::tr("Duration"), std::isfinite(trained) ? QString::fromStdString(formatDuration(trained)) +
+                                                                   (going ? RunDetailsPane::tr(" so far") : QString()) +
+                                                                   (r.paused_s > 0 ? RunDetailsPane::tr(" training") : QString())
+                                                             : QStringLiteral("-"));
+  if (r.paused_s > 0) add(RunDetailsPane::tr("Paused"), QString::fromStdString(formatDuration(r.paused_s)) + RunDetailsPane::tr(" between sessions"));
   if (r.halt_step > 0) add(RunDetailsPane::tr("Stopped after"), RunDetailsPane::tr("step %1 (checkpoint)").arg(r.halt_step));
   if (r.resume_step > 0) add(RunDetailsPane::tr("Resumed from"), RunDetailsPane::tr("step %1").arg(r.resume_step));
   add(RunDetailsPane::tr("Final loss"), number(r.final_loss));

@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <cmath>
 
+#include "core/analysis/run_data.h"
 #include "core/util/strings.h"
 #include "core/util/system_info.h"
 
@@ -72,8 +73,7 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
     case Loss: return num(r->final_loss, 4);
     case Accuracy: return num(r->final_accuracy, 4);
     case Duration: {
-      double end = r->finished_at > 0 ? r->finished_at : (r->status == RunStatus::Running ? wallClockSeconds() : 0);
-      double d = (r->started_at > 0 && end > 0) ? end - r->started_at : NAN;
+      const double d = trainingDuration(*r, wallClockSeconds());  // a resumed run's pauses left out
       if (sortRole) return std::isnan(d) ? -1.0 : d;
       return std::isnan(d) ? QStringLiteral("-") : QString::fromStdString(formatDuration(d));
     }

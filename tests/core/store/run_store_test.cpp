@@ -1028,6 +1028,28 @@ TEST_F(RunStoreTest, PartitionHaltStepAndResumeStepAreFieldsOfTheRun) {
 // Two resumes of one run at once (two connections, as two `pipemare run --resume` processes): the
 // claim is one conditional change, so exactly one of them gets the run and the other sees it
 // running under the first one's process; a finished run cannot be claimed at all.
+// A resumed run's pauses are data: the running total of time/paused_s is the record's paused_s
+// (the largest, so that a later resume from an earlier checkpoint, which deletes the later points,
+// keeps what it counted), and lastActivity is the latest of the run's end and its metrics' times.
+TEST_F(RunStoreTest, PausesAndLastActivityAreReadFromTheRunsRows) {
+  RunStore s(file("pause.db"));
+  const int64_t run = s.createRun("r", "{}");
+  EXPECT_EQ(s.getRun(run)->paused_s, 0);
+  EXPECT_EQ(s.lastActivity(run), 0);
+  s.appendMetric(run, "train/loss", 1, 1000.0, 2.0);
+  s.appendMetric(run, "train/loss", 2, 1010.0, 1.5);
+  s.flush();
+  EXPECT_DOUBLE_EQ(s.lastActivity(run), 1010.0);
+  s.appendMetric(run, "time/paused_s", 2, 1100.0, 90.0);  // not activity: the resume's own stamp
+  s.appendMetric(run, "time/paused_s", 4, 1300.0, 150.0);
+  s.flush();
+  EXPECT_DOUBLE_EQ(s.lastActivity(run), 1010.0);
+  EXPECT_DOUBLE_EQ(s.getRun(run)->paused_s, 150.0);
+  EXPECT_DOUBLE_EQ(s.listRuns().front().paused_s, 150.0);
+  s.setStatus(run, "stopped");  // its end, now, is later than every metric
+  EXPECT_GT(s.lastActivity(run), 1010.0);
+}
+
 TEST_F(RunStoreTest, OnlyOneResumeClaimsARun) {
   const std::string db = file("claim.db");
   int64_t run = 0;
