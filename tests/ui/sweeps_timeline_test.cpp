@@ -10,6 +10,8 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QImage>
+#include <QTableWidget>
+#include <map>
 #include <QTest>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -632,6 +634,12 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
       appendGpipeTrace(store, id, 0.0, /*sends=*/false);
       store.setPartition(id, id == good ? std::vector<std::pair<int, int>>{{0, 1}, {1, 3}}
                                         : std::vector<std::pair<int, int>>{{0, 1}, {1, 2}, {2, 3}});
+      // The stages' reported memory: weights 1 and 2 MiB (largest over the windows), activations 3 MiB on stage 1.
+      for (int64_t step : {1, 2}) {
+        store.appendStageMetric(id, 0, step, "mem/weights", step * 0.5 * 1048576.0);
+        store.appendStageMetric(id, 1, step, "mem/weights", step * 1048576.0);
+        store.appendStageMetric(id, 1, step, "mem/activations", 3 * 1048576.0);
+      }
       store.setStatus(id, "finished");
     }
     store.flush();
@@ -645,12 +653,29 @@ TEST(TimelineView, RecordedRunIsPredictedFromItsOwnMeasuredCosts) {
   EXPECT_TRUE(view.predictedSummary().startsWith("Predicted: makespan")) << view.predictedSummary().toStdString();
   // Two minibatches of F 1 ms, B 2 ms, S 1 ms on each stage, N = 2: at least 2 x (2 x 3 ms + 1 ms) on a stage.
   EXPECT_GE(view.predictedPlot()->makespanMs(), 14.0);
+  // Memory per stage and category, the planner's beside the measured peak: a row per stage's weights
+  // (the planner counts the mlp's parameters of each stage), the measured figure the largest window's.
+  QTableWidget* memory = view.memoryTable();
+  ASSERT_TRUE(memory);
+  std::map<std::pair<QString, QString>, std::pair<QString, QString>> rows;
+  for (int r = 0; r < memory->rowCount(); ++r)
+    rows[{memory->item(r, 0)->text(), memory->item(r, 1)->text()}] = {memory->item(r, 2)->text(), memory->item(r, 3)->text()};
+  const auto measuredOf = [&](const char* stage, const char* cat) { return rows[std::make_pair(QString(stage), QString(cat))].second; };
+  const auto predictedOf = [&](const char* stage, const char* cat) { return rows[std::make_pair(QString(stage), QString(cat))].first; };
+  ASSERT_EQ(measuredOf("0", "weights"), "1.00") << view.memoryNote().toStdString();
+  EXPECT_EQ(measuredOf("1", "weights"), "2.00");
+  EXPECT_EQ(measuredOf("1", "activations"), "3.00");
+  EXPECT_GT(predictedOf("1", "weights").toDouble(), 0.0) << "the planner's prediction beside it";
+  EXPECT_TRUE(view.memoryNote().contains(QString("run %1's partition").arg(good))) << view.memoryNote().toStdString();
 
   ASSERT_TRUE(chooseRun(view, mismatched));
   ASSERT_TRUE(waitForPrediction(view)) << view.predictedSummary().toStdString();
   EXPECT_TRUE(view.planArguments().contains("--experiment")) << view.planArguments().join(' ').toStdString();
   EXPECT_FALSE(view.planArguments().contains("--against"));
   EXPECT_GT(view.predictedPlot()->boxCount(), 0u) << view.predictedSummary().toStdString();
+  // No comparison of memory without the run's own partition: the table is empty and says why.
+  EXPECT_EQ(view.memoryTable()->rowCount(), 0);
+  EXPECT_TRUE(view.memoryNote().contains("plan --against")) << view.memoryNote().toStdString();
 }
 
 // The chooser's minibatch count comes from the traced microbatches, not from counting optimizer

@@ -6,8 +6,11 @@
 #include <QProcess>
 #include <QSpinBox>
 #include <QStringList>
+#include <QLabel>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -138,6 +141,45 @@ void TimelineView::planFinished(int exitCode) {
   int stages = stages_;
   if (plan.is_object()) stages = std::max(stages, plan.value("stages", 0));
   showPrediction(boxes, stages);
+  showMemory(plan);
+}
+
+// The categories `plan --against` sets side by side, in the engine's order.
+void TimelineView::showMemory(const Json& plan) {
+  memory_->setRowCount(0);
+  if (!against_ || !plan.is_object() || !plan.contains("per_stage") || !plan["per_stage"].is_array()) {
+    memoryLabel_->setText(tr("Memory per stage, predicted against measured: the planner compares them for a run with its "
+                             "partition and trace recorded (plan --against); this prediction comes from the run's "
+                             "experiment alone."));
+    return;
+  }
+  constexpr double kMiB = 1048576.0;
+  const auto number = [](const Json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
+  };
+  const auto cell = [](const QString& text, bool right = true) {
+    auto* item = new QTableWidgetItem(text);
+    if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+  };
+  for (const Json& st : plan["per_stage"]) {
+    for (const char* cat : {"weights", "optimizer", "stash", "delta", "activations"}) {
+      if (!st.contains(cat) || !st[cat].is_object()) continue;
+      const double predicted = number(st[cat], "predicted"), measured = number(st[cat], "measured");
+      if (!(predicted > 0) && !(measured > 0)) continue;  // a category this schedule does not hold
+      const int row = memory_->rowCount();
+      memory_->insertRow(row);
+      memory_->setItem(row, 0, cell(QString::number(st.value("stage", 0))));
+      memory_->setItem(row, 1, cell(QString::fromUtf8(cat), false));
+      memory_->setItem(row, 2, cell(std::isfinite(predicted) ? QString::number(predicted / kMiB, 'f', 2) : QStringLiteral("-")));
+      memory_->setItem(row, 3, cell(std::isfinite(measured) ? QString::number(measured / kMiB, 'f', 2) : QStringLiteral("-")));
+      memory_->setItem(row, 4, cell(predicted > 0 && std::isfinite(measured) ? QString("%1x").arg(measured / predicted, 0, 'f', 2)
+                                                                              : QStringLiteral("-")));
+    }
+  }
+  memoryLabel_->setText(tr("Memory per stage, predicted by the planner for run %1's partition against the largest its stages "
+                           "reported (MiB):")
+                            .arg(shownRun_));
 }
 
 }  // namespace pm::ui

@@ -11,6 +11,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QHeaderView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -64,6 +66,8 @@ TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary,
       predicted_(new GanttPlot(this)),
       measuredLabel_(new QLabel(this)),
       predictedLabel_(new QLabel(this)),
+      memory_(new QTableWidget(0, 5, this)),
+      memoryLabel_(new QLabel(this)),
       minibatches_(new QSpinBox(this)),
       linkAxes_(new QCheckBox(tr("Link time axes"), this)),
       proc_(new QProcess(this)) {
@@ -82,6 +86,19 @@ TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary,
     l->setWordWrap(true);
     l->setTextInteractionFlags(Qt::TextSelectableByMouse);
   }
+  memory_->setObjectName("memoryTable");
+  memory_->setHorizontalHeaderLabels({tr("Stage"), tr("Category"), tr("Predicted (MiB)"), tr("Measured (MiB)"), tr("Measured / predicted")});
+  memory_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  memory_->horizontalHeader()->setStretchLastSection(false);
+  memory_->verticalHeader()->setVisible(false);
+  memory_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  memory_->setSortingEnabled(false);
+  memory_->setToolTip(tr("Each stage's memory by category: the planner's accounting for this run's partition and schedule "
+                         "against the largest the run's stages reported (pipemare plan --against). Activations: the "
+                         "planner counts each operation's output per microbatch in flight; measured is what stayed "
+                         "allocated plus each forward's and backward's transient peak, so either can be the larger."));
+  memoryLabel_->setObjectName("memoryNote");
+  memoryLabel_->setWordWrap(true);
   measured_->setTitle(tr("Measured schedule"));
   predicted_->setTitle(tr("Predicted by the planner"));
 
@@ -125,9 +142,20 @@ void TimelineView::buildLayout() {
   lowerBar->addWidget(predictedFit);
   lowerLayout->addLayout(lowerBar);
 
+  // Memory, predicted against measured, under the two timelines.
+  auto* mem = new QWidget(this);
+  auto* memLayout = new QVBoxLayout(mem);
+  memLayout->setContentsMargins(0, 0, 0, 0);
+  memLayout->addWidget(memoryLabel_);
+  memLayout->addWidget(memory_, 1);
+
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(upper);
   split->addWidget(lower);
+  split->addWidget(mem);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 3);
+  split->setStretchFactor(2, 2);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addWidget(split, 1);
@@ -325,7 +353,11 @@ void TimelineView::clearShownRun() {
   predictedCounts_.clear();
   updateSummaries();
   measuredLabel_->setText(runBox_->count() == 0 ? empty.toHtmlEscaped() : QString());  // rich text
+  memory_->setRowCount(0);
+  memoryLabel_->setText(tr("Memory per stage, predicted against measured: choose a run above."));
 }
+
+QString TimelineView::memoryNote() const { return memoryLabel_->text(); }
 
 void TimelineView::requestPrediction() {
   if (shownRun_ == 0 || model_.empty()) return;
@@ -361,6 +393,8 @@ void TimelineView::planFailed(const QString& message) {
   predicted_->setEmptyText(tr("no prediction (the line below says why)"));
   predicted_->setBoxes({}, std::max(1, stages_));
   predictedCounts_.clear();
+  memory_->setRowCount(0);
+  memoryLabel_->setText(tr("Memory per stage, predicted against measured: no prediction."));
   updateSummaries();
   Q_EMIT predictionFinished(false);
 }

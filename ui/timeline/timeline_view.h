@@ -11,6 +11,7 @@
 #include <QString>
 #include <QStringList>
 #include <QWidget>
+#include <nlohmann/json_fwd.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@ class QLabel;
 class QProcess;
 class QPushButton;
 class QSpinBox;
+class QTableWidget;
 class QTemporaryDir;
 
 namespace pm::ui {
@@ -46,6 +48,10 @@ class TimelineView : public QWidget {
   GanttPlot* predictedPlot() const { return predicted_; }
   QString measuredSummary() const;
   QString predictedSummary() const;
+  // Memory per stage and category, the planner's prediction beside the run's measured peak
+  // (from `plan --against`); empty with a note when the prediction did not come from the run.
+  QTableWidget* memoryTable() const { return memory_; }
+  QString memoryNote() const;
   bool predicting() const;
   QStringList planArguments() const { return planArgs_; }  // of the latest prediction
   int predictedMinibatches() const;
@@ -77,6 +83,8 @@ class TimelineView : public QWidget {
   // Running the planner and reading its answer (timeline_planner.cpp).
   void startPlanner();
   void planFinished(int exitCode);
+  // Fills the memory table from `plan --against`'s per_stage (predicted, measured per category).
+  void showMemory(const nlohmann::json& plan);
 
   StoreWatcher* watcher_;
   QString binary_;
@@ -87,6 +95,8 @@ class TimelineView : public QWidget {
   GanttPlot* predicted_;
   QLabel* measuredLabel_;
   QLabel* predictedLabel_;
+  QTableWidget* memory_;
+  QLabel* memoryLabel_;
   QSpinBox* minibatches_;
   QCheckBox* linkAxes_;
   bool linking_ = false;  // one chart's window is being copied to the other
