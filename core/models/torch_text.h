@@ -9,6 +9,9 @@
 namespace pm {
 
 std::string shapeText(c10::IntArrayRef sizes);
+// The first line of the error; for a TorchScript interpreter failure, the failed operation's own
+// message (its RuntimeError line: what it expected and what it got) instead of "The following
+// operation failed in the TorchScript interpreter."
 std::string errorFirstLine(const std::exception& ex);
 
 }  // namespace pm

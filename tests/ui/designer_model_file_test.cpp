@@ -27,6 +27,7 @@
 #include "ui/live/live_panel.h"
 #include "ui/live/live_run_view.h"
 #include "ui/main/main_window.h"
+#include "ui/planner/planner_panel.h"
 #include "ui/store/store_watcher.h"
 
 namespace {
@@ -95,8 +96,8 @@ TEST(DesignerModelFile, RelativePathsAreTheFilesAndTensorDataShowsOutputShapes) 
 }
 
 // The probe's steps, as a user takes them: a store beside the user's model files (`--db` in the
-// project folder), Design > Open model... in that folder, a model that is not an nn.Sequential,
-// Ctrl+R and Enter (the run is refused: invalid). Qt's file dialog lists the folder; had it read
+// project folder), Design > Open model... in that folder, a model that is not an nn.Sequential
+// (the design turns invalid: status, Run and planner). Qt's file dialog lists the folder; had it read
 // the store's files to tell their types, this process's locks would be gone and the next process
 // to close the store would delete the log under the window. A run made by the command line after
 // it shows in the Runs tab unasked, with the window's first connection and none of its files
@@ -141,19 +142,16 @@ TEST(DesignerModelFile, OpenModelBesideTheStoreAndAnInvalidRunKeepTheWindowsLog)
     ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
     EXPECT_TRUE(listedStore) << "the dialog did not start in the store's folder";
   }
-  QSignalSpy finished(w.livePanel(), &pm::ui::LivePanel::runFinished);
-  ASSERT_TRUE(w.designer()->valid()) << w.designer()->validationMessage().toStdString();
-  // The window is active again once the dialog is gone (the offscreen platform does not hand it
-  // back by itself), as for a user who clicks on it.
-  ASSERT_TRUE(pm::test::showWindow(&w, /*active=*/true));
-  {
-    pm::test::ModalAnswers answers({pm::test::enterText(QStringLiteral("not a sequential model"))});
-    QTest::keyClick(&w, Qt::Key_R, Qt::ControlModifier);
-    ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
-  }
-  ASSERT_TRUE(finished.count() > 0 || finished.wait(60000)) << "no run ended";
-  ASSERT_NE(w.livePanel()->current(), nullptr);
-  EXPECT_EQ(w.livePanel()->current()->status().toStdString(), "invalid") << w.livePanel()->current()->logText().toStdString();
+  // The file is checked as a run would read it: a model that is not an nn.Sequential makes the
+  // design invalid, and the status, the Run button and the planner say so alike.
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !w.designer()->valid(); }, 20000)) << w.designer()->statusText().toStdString();
+  EXPECT_TRUE(w.designer()->statusText().contains("not an nn.Sequential")) << w.designer()->statusText().toStdString();
+  EXPECT_TRUE(w.designer()->statusText().contains("net.pt")) << w.designer()->statusText().toStdString();
+  QPushButton* run = pm::test::buttonLabelled(w.designer(), "Run");
+  ASSERT_NE(run, nullptr);
+  EXPECT_FALSE(run->isEnabled());
+  EXPECT_TRUE(QTest::qWaitFor([&] { return w.plannerPanel()->statusText().contains("not an nn.Sequential"); }, 5000))
+      << w.plannerPanel()->statusText().toStdString();
   EXPECT_TRUE(pm::test::deletedStoreFiles(db).empty()) << pm::test::joined(pm::test::deletedStoreFiles(db));
 
   // Another process records a run and closes the store, the last connection but the window's.
@@ -171,3 +169,46 @@ TEST(DesignerModelFile, OpenModelBesideTheStoreAndAnInvalidRunKeepTheWindowsLog)
   EXPECT_EQ(w.storeWatcher()->store(), connection);
 }
 
+
+// Data of another shape than the model takes: the design is invalid once its files are checked,
+// the status names the data file, what the model's first unit expected and what it got, and Run
+// is disabled; pointing the data at a file of the right shape (typed, as a user does) makes it
+// valid again.
+TEST(DesignerModelFile, DataTheModelCannotTakeMakesTheDesignInvalidSayingBothShapes) {
+  pm::test::app();
+  pm::test::TempDir tmp;
+  pm::test::scriptMlp().save(tmp.file("mlp.pt"));
+  pm::test::saveTensorFile(tmp.file("rgb.pt"), torch::randn({16, 3, 32, 32}), torch::zeros({16}, torch::kLong));
+  auto [x, y] = pm::test::imageProblem(32, 7);
+  pm::test::saveTensorFile(tmp.file("train.pt"), x, y);
+  const std::string exp = tmp.file("exp.json");
+  std::ofstream(exp) << R"({"model": {"name": "torchscript", "path": "mlp.pt"},
+ "data": {"dataset": "tensors", "path": "rgb.pt", "batch_size": 8}})";
+  pm::ui::DesignerView d(kPresets);
+  d.setEngineBinary(kPipemare);
+  ASSERT_TRUE(pm::test::showWindow(&d, true));
+  ASSERT_TRUE(d.loadFile(QString::fromStdString(exp)));
+  QSignalSpy validity(&d, &pm::ui::DesignerView::validityChanged);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !d.valid(); }, 20000)) << d.statusText().toStdString();
+  const std::string status = d.statusText().toStdString();
+  EXPECT_NE(status.find("rgb.pt"), std::string::npos) << status;
+  EXPECT_NE(status.find("[3, 32, 32]"), std::string::npos) << status;  // what the data holds
+  EXPECT_NE(status.find("784"), std::string::npos) << status;         // what fc1 takes
+  EXPECT_EQ(status.find("The following operation failed"), std::string::npos) << status;
+  EXPECT_EQ(d.validationMessage().toStdString(), status);
+  ASSERT_FALSE(validity.isEmpty());
+  EXPECT_FALSE(validity.last().at(0).toBool()) << "Run and the planner were told";
+  QPushButton* run = pm::test::buttonLabelled(&d, "Run");
+  ASSERT_NE(run, nullptr);
+  EXPECT_FALSE(run->isEnabled());
+
+  auto* data = d.findChild<QLineEdit*>(QStringLiteral("data.path"));
+  ASSERT_NE(data, nullptr);
+  data->setFocus();
+  data->selectAll();
+  QTest::keyClicks(data, QStringLiteral("train.pt"));
+  QTest::keyClick(data, Qt::Key_Return);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d.valid() && d.statusText().startsWith("valid") && !d.statusText().contains("checking"); }, 20000))
+      << d.statusText().toStdString();
+  EXPECT_TRUE(run->isEnabled());
+}

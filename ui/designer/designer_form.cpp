@@ -429,6 +429,18 @@ void DesignerView::validate() {
     message_.clear();
     status_->setText(tr("<span style='color:#2ca02c'>valid</span>"));
     describeModelFile();
+    // The fields are right; the files they name are checked as a run would read them.
+    const nlohmann::json runnable = runnableJson();
+    if (needsFileCheck(runnable)) {
+      checkFiles(runnable);
+      if (fileCheckDone_ && !fileProblem_.isEmpty()) {
+        valid_ = false;
+        message_ = fileProblem_;
+        status_->setText(tr("<span style='color:#d62728'>%1</span>").arg(message_.toHtmlEscaped()));
+      } else if (!fileCheckDone_) {
+        status_->setText(tr("<span style='color:#2ca02c'>valid</span> (checking the model and data files...)"));
+      }
+    }
   } catch (const Error& e) {
     valid_ = false;
     message_ = QString::fromStdString(e.what());

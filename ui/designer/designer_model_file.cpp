@@ -2,7 +2,9 @@
 // file's units are described under the preset list (by `pipemare models --file`, in the
 // background: the workbench does not link LibTorch), and the design a run or the planner reads
 // names its files by absolute path.
+#include <QFile>
 #include <QFileInfo>
+#include <QTemporaryDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -107,6 +109,61 @@ void DesignerView::describeModelFile() {
                                   rows.join(QStringLiteral("<br>"))));
   });
   describer_->start(engine_, args);
+}
+
+DesignerView::~DesignerView() {
+  for (QProcess* p : {describer_, fileCheck_}) {
+    if (!p) continue;
+    p->disconnect(this);
+    if (p->state() != QProcess::NotRunning) {
+      p->kill();
+      p->waitForFinished(1000);
+    }
+  }
+}
+
+bool DesignerView::needsFileCheck(const nlohmann::json& runnable) {
+  const auto model = runnable.value("model", nlohmann::json::object());
+  const auto data = runnable.value("data", nlohmann::json::object());
+  return (model.value("name", std::string()) == kTorchScriptModel && !model.value("path", std::string()).empty()) ||
+         (data.value("dataset", std::string()) == "tensors" && !data.value("path", std::string()).empty());
+}
+
+void DesignerView::checkFiles(const nlohmann::json& runnable) {
+  if (!fileCheck_ || engine_.isEmpty()) return;
+  const QString key = QString::fromStdString(runnable.dump());
+  if (key == fileCheckKey_) return;  // checked, or being checked
+  fileCheckKey_ = key;
+  fileProblem_.clear();
+  fileCheckDone_ = false;
+  if (fileCheck_->state() != QProcess::NotRunning) {
+    fileCheck_->disconnect(this);
+    fileCheck_->kill();
+    fileCheck_->waitForFinished(1000);
+  }
+  // The design as a run reads it (absolute paths), handed over in a file of its own.
+  if (!checkDir_) checkDir_ = std::make_unique<QTemporaryDir>();
+  const QString path = checkDir_->filePath(QStringLiteral("design-check.json"));
+  QFile f(path);
+  const QByteArray text = QByteArray::fromStdString(runnable.dump(2));
+  if (!checkDir_->isValid() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text) != text.size()) {
+    fileCheckDone_ = true;  // cannot check here: the run will
+    return;
+  }
+  f.close();
+  connect(fileCheck_, &QProcess::finished, this, [this, key, path](int code, QProcess::ExitStatus status) {
+    fileCheck_->disconnect(this);
+    if (key != fileCheckKey_) return;  // an answer for a design since edited
+    fileCheckDone_ = true;
+    if (status == QProcess::NormalExit && code == 2) {
+      QString why = QString::fromUtf8(fileCheck_->readAllStandardError()).trimmed();
+      why = why.section(QLatin1Char('\n'), 0, 0);
+      if (why.startsWith(QStringLiteral("error: "))) why = why.mid(7);
+      fileProblem_ = why.replace(path, file_.isEmpty() ? tr("the design") : QFileInfo(file_).fileName());
+    }
+    validate();  // the status, Run and the planner follow the answer
+  });
+  fileCheck_->start(engine_, {QStringLiteral("validate"), path});
 }
 
 }  // namespace pm::ui

@@ -170,6 +170,7 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   modelUnits_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   modelUnits_->hide();
   describer_ = new QProcess(this);
+  fileCheck_ = new QProcess(this);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(buttons);

@@ -10,8 +10,10 @@
 // opened and saved are remembered (Open Recent). GUI thread only.
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 #include <QWidget>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ class QVBoxLayout;
 
 class QProcess;
 
+
 namespace pm::ui {
 
 class FieldWheelGuard;
@@ -36,6 +39,8 @@ class DesignerView : public QWidget {
   Q_OBJECT
  public:
   DesignerView(const QString& presetDir, QWidget* parent = nullptr);
+  // Stops the background checks first: their answers must not reach a view being destroyed.
+  ~DesignerView() override;
 
   bool loadFile(const QString& path);      // false (and a message) when unreadable
   // Opens a design file named outside the Open dialog (the command line's --experiment): loadFile,
@@ -154,6 +159,11 @@ class DesignerView : public QWidget {
   // Describes the design's model file (its units, parameters and output shapes) with `pipemare
   // models --file` in the background, when the file or the data it is described with changed.
   void describeModelFile();
+  // Checks the design's model and data files as a run would (`pipemare validate` on the design, in
+  // the background) when it reads a model file or a tensor file; a problem found makes the design
+  // invalid (status, Run and planner) until the files or the fields change.
+  void checkFiles(const nlohmann::json& runnable);
+  static bool needsFileCheck(const nlohmann::json& runnable);
   nlohmann::json readWidget(const std::string& path, const nlohmann::json& like, bool* ok) const;
   QString presetDir_, file_;
   nlohmann::json asLoaded_;  // the design as opened or last saved (for editsSinceLoaded)
@@ -183,6 +193,11 @@ class DesignerView : public QWidget {
   QLabel* modelUnits_ = nullptr;  // the model file's units, under the preset list
   QProcess* describer_ = nullptr;
   QString described_;           // the file (and data) the shown description is of
+  QProcess* fileCheck_ = nullptr;
+  std::unique_ptr<QTemporaryDir> checkDir_;  // where the checked design is written
+  QString fileCheckKey_;        // the design (as run) the last file check was of ("" none)
+  QString fileProblem_;         // what that check found ("" none, or still checking)
+  bool fileCheckDone_ = false;  // the check of fileCheckKey_ has answered
   QUndoStack* undo_ = nullptr;
   QAction* undoAction_ = nullptr;
   QAction* redoAction_ = nullptr;

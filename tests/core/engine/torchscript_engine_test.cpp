@@ -185,6 +185,10 @@ TEST(TorchScriptEngine, BadDataIsRefusedBeforeTheRunNamingTheFileAndTheTensor) {
   EXPECT_NE(why.find("shape.pt: one sample of tensor \"x\" (shape [3, 32, 32], Float) does not fit the model in"), std::string::npos)
       << why;
   EXPECT_NE(why.find("unit 0 (\"fc1\")"), std::string::npos) << why;
+  // What the unit expected and what it got, from the interpreter's own error, not its first line.
+  EXPECT_EQ(why.find("The following operation failed"), std::string::npos) << why;
+  EXPECT_NE(why.find("3072"), std::string::npos) << why;  // the flattened 3x32x32 sample
+  EXPECT_NE(why.find("784"), std::string::npos) << why;   // fc1's 1x28x28 inputs
   // One label per sample.
   test::saveTensorFile(c.tmp.file("count.pt"), torch::randn({8, 1, 28, 28}), torch::zeros({5}, torch::kLong));
   e.data.path = c.tmp.file("count.pt");
