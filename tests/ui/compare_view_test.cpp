@@ -818,3 +818,27 @@ TEST(CompareView, TrainingTimeLeavesAResumedRunsPauseOutAndTheWallClockKeepsIt) 
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x[5], 95.0);
   EXPECT_DOUBLE_EQ(view.plottedSeries()[0].x[9], 99.0);
 }
+
+// Ticked runs are named by what tells them apart, before their names (which a narrow column or
+// legend cuts first): alpha and beta differ in schedule and N only, so those are what they show;
+// ticking gamma as well (another model, P = 1) brings model and P in.
+TEST(CompareView, RunsAreNamedByWhatTellsThemApart) {
+  pm::test::app();
+  Fixture fx;
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  ASSERT_TRUE(shown.ui.complete());
+  ASSERT_TRUE(tickRuns(view, {fx.alpha, fx.beta}));
+  ASSERT_TRUE(pm::test::chooseText(shown.ui.metric, "train/loss"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.plot()->seriesCount() == 2; }, 5000));
+  const QString alpha = QString("#%1 gpipe N=4 \u00b7 alpha").arg(fx.alpha);
+  EXPECT_EQ(view.plot()->seriesName(0), alpha);
+  EXPECT_TRUE(view.plot()->seriesName(1).startsWith(QString("#%1 pipemare N=8 \u00b7 beta").arg(fx.beta)))
+      << view.plot()->seriesName(1).toStdString();
+  ASSERT_GE(view.summaryTable()->rowCount(), 1);
+  EXPECT_TRUE(view.summaryTable()->item(0, 0)->text().startsWith(alpha)) << view.summaryTable()->item(0, 0)->text().toStdString();
+  ASSERT_TRUE(tickRuns(view, {fx.gamma}));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.plot()->seriesCount() == 3; }, 5000));
+  EXPECT_EQ(view.plot()->seriesName(0), QString("#%1 gpipe mlp P=2 N=4 \u00b7 alpha").arg(fx.alpha));
+  EXPECT_EQ(view.plot()->seriesName(2), QString("#%1 1f1b cnn P=1 N=1 \u00b7 gamma").arg(fx.gamma));
+}

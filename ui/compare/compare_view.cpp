@@ -1,4 +1,5 @@
 #include "ui/compare/compare_view.h"
+#include "core/analysis/run_labels.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -31,7 +32,18 @@ const std::vector<MetricPoint> kNoPoints;
 
 }  // namespace
 
-QString CompareView::runLabel(const RunRecord& r) { return QStringLiteral("#%1 %2").arg(r.id).arg(QString::fromStdString(r.name)); }
+QString CompareView::runLabel(const RunRecord& r) const {
+  const auto it = labels_.find(r.id);
+  if (it == labels_.end() || it->second.empty()) return QStringLiteral("#%1 %2").arg(r.id).arg(QString::fromStdString(r.name));
+  return QStringLiteral("#%1 %2 \u00b7 %3").arg(r.id).arg(QString::fromStdString(it->second), QString::fromStdString(r.name));
+}
+
+void CompareView::refreshLabels() {
+  std::vector<RunRecord> records;
+  for (int64_t id : selected_)
+    if (auto it = data_.find(id); it != data_.end()) records.push_back(it->second.record);
+  labels_ = distinguishingLabels(records);
+}
 
 CompareView::CompareView(const std::string& dbPath, QWidget* parent) : CompareView(new StoreWatcher(dbPath), parent) {
   watcher_->setParent(this);
@@ -215,6 +227,7 @@ void CompareView::syncControls() {
   if (!std::binary_search(selected_.begin(), selected_.end(), baseline_)) baselineChosen_ = false;
   if (!baselineChosen_) baseline_ = defaultBaseline();
   baselineBox_->clear();
+  refreshLabels();
   for (int64_t id : selected_) {
     auto it = data_.find(id);
     if (it == data_.end()) continue;

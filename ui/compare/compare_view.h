@@ -113,7 +113,11 @@ class CompareView : public QWidget {
 
  private:
   static constexpr int kRunColumns = 7;  // id (checkable), name, status, schedule, model, P, N
-  static QString runLabel(const RunRecord& r);  // "#<id> <name>"
+  // "#<id> <what differs> · <name>": the fields that tell the ticked runs apart (labels_) before
+  // the name, so that what is cut of a long label is the name; "#<id> <name>" when none differ.
+  QString runLabel(const RunRecord& r) const;
+  void refreshLabels();  // labels_ over the ticked runs
+  std::map<int64_t, std::string> labels_;
 
   // Construction (compare_view_build.cpp), called by the constructor in this order (the order the
   // widgets are created in is their Tab order).

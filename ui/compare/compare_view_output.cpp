@@ -58,6 +58,7 @@ CompareView::PlottedSeries toSeries(const RunData& d, const std::vector<MetricPo
 }  // namespace
 
 void CompareView::rebuildPlot() {
+  refreshLabels();
   plot_->clear();
   plotted_.clear();
   const std::string key = metric_.toStdString();
@@ -130,7 +131,8 @@ void CompareView::rebuildSummary() {
   std::vector<QColor> colors;
   for (const auto& row : summaries_)
     colors.push_back(colorOf(row.runId));
-  fillSummaryTable(table_, summaries_, colors, target);
+  refreshLabels();
+  fillSummaryTable(table_, summaries_, colors, target, labels_);
 }
 
 QString CompareView::summaryCsvPath(const QString& csvPath) {

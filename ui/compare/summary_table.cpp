@@ -87,11 +87,13 @@ void setSummaryHeaders(QTableWidget* table, double target) {
 }
 
 // The run's name with its series colour; the baseline's in bold.
-QTableWidgetItem* runNameCell(const RunSummary& s, const QColor& color) {
+QTableWidgetItem* runNameCell(const RunSummary& s, const QColor& color, const std::string& label) {
+  const QString shown = label.empty() ? QString::fromStdString(s.name)
+                                      : QStringLiteral("%1 \u00b7 %2").arg(QString::fromStdString(label), QString::fromStdString(s.name));
   auto* name = new QTableWidgetItem(colorSwatch(color),
                                     QStringLiteral("#%1 %2%3")
                                         .arg(s.runId)
-                                        .arg(QString::fromStdString(s.name))
+                                        .arg(shown)
                                         .arg(s.isBaseline ? tr("  (base)") : QString()));
   if (s.isBaseline) {
     QFont f = name->font();
@@ -134,7 +136,7 @@ QTableWidgetItem* summaryCell(const RunSummary& s, SummaryField field, const Run
 }  // namespace
 
 void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
-                      double target) {
+                      double target, const std::map<int64_t, std::string>& labels) {
   table->clear();
   setSummaryHeaders(table, target);
   table->setRowCount(static_cast<int>(rows.size()));
@@ -143,7 +145,8 @@ void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, 
   for (size_t r = 0; r < rows.size(); ++r) {
     const RunSummary& s = rows[r];
     const int row = static_cast<int>(r);
-    table->setItem(row, 0, runNameCell(s, r < colors.size() ? colors[r] : QColor()));
+    const auto label = labels.find(s.runId);
+    table->setItem(row, 0, runNameCell(s, r < colors.size() ? colors[r] : QColor(), label == labels.end() ? std::string() : label->second));
     for (int f = 0; f < kSummaryFieldCount; ++f) table->setItem(row, f + 1, summaryCell(s, summaryField(f), base));
   }
   fitSummaryColumns(table);

@@ -5,6 +5,8 @@
 #include <QColor>
 #include <QIcon>
 #include <QString>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/analysis/run_summary.h"
@@ -15,9 +17,10 @@ namespace pm::ui {
 
 QIcon colorSwatch(const QColor& color);  // a small filled square; invalid colour = blank
 QString formatSummaryValue(SummaryField field, double value);  // "-" for NaN
-// Replaces the table's contents. colors[i] is rows[i]'s series colour.
+// Replaces the table's contents. colors[i] is rows[i]'s series colour; labels: run id -> what
+// tells it apart from the others (distinguishingLabels), shown before its name.
 void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
-                      double accuracyTarget);
+                      double accuracyTarget, const std::map<int64_t, std::string>& labels = {});
 // Sizes the columns to the table's width: each figure its contents' width, the run's name (first
 // column) the rest, elided in the middle when short of room. fillSummaryTable calls it.
 void fitSummaryColumns(QTableWidget* table);
