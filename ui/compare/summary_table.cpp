@@ -160,7 +160,9 @@ void fitSummaryColumns(QTableWidget* table) {
   header->setStretchLastSection(false);
   header->setSectionResizeMode(QHeaderView::ResizeToContents);
   if (header->count() > 0) header->setSectionResizeMode(0, QHeaderView::Stretch);
-  table->setTextElideMode(Qt::ElideMiddle);
+  // The cell starts with the run's id and what tells it apart from the others: its end (the
+  // name) is cut first.
+  table->setTextElideMode(Qt::ElideRight);
 }
 
 }  // namespace pm::ui

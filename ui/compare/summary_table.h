@@ -22,7 +22,7 @@ QString formatSummaryValue(SummaryField field, double value);  // "-" for NaN
 void fillSummaryTable(QTableWidget* table, const std::vector<RunSummary>& rows, const std::vector<QColor>& colors,
                       double accuracyTarget, const std::map<int64_t, std::string>& labels = {});
 // Sizes the columns to the table's width: each figure its contents' width, the run's name (first
-// column) the rest, elided in the middle when short of room. fillSummaryTable calls it.
+// column) the rest, elided at its end (the name, after the id and what tells the run apart) when short of room. fillSummaryTable calls it.
 void fitSummaryColumns(QTableWidget* table);
 
 }  // namespace pm::ui
