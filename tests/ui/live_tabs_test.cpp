@@ -221,10 +221,10 @@ TEST(Workbench, ResumeAStoppedRunFromTheRunsTab) {
   EXPECT_TRUE(enabled) << "Resume is disabled for a stopped run";
   EXPECT_TRUE(QTest::qWaitFor([&] { return tabs->currentWidget() == live; }, 5000))
       << "the Live tab did not come up: " << tabs->tabText(tabs->currentIndex()).toStdString();
-  ASSERT_EQ(live->tabWidget()->count(), liveTabs + 1) << "no tab for the resumed run";
+  // Its Live tab is still open: the run continues there (one view per run), its curve carried on.
+  ASSERT_EQ(live->tabWidget()->count(), liveTabs) << "a second tab for the same run";
   pm::ui::LiveRunView* resumed = live->current();
-  ASSERT_NE(resumed, nullptr);
-  ASSERT_NE(resumed, first);
+  ASSERT_EQ(resumed, first);
   ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 2; }, 120000)) << resumed->logText().toStdString();
   EXPECT_EQ(finished.at(1).at(0).toString().toStdString(), "finished") << resumed->logText().toStdString();
   EXPECT_EQ(resumed->runId(), stopped);
@@ -240,11 +240,13 @@ TEST(Workbench, ResumeAStoppedRunFromTheRunsTab) {
   const auto loss = store.loadMetric(stopped, "train/loss");
   ASSERT_FALSE(loss.empty());
   EXPECT_EQ(loss.back().step, 1500);
+  // The tab's curve is the record's, from the first logged step to the last.
+  EXPECT_EQ(resumed->lossPoints(), loss.size());
 }
 
 // A stopped run's Live tab: its log ends with the summary line saying it can be resumed, and under
-// the log Resume continues the run in a new Live tab (as the Runs tab's Resume does), into the same
-// record, to the last step. The finished run's log ends with its summary line too, and offers no
+// the log Resume continues the run in the same tab, its curve carried on from the store's record,
+// into the same record, to the last step. The finished run's log ends with its summary line too, and offers no
 // Resume; the stopped run's tab, once resumed, offers it no more.
 TEST(Workbench, ResumeAStoppedRunFromItsLiveTab) {
   pm::test::app();
@@ -283,18 +285,22 @@ TEST(Workbench, ResumeAStoppedRunFromItsLiveTab) {
   EXPECT_TRUE(resume->isEnabled());
   EXPECT_EQ(resume->text().toStdString(), "Resume run " + std::to_string(id));
   const int liveTabs = live->tabWidget()->count();
+  const size_t stoppedAt = first->lossPoints();
   QTest::mouseClick(resume, Qt::LeftButton);
-  ASSERT_TRUE(QTest::qWaitFor([&] { return live->tabWidget()->count() == liveTabs + 1; }, 5000)) << "no tab for the resumed run";
+  // One view per run: the run continues in its own tab, its curve kept and carried on.
+  ASSERT_TRUE(QTest::qWaitFor([&] { return first->running(); }, 5000)) << first->logText().toStdString();
+  EXPECT_EQ(live->tabWidget()->count(), liveTabs) << "a new tab for the resumed run";
   pm::ui::LiveRunView* resumed = live->current();
-  ASSERT_NE(resumed, nullptr);
-  ASSERT_NE(resumed, first);
-  // Tabs are named with the run's id: the stopped one and its resumption.
-  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->currentIndex()).toStdString(), "#" + std::to_string(id) + " stop and go (resumed)");
-  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->indexOf(first)).toStdString(), "#" + std::to_string(id) + " stop and go [stopped]");
-  EXPECT_FALSE(resume->isEnabled()) << "the stopped run's tab still offers Resume once resumed";
+  ASSERT_EQ(resumed, first);
+  EXPECT_GT(first->lossPoints(), 0u) << "the curve so far was dropped";
+  EXPECT_LE(first->lossPoints(), stoppedAt);  // up to the stop checkpoint, from the store
+  // The tab is named with the run's id, its "[stopped]" gone while it runs again.
+  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->currentIndex()).toStdString(), "#" + std::to_string(id) + " stop and go");
+  EXPECT_FALSE(resume->isVisible()) << "Resume is offered while the run goes on";
 
   ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 2; }, 120000)) << resumed->logText().toStdString();
   EXPECT_EQ(finished.at(1).at(0).toString().toStdString(), "finished") << resumed->logText().toStdString();
+  EXPECT_EQ(live->tabWidget()->tabText(live->tabWidget()->indexOf(first)).toStdString(), "#" + std::to_string(id) + " stop and go [finished]");
   EXPECT_EQ(resumed->runId(), id);
   EXPECT_TRUE(resumed->logText().contains(QStringLiteral("pipemare run --resume %1").arg(id))) << resumed->logText().toStdString();
   // The finished run's last line: its summary (figures after the status), as a stopped run's.
@@ -313,4 +319,6 @@ TEST(Workbench, ResumeAStoppedRunFromItsLiveTab) {
   const auto loss = store.loadMetric(id, "train/loss");
   ASSERT_FALSE(loss.empty());
   EXPECT_EQ(loss.back().step, 1500);
+  // The tab's curve is the record's, from the first logged step to the last.
+  EXPECT_EQ(resumed->lossPoints(), loss.size());
 }

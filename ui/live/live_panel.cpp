@@ -13,6 +13,11 @@
 
 namespace pm::ui {
 
+namespace {
+// A view's tab title without its status ("#12 cnn-gpipe-p2"), kept on the view.
+constexpr const char* kTabTitle = "pmTabTitle";
+}  // namespace
+
 LivePanel::LivePanel(const QString& pipemareBinary, const QString& dbPath, QWidget* parent)
     : QWidget(parent), binary_(pipemareBinary), db_(dbPath), tabs_(new QTabWidget(this)) {
   tabs_->setObjectName(QStringLiteral("liveRunTabs"));
@@ -42,6 +47,7 @@ LiveRunView* LivePanel::addView(const QString& title) {
     const int idx = tabs_->indexOf(v);
     if (idx < 0) return;
     const QString text = QStringLiteral("#%1 %2").arg(id).arg(title);
+    v->setProperty(kTabTitle, text);
     tabs_->setTabText(idx, text);
     tabs_->setTabToolTip(idx, text);
   });
@@ -49,7 +55,8 @@ LiveRunView* LivePanel::addView(const QString& title) {
   connect(v, &LiveRunView::runFinished, this, [this, v](const QString& status) {
     const int idx = tabs_->indexOf(v);
     if (idx >= 0) {
-      tabs_->setTabText(idx, tabs_->tabText(idx) + " [" + status + "]");
+      const QString base = v->property(kTabTitle).toString();
+      tabs_->setTabText(idx, (base.isEmpty() ? tabs_->tabText(idx) : base) + " [" + status + "]");
       tabs_->setTabToolTip(idx, tabs_->tabText(idx));
     } else {  // its tab was closed while it ran (retire): nothing shows it any more
       views_.erase(std::remove(views_.begin(), views_.end(), v), views_.end());
@@ -67,6 +74,17 @@ LiveRunView* LivePanel::startRun(const QString& experimentFile, const QString& t
 }
 
 LiveRunView* LivePanel::resumeRun(int64_t runId, const QString& title) {
+  // One view per run: a run that has its tab still open continues there.
+  for (LiveRunView* v : views_) {
+    const int idx = tabs_->indexOf(v);
+    if (idx < 0 || v->runId() != runId || v->running()) continue;
+    const QString base = v->property(kTabTitle).toString();
+    tabs_->setTabText(idx, base);
+    tabs_->setTabToolTip(idx, base);
+    tabs_->setCurrentIndex(idx);
+    v->resume(runId, base);
+    return v;
+  }
   LiveRunView* v = addView(title);
   v->resume(runId, title);
   return v;

@@ -14,6 +14,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <optional>
 
 #include "core/config/choices.h"
@@ -22,6 +24,7 @@
 #include "core/store/run_store.h"
 #include "core/util/strings.h"
 #include "core/events/event.h"
+#include "core/events/metric_keys.h"
 #include "ui/live/run_process.h"
 #include "ui/plots/curve_plot.h"
 #include "ui/plots/gantt_plot.h"
@@ -93,9 +96,9 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
 
   connect(stopButton_, &QPushButton::clicked, this, &LiveRunView::stop);
   connect(resumeButton_, &QPushButton::clicked, this, [this] {
-    // Once: the run goes on in the tab made for it, and this one says where.
+    // Once: the run goes on in this tab (LivePanel::resumeRun), its curves continued.
     resumeButton_->setEnabled(false);
-    resumeNote_->setText(tr("Run %1 was resumed in a new tab.").arg(runId_));
+    resumeNote_->setText(tr("Run %1 is resumed here.").arg(runId_));
     Q_EMIT resumeRequested(runId_, resumeName_);
   });
   connect(proc_, &RunProcess::event, this, &LiveRunView::onEvent);
@@ -163,7 +166,7 @@ void LiveRunView::offerResume() {
                              .arg(QString::fromUtf8(toString(run->status)))
                              .arg(after));
     resumeButton_->setText(tr("Resume run %1").arg(run->id));
-    resumeButton_->setToolTip(tr("Continue the run from its latest checkpoint in a new Live tab (pipemare run --resume %1)").arg(run->id));
+    resumeButton_->setToolTip(tr("Continue the run from its latest checkpoint in this tab (pipemare run --resume %1)").arg(run->id));
     resumeName_ = QString::fromStdString(run->name);
     resumeButton_->setEnabled(true);
     resumeBar_->show();
@@ -250,7 +253,51 @@ void LiveRunView::resume(int64_t runId, const QString& title) {
   header_->setText(tr("<b>%1</b>").arg(title.toHtmlEscaped()));
   log_->appendPlainText(tr("resuming: pipemare run --resume %1").arg(runId));
   setRunId(runId);  // the run's own record goes on (the engine's events name it too)
+  resumeBar_->hide();
+  stopButton_->setEnabled(true);
+  status_.clear();
+  summaryLine_.clear();
+  showHistory(runId);
   proc_->start(QString(), QString(), {QStringLiteral("--resume"), QString::number(runId)});
+}
+
+void LiveRunView::showHistory(int64_t runId) {
+  // Afresh: the curves of an earlier session in this view (and its steps after the checkpoint,
+  // which the resumed session trains again) give way to the store's record of the run.
+  for (CurvePlot* p : {loss_, accuracy_, utilization_, wait_, memory_, throughput_, asyncPlot_, lr_, gap_}) p->clear();
+  seriesIndex_.clear();
+  rankSteps_.clear();
+  memoryNowByStage_.clear();
+  try {
+    const RunStore* store = storeWatcher()->storeOrThrow();
+    if (!store) return;
+    const auto run = store->getRun(runId);
+    if (!run) return;
+    // A stopped run continues after its stop checkpoint; a crashed one from its latest, which
+    // the view cannot tell: its whole record is shown.
+    const int64_t upTo = run->halt_step > 0 ? run->halt_step : std::numeric_limits<int64_t>::max();
+    std::map<int64_t, nlohmann::json> steps, evals;
+    for (const char* key : metric::kStepFields)
+      for (const auto& p : store->loadMetric(runId, std::string(metric::kTrainPrefix) + key))
+        if (p.step <= upTo) steps[p.step][key] = p.value;
+    for (const char* key : metric::kEvalFields)
+      for (const auto& p : store->loadMetric(runId, std::string(metric::kEvalPrefix) + key))
+        if (p.step <= upTo) evals[p.step][key] = p.value;
+    for (auto& [step, e] : steps) {
+      e["type"] = ev::kStep;
+      e["step"] = step;
+      onEvent(e);
+    }
+    for (auto& [step, e] : evals) {
+      e["type"] = ev::kEval;
+      e["step"] = step;
+      onEvent(e);
+    }
+    if (!steps.empty())
+      log_->appendPlainText(tr("run %1's record so far: %2 logged steps up to step %3").arg(runId).arg(steps.size()).arg(steps.rbegin()->first));
+  } catch (const std::exception& ex) {
+    log_->appendPlainText(tr("cannot read the run's record so far: %1").arg(QString::fromUtf8(ex.what())));
+  }
 }
 
 void LiveRunView::setStoreWatcher(StoreWatcher* watcher) {

@@ -72,6 +72,9 @@ class LiveRunView : public QWidget {
   // The run has ended: when the store records it stopped, failed or interrupted with a checkpoint
   // directory of its own holding a step, the Resume bar under the log offers to continue it.
   void offerResume();
+  // The run's curves as the store holds them (up to its stop checkpoint), in place of what the
+  // view showed: a resumed run continues them.
+  void showHistory(int64_t runId);
   // onEvent's handlers of the eval, stage, progress and run_started events.
   void showEval(const nlohmann::json& e);
   void showStageReport(const nlohmann::json& e);

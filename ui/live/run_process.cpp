@@ -60,6 +60,10 @@ void RunProcess::start(const QString& experimentFile, const QString& runName, co
   args << "--events" << "stdout" << "--quiet" << "--db" << db_;
   if (!runName.isEmpty()) args << "--name" << runName;
   args << extraArgs;
+  // A view may start its run again (a resume in its own tab): nothing of the last process carries over.
+  buffer_.clear();
+  stderr_.clear();
+  status_.clear();
   proc_->start(binary_, args);  // an argument vector, never a shell string
   pid_ = proc_->processId();
 }
