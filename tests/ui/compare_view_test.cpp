@@ -756,7 +756,7 @@ TEST(CompareView, MetricSearchFiltersTheGroupedList) {
   // Typing filters the list; the plot keeps its metric until another is chosen.
   QTest::mouseClick(search, Qt::LeftButton);
   pm::test::typeText(search, "UTIL");
-  ASSERT_TRUE(QTest::qWaitFor([&] { return keysShown() == QStringList({"stage0/utilization", "stage1/utilization"}); }, 5000))
+  ASSERT_TRUE(QTest::qWaitFor([&] { return keysShown() == QStringList({"stage*/utilization", "stage0/utilization", "stage1/utilization"}); }, 5000))
       << keysShown().join(" ").toStdString();
   EXPECT_EQ(view.metric(), "train/loss");
   ASSERT_TRUE(pm::test::chooseText(ui.metric, "stage1/utilization"));
@@ -767,14 +767,14 @@ TEST(CompareView, MetricSearchFiltersTheGroupedList) {
 
   // Two words, both in the key; Return plots the first match.
   pm::test::retype(search, "peak mem");
-  ASSERT_TRUE(QTest::qWaitFor([&] { return keysShown() == QStringList({"stage0/mem/peak", "stage1/mem/peak"}); }, 5000))
+  ASSERT_TRUE(QTest::qWaitFor([&] { return keysShown() == QStringList({"stage*/mem/peak", "stage0/mem/peak", "stage1/mem/peak"}); }, 5000))
       << keysShown().join(" ").toStdString();
-  QTest::keyClick(search, Qt::Key_Return);
-  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == "stage0/mem/peak"; }, 5000)) << view.metric().toStdString();
+  QTest::keyClick(search, Qt::Key_Return);  // the first match: every stage at once
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == "stage*/mem/peak"; }, 5000)) << view.metric().toStdString();
 
   pm::test::retype(search, "");
   EXPECT_TRUE(QTest::qWaitFor([&] { return keysShown().size() == all.size(); }, 5000)) << keysShown().join(" ").toStdString();
-  EXPECT_EQ(ui.metric->currentText(), "stage0/mem/peak");
+  EXPECT_EQ(ui.metric->currentText(), "stage*/mem/peak");
   // The API the main window's --metric uses still chooses any key.
   EXPECT_TRUE(view.setMetric("eval/accuracy"));
   EXPECT_EQ(ui.metric->currentText(), "eval/accuracy");
@@ -841,4 +841,30 @@ TEST(CompareView, RunsAreNamedByWhatTellsThemApart) {
   ASSERT_TRUE(QTest::qWaitFor([&] { return view.plot()->seriesCount() == 3; }, 5000));
   EXPECT_EQ(view.plot()->seriesName(0), QString("#%1 gpipe mlp P=2 N=4 \u00b7 alpha").arg(fx.alpha));
   EXPECT_EQ(view.plot()->seriesName(2), QString("#%1 1f1b cnn P=1 N=1 \u00b7 gamma").arg(fx.gamma));
+}
+
+// A per-stage metric for every stage at once ("stage*/utilization"): one panel holding each ticked
+// run's stages, in the run's colour, named by run and stage; a run without the metric is named
+// as missing.
+TEST(CompareView, EveryStageOfAMetricInOnePanel) {
+  pm::test::app();
+  Fixture fx;
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  ASSERT_TRUE(shown.ui.complete());
+  ASSERT_TRUE(tickRuns(view, {fx.alpha, fx.beta, fx.gamma}));
+  ASSERT_TRUE(view.availableMetrics().contains("stage*/utilization"));
+  ASSERT_TRUE(view.availableMetrics().contains("stage*/mem/peak"));
+  ASSERT_TRUE(pm::test::chooseText(shown.ui.metric, "stage*/utilization"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.metric() == "stage*/utilization" && view.plot()->seriesCount() == 4; }, 5000))
+      << view.plot()->seriesCount();
+  EXPECT_TRUE(view.plot()->seriesName(0).startsWith(QString("#%1 ").arg(fx.alpha))) << view.plot()->seriesName(0).toStdString();
+  EXPECT_TRUE(view.plot()->seriesName(0).endsWith(", stage 0")) << view.plot()->seriesName(0).toStdString();
+  EXPECT_TRUE(view.plot()->seriesName(1).endsWith(", stage 1")) << view.plot()->seriesName(1).toStdString();
+  EXPECT_TRUE(view.plot()->seriesName(3).startsWith(QString("#%1 ").arg(fx.beta))) << view.plot()->seriesName(3).toStdString();
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(view.plot()->pointCount(s), 4u) << s;
+  // alpha's stage 1: 0.1 until its last report, 0.75.
+  ASSERT_EQ(view.plottedSeries().size(), 4u);
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[1].y.back(), 0.75);
+  EXPECT_TRUE(view.statusLabel()->text().contains(QString("#%1").arg(fx.gamma))) << view.statusLabel()->text().toStdString();
 }

@@ -11,6 +11,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -157,11 +158,28 @@ void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
 
 std::vector<int64_t> CompareView::selectedRuns() const { return selected_; }
 
+std::string CompareView::stageMetricRest(const std::string& key, int* stage) {
+  if (key.rfind("stage", 0) != 0) return {};
+  size_t i = 5;
+  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i]))) ++i;
+  if (i == 5 || i >= key.size() || key[i] != '/') return {};
+  if (stage) *stage = std::stoi(key.substr(5, i - 5));
+  return key.substr(i + 1);
+}
+
 QStringList CompareView::availableMetrics() const {
   std::set<std::string> keys;
   for (const auto& [id, d] : data_)
     for (const auto& [key, pts] : d.metrics)
       if (!pts.empty()) keys.insert(key);
+  // Each per-stage metric also for every stage at once, "stage*/utilization": one panel with a
+  // series per stage of every ticked run.
+  std::set<std::string> allStages;
+  for (const auto& k : keys) {
+    const std::string rest = stageMetricRest(k);
+    if (!rest.empty()) allStages.insert(std::string(kAllStages) + rest);
+  }
+  keys.insert(allStages.begin(), allStages.end());
   QStringList out;
   for (const auto& k : keys) out << QString::fromStdString(k);
   // Numbers in order: stage2 before stage10.

@@ -41,6 +41,11 @@ class CompareView : public QWidget {
   // One plotted run: x on the chosen axis, the stored values (raw) and the drawn values (y:
   // raw smoothed, or raw itself when the series is not smoothed). Points whose x cannot be mapped
   // are left out of all four vectors.
+  // The metric name that overlays a per-stage metric's every stage ("stage*/utilization").
+  static constexpr const char* kAllStages = "stage*/";
+  // "utilization" for "stage3/utilization" (and 3 into *stage); "" for a metric of the run.
+  static std::string stageMetricRest(const std::string& key, int* stage = nullptr);
+
   struct PlottedSeries {
     int64_t runId = 0;
     QString runName;

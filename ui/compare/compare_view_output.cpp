@@ -69,25 +69,43 @@ void CompareView::rebuildPlot() {
   size_t points = 0;
   bool anySmoothed = false;
   const QString weight = QString::number(smoothing_, 'g', 2);  // 0.6, 0.95: as typed (two decimals)
+  // "stage*/KEY": every stage's KEY of each run, the run's colour, a line style per stage.
+  const bool allStages = key.rfind(kAllStages, 0) == 0;
+  const std::string rest = allStages ? key.substr(std::string(kAllStages).size()) : std::string();
+  constexpr Qt::PenStyle kStageStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
   for (size_t i = 0; i < selected_.size(); ++i) {
     auto dit = data_.find(selected_[i]);
     if (dit == data_.end()) continue;
     const RunData& d = dit->second;
-    const auto& pts = d.metric(key);
-    if (pts.empty()) {
+    // (stage, points) to draw: the metric itself, or each stage's.
+    std::vector<std::pair<int, const std::vector<MetricPoint>*>> parts;
+    if (allStages) {
+      for (const auto& [k, pts] : d.metrics) {
+        int stage = 0;
+        if (!pts.empty() && stageMetricRest(k, &stage) == rest) parts.push_back({stage, &pts});
+      }
+      std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    } else if (!d.metric(key).empty()) {
+      parts.push_back({-1, &d.metric(key)});
+    }
+    if (parts.empty()) {
       missing << QStringLiteral("#%1").arg(d.record.id);
       continue;
     }
-    PlottedSeries s = toSeries(d, pts, yScale, smoothing_, xAxis_);
-    points += s.x.size();
-    // A smoothed series says so in the legend and keeps its stored values faded under it.
-    const QString name = s.smoothed ? tr("%1 (smoothed %2)").arg(runLabel(d.record), weight) : runLabel(d.record);
-    const int series = plot_->addSeries(name, colorOf(d.record.id));
-    plot_->setSeriesData(series, s.x, s.y);
-    if (s.smoothed) plot_->setSeriesRawData(series, s.x, s.raw);
-    anySmoothed = anySmoothed || s.smoothed;
-    if (smoothing_ > 0 && !s.smoothed) unsmoothed << QStringLiteral("#%1").arg(d.record.id);
-    plotted_.push_back(std::move(s));
+    for (const auto& [stage, pts] : parts) {
+      PlottedSeries s = toSeries(d, *pts, yScale, smoothing_, xAxis_);
+      points += s.x.size();
+      QString name = runLabel(d.record);
+      if (stage >= 0) name += tr(", stage %1").arg(stage);
+      // A smoothed series says so in the legend and keeps its stored values faded under it.
+      if (s.smoothed) name = tr("%1 (smoothed %2)").arg(name, weight);
+      const int series = plot_->addSeries(name, colorOf(d.record.id), stage >= 0 ? kStageStyles[stage % 5] : Qt::SolidLine);
+      plot_->setSeriesData(series, s.x, s.y);
+      if (s.smoothed) plot_->setSeriesRawData(series, s.x, s.raw);
+      anySmoothed = anySmoothed || s.smoothed;
+      if (smoothing_ > 0 && !s.smoothed) unsmoothed << QStringLiteral("#%1").arg(d.record.id);
+      plotted_.push_back(std::move(s));
+    }
   }
   QString title = selected_.empty() ? tr("No runs ticked: tick runs on the left to overlay their curves") : metric_;
   if (anySmoothed) title += tr("  (EMA %1)").arg(weight);
