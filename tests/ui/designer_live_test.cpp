@@ -984,3 +984,26 @@ TEST(Workbench, ClickRunThenFindTheRunInTheRunsTab) {
   ASSERT_GE(browser->lossPlot()->seriesCount(), 1);
   EXPECT_EQ(browser->lossPlot()->pointCount(0), views[0]->lossPoints());
 }
+
+// The legends list the stages in order whichever stage reports first (stage 1's report of a step
+// often arrives before stage 0's): each stage's series is made in stage order at the first report.
+TEST(LiveRun, LegendsListTheStagesInOrder) {
+  pm::test::app();
+  pm::ui::LiveRunView view(kPipemare, "");
+  view.onEvent({{"type", "run_started"},
+                {"config", {{"pipeline", {{"schedule", "1f1b"}}}}},
+                {"partition", {{{"stage", 0}, {"rank", 0}}, {{"stage", 1}, {"rank", 1}}}}});
+  for (int step = 1; step <= 2; ++step)
+    for (int stage : {1, 0})
+      view.onEvent({{"type", "stage"}, {"stage", stage}, {"step", step}, {"utilization", 0.5 + 0.1 * stage}, {"compute_s", 0.5},
+                    {"wait_s", 0.3}, {"idle_s", 0.2}, {"memory", {{"total", (stage + 1) << 20}, {"peak", (stage + 2) << 20}}}});
+  ASSERT_EQ(view.memoryPlot()->seriesCount(), 4);
+  EXPECT_EQ(view.memoryPlot()->seriesName(0).toStdString(), "stage 0");
+  EXPECT_EQ(view.memoryPlot()->seriesName(1).toStdString(), "stage 1");
+  EXPECT_EQ(view.memoryPlot()->seriesName(2).toStdString(), "stage 0 peak");
+  EXPECT_EQ(view.waitPlot()->seriesName(0).toStdString(), "stage 0 waiting");
+  // Each series holds its own stage's values.
+  EXPECT_EQ(view.memoryPlot()->pointCount(1), 2u);
+  view.memoryPlot()->replot();
+  EXPECT_GE(view.memoryPlot()->valueRange().second, 3.0);
+}

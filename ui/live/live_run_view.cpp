@@ -77,7 +77,7 @@ LiveRunView::LiveRunView(const QString& pipemareBinary, const QString& dbPath, Q
       accuracy_(makePlot(this, tr("Held-out accuracy / perplexity"), tr("value"))),
       utilization_(makePlot(this, tr("Utilization per stage (compute / wall)"), tr("utilization"))),
       wait_(makePlot(this, tr("Waiting and idle per stage (fraction of wall time)"), tr("fraction"))),
-      memory_(makePlot(this, tr("Memory per stage (accounted total; dashed: peak so far; MiB)"), tr("MiB"))),
+      memory_(makePlot(this, tr("Memory per stage, MiB (dashed: peak)"), tr("MiB"))),
       throughput_(makePlot(this, tr("Throughput"), tr("samples/s"))),
       asyncPlot_(makePlot(this, tr("Asynchronous: delay per stage (steps)"), tr("tau"))),
       lr_(makePlot(this, tr("Learning rate per stage (T1)"), tr("lr"))),
@@ -198,6 +198,8 @@ void LiveRunView::buildLayout() {
   memoryNow_->setTitle(tr("Memory per stage now (MiB)"));
   // Why a plot is still empty: nothing has arrived yet, or (set later) the run has nothing to show.
   for (CurvePlot* p : {loss_, throughput_}) p->setEmptyText(tr("waiting for the first step"));
+  memory_->setToolTip(tr("Each stage's accounted memory (weights, gradients, optimizer state, stash, delta, activations) "
+                         "at each report; dashed: the largest it has held so far"));
   accuracy_->setEmptyText(tr("no evaluation yet (the first comes after\ntraining.eval_interval steps or an epoch)"));
   for (CurvePlot* p : {utilization_, wait_, memory_, asyncPlot_, lr_, gap_})
     p->setEmptyText(tr("waiting for the first stage report"));
@@ -259,45 +261,6 @@ void LiveRunView::resume(int64_t runId, const QString& title) {
   summaryLine_.clear();
   showHistory(runId);
   proc_->start(QString(), QString(), {QStringLiteral("--resume"), QString::number(runId)});
-}
-
-void LiveRunView::showHistory(int64_t runId) {
-  // Afresh: the curves of an earlier session in this view (and its steps after the checkpoint,
-  // which the resumed session trains again) give way to the store's record of the run.
-  for (CurvePlot* p : {loss_, accuracy_, utilization_, wait_, memory_, throughput_, asyncPlot_, lr_, gap_}) p->clear();
-  seriesIndex_.clear();
-  rankSteps_.clear();
-  memoryNowByStage_.clear();
-  try {
-    const RunStore* store = storeWatcher()->storeOrThrow();
-    if (!store) return;
-    const auto run = store->getRun(runId);
-    if (!run) return;
-    // A stopped run continues after its stop checkpoint; a crashed one from its latest, which
-    // the view cannot tell: its whole record is shown.
-    const int64_t upTo = run->halt_step > 0 ? run->halt_step : std::numeric_limits<int64_t>::max();
-    std::map<int64_t, nlohmann::json> steps, evals;
-    for (const char* key : metric::kStepFields)
-      for (const auto& p : store->loadMetric(runId, std::string(metric::kTrainPrefix) + key))
-        if (p.step <= upTo) steps[p.step][key] = p.value;
-    for (const char* key : metric::kEvalFields)
-      for (const auto& p : store->loadMetric(runId, std::string(metric::kEvalPrefix) + key))
-        if (p.step <= upTo) evals[p.step][key] = p.value;
-    for (auto& [step, e] : steps) {
-      e["type"] = ev::kStep;
-      e["step"] = step;
-      onEvent(e);
-    }
-    for (auto& [step, e] : evals) {
-      e["type"] = ev::kEval;
-      e["step"] = step;
-      onEvent(e);
-    }
-    if (!steps.empty())
-      log_->appendPlainText(tr("run %1's record so far: %2 logged steps up to step %3").arg(runId).arg(steps.size()).arg(steps.rbegin()->first));
-  } catch (const std::exception& ex) {
-    log_->appendPlainText(tr("cannot read the run's record so far: %1").arg(QString::fromUtf8(ex.what())));
-  }
 }
 
 void LiveRunView::setStoreWatcher(StoreWatcher* watcher) {
@@ -386,7 +349,34 @@ void LiveRunView::showEval(const nlohmann::json& e) {
 }
 
 // A stage's report: utilization, memory, delay, learning rate, weight gap, waiting and idle.
+// Every stage's series made once, in stage order, at the first report: the legends then list stage
+// 0 first whichever stage reported first.
+void LiveRunView::prepareStageSeries(const nlohmann::json& e) {
+  if (stageSeriesReady_ || stageRanks_.empty()) return;
+  stageSeriesReady_ = true;
+  const int P = static_cast<int>(stageRanks_.size());
+  const bool perRank = memoryPerRank();
+  for (int st = 0; st < P; ++st) {
+    const QString s = tr("stage %1").arg(st);
+    series(utilization_, s, st);
+    series(wait_, tr("stage %1 waiting").arg(st), 2 * st);
+    series(wait_, tr("stage %1 idle").arg(st), 2 * st + 1);
+    if (e.contains("tau")) series(asyncPlot_, s, st);
+    if (e.contains("lr")) series(lr_, s, st);
+    if (!perRank && e.contains("memory")) series(memory_, s, st);
+  }
+  if (!e.contains("memory")) return;
+  if (perRank) {
+    const int ranks = *std::max_element(stageRanks_.begin(), stageRanks_.end()) + 1;
+    for (int r = 0; r < ranks; ++r) series(memory_, rankName(r), r);
+    for (int r = 0; r < ranks; ++r) series(memory_, tr("%1 peak").arg(rankName(r)), r, Qt::DashLine);
+  } else if (e["memory"].contains("peak")) {
+    for (int st = 0; st < P; ++st) series(memory_, tr("stage %1 peak").arg(st), st, Qt::DashLine);
+  }
+}
+
 void LiveRunView::showStageReport(const nlohmann::json& e) {
+  prepareStageSeries(e);
   const int stage = e.value("stage", 0);
   const double step = num(e, "step");
   const QString s = tr("stage %1").arg(stage);

@@ -78,6 +78,8 @@ class LiveRunView : public QWidget {
   // onEvent's handlers of the eval, stage, progress and run_started events.
   void showEval(const nlohmann::json& e);
   void showStageReport(const nlohmann::json& e);
+  void prepareStageSeries(const nlohmann::json& e);
+  bool stageSeriesReady_ = false;
   void showProgress(const nlohmann::json& e);
   void runStarted(const nlohmann::json& e);
   void redraw();

@@ -54,6 +54,37 @@ QString ratioWith(double r, const std::string& over) {
 
 }  // namespace
 
+// The summary's row for section 5: the planner's ratios and the measured settings' verdicts.
+void StudyReportWriter::frontierSummary() {
+  if (frontierPlan_.empty() && frontierMeasured_.empty()) return;
+  QStringList planned, measured;
+  std::map<Advantage, int> verdicts;
+  for (const auto& [n, c] : frontierPlan_) {
+    planned << QString("N = %1: %2x over %3").arg(n).arg(num(c.ratioAtMemory, 2), QString::fromStdString(c.bestAtMemory));
+    ++verdicts[c.advantage];
+  }
+  int survives = 0, even = 0, lost = 0;
+  for (const auto& [setting, c] : frontierMeasured_) {
+    measured << QString("%1: %2x over %3").arg(setting, num(median(c.ratioRounds), 2), QString::fromStdString(c.bestAtMemory));
+    survives += c.advantage == Advantage::Survives;
+    even += c.advantage == Advantage::Even;
+    lost += c.advantage == Advantage::Lost;
+  }
+  const bool planSurvives = !frontierPlan_.empty() && verdicts[Advantage::Survives] == static_cast<int>(frontierPlan_.size());
+  md_ << "| (this project) PipeMare's utilization against the best synchronous schedule within its memory (interleaved "
+         "1F1B, ZB-H1, ZB-V beside GPipe and 1F1B) | planner "
+      << planned.join(", ") << (measured.isEmpty() ? QString() : "; measured throughput " + measured.join(", "))
+      << " | ResNet-50, P = 107 (section 5a); cnn and resnet20 at P = 2 and 4 on this machine (section 5b) | "
+      << (planSurvives ? QStringLiteral("survives in the planner") : QStringLiteral("not in every planner setting"))
+      << (measured.isEmpty() ? QString()
+                             : QString("; measured: survives in %1, even in %2, lost in %3 of %4 settings")
+                                   .arg(survives)
+                                   .arg(even)
+                                   .arg(lost)
+                                   .arg(frontierMeasured_.size()))
+      << " |\n";
+}
+
 void StudyReportWriter::frontier() {
   md_ << "## 5. The synchronous frontier: what PipeMare buys against interleaved 1F1B, ZB-H1 and ZB-V\n\n"
       << "The paper measured PipeMare's utilization against GPipe (2019). Since then the synchronous schedules "

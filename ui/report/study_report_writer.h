@@ -156,8 +156,10 @@ class StudyReportWriter {
   static std::vector<double> values(const std::vector<MetricPoint>& pts);
   void planner();
   void stability();
-  // (5) PipeMare against the synchronous frontier: planner, measured, quality check.
+  // (5) PipeMare against the synchronous frontier: planner, measured, quality check; its row of
+  // the summary.
   void frontier();
+  void frontierSummary();
 
   StudyReportOptions o_;
   RunStore store_;
