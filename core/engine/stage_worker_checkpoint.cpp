@@ -81,6 +81,14 @@ void StageWorker::saveCheckpoint(int64_t step) {
   executor_.save(a, meta, outbox);
   a.write("meta", c10::IValue(meta.dump()));
   const std::string file = checkpoints_.stageFile(step, stage);
+  // What the run recorded up to this cut (this stage's loss of the step among it) is made durable
+  // before the checkpoint exists: a resume from it never records those steps again, so a kill
+  // between the checkpoint and the recorder's next flush would lose them for good. A sink that
+  // cannot flush now (a busy or full store) keeps its rows for its own next try.
+  try {
+    sink_->flush();
+  } catch (const std::exception&) {
+  }
   std::error_code ec;
   std::filesystem::create_directories(checkpoints_.stepDir(step), ec);
   // Private whatever the umask (the run's root is 0700 too: claimCheckpointRoot).
