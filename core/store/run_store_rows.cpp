@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/events/metric_keys.h"
 #include "core/store/store_internal.h"
 
 namespace pm {
@@ -171,9 +172,9 @@ std::vector<MetricPoint> RunStore::loadMetric(int64_t run, const std::string& ke
 
 double RunStore::lastActivity(int64_t run) const {
   Stmt q(db_, path_,
-         "SELECT MAX(COALESCE((SELECT MAX(wall_time) FROM metrics WHERE run_id = ?1 AND key != 'time/paused_s'), 0), "
+         "SELECT MAX(COALESCE((SELECT MAX(wall_time) FROM metrics WHERE run_id = ?1 AND key != ?2), 0), "
          "COALESCE((SELECT finished_at FROM runs WHERE id = ?1), 0))");
-  q.bindInt(1, run);
+  q.bindInt(1, run).bindText(2, metric::kTimePaused);
   return q.step() && !q.isNull(0) ? q.dbl(0) : 0.0;
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/events/metric_keys.h"
 #include "core/store/run_checkpoints.h"
 #include "core/store/run_store.h"
 #include "core/store/store_internal.h"
@@ -83,7 +84,7 @@ void fillFromConfig(RunRecord& r) {
 }
 
 // Columns read by readRun(); final metrics are the value at the highest step (latest row on ties).
-const char* kRunColumns =
+const std::string kRunColumns =
     "r.id, r.name, r.created_at, r.started_at, r.finished_at, r.status, r.status_message, r.config_json, "
     "r.host, r.revision, r.notes, r.sweep_id, r.launcher_pid, "
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'train/loss' "
@@ -91,7 +92,7 @@ const char* kRunColumns =
     "(SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.key = 'eval/accuracy' "
     " ORDER BY m.step DESC, m.rowid DESC LIMIT 1), "
     "r.partition_units, r.halt_step, r.resume_step, r.model_file, r.build, r.stage_ranks, "
-    "(SELECT MAX(m.value) FROM metrics m WHERE m.run_id = r.id AND m.key = 'time/paused_s')";
+    "(SELECT MAX(m.value) FROM metrics m WHERE m.run_id = r.id AND m.key = '" + std::string(metric::kTimePaused) + "')";
 
 RunRecord readRun(const Stmt& q) {
   RunRecord r;

@@ -116,7 +116,10 @@ void CompareView::loadSelected() {
   for (auto it = data_.begin(); it != data_.end();)
     it = std::binary_search(selected_.begin(), selected_.end(), it->first) ? std::next(it) : data_.erase(it);
   RunStore* store = watcher_->store();
-  if (!store) return;
+  if (!store) {
+    refreshLabels();
+    return;
+  }
   // A run that has ended keeps its curves: only runs still going, or whose status changed, are
   // read again; the others take the fresh record (tags and notes may have been edited).
   std::map<int64_t, const RunRecord*> fresh;
@@ -133,6 +136,7 @@ void CompareView::loadSelected() {
       it->second.record = *f->second;
     }
   }
+  refreshLabels();  // the ticked runs and their records are what the labels are of
 }
 
 void CompareView::setSelectedRuns(const std::vector<int64_t>& runIds) {
@@ -245,7 +249,6 @@ void CompareView::syncControls() {
   if (!std::binary_search(selected_.begin(), selected_.end(), baseline_)) baselineChosen_ = false;
   if (!baselineChosen_) baseline_ = defaultBaseline();
   baselineBox_->clear();
-  refreshLabels();
   for (int64_t id : selected_) {
     auto it = data_.find(id);
     if (it == data_.end()) continue;

@@ -121,7 +121,7 @@ class CompareView : public QWidget {
   // "#<id> <what differs> · <name>": the fields that tell the ticked runs apart (labels_) before
   // the name, so that what is cut of a long label is the name; "#<id> <name>" when none differ.
   QString runLabel(const RunRecord& r) const;
-  void refreshLabels();  // labels_ over the ticked runs
+  void refreshLabels();  // labels_ over the ticked runs (loadSelected, once they are loaded)
   std::map<int64_t, std::string> labels_;
 
   // Construction (compare_view_build.cpp), called by the constructor in this order (the order the

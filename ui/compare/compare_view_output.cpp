@@ -58,7 +58,6 @@ CompareView::PlottedSeries toSeries(const RunData& d, const std::vector<MetricPo
 }  // namespace
 
 void CompareView::rebuildPlot() {
-  refreshLabels();
   plot_->clear();
   plotted_.clear();
   const std::string key = metric_.toStdString();
@@ -149,7 +148,6 @@ void CompareView::rebuildSummary() {
   std::vector<QColor> colors;
   for (const auto& row : summaries_)
     colors.push_back(colorOf(row.runId));
-  refreshLabels();
   fillSummaryTable(table_, summaries_, colors, target, labels_);
 }
 
