@@ -200,6 +200,10 @@ void addPlanCommand(CLI::App& app, PlanCommand& plan) {
   cmd->add_option("--timing", o.timing, "paper | 1f1b (default paper; with --experiment, its pipeline.timing)");
   cmd->add_option("--granularity", o.granularity, "layers (one stage per weight layer) | units (engine partition)");
   cmd->add_flag("--json", o.json, "print JSON");
+  cmd->add_option_function<std::string>(
+         "--events", [&o](const std::string&) { o.events = true; },
+         "stdout: progress, the result (the --json document) or the error as JSON event lines (docs/events.md)")
+      ->check(CLI::IsMember({"stdout"}));
   cmd->add_option("--trace", o.traceFile, "write the simulated timeline of --schedule as a Chrome trace");
   cmd->add_option("--schedule", o.schedule, "schedule of the trace (default pipemare; with --experiment, the design's)");
   cmd->add_option("--trace-dir", o.traceDir, "write every schedule's simulated timeline there as <schedule>.json");

@@ -96,7 +96,7 @@ int dispatch(pm::app::Cli& cli) {
   const pm::app::PlanCommand& plan = cli.plan;
   if (plan.cmd->parsed())
     return plan.againstRun > 0 ? pm::cli::planAgainstCommand(db, plan.againstRun, plan.options.json, plan.options.traceFile,
-                                                              plan.options.traceMinibatches)
+                                                              plan.options.traceMinibatches, plan.options.events)
                                : pm::cli::planCommand(plan.options);
   if (cli.compare.cmd->parsed()) {
     cli.compare.options.db = db;

@@ -1,4 +1,5 @@
 #include "core/cli/plan.h"
+#include "core/cli/plan_events.h"
 #include "core/cli/plan_op_costs.h"
 #include "core/cli/plan_stability.h"
 
@@ -396,26 +397,29 @@ int run(const PlanOptions& given, std::ostream& out) {
 }  // namespace
 
 int planCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.events) return planWithEvents(o, out, [&err](const PlanOptions& j, std::ostream& doc) { return planCommand(j, doc, err); });
   if (!o.stability.empty()) return planStabilityCommand(o, out, err);
   if (!o.opCosts.empty()) return planOpCostsCommand(o, out, err);
-  return planGuard("", err, [&] { return run(o, out); });
+  return planGuard("", err, [&] { return run(o, out); }, o.failed);
 }
 
-int planGuard(const std::string& subject, std::ostream& err, const std::function<int()>& body) {
+int planGuard(const std::string& subject, std::ostream& err, const std::function<int()>& body,
+              const std::function<void(const PlanFailure&)>& failed) {
+  const auto fail = [&](const std::string& place, const std::string& problem, int code) {
+    err << "pipemare plan: " << (place.empty() ? std::string() : place + ": ") << problem << "\n";
+    if (failed) failed({place, problem, code});
+    return code;
+  };
   try {
     return body();
   } catch (const Usage& e) {
-    err << "pipemare plan: " << e.what() << "\n";
-    return 2;
+    return fail(e.place, e.problem, 2);
   } catch (const Error& e) {
-    err << "pipemare plan: " << e.place() << ": " << e.problem() << "\n";
-    return e.exitCode();
+    return fail(e.place(), e.problem(), e.exitCode());
   } catch (const std::invalid_argument& e) {
-    err << "pipemare plan: " << subject << e.what() << "\n";
-    return 2;
+    return fail(subject, e.what(), 2);
   } catch (const std::exception& e) {
-    err << "pipemare plan: " << subject << e.what() << "\n";
-    return 1;
+    return fail(subject, e.what(), 1);
   }
 }
 

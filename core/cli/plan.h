@@ -11,6 +11,21 @@
 
 namespace pm::cli {
 
+// A step of a long plan (the stability estimate): its phase ("data", "model", "curvature at init",
+// "warm-up", ...), how far it is (done of total, 0 of 0 where it does not count), and a line for people.
+struct PlanProgress {
+  std::string phase;
+  long long done = 0, total = 0;
+  std::string message;
+};
+
+// Why plan gave no result: where (a file, field or option; "" when the exception had no place)
+// and what, and its exit code (2 bad input, 1 a failure).
+struct PlanFailure {
+  std::string place, problem;
+  int exitCode = 1;
+};
+
 struct PlanOptions {
   std::string model = "resnet50";        // a model of the zoo
   int stages = 0;                         // P; 0 = one stage per weight layer / per unit
@@ -20,6 +35,13 @@ struct PlanOptions {
   std::string granularity = "layers";     // layers: one stage per weight layer (P < layers: grouped by
                                           // parameters) | units: the engine partition by parameters
   bool json = false;                      // print JSON instead of the table
+  // --events stdout: the result, progress and any error as event lines on `out` instead
+  // (core/cli/plan_events.h): the form the workbench reads.
+  bool events = false;
+  // Where a long plan reports its progress and a failed one its failure as data (set for
+  // --events); unset, progress is a line on `err` and the failure only the error line there.
+  std::function<void(const PlanProgress&)> progress;
+  std::function<void(const PlanFailure&)> failed;
   std::string traceFile;                  // write the simulated timeline of `schedule` here (Chrome trace)
   std::string schedule = "pipemare";      // the schedule of the trace
   std::string traceDir;                   // write every schedule's simulated timeline here, as <schedule>.json
@@ -74,13 +96,17 @@ int planCommand(const PlanOptions& o);  // std::cout / std::cerr
 
 // Bad input to plan (exit code 2): "<place>: <problem>".
 struct PlanUsage : std::runtime_error {
-  PlanUsage(const std::string& place, const std::string& problem) : std::runtime_error(place + ": " + problem) {}
+  PlanUsage(const std::string& place, const std::string& problem)
+      : std::runtime_error(place + ": " + problem), place(place), problem(problem) {}
+  std::string place, problem;
 };
 
 // Runs `body` and turns what it throws into plan's exit codes, the message on `err` as
 // "pipemare plan: <subject><problem>": a usage error, an Error (its place and problem; its exit
 // code) or std::invalid_argument exits 2, any other exception 1. `subject` ("" or
-// "--stability FILE: ") names what an exception without a place of its own was about.
-int planGuard(const std::string& subject, std::ostream& err, const std::function<int()>& body);
+// "--stability FILE") names what an exception without a place of its own was about. `failed`,
+// when set, is told the same as data.
+int planGuard(const std::string& subject, std::ostream& err, const std::function<int()>& body,
+              const std::function<void(const PlanFailure&)>& failed = {});
 
 }  // namespace pm::cli

@@ -1,9 +1,11 @@
 #include "core/cli/plan_against.h"
+#include "core/cli/plan_events.h"
 #include "core/events/metric_keys.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <map>
 #include <tuple>
 
@@ -224,7 +226,14 @@ Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std
   return out;
 }
 
-int planAgainstCommand(const std::string& db, int64_t runId, bool json, const std::string& traceFile, int traceMinibatches) {
+namespace {
+
+// The command's work: `o.json`'s document on `doc`, or the table on stdout; a failure also told to
+// o.failed.
+int againstBody(const std::string& db, int64_t runId, const PlanOptions& o, std::ostream& doc) {
+  const bool json = o.json;
+  const std::string& traceFile = o.traceFile;
+  const int traceMinibatches = o.traceMinibatches;
   try {
     if (!traceFile.empty() && traceMinibatches < 1)
       throw ConfigError("--trace-minibatches", "expected an integer >= 1, found " + std::to_string(traceMinibatches));
@@ -237,7 +246,7 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
                        out["schedule"].get<std::string>() + ", run " + std::to_string(runId) + " measured costs, P=" +
                            std::to_string(out["stages"].get<int>()) + ", N=" + std::to_string(out["microbatches"].get<int>()));
     if (json) {
-      std::printf("%s\n", out.dump(2).c_str());
+      doc << out.dump(2) << "\n";
       return 0;
     }
     const int P = out["stages"].get<int>();
@@ -288,11 +297,26 @@ int planAgainstCommand(const std::string& db, int64_t runId, bool json, const st
     return 0;
   } catch (const Error& ex) {
     std::fprintf(stderr, "error: %s\n", escapeForTerminal(ex.what()).c_str());
+    if (o.failed) o.failed({ex.place(), ex.problem(), ex.exitCode()});
     return ex.exitCode();
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "error: %s\n", escapeForTerminal(ex.what()).c_str());
+    if (o.failed) o.failed({"run " + std::to_string(runId), ex.what(), 1});
     return 1;
   }
+}
+
+}  // namespace
+
+int planAgainstCommand(const std::string& db, int64_t runId, bool json, const std::string& traceFile, int traceMinibatches,
+                       bool events) {
+  PlanOptions o;
+  o.json = json;
+  o.traceFile = traceFile;
+  o.traceMinibatches = traceMinibatches;
+  if (!events) return againstBody(db, runId, o, std::cout);
+  o.events = true;
+  return planWithEvents(o, std::cout, [&](const PlanOptions& j, std::ostream& doc) { return againstBody(db, runId, j, doc); });
 }
 
 }  // namespace pm::cli

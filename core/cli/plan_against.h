@@ -23,7 +23,9 @@ namespace pm::cli {
 // with the run's measured costs (what the Timeline view draws under the measured one).
 Json planAgainst(const RunStore& store, int64_t run, int traceMinibatches = 0, std::vector<SimTraceRecord>* simulated = nullptr);
 
-// `traceFile` non-empty: writes that simulated timeline there as a Chrome trace.
-int planAgainstCommand(const std::string& db, int64_t run, bool json, const std::string& traceFile = "", int traceMinibatches = 2);
+// `traceFile` non-empty: writes that simulated timeline there as a Chrome trace. `events`: the
+// result or the error as event lines on stdout (core/cli/plan_events.h), not the table or --json.
+int planAgainstCommand(const std::string& db, int64_t run, bool json, const std::string& traceFile = "", int traceMinibatches = 2,
+                       bool events = false);
 
 }  // namespace pm::cli

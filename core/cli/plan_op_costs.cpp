@@ -143,7 +143,7 @@ int planOpCostsCommand(const PlanOptions& o, std::ostream& out, std::ostream& er
     out << "makespan: " << kMakespanDefinition << "\n1-utilization: " << kUtilizationDefinition << "\nZB bubble rate: "
         << kZbRateDefinition << "\n";
     return 0;
-  });
+  }, o.failed);
 }
 
 }  // namespace pm::cli

@@ -49,7 +49,8 @@ struct Study {
   bool delayScaled = false, nesterov = false;
   CurvatureReport curvature;
   std::vector<SnapshotPrediction> predictions;
-  TrainingMethod designRow;
+  TrainingMethod designMethod;  // the design's own method (pipemare+T1+T2)
+  TrainingMethod designRow;     // the row that predicts it (pipemare+T1: T2 does not move the edge)
   int designSnapshot = 0;  // the snapshot the design's asynchronous phase starts from
   int iterations = 0, microbatches = 0;
 };
@@ -97,7 +98,10 @@ Study study(const PlanOptions& o, std::ostream& err) {
   co.power.iterations = o.stabilityIterations;
   co.power.tolerance = 1e-3;  // the spread over microbatches is far wider
   co.power.seed = s.e.training.seed;
-  co.progress = [&err](const std::string& line) { err << "stability: " << line << "\n" << std::flush; };
+  co.progress = [&o, &err](const CurvatureProgress& p) {
+    if (o.progress) o.progress({p.phase, p.done, p.total, p.message});
+    else err << "stability: " << p.message << "\n" << std::flush;
+  };
   s.curvature = estimateStageCurvature(s.e, co);
 
   std::vector<const CurvatureSnapshot*> snaps{&s.curvature.init};
@@ -110,7 +114,9 @@ Study study(const PlanOptions& o, std::ostream& err) {
     p.flattest = predictWith(s, *snap, &StageCurvature::min);
     s.predictions.push_back(std::move(p));
   }
-  s.designRow = stabilityMethodOf(TrainingMethod{s.design.method.schedule, false, s.e.pipemare.t1});
+  s.designMethod = s.design.method;
+  s.designMethod.t1 = s.e.pipemare.t1 && s.designMethod.decl().takesPipeMare;
+  s.designRow = stabilityMethodOf(s.designMethod);
   // Only pipemare has a warm-up; its asynchronous phase starts from the warmed-up weights.
   s.designSnapshot = s.curvature.hasWarmup ? 1 : 0;
   return s;
@@ -120,6 +126,18 @@ const RowStability& rowOf(const std::vector<RowStability>& rows, const TrainingM
   for (const auto& x : rows)
     if (x.method == r) return x;
   return rows.front();
+}
+
+// Why every row has one edge, when it has ("" otherwise): no stage of any schedule has a delay,
+// so the delayed-quadratic model cannot tell them apart.
+std::string oneEdgeReason(const Study& s) {
+  for (const auto& p : s.predictions)
+    for (const auto& row : p.mean)
+      for (const auto& st : row.stages)
+        if (st.tau > 0) return "";
+  const int P = s.curvature.partition.stages();
+  return P == 1 ? "one stage (P = 1): no schedule delays a gradient, so every schedule has the synchronous edge"
+                : "no stage of any schedule is delayed here (tau = 0 everywhere), so every schedule has the synchronous edge";
 }
 
 std::vector<std::string> notes(const Study& s) {
@@ -134,6 +152,9 @@ std::vector<std::string> notes(const Study& s) {
                 ": the edges are plain SGD's (no momentum); Adam's per-coordinate scaling is not modelled, so no verdict");
   if (s.nesterov) n.push_back("nesterov momentum is taken as heavy-ball momentum");
   if (s.delayScaled) n.push_back("delay-scaled momentum: asynchronous stages step with max(0, beta - tau/(1+tau))");
+  if (const std::string why = oneEdgeReason(s); !why.empty()) n.push_back(why);
+  if (s.designMethod != s.designRow)
+    n.push_back("the design, " + s.designMethod.name() + ", takes the " + s.designRow.name() + " row");
   if (s.curvature.warmupCapped)
     n.push_back("the warm-up has " + std::to_string(s.curvature.warmupSteps) + " steps; the estimate trained the first " +
                 std::to_string(s.curvature.afterWarmup.steps));
@@ -213,7 +234,8 @@ void printText(const Study& s, std::ostream& out) {
 
   const SnapshotPrediction& dp = s.predictions[static_cast<size_t>(s.designSnapshot)];
   const RowStability& d = rowOf(dp.mean, s.designRow);
-  out << "\ndesign: " << s.designRow.name() << ", lr " << num(s.lr) << ": ";
+  out << "\ndesign: " << s.designMethod.name() << (s.designMethod != s.designRow ? " (the " + s.designRow.name() + " row)" : "")
+      << ", lr " << num(s.lr) << ": ";
   if (!s.sgd)
     out << "no verdict (" << choiceName(opt.name) << ")";
   else if (d.breakingStage < 0)
@@ -270,7 +292,7 @@ Json toJson(const Study& s) {
   for (const auto& p : s.predictions) preds.push_back(rowsJson(p));
   const SnapshotPrediction& dp = s.predictions[static_cast<size_t>(s.designSnapshot)];
   const RowStability& d = rowOf(dp.mean, s.designRow);
-  Json design = {{"schedule", s.designRow.name()}, {"lr", s.lr}, {"curvature", dp.snapshot->when},
+  Json design = {{"schedule", s.designRow.name()}, {"method", s.designMethod.name()}, {"lr", s.lr}, {"curvature", dp.snapshot->when},
                  {"max_lr", finite(d.maxLr)}, {"breaking_stage", d.breakingStage < 0 ? Json(nullptr) : Json(d.breakingStage)}};
   design["above_edge"] = s.sgd && d.breakingStage >= 0 ? Json(s.lr > d.maxLr) : Json(nullptr);
   return {{"experiment", s.file},
@@ -289,20 +311,21 @@ Json toJson(const Study& s) {
           {"curvature", snaps},
           {"predictions", preds},
           {"design", design},
+          {"one_edge", oneEdgeReason(s)},
           {"notes", notes(s)}};
 }
 
 }  // namespace
 
 int planStabilityCommand(const PlanOptions& o, std::ostream& out, std::ostream& err) {
-  return planGuard("--stability " + o.stability + ": ", err, [&] {
+  return planGuard("--stability " + o.stability, err, [&] {
     const Study s = study(o, err);
     if (o.json)
       out << toJson(s).dump(2) << "\n";
     else
       printText(s, out);
     return 0;
-  });
+  }, o.failed);
 }
 
 }  // namespace pm::cli

@@ -242,8 +242,8 @@ void printSweepStart(const SweepOptions& o, const Sweep& s, size_t pointCount) {
 // and the point's key=value as --set and --tag.
 std::vector<std::string> pointArgs(const Sweep& s, const std::vector<std::string>& point, const Work& w, const std::string& exe,
                                    const std::string& db, const std::string& expName) {
-  if (w.resumeRun > 0) return {exe, "run", "--resume", std::to_string(w.resumeRun), "--db", db, "--quiet"};
-  std::vector<std::string> args{exe, "run", s.file, "--db", db, "--quiet", "--sweep-id", s.id, "--name",
+  if (w.resumeRun > 0) return {exe, "run", "--resume", std::to_string(w.resumeRun), "--db", db, "--quiet", "--events", "stdout"};
+  std::vector<std::string> args{exe, "run", s.file, "--db", db, "--quiet", "--events", "stdout", "--sweep-id", s.id, "--name",
                                 (s.def.name.empty() ? expName : s.def.name) + " [" + join(point, " ") + "]"};
   for (const auto& o : s.def.overrides) {
     args.push_back("--set");

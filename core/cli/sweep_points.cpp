@@ -8,6 +8,9 @@
 #include <cctype>
 #include <cstdio>
 
+#include "core/events/event.h"
+#include "core/events/run_status.h"
+#include "core/util/errors.h"
 #include "core/util/process.h"
 #include "core/util/strings.h"
 #include "core/util/system_info.h"
@@ -15,12 +18,16 @@
 namespace pm::cli {
 namespace {
 
-// The child process of a point and what it has written so far.
+// The child process of a point and what its events have said so far (`run --events stdout`).
 struct Child {
   const PointRun* run;
   pid_t pid;
   int outFd, errFd;
-  std::string outBuf, errBuf, lastErr, statusLine;
+  std::string outBuf, errBuf;
+  int64_t runId = 0;         // the run it recorded (a log event's `run`), 0 before
+  std::string status;        // run_finished's status, "" before
+  std::string message;       // run_finished's message, or the error event's place and message
+  std::string lastErr;       // the last line on its stderr, for people, shown when no event says why
   double start;
 };
 
@@ -30,7 +37,7 @@ std::string label(const PointRun& r, size_t gridSize) {
 }
 
 Child startPoint(const PointRun& r, size_t gridSize) {
-  Child c{&r, -1, -1, -1, {}, {}, {}, {}, monotonicSeconds()};
+  Child c{&r, -1, -1, -1, {}, {}, 0, {}, {}, {}, monotonicSeconds()};
   c.pid = spawnProcess(r.args, c.outFd, c.errFd, "sweep");
   std::fprintf(stderr, "%s %s %s\n", label(r, gridSize).c_str(),
                r.resumeRun > 0 ? ("resumed run " + std::to_string(r.resumeRun) + ":").c_str() : "started",
@@ -49,12 +56,34 @@ void waitForOutput(const std::vector<Child>& running) {
   else ::usleep(100 * 1000);
 }
 
-// Reads what the child has written. Its stdout is read and dropped; of its stderr it keeps the
-// run's status line ("run 12 finished") and the last other line that is not the banner.
+// What one event line of the child says about its run: the run it recorded, how it ended, or
+// why it could not. A line that is not an event (none should be) is left out.
+void readEvent(Child& c, const std::string& line) {
+  Json e;
+  try {
+    e = parseEventLine(line);
+  } catch (const Error&) {
+    return;
+  }
+  const std::string type = e.value("type", std::string());
+  if (type == ev::kLog && e.contains("run") && e["run"].is_number_integer()) {
+    c.runId = e["run"].get<int64_t>();
+  } else if (type == ev::kRunFinished) {
+    if (e.contains("run") && e["run"].is_number_integer()) c.runId = e["run"].get<int64_t>();
+    c.status = e.value("status", std::string());
+    c.message = e.value("message", std::string());
+  } else if (type == ev::kError && c.message.empty()) {
+    const std::string place = e.value("place", std::string());
+    c.message = (place.empty() ? std::string() : place + ": ") + e.value("message", std::string());
+  }
+}
+
+// Reads what the child has written: its events on stdout; of its stderr, meant for people, the
+// last line.
 void readOutput(Child& c) {
   bool eof = false;
   if (c.outFd >= 0) {
-    drainLines(c.outFd, c.outBuf, eof);
+    for (const auto& l : drainLines(c.outFd, c.outBuf, eof)) readEvent(c, l);
     if (eof) {
       ::close(c.outFd);
       c.outFd = -1;
@@ -62,10 +91,8 @@ void readOutput(Child& c) {
   }
   eof = false;
   if (c.errFd >= 0) {
-    for (const auto& l : drainLines(c.errFd, c.errBuf, eof)) {
-      if (l.size() > 4 && l.rfind("run ", 0) == 0 && std::isdigit(static_cast<unsigned char>(l[4]))) c.statusLine = l;
-      else if (!l.empty() && l.rfind("stored as", 0) != 0 && l.rfind("run \"", 0) != 0) c.lastErr = trim(l);
-    }
+    for (const auto& l : drainLines(c.errFd, c.errBuf, eof))
+      if (!trim(l).empty()) c.lastErr = trim(l);
     if (eof) {
       ::close(c.errFd);
       c.errFd = -1;
@@ -73,13 +100,22 @@ void readOutput(Child& c) {
   }
 }
 
+// How the point ended, from its events: "run 12 finished", "run 12 failed: MESSAGE", "no run
+// recorded: PLACE: MESSAGE"; the last line of its stderr where no event says why.
+std::string pointEnd(const Child& c) {
+  std::string text = c.runId > 0 ? "run " + std::to_string(c.runId) + " " + (c.status.empty() ? "ended" : c.status)
+                                  : std::string("no run recorded");
+  const std::string why = !c.message.empty() ? c.message : c.status == toString(RunStatus::Finished) ? std::string() : c.lastErr;
+  if (!why.empty()) text += (c.runId > 0 ? ": " : "; ") + why;
+  return text;
+}
+
 // "[k/N] key=value ...: run 12 finished (1m 02s; 4 of 9 done)"; [k/N] numbers the grid point, as
 // on its "started" line.
 void printPointEnded(const Child& c, size_t gridSize, size_t done, size_t total) {
-  std::fprintf(stderr, "%s %s: %s%s%s (%s; %zu of %zu done)\n", label(*c.run, gridSize).c_str(),
-               escapeForTerminal(c.run->values).c_str(),
-               c.statusLine.empty() ? "no run recorded" : escapeForTerminal(c.statusLine).c_str(), c.lastErr.empty() ? "" : "; ",
-               escapeForTerminal(c.lastErr).c_str(), formatDuration(monotonicSeconds() - c.start).c_str(), done, total);
+  std::fprintf(stderr, "%s %s: %s (%s; %zu of %zu done)\n", label(*c.run, gridSize).c_str(),
+               escapeForTerminal(c.run->values).c_str(), escapeForTerminal(pointEnd(c)).c_str(),
+               formatDuration(monotonicSeconds() - c.start).c_str(), done, total);
 }
 
 }  // namespace
@@ -106,7 +142,7 @@ PointsOutcome runPoints(const std::vector<PointRun>& runs, size_t gridSize, int 
       if (c.outFd < 0 && c.errFd < 0 && waitpid(c.pid, &st, 0) == c.pid) {
         ++done;
         const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-        if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130) && c.statusLine.empty()) ++out.noRun;
+        if (!ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 130) && c.runId == 0) ++out.noRun;
         printPointEnded(c, gridSize, done, runs.size());
         it = running.erase(it);
       } else {

@@ -25,6 +25,8 @@ inline constexpr const char* kWarning = "warning";           // message
 inline constexpr const char* kError = "error";               // message, place, stage, rank
 // A worker's end (real mode): stage, rank, status, message, summary, halt_step (the step a stop halted it after)
 inline constexpr const char* kStageFinished = "stage_finished";
+// `pipemare plan --events stdout`'s answer: result (the document --json prints)
+inline constexpr const char* kResult = "result";
 inline constexpr const char* kRunFinished = "run_finished";  // run, status, message, summary, halt_step (a stop checkpoint)
 }  // namespace ev
 

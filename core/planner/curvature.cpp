@@ -165,8 +165,8 @@ struct Setup {
   std::vector<std::vector<torch::Tensor>> blocks;
 };
 
-void say(const CurvatureOptions& o, const std::string& line) {
-  if (o.progress) o.progress(line);
+void say(const CurvatureOptions& o, const std::string& phase, long long done, long long total, const std::string& line) {
+  if (o.progress) o.progress({phase, done, total, line});
 }
 
 // The curvature of every stage on `count` microbatches starting at minibatch `firstMinibatch`.
@@ -186,13 +186,24 @@ CurvatureSnapshot snapshot(Setup& s, const std::string& when, int64_t firstMinib
       PowerIterationOptions po = s.opts.power;
       po.seed += static_cast<uint64_t>(done);
       int iterations = 0;
-      const auto vals = blockTopHessianEigenvalues(loss, s.blocks, po, [&](int, int) { ++iterations; });
+      double lastSaid = t0;
+      const std::string phase = "curvature " + when;
+      const auto vals = blockTopHessianEigenvalues(loss, s.blocks, po, [&](int block, int) {
+        ++iterations;
+        // A microbatch of a large model takes seconds: say that it goes on.
+        if (monotonicSeconds() - lastSaid < 0.5) return;
+        lastSaid = monotonicSeconds();
+        char line[160];
+        std::snprintf(line, sizeof line, "curvature %s: microbatch %d/%d, stage %d of %d, %d Hessian-vector products, %.1f s",
+                      when.c_str(), done + 1, s.opts.microbatches, block + 1, P, iterations, lastSaid - t0);
+        say(s.opts, phase, done, s.opts.microbatches, line);
+      });
       for (int st = 0; st < P; ++st) samples[static_cast<size_t>(st)].push_back(vals[static_cast<size_t>(st)]);
       ++done;
       char line[160];
       std::snprintf(line, sizeof line, "curvature %s: microbatch %d/%d, %d Hessian-vector products over %d stages, %.1f s",
                     when.c_str(), done, s.opts.microbatches, iterations, P, monotonicSeconds() - t0);
-      say(s.opts, line);
+      say(s.opts, phase, done, s.opts.microbatches, line);
     }
   }
   for (auto& v : samples) snap.stages.push_back(summarize(std::move(v)));
@@ -217,7 +228,7 @@ void trainWarmup(Setup& s, int64_t steps) {
       char line[120];
       std::snprintf(line, sizeof line, "warm-up: step %lld/%lld, %.1f s", static_cast<long long>(k + 1),
                     static_cast<long long>(steps), monotonicSeconds() - t0);
-      say(s.opts, line);
+      say(s.opts, "warm-up", k + 1, steps, line);
     }
   }
   opt->zero_grad();
@@ -229,8 +240,10 @@ CurvatureReport estimateStageCurvature(const Experiment& e, const CurvatureOptio
   if (opts.microbatches < 1) throw std::invalid_argument("expected at least 1 microbatch to estimate on");
   if (opts.power.iterations < 1) throw std::invalid_argument("expected at least 1 power iteration");
   CurvatureReport r;
+  say(opts, "data", 0, 0, "reading the training data");
   auto train = makeBatchSource(e, true);
   const TrainingPlan plan(e, train->size());
+  say(opts, "model", 0, 0, "building the model");
   auto units = buildModel(e.model, e.training.seed);
   r.partition = resolvePartition(e, units);
   Setup s{e, opts, *train, plan, makeStage(units, 0, static_cast<int>(units.size())), {}};

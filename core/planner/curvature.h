@@ -43,11 +43,22 @@ struct CurvatureSnapshot {
   std::vector<StageCurvature> stages;
 };
 
+// How far the estimate is: its phase ("data", "model", "curvature at init", "warm-up",
+// "curvature after warm-up"), done of total in the phase's own unit (microbatches, steps; 0 of 0
+// for a phase that does not count), and the same said for people.
+struct CurvatureProgress {
+  std::string phase;
+  long long done = 0, total = 0;
+  std::string message;
+};
+
 struct CurvatureOptions {
   int microbatches = 3;          // microbatches estimated on (the run's first ones: minibatch 0 split into N, then 1, ...)
   PowerIterationOptions power;
   int64_t maxWarmupSteps = 500;  // the warm-up trains at most this many steps before the second estimate
-  std::function<void(const std::string&)> progress;  // a line of progress (stderr in the command)
+  // Told at each phase's start, after each microbatch and warm-up step, and at most every 0.5 s
+  // inside a microbatch's power iterations.
+  std::function<void(const CurvatureProgress&)> progress;
 };
 
 struct CurvatureReport {

@@ -275,6 +275,14 @@ TEST_F(Lifecycle, SweepWithADivergedPointSucceeds) {
   std::multiset<std::string> statuses;
   for (const auto& run : store.listRuns()) statuses.insert(pm::toString(run.status));
   EXPECT_EQ(statuses, (std::multiset<std::string>{"diverged", "finished"}));
+  // Each point's line says its run and how it ended as the child's events say (run id from its
+  // log event, status and message from run_finished), never read from the child's own text.
+  for (const auto& run : store.listRuns()) {
+    const bool diverged = run.status == pm::RunStatus::Diverged;
+    const std::string line = std::string(diverged ? "optimizer.lr=10: run " : "optimizer.lr=0.01: run ") + std::to_string(run.id) +
+                             (diverged ? " diverged: " + run.status_message : std::string(" finished ("));
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
 }
 
 // SIGINT stops a run (status stopped, data kept, a checkpoint at the next minibatch boundary);

@@ -843,7 +843,7 @@ TEST(PlannerPanel, AFailedPlanClearsThePreviousOneAndSaysWhy) {
   QSignalSpy missingFailed(&missing, &pm::ui::PlannerPanel::failed);
   missing.setExperiment(e);
   ASSERT_TRUE(missingFailed.wait(10000)) << missing.statusText().toStdString();
-  EXPECT_TRUE(missing.statusText().contains("cannot start /nonexistent/pipemare")) << missing.statusText().toStdString();
+  EXPECT_TRUE(missing.statusText().contains("cannot start the planner /nonexistent/pipemare")) << missing.statusText().toStdString();
 }
 
 // A design that stops validating takes its plan, which describes the design as it was, off the

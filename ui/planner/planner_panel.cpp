@@ -8,7 +8,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
@@ -19,6 +18,7 @@
 
 #include "core/events/event.h"
 #include "core/pipeline/trace_actions.h"
+#include "ui/planner/plan_process.h"
 #include "ui/plots/gantt_plot.h"
 
 namespace pm::ui {
@@ -28,9 +28,11 @@ using Json = nlohmann::json;
 PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
     : QWidget(parent), binary_(pipemareBinary), timing_(new QComboBox(this)), table_(new QTableWidget(this)),
       memory_(new StackedBarsPlot(this)), gantt_(new GanttPlot(this)), status_(new QLabel(this)),
-      debounce_(new QTimer(this)), proc_(new QProcess(this)), tmp_(new QTemporaryDir()),
+      debounce_(new QTimer(this)), proc_(new PlanProcess(pipemareBinary, QStringLiteral("planProcess"), this)),
+      tmp_(new QTemporaryDir()),
       stabilityButton_(new QPushButton(tr("Predict stability edge"), this)), stabilityBusy_(new QProgressBar(this)),
-      stabilityLabel_(new QLabel(this)), stabilityProc_(new QProcess(this)) {
+      stabilityLabel_(new QLabel(this)),
+      stabilityProc_(new PlanProcess(pipemareBinary, QStringLiteral("stabilityProcess"), this)) {
   costs_ = new QComboBox(this);
   costs_->setObjectName(QStringLiteral("stageCostsBox"));
   costs_->addItem(tr("stage times from FLOPs"), "flops");
@@ -107,7 +109,6 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   stabilityBusy_->setMaximumWidth(80);
   stabilityBusy_->hide();
   stabilityLabel_->setObjectName(QStringLiteral("stabilityLabel"));
-  stabilityProc_->setObjectName(QStringLiteral("stabilityProcess"));
   stabilityLabel_->setWordWrap(true);
   stabilityLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* top = new QVBoxLayout;
@@ -148,38 +149,14 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   connect(table_, &QTableWidget::currentCellChanged, this, [this](int row) {
     if (row >= 0 && table_->item(row, 0)) showSchedule(table_->item(row, 0)->text());
   });
-  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus exitStatus) {
-    planFinished(code, exitStatus != QProcess::NormalExit);
+  connect(proc_, &PlanProcess::finished, this, &PlannerPanel::planFinished);
+  connect(proc_, &PlanProcess::failed, this, [this](const QString& message, const QString& place) {
+    if (!experiment_.is_object()) return;  // the design became invalid while it planned
+    // A problem of the design names the temporary file it was handed over in.
+    const QString where = place.isEmpty() ? QString() : place + QStringLiteral(": ");
+    showFailure(QString(where + message).replace(tmp_->filePath("design.json"), tr("the design")));
   });
-  // A planner that cannot start (binary missing or not executable) gives no finished signal.
-  connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
-    if (error == QProcess::FailedToStart)
-      showFailure(tr("cannot start %1: %2").arg(binary_, proc_->errorString()));
-  });
-
-  connect(stabilityButton_, &QPushButton::clicked, this, &PlannerPanel::toggleStability);
-  connect(stabilityProc_, &QProcess::readyReadStandardError, this, [this] {
-    stabilityErr_ += stabilityProc_->readAllStandardError();
-    // The last complete progress line ("stability: curvature at init: microbatch 2/3, ...").
-    const QList<QByteArray> lines = stabilityErr_.left(stabilityErr_.lastIndexOf('\n')).split('\n');
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-      if (it->startsWith("stability: ")) {
-        stabilityProgress_ = QString::fromUtf8(it->mid(11)).trimmed();
-        break;
-      }
-    showStability();
-  });
-  connect(stabilityProc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus exitStatus) {
-    stabilityFinished(code, exitStatus != QProcess::NormalExit);
-  });
-  connect(stabilityProc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
-    if (error != QProcess::FailedToStart) return;
-    setStabilityRunning(false);
-    stabilityMessage_ = tr("<span style='color:#d62728'>stability: cannot start %1: %2</span>")
-                            .arg(binary_.toHtmlEscaped(), stabilityProc_->errorString().toHtmlEscaped());
-    showStability();
-    Q_EMIT stabilityFailed();
-  });
+  connectStability();
   showStability();
 }
 
@@ -194,25 +171,10 @@ bool PlannerPanel::eventFilter(QObject* watched, QEvent* event) {
 
 Qt::Orientation PlannerPanel::plotsOrientation() const { return plots_->orientation(); }
 
-// The planner's answer: its JSON plan on stdout, or what went wrong.
-void PlannerPanel::planFinished(int code, bool crashed) {
-  const QByteArray out = proc_->readAllStandardOutput();
+// The planner's answer: the result event's plan.
+void PlannerPanel::planFinished() {
   if (!experiment_.is_object()) return;  // the design became invalid while it planned
-  if (crashed) {
-    showFailure(tr("the planner process crashed"));
-    return;
-  }
-  if (code != 0) {
-    // A problem of the design names the temporary file it was handed over in.
-    showFailure(QString::fromUtf8(proc_->readAllStandardError()).trimmed().replace(tmp_->filePath("design.json"), tr("the design")));
-    return;
-  }
-  Json j = Json::parse(out.toStdString(), nullptr, false);
-  if (j.is_discarded()) {
-    showFailure(tr("unreadable output"));
-    return;
-  }
-  plan_ = j;
+  plan_ = proc_->result();
   // The design's own row: the schedule the planner traced for it.
   shownSchedule_ = plan_.contains("trace") && plan_["trace"].is_object()
                        ? QString::fromStdString(plan_["trace"].value("schedule", std::string()))
@@ -246,12 +208,9 @@ void PlannerPanel::setInvalid(const QString& reason) {
 }
 
 PlannerPanel::~PlannerPanel() {
-  for (QProcess* p : {proc_, stabilityProc_}) {
-    if (p->state() == QProcess::NotRunning) continue;
-    p->disconnect(this);
-    p->kill();
-    p->waitForFinished(2000);
-  }
+  // The children go before the folder their files are in.
+  delete proc_;
+  delete stabilityProc_;
   delete tmp_;
 }
 
@@ -277,7 +236,7 @@ void PlannerPanel::setTimingModel(const QString& timing) {
 
 void PlannerPanel::runPlanner() {
   if (!experiment_.is_object()) return;
-  if (proc_->state() != QProcess::NotRunning) {
+  if (proc_->running()) {
     debounce_->start();  // try again when the running one is done
     return;
   }
@@ -294,9 +253,9 @@ void PlannerPanel::runPlanner() {
   // A timeline per schedule (--trace-dir) for the row the user picks; --trace names the design's row.
   const QStringList args{"plan",          "--experiment", designFile, "--timing", timing_->currentData().toString(),
                          "--stage-costs", costs_->currentData().toString(),
-                         "--json",        "--trace",      tmp_->filePath("plan-trace.json"), "--trace-dir", tmp_->filePath("timelines")};
+                         "--trace",       tmp_->filePath("plan-trace.json"), "--trace-dir", tmp_->filePath("timelines")};
   status_->setText(tr("planning..."));
-  proc_->start(binary_, args);
+  proc_->start(args);
 }
 
 int PlannerPanel::rowCount() const { return table_->rowCount(); }
@@ -468,194 +427,6 @@ void PlannerPanel::showSchedule(const QString& schedule) {
              boxes, stageRanks.empty() ? plan_.value("stages", 1) : static_cast<int>(stageRanks.size()), stageRanks);
     return;
   }
-}
-
-
-// --- The stability edge
-
-std::string PlannerPanel::stabilityKey(const Json& experiment, const QString& timing) {
-  if (!experiment.is_object()) return std::string();
-  Json key = experiment;
-  for (const char* k : {"name", "notes", "tags"}) key.erase(k);
-  // The curvature is estimated at initialization, where the lr plays no part; after a pipemare
-  // warm-up (trained at the design's lr) it does.
-  bool warmup = false;
-  if (key.contains("pipeline") && key["pipeline"].is_object() && key["pipeline"].value("schedule", std::string()) == "pipemare" &&
-      key.contains("pipemare") && key["pipemare"].is_object() && key["pipemare"].contains("warmup_epochs") &&
-      key["pipemare"]["warmup_epochs"].is_number())
-    warmup = key["pipemare"]["warmup_epochs"].get<double>() > 0;
-  if (!warmup && key.contains("optimizer") && key["optimizer"].is_object()) key["optimizer"].erase("lr");
-  key["timing (planner)"] = timing.toStdString();
-  return key.dump();
-}
-
-bool PlannerPanel::stabilityCurrent() const {
-  return stability_.is_object() && experiment_.is_object() && stabilityKey_ == stabilityKey(experiment_, timingModel());
-}
-
-bool PlannerPanel::stabilityRunning() const { return stabilityProc_->state() != QProcess::NotRunning; }
-
-QString PlannerPanel::stabilityText() const { return stabilityLabel_->text(); }
-
-void PlannerPanel::toggleStability() {
-  if (stabilityRunning())
-    cancelStability();
-  else
-    runStability();
-}
-
-void PlannerPanel::runStability() {
-  stabilityMessage_.clear();
-  if (!experiment_.is_object()) {
-    stabilityMessage_ = tr("<span style='color:#d62728'>stability: the design is not valid; nothing to predict</span>");
-    showStability();
-    return;
-  }
-  // Its own file: the plan may rewrite design.json while the estimate reads it.
-  const QString designFile = tmp_->filePath("stability-design.json");
-  QFile f(designFile);
-  const QByteArray text = QByteArray::fromStdString(experiment_.dump(2));
-  if (!tmp_->isValid() || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text) != text.size()) {
-    stabilityMessage_ = tr("<span style='color:#d62728'>stability: cannot write the design to %1</span>").arg(designFile.toHtmlEscaped());
-    showStability();
-    Q_EMIT stabilityFailed();
-    return;
-  }
-  f.close();
-  runningKey_ = stabilityKey(experiment_, timingModel());
-  stabilityErr_.clear();
-  stabilityProgress_.clear();
-  stabilityCancelled_ = false;
-  setStabilityRunning(true);
-  stabilityProc_->start(binary_, {"plan", "--stability", designFile, "--timing", timingModel(), "--json"});
-  showStability();
-}
-
-void PlannerPanel::cancelStability() {
-  if (!stabilityRunning()) return;
-  stabilityCancelled_ = true;
-  stabilityProc_->kill();  // finished() follows, which says so
-}
-
-void PlannerPanel::setStabilityRunning(bool running) {
-  stabilityButton_->setText(running ? tr("Cancel") : tr("Predict stability edge"));
-  stabilityBusy_->setVisible(running);
-}
-
-void PlannerPanel::stabilityFinished(int code, bool crashed) {
-  const QByteArray out = stabilityProc_->readAllStandardOutput();
-  stabilityErr_ += stabilityProc_->readAllStandardError();
-  setStabilityRunning(false);
-  if (stabilityCancelled_) {
-    stabilityMessage_ = tr("<span style='color:#7f7f7f'>Stability prediction cancelled.</span>");
-    showStability();
-    return;
-  }
-  QString failure;
-  if (crashed) {
-    failure = tr("the estimate crashed");
-  } else if (code != 0) {
-    // Its message (exit 2: the design's problem, naming the file it was handed over in), without
-    // the progress lines.
-    QStringList lines;
-    for (const QString& line : QString::fromUtf8(stabilityErr_).split('\n'))
-      if (!line.startsWith(QLatin1String("stability: ")) && !line.trimmed().isEmpty()) lines << line.trimmed();
-    failure = lines.join(' ').replace(tmp_->filePath("stability-design.json"), tr("the design"));
-    if (failure.isEmpty()) failure = tr("exit code %1").arg(code);
-  } else {
-    Json j = Json::parse(out.toStdString(), nullptr, false);
-    if (j.is_object() && j.contains("design") && j["design"].is_object()) {
-      stability_ = j;
-      stabilityKey_ = runningKey_;
-      showStability();
-      Q_EMIT stabilityPredicted();
-      return;
-    }
-    failure = tr("unreadable output");
-  }
-  stability_ = Json();
-  stabilityKey_.clear();
-  stabilityMessage_ = tr("<span style='color:#d62728'>stability: %1</span>").arg(failure.toHtmlEscaped());
-  showStability();
-  Q_EMIT stabilityFailed();
-}
-
-namespace {
-
-QString rate(double v) { return QString::number(v, 'g', 4); }
-
-}  // namespace
-
-void PlannerPanel::showStability() {
-  QString html;
-  if (stabilityRunning()) {
-    html = tr("<span style='color:#7f7f7f'>Predicting the stability edge%1</span>")
-               .arg(stabilityProgress_.isEmpty() ? tr("...") : tr(": %1").arg(stabilityProgress_.toHtmlEscaped()));
-  } else if (!stabilityMessage_.isEmpty() && !(stabilityCancelled_ && stability_.is_object())) {
-    // A failure, or a cancel with no earlier prediction to show (a cancel keeps the last one).
-    html = stabilityMessage_;
-  } else if (!stability_.is_object()) {
-    html = tr("<span style='color:#7f7f7f'>Stability edge: not predicted (the largest stable learning rate of the "
-              "design's schedule).</span>");
-  } else if (!experiment_.is_object()) {
-    html = tr("<span style='color:#7f7f7f'>Stability edge: the design is not valid.</span>");
-  } else if (!stabilityCurrent()) {
-    html = tr("<span style='color:#7f7f7f'>Stability edge: design changed: predict again.</span>");
-  } else {
-    const Json& d = stability_["design"];
-    const QString schedule = QString::fromStdString(d.value("schedule", std::string()));
-    const QString curvature = QString::fromStdString(d.value("curvature", std::string()));
-    const std::string optimizer = stability_.contains("optimizer") && stability_["optimizer"].is_object()
-                                      ? stability_["optimizer"].value("name", std::string("sgd"))
-                                      : std::string("sgd");
-    double lr = d.value("lr", 0.0);
-    if (experiment_.contains("optimizer") && experiment_["optimizer"].is_object() && experiment_["optimizer"].contains("lr") &&
-        experiment_["optimizer"]["lr"].is_number())
-      lr = experiment_["optimizer"]["lr"].get<double>();
-    const bool hasEdge = d.contains("max_lr") && d["max_lr"].is_number() && d.contains("breaking_stage") &&
-                         d["breaking_stage"].is_number();
-    if (!hasEdge) {
-      html = tr("<span style='color:#7f7f7f'>No stage of %1 has positive curvature (%2): no predicted stability "
-                "edge.</span>").arg(schedule.toHtmlEscaped(), curvature.toHtmlEscaped());
-    } else {
-      const double edge = d["max_lr"].get<double>();
-      const int stage = d["breaking_stage"].get<int>();
-      if (optimizer != "sgd")
-        html = tr("<span style='color:#7f7f7f'>Predicted stability edge %1 of %2 for plain SGD (stage %3 breaks first, "
-                  "curvature %4); no verdict on lr %5: %6's per-coordinate scaling is not modelled.</span>")
-                   .arg(rate(edge), schedule.toHtmlEscaped())
-                   .arg(stage)
-                   .arg(curvature.toHtmlEscaped(), rate(lr), QString::fromStdString(optimizer).toHtmlEscaped());
-      else if (lr > edge)
-        html = tr("<span style='color:#d62728'><b>lr %1 is above the predicted stability edge %2 of %3</b> (stage %4 "
-                  "breaks first, curvature %5): on the delayed-quadratic model it diverges. The bound is conservative: "
-                  "in the study (reports/study.md, section 4) ResNet-20 trained above its predicted edge.</span>")
-                   .arg(rate(lr), rate(edge), schedule.toHtmlEscaped())
-                   .arg(stage)
-                   .arg(curvature.toHtmlEscaped());
-      else
-        html = tr("<span style='color:#2ca02c'>lr %1 is below the predicted stability edge %2 of %3</span> (stage %4 "
-                  "breaks first, curvature %5).")
-                   .arg(rate(lr), rate(edge), schedule.toHtmlEscaped())
-                   .arg(stage)
-                   .arg(curvature.toHtmlEscaped());
-    }
-    // The other schedules' edges at the same curvature, for comparison.
-    QStringList others;
-    if (stability_.contains("predictions"))
-      for (const auto& p : stability_["predictions"]) {
-        if (p.value("curvature", std::string()) != curvature.toStdString() || !p.contains("schedules")) continue;
-        for (const auto& row : p["schedules"]) {
-          const QString name = QString::fromStdString(row.value("schedule", std::string()));
-          if (name == schedule) continue;
-          others << (row.contains("max_lr") && row["max_lr"].is_number() ? tr("%1 %2").arg(name, rate(row["max_lr"].get<double>()))
-                                                                          : tr("%1 none").arg(name));
-        }
-      }
-    if (!others.isEmpty())
-      html += tr("<br><span style='color:#7f7f7f'>Other schedules' edges: %1.</span>").arg(others.join(", ").toHtmlEscaped());
-  }
-  stabilityLabel_->setText(html);
 }
 
 }  // namespace pm::ui

@@ -11,7 +11,8 @@
 // predicted stability edge of the design's schedule: the largest stable base learning rate and
 // the stage that breaks first (`pipemare plan --stability FILE --json`, seconds to minutes, in a
 // second child process that the button cancels), set against the design's optimizer.lr as that
-// is edited. GUI thread only.
+// is edited. Both children speak in events (PlanProcess). The stability edge's part is in
+// planner_stability.cpp. GUI thread only.
 #include <QWidget>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -20,7 +21,6 @@ class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
-class QProcess;
 class QSplitter;
 class QTableWidget;
 class QTimer;
@@ -30,6 +30,7 @@ namespace pm::ui {
 
 class GanttPlot;
 struct GanttBox;
+class PlanProcess;
 class StackedBarsPlot;
 
 class PlannerPanel : public QWidget {
@@ -90,7 +91,7 @@ class PlannerPanel : public QWidget {
 
  private:
   void runPlanner();
-  void planFinished(int code, bool crashed);
+  void planFinished();
   void showFailure(const QString& message);
   void clearPlan(const QString& statusHtml);
   void showPlan();
@@ -99,9 +100,11 @@ class PlannerPanel : public QWidget {
   // stageRanks: the rank of each stage where ranks hold several (a row per rank), else empty.
   void setGantt(const QString& title, const std::vector<GanttBox>& boxes, int stages, const std::vector<int>& stageRanks = {});
   void setMemoryTitle(const QString& title);
+  void connectStability();
   void runStability();
   void cancelStability();
-  void stabilityFinished(int code, bool crashed);
+  void stabilityFinished();
+  void stabilityFailedWith(const QString& message);
   // The stability line: the verdict on the design's current lr, the progress, or why there is none.
   void showStability();
   void setStabilityRunning(bool running);
@@ -116,7 +119,7 @@ class PlannerPanel : public QWidget {
   QSplitter* plots_;
   QLabel* status_;
   QTimer* debounce_;
-  QProcess* proc_;
+  PlanProcess* proc_;  // plan --experiment
   QTemporaryDir* tmp_;
   QString shownSchedule_;  // the design's row, as the latest plan's trace names it
   QString ganttTitle_, memoryTitle_;
@@ -124,13 +127,12 @@ class PlannerPanel : public QWidget {
   QPushButton* stabilityButton_;
   QProgressBar* stabilityBusy_;
   QLabel* stabilityLabel_;
-  QProcess* stabilityProc_;
+  PlanProcess* stabilityProc_;  // plan --stability
   nlohmann::json stability_;       // the last prediction's JSON
   std::string stabilityKey_;       // the design it is of (stabilityKey)
   std::string runningKey_;         // the design the running prediction is of
   QString stabilityProgress_;      // the running prediction's last progress line
   QString stabilityMessage_;       // a failure or a cancel, shown until the next prediction
-  QByteArray stabilityErr_;        // the running prediction's stderr so far
   bool stabilityCancelled_ = false;
 };
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/store/run_store.h"
+#include "ui/planner/plan_process.h"
 #include "ui/plots/gantt_plot.h"
 #include "ui/store/store_watcher.h"
 
@@ -25,26 +26,6 @@ using Json = nlohmann::json;
 namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
-// The planner's complaint without the program prefix; a JSON error object is reduced to its message.
-QString readableError(const QString& stderrText, int exitCode) {
-  QString text = stderrText.trimmed();
-  if (text.startsWith('{')) {
-    const Json j = Json::parse(text.toStdString(), nullptr, false);
-    if (j.is_object())
-      for (const char* key : {"error", "message", "problem"})
-        if (j.contains(key) && j[key].is_string()) {
-          text = q(j[key].get<std::string>());
-          break;
-        }
-  }
-  const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
-  text = lines.isEmpty() ? QString() : lines.last().trimmed();  // the last line says what went wrong
-  for (const QString& prefix : {QStringLiteral("pipemare plan: "), QStringLiteral("error: ")})
-    if (text.startsWith(prefix)) text = text.mid(prefix.size());
-  if (text.isEmpty()) text = QObject::tr("the planner exited with code %1").arg(exitCode);
-  return text;
-}
 
 // The boxes of a Chrome trace's complete ("X") events: stage from pid (else tid), times in seconds.
 std::vector<GanttBox> traceBoxes(const Json& events) {
@@ -84,8 +65,8 @@ void TimelineView::startPlanner() {
   plannedRun_ = shownRun_;
   if (against_) {
     planArgs_ = QStringList{"--db", q(watcher_->dbPath()), "plan", "--against", QString::number(shownRun_), "--trace-minibatches",
-                            QString::number(minibatches_->value()), "--json", "--trace", traceFile};
-    proc_->start(binary_, planArgs_);
+                            QString::number(minibatches_->value()), "--trace", traceFile};
+    proc_->start(planArgs_);
     return;
   }
   // The run's experiment as a file for `plan --experiment`, as the Design tab plans a design: the
@@ -98,35 +79,39 @@ void TimelineView::startPlanner() {
     return;
   }
   f.close();
-  planArgs_ = QStringList{"plan",   "--experiment", experimentFile, "--trace-minibatches", QString::number(minibatches_->value()),
-                          "--json", "--trace",      traceFile};
-  proc_->start(binary_, planArgs_);
+  planArgs_ = QStringList{"plan", "--experiment", experimentFile, "--trace-minibatches", QString::number(minibatches_->value()),
+                          "--trace", traceFile};
+  proc_->start(planArgs_);
 }
 
-void TimelineView::planFinished(int exitCode) {
-  const QByteArray out = proc_->readAllStandardOutput();
-  const QString err = QString::fromUtf8(proc_->readAllStandardError());
-  if (pending_) {  // the request changed while planning: plan again, drop this answer
+// Whether the planner's answer is for another request than the one shown: the request changed
+// while it planned (planned again now), or another run is shown.
+bool TimelineView::answerIsStale() {
+  if (pending_) {
     pending_ = false;
     if (shownRun_ != 0 && !model_.empty()) startPlanner();
-    return;
+    return true;
   }
-  if (shownRun_ == 0 || plannedRun_ != shownRun_) return;  // an answer for another run than the one shown
-  if (proc_->exitStatus() != QProcess::NormalExit) {
-    planFailed(tr("the planner crashed (%1)").arg(binary_));
-    return;
-  }
-  if (exitCode != 0 && against_) {  // e.g. a run recorded without F/B/S records: the model's prediction instead
+  return shownRun_ == 0 || plannedRun_ != shownRun_;
+}
+
+// The planner gave no prediction: a run compared against its own costs falls back on the model's
+// prediction; otherwise the planner's error is shown, naming the run's experiment rather than the
+// temporary file it was handed over in.
+void TimelineView::planEndedWithout(const QString& message, const QString& place, int exitCode) {
+  if (answerIsStale()) return;
+  if (against_ && exitCode >= 0) {  // e.g. a run recorded without F/B/S records: the model's prediction instead
     againstFailed_ = true;
     startPlanner();
     return;
   }
-  if (exitCode != 0) {
-    // A problem of the run's experiment names the temporary file it was handed over in.
-    planFailed(readableError(err, exitCode).replace(tmp_->filePath("run-experiment.json"), tr("the run's experiment")));
-    return;
-  }
-  const Json plan = Json::parse(out.toStdString(), nullptr, false);
+  const QString where = place.isEmpty() ? QString() : place + QStringLiteral(": ");
+  planFailed(QString(where + message).replace(tmp_->filePath("run-experiment.json"), tr("the run's experiment")));
+}
+
+void TimelineView::planFinished() {
+  if (answerIsStale()) return;
+  const Json& plan = proc_->result();
   QFile f(tmp_->filePath("predicted-trace.json"));
   if (!f.open(QIODevice::ReadOnly)) {
     planFailed(tr("the planner wrote no trace"));

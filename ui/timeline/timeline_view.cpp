@@ -3,6 +3,8 @@
 // timeline_trace.cpp.
 #include "ui/timeline/timeline_view.h"
 
+#include "ui/planner/plan_process.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -70,7 +72,7 @@ TimelineView::TimelineView(StoreWatcher* watcher, const QString& pipemareBinary,
       memoryLabel_(new QLabel(this)),
       minibatches_(new QSpinBox(this)),
       linkAxes_(new QCheckBox(tr("Link time axes"), this)),
-      proc_(new QProcess(this)) {
+      proc_(new PlanProcess(pipemareBinary, QStringLiteral("timelinePlanProcess"), this)) {
   linkAxes_->setObjectName("linkAxes");
   linkAxes_->setToolTip(tr("Zoom and pan the measured and the predicted timelines together, on one time scale"));
   runBox_->setObjectName("runBox");
@@ -188,29 +190,19 @@ void TimelineView::connectSignals() {
   connect(minibatches_, &QSpinBox::valueChanged, this, [this] {
     if (!updating_) requestPrediction();
   });
-  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus) { planFinished(code); });
-  connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-    if (e != QProcess::FailedToStart) return;  // crashes and exits arrive through finished()
-    pending_ = false;
-    planFailed(tr("cannot start the planner %1: %2").arg(binary_, proc_->errorString()));
-  });
+  connect(proc_, &PlanProcess::finished, this, &TimelineView::planFinished);
+  connect(proc_, &PlanProcess::failed, this, &TimelineView::planEndedWithout);
   // A run came, went or changed (a run that finished has its whole trace): the list is read again.
   connect(watcher_, &StoreWatcher::runsChanged, this, &TimelineView::refresh);
 }
 
-TimelineView::~TimelineView() {
-  if (proc_->state() != QProcess::NotRunning) {
-    proc_->disconnect(this);
-    proc_->kill();
-    proc_->waitForFinished(2000);
-  }
-}
+TimelineView::~TimelineView() { delete proc_; }
 
 int TimelineView::runCount() const { return runBox_->count(); }
 int64_t TimelineView::currentRun() const { return runBox_->currentIndex() < 0 ? 0 : runBox_->currentData().toLongLong(); }
 QString TimelineView::measuredSummary() const { return measuredLabel_->text(); }
 QString TimelineView::predictedSummary() const { return predictedLabel_->text(); }
-bool TimelineView::predicting() const { return proc_->state() != QProcess::NotRunning || pending_; }
+bool TimelineView::predicting() const { return proc_->running() || pending_; }
 int TimelineView::predictedMinibatches() const { return minibatches_->value(); }
 void TimelineView::setPredictedMinibatches(int n) { minibatches_->setValue(n); }
 
@@ -363,7 +355,7 @@ void TimelineView::requestPrediction() {
   if (shownRun_ == 0 || model_.empty()) return;
   predictedError_.clear();
   predictedLabel_->setText(tr("planning %1 of %2 with the planner...").arg(minibatches(minibatches_->value()), q(schedule_)));
-  if (proc_->state() != QProcess::NotRunning) {
+  if (proc_->running()) {
     pending_ = true;  // planned again when the running planner is done
     return;
   }

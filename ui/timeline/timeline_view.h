@@ -28,6 +28,8 @@ class QTemporaryDir;
 
 namespace pm::ui {
 
+class PlanProcess;
+
 class GanttPlot;
 struct GanttBox;
 class StoreWatcher;
@@ -82,7 +84,9 @@ class TimelineView : public QWidget {
   void linkViews(GanttPlot* from);
   // Running the planner and reading its answer (timeline_planner.cpp).
   void startPlanner();
-  void planFinished(int exitCode);
+  bool answerIsStale();
+  void planFinished();
+  void planEndedWithout(const QString& message, const QString& place, int exitCode);
   // Fills the memory table from `plan --against`'s per_stage (predicted, measured per category).
   void showMemory(const nlohmann::json& plan);
 
@@ -100,7 +104,7 @@ class TimelineView : public QWidget {
   QSpinBox* minibatches_;
   QCheckBox* linkAxes_;
   bool linking_ = false;  // one chart's window is being copied to the other
-  QProcess* proc_;
+  PlanProcess* proc_;  // plan --against | --experiment, in events
   bool updating_ = false;
   bool pending_ = false;     // a prediction was asked for while the planner was busy
   int64_t shownRun_ = 0;

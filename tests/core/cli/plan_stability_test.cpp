@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -147,4 +148,74 @@ TEST(PlanStability, ATokenModelWithAWarmUpGetsBothSnapshots) {
   EXPECT_EQ(j["design"]["schedule"], "pipemare+T1");
   EXPECT_EQ(j["design"]["curvature"], "after warm-up");
   EXPECT_TRUE(j["design"]["above_edge"].is_null());  // Adam: no verdict
+}
+
+// `--events stdout`: progress events as the estimate goes (its phases, each microbatch counted),
+// then one result event that is the document --json prints; bad input is one error event with its
+// place and exit code 2, and no result.
+TEST(PlanStability, EventsGiveProgressThenTheJsonDocumentAsTheResult) {
+  const auto json = plan(tinyPipeMare(true));
+  ASSERT_EQ(json.code, 0) << json.err;
+  PlanOptions o = tinyPipeMare(false);
+  o.events = true;
+  auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<Json> events;
+  while (std::getline(lines, line)) events.push_back(Json::parse(line));
+  ASSERT_GE(events.size(), 5u) << r.out;
+  std::vector<std::string> phases;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    ASSERT_EQ(events[i]["type"], "progress") << events[i].dump();
+    EXPECT_EQ(events[i]["v"], 1);
+    phases.push_back(events[i]["phase"].get<std::string>());
+  }
+  EXPECT_EQ(phases.front(), "data");
+  EXPECT_EQ(events[events.size() - 2]["phase"], "curvature at init");
+  EXPECT_EQ(events[events.size() - 2]["done"], 2);
+  EXPECT_EQ(events[events.size() - 2]["total"], 2);
+  const Json& result = events.back();
+  ASSERT_EQ(result["type"], "result") << result.dump();
+  EXPECT_EQ(result["result"], Json::parse(json.out));
+  EXPECT_EQ(r.err.find("stability: "), std::string::npos) << "progress went to the events, not to people: " << r.err;
+
+  o.overrides.push_back("pipeline.stages=9");
+  r = plan(o);
+  EXPECT_EQ(r.code, 2);
+  std::istringstream bad(r.out);
+  events.clear();
+  while (std::getline(bad, line)) events.push_back(Json::parse(line));
+  ASSERT_FALSE(events.empty());
+  const Json& error = events.back();
+  ASSERT_EQ(error["type"], "error") << r.out;
+  EXPECT_NE(error["place"].get<std::string>().find("pipeline.stages"), std::string::npos) << error.dump();
+  EXPECT_EQ(error["exit_code"], 2);
+  for (const auto& e : events) EXPECT_NE(e["type"], "result");
+}
+
+// A design with T1 and T2 is named as it is, and says which row predicts it (T2 does not move the
+// edge); a design without delays says why every schedule has one edge.
+TEST(PlanStability, TheDesignIsNamedAsItIsAndOneEdgeSaysWhy) {
+  PlanOptions o = tinyPipeMare(true);
+  o.overrides.push_back("pipemare.t1=true");
+  o.overrides.push_back("pipemare.t2=true");
+  auto r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["design"]["method"], "pipemare+T1+T2");
+  EXPECT_EQ(j["design"]["schedule"], "pipemare+T1");
+  EXPECT_EQ(j["one_edge"], "") << "three stages with N = 4 delay the first two";
+
+  o = tinyPipeMare(true);
+  o.overrides.push_back("pipeline.stages=1");
+  r = plan(o);
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_NE(j["one_edge"].get<std::string>().find("P = 1"), std::string::npos) << j["one_edge"];
+  const Json& rows = j["predictions"][0]["schedules"];
+  for (const auto& row : rows) EXPECT_EQ(row["max_lr"], rows[0]["max_lr"]) << row["schedule"];
+  bool noted = false;
+  for (const auto& n : j["notes"]) noted = noted || n.get<std::string>() == j["one_edge"].get<std::string>();
+  EXPECT_TRUE(noted);
 }

@@ -230,8 +230,8 @@ TEST(StabilityCurvature, EstimatesEveryStageOfAZooModel) {
   CurvatureOptions o;
   o.microbatches = 2;
   o.power.iterations = 15;
-  int lines = 0;
-  o.progress = [&](const std::string&) { ++lines; };
+  std::vector<CurvatureProgress> said;
+  o.progress = [&](const CurvatureProgress& p) { said.push_back(p); };
   const CurvatureReport r = estimateStageCurvature(e, o);
   ASSERT_EQ(r.partition.stages(), 3);
   ASSERT_EQ(r.init.stages.size(), 3u);
@@ -246,5 +246,18 @@ TEST(StabilityCurvature, EstimatesEveryStageOfAZooModel) {
   EXPECT_EQ(r.warmupSteps, 2);
   EXPECT_EQ(r.afterWarmup.steps, 2);
   EXPECT_EQ(r.afterWarmup.stages.size(), 3u);
-  EXPECT_GT(lines, 0);
+  // Its progress as data, phase by phase: each microbatch and warm-up step counted against its
+  // phase's total (the 0.5 s reports inside a microbatch may come between them).
+  std::vector<std::string> counted;
+  for (const auto& p : said) {
+    EXPECT_FALSE(p.message.empty());
+    EXPECT_LE(p.done, p.total);
+    if (p.total == 0 || (p.phase != "warm-up" && p.message.find("Hessian-vector products over") == std::string::npos)) {
+      if (p.total == 0) counted.push_back(p.phase);
+      continue;
+    }
+    counted.push_back(p.phase + " " + std::to_string(p.done) + "/" + std::to_string(p.total));
+  }
+  EXPECT_EQ(counted, (std::vector<std::string>{"data", "model", "curvature at init 1/2", "curvature at init 2/2", "warm-up 2/2",
+                                               "curvature after warm-up 1/2", "curvature after warm-up 2/2"}));
 }
