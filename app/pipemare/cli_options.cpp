@@ -72,6 +72,7 @@ void addValidateCommand(CLI::App& app, ValidateCommand& validate) {
   auto* cmd = validate.cmd = app.add_subcommand("validate", "check an experiment file without running it");
   cmd->add_option("file", validate.file, "experiment file (JSON), or a preset's name")->required();
   cmd->add_option("--set", validate.overrides, "override a field (repeatable)");
+  cmd->add_flag("--json", validate.json, "print the verdict as JSON: {\"valid\": true, ...} or {\"error\": {message, place, exit_code}}");
 }
 
 namespace {

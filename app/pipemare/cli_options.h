@@ -41,6 +41,7 @@ struct ValidateCommand {
   CLI::App* cmd = nullptr;
   std::string file;
   std::vector<std::string> overrides;  // --set
+  bool json = false;
 };
 
 // `runs` and its subcommands list, show, tag, note, delete and import.

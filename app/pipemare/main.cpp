@@ -107,7 +107,7 @@ int dispatch(pm::app::Cli& cli) {
     return pm::cli::exportCommand(cli.exportCmd.options);
   }
   if (cli.worker.cmd->parsed()) return pm::cli::workerCommand(cli.worker.options);
-  if (cli.validate.cmd->parsed()) return pm::cli::validateCommand(cli.validate.file, cli.validate.overrides);
+  if (cli.validate.cmd->parsed()) return pm::cli::validateCommand(cli.validate.file, cli.validate.overrides, cli.validate.json);
   const pm::app::RunsCommands& runs = cli.runs;
   if (runs.listCmd->parsed()) return pm::cli::runsListCommand(runs.listOptions);
   if (runs.showCmd->parsed()) return pm::cli::runsShowCommand(db, runs.runId, runs.showJson);

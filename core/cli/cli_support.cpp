@@ -20,6 +20,15 @@ int reportError(const std::exception& ex) {
   return 1;
 }
 
+int reportError(const std::exception& ex, bool json) {
+  const int code = reportError(ex);
+  if (!json) return code;
+  const auto* e = dynamic_cast<const Error*>(&ex);
+  const Json error = {{"message", e ? e->problem() : errorText(ex)}, {"place", e ? e->place() : std::string()}, {"exit_code", code}};
+  std::printf("%s\n", Json{{"error", error}}.dump(2).c_str());
+  return code;
+}
+
 // The file's notes describe it as written: with overrides they end with what the command line
 // changed (the same on every node of a multi-node run, whose configurations must agree).
 Experiment loadWithOverrides(const std::string& file, const std::vector<std::string>& overrides) {

@@ -17,6 +17,10 @@ std::string dbPath(const std::string& db);
 // Prints "error: <what>" on stderr (escaped, so that it cannot steer the terminal) and returns the
 // exit code: the Error's own, else 1.
 int reportError(const std::exception& ex);
+// reportError, and with `json` the same as data on stdout, for a program reading it:
+// {"error": {"message", "place", "exit_code"}} (message the problem, place the file and field or
+// option; "" when it has none).
+int reportError(const std::exception& ex, bool json);
 
 // The experiment of `file` with its --set overrides applied.
 Experiment loadWithOverrides(const std::string& file, const std::vector<std::string>& overrides);

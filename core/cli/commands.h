@@ -49,7 +49,8 @@ int sweepCommand(const SweepOptions& o, const std::atomic<bool>* stop);
 // event on stdout too: the stream's only one, with before_run and exit_code.
 void emitStartError(const std::exception& ex);
 
-int validateCommand(const std::string& file, const std::vector<std::string>& overrides);
+// `json`: {"valid": true, ...} on stdout, or {"error": {message, place, exit_code}} (cli_support.h).
+int validateCommand(const std::string& file, const std::vector<std::string>& overrides, bool json = false);
 
 struct ListOptions {
   std::string db, status, tag, sweep, text;

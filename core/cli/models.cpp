@@ -114,7 +114,7 @@ int modelsCommand(const ModelsOptions& o) {
     }
     return fileCommand(o);
   } catch (const std::exception& ex) {
-    return reportError(ex);
+    return reportError(ex, o.json);
   }
 }
 

@@ -992,3 +992,34 @@ TEST_F(Cli, MissingFoldersAreNamedNotMade) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(fs::exists(dir_ / "csv" / "metrics.csv"));
 }
+
+// validate --json and models --json say a refusal as data on stdout, for a program reading them
+// (the Design tab's file checks): {"error": {message, place, exit_code}}; a valid design is
+// {"valid": true, ...}.
+TEST_F(Cli, ValidateAndModelsGiveTheirVerdictAsJson) {
+  const std::string bad = (dir_ / "bad.json").string();
+  {
+    std::ofstream f(bad);
+    f << R"({"model": {"name": "mlp"}, "pipeline": {"partition": {"method": "magic"}}})";
+  }
+  auto r = runCmd("(" + bin() + " validate " + bad + " --json 2>/dev/null)");
+  EXPECT_EQ(r.code, 2) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["error"]["exit_code"], 2);
+  EXPECT_NE(j["error"]["place"].get<std::string>().find("pipeline.partition.method"), std::string::npos) << r.out;
+  EXPECT_NE(j["error"]["place"].get<std::string>().find(bad), std::string::npos) << r.out;
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("magic"), std::string::npos) << r.out;
+
+  r = runCmd("(" + bin() + " validate " + exp("tiny-synthetic.json") + " --json 2>/dev/null)");
+  EXPECT_EQ(r.code, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["valid"], true);
+  EXPECT_EQ(j["model"], "mlp");
+
+  const std::string missing = (dir_ / "no-such-model.pt").string();
+  r = runCmd("(" + bin() + " models --json --file " + missing + " 2>/dev/null)");
+  EXPECT_EQ(r.code, 2) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["error"]["place"], missing) << r.out;
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("no such file"), std::string::npos) << r.out;
+}

@@ -21,6 +21,19 @@
 
 namespace pm::ui {
 
+namespace {
+
+// What a `pipemare models --json` or `validate --json` that failed says as data: "PLACE: PROBLEM"
+// from its {"error": {message, place}}; its exit code where it said nothing readable.
+QString commandError(const QJsonObject& answer, int code) {
+  const QJsonObject e = answer.value(QStringLiteral("error")).toObject();
+  const QString message = e.value(QStringLiteral("message")).toString(), place = e.value(QStringLiteral("place")).toString();
+  if (message.isEmpty()) return QObject::tr("the engine exited with code %1 and said nothing readable").arg(code);
+  return place.isEmpty() ? message : place + QStringLiteral(": ") + message;
+}
+
+}  // namespace
+
 nlohmann::json DesignerView::runnableJson() const {
   nlohmann::json j = currentJson();
   try {
@@ -78,13 +91,11 @@ void DesignerView::describeModelFile() {
   connect(describer_, &QProcess::finished, this, [this, file](int code, QProcess::ExitStatus) {
     describer_->disconnect(this);
     const QByteArray out = describer_->readAllStandardOutput();
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
     if (code != 0) {
-      QString why = QString::fromUtf8(describer_->readAllStandardError()).trimmed();
-      if (why.startsWith(QStringLiteral("error: "))) why = why.mid(7);
-      modelUnits_->setText(tr("<span style='color:#d62728'>%1</span>").arg(why.toHtmlEscaped()));
+      modelUnits_->setText(tr("<span style='color:#d62728'>%1</span>").arg(commandError(o, code).toHtmlEscaped()));
       return;
     }
-    const QJsonObject o = QJsonDocument::fromJson(out).object();
     const QLocale locale;
     QStringList rows;
     for (const auto& u : o.value(QStringLiteral("units")).toArray()) {
@@ -155,15 +166,12 @@ void DesignerView::checkFiles(const nlohmann::json& runnable) {
     fileCheck_->disconnect(this);
     if (key != fileCheckKey_) return;  // an answer for a design since edited
     fileCheckDone_ = true;
-    if (status == QProcess::NormalExit && code == 2) {
-      QString why = QString::fromUtf8(fileCheck_->readAllStandardError()).trimmed();
-      why = why.section(QLatin1Char('\n'), 0, 0);
-      if (why.startsWith(QStringLiteral("error: "))) why = why.mid(7);
-      fileProblem_ = why.replace(path, file_.isEmpty() ? tr("the design") : QFileInfo(file_).fileName());
-    }
+    if (status == QProcess::NormalExit && code == 2)
+      fileProblem_ = commandError(QJsonDocument::fromJson(fileCheck_->readAllStandardOutput()).object(), code)
+                         .replace(path, file_.isEmpty() ? tr("the design") : QFileInfo(file_).fileName());
     validate();  // the status, Run and the planner follow the answer
   });
-  fileCheck_->start(engine_, {QStringLiteral("validate"), path});
+  fileCheck_->start(engine_, {QStringLiteral("validate"), path, QStringLiteral("--json")});
 }
 
 }  // namespace pm::ui
