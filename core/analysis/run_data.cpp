@@ -1,4 +1,5 @@
 #include "core/analysis/run_data.h"
+#include "core/analysis/stored_run.h"
 #include "core/events/metric_keys.h"
 
 #include <nlohmann/json.hpp>
@@ -95,16 +96,9 @@ double samplesAtStep(const std::vector<MetricPoint>& samples, int64_t step) {
 }
 
 double updatesPerStep(const RunRecord& run) {
-  const auto j = nlohmann::json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("pipeline") || !j["pipeline"].is_object()) return 1;
-  const auto& p = j["pipeline"];
-  const std::optional<ScheduleKind> schedule = choiceFromName<ScheduleKind>(p.value("schedule", std::string()));
-  if (!schedule || !scheduleDecl(*schedule).takesUpdateInterval) return 1;
-  const auto number = [&](const char* key) {
-    const auto it = p.find(key);
-    return it != p.end() && it->is_number() && it->get<double>() > 0 ? it->get<double>() : 1.0;
-  };
-  return number("microbatches") / number("update_interval");
+  const PipelineConfig& p = readStoredExperiment(run).experiment.pipeline;
+  if (!scheduleDecl(p.schedule).takesUpdateInterval || p.update_interval <= 0) return 1;
+  return static_cast<double>(p.microbatches) / static_cast<double>(p.update_interval);
 }
 
 double trainingTime(const RunData& run, double wallTime) {

@@ -1,4 +1,5 @@
 #include "core/analysis/run_labels.h"
+#include "core/analysis/stored_run.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,8 +35,7 @@ std::map<int64_t, std::string> distinguishingLabels(const std::vector<RunRecord>
   std::set<std::string> paths;
   for (const auto& r : runs) {
     std::map<std::string, std::string> m;
-    const nlohmann::json j = nlohmann::json::parse(r.config_json, nullptr, false);
-    if (j.is_object()) flatten(j, "", m);
+    flatten(storedExperimentJson(r), "", m);
     for (const char* skip : {"name", "notes", "tags"}) m.erase(skip);
     for (const auto& [p, v] : m) paths.insert(p);
     leaves.push_back(std::move(m));

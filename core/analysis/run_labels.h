@@ -12,7 +12,8 @@
 namespace pm {
 
 // runId -> its label over the fields that differ among `runs` (every leaf of their stored
-// experiments; name, notes and tags left out). Known fields come first and short: the schedule by
+// experiments as readStoredExperiment reads them, so that a field a run was recorded without
+// counts as its default; name, notes and tags left out). Known fields come first and short: the schedule by
 // its value, P (pipeline.stages), N (pipeline.microbatches), lr (optimizer.lr), seed
 // (training.seed), the model by its name; any other differing field as "path=value". At most
 // `maxFields` fields, "..." when more differ. Runs whose experiments agree get "".

@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/analysis/stored_run.h"
 #include "core/config/experiment.h"
 #include "core/planner/analytic_planner.h"
 #include "core/planner/chrome_trace.h"
@@ -75,7 +76,7 @@ double messageLatency(const std::vector<TraceRecord>& trace, int firstMicrobatch
 Json planAgainst(const RunStore& store, int64_t runId, int traceMinibatches, std::vector<SimTraceRecord>* simulated) {
   auto run = store.getRun(runId);
   if (!run) throw StoreError(store.path(), "no run with id " + std::to_string(runId), true);
-  const Experiment e = experimentFromJson(Json::parse(run->config_json), "run " + std::to_string(runId) + " config");
+  const Experiment e = storedExperiment(*run);
   if (pipelineChunks(e) > 1)
     throw ConfigError("run " + std::to_string(runId), choiceName(e.pipeline.schedule) + " ran " + std::to_string(pipelineChunks(e)) +
                                                           " chunks per rank; the planner's timeline holds one stage per rank "

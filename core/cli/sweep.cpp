@@ -1,6 +1,7 @@
 // pipemare sweep: every point of a grid as its own `pipemare run` child process, and resuming a
 // sweep's points that did not run to their end.
 #include "core/cli/sweep.h"
+#include "core/analysis/stored_run.h"
 
 #include <unistd.h>
 
@@ -121,8 +122,7 @@ std::vector<Work> pointsToResume(const RunStore& store, const std::string& id, c
       throw ConfigError("--resume " + id, "run " + std::to_string(r->id) + " (" + join(points[i], " ") +
                                               ") is still running; resume the sweep after it has ended");
     } else if (isResumable(r->status)) {  // stopped, failed or interrupted
-      const auto e = Json::parse(r->config_json, nullptr, false);
-      const int stages = e.is_object() ? e.value("/pipeline/stages"_json_pointer, 1) : 1;
+      const int stages = readStoredExperiment(*r).experiment.pipeline.stages;
       const bool resumable = resumableStep(store.path(), *r, stages) > 0;
       work.push_back({i, resumable ? r->id : 0});
     }

@@ -34,13 +34,6 @@ void checkResumable(const RunRecord& r) {
                       std::string("the run is ") + toString(r.status) + "; only stopped, failed or interrupted runs can be resumed");
 }
 
-Experiment storedExperiment(const RunRecord& r) {
-  const std::string where = "run " + std::to_string(r.id) + " (stored configuration)";
-  Json j = Json::parse(r.config_json, nullptr, false);
-  if (j.is_discarded()) throw StoreError(where, "is not valid JSON");
-  return experimentFromJson(j, where);
-}
-
 namespace {
 
 void checkMultiNode(const Experiment& e, int nnodes) {

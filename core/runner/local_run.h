@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/stored_run.h"  // storedExperiment, for --resume
 #include "core/config/experiment.h"
 #include "core/engine/run_outcome.h"
 #include "core/events/event_sink.h"
@@ -44,8 +45,6 @@ int64_t latestCompleteCheckpoint(const std::string& root, int stages);
 // The step `run --resume` would continue `run` from: its latest complete checkpoint, if its
 // checkpoint directory is its own (run_checkpoints.h); 0 = none.
 int64_t resumableStep(const std::string& storePath, const RunRecord& run, int stages);
-// The experiment a stored run ran (its normalised configuration), for --resume.
-Experiment storedExperiment(const RunRecord& r);
 // Throws ConfigError ("--resume RUN: the run is finished; ...") unless the run is stopped, failed
 // or interrupted: the check runLocally makes, for a caller to make before it prints anything.
 void checkResumable(const RunRecord& r);

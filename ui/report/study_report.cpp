@@ -17,6 +17,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/analysis/stored_run.h"
 #include "core/analysis/run_data.h"
 #include "core/analysis/speedup_breakdown.h"
 #include "core/analysis/run_summary.h"
@@ -95,19 +96,17 @@ QString roundsRange(const std::vector<double>& v, int decimals, const QString& u
 }
 
 int64_t seedOf(const RunRecord& r) {
-  const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
-  return cfg.value("training").toObject().value("seed").toInteger(1);
+  return static_cast<int64_t>(readStoredExperiment(r).experiment.training.seed);
 }
 
 double cpuHours(const std::vector<RunRecord>& runs) {
   double hours = 0;
   for (const auto& r : runs) {
     if (!(r.started_at > 0) || !(r.finished_at > r.started_at)) continue;
-    const QJsonObject exec =
-        QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object().value("execution").toObject();
-    const int perStage = std::max(1, exec.value("threads_per_stage").toInt(1));
+    const ExecutionConfig& exec = readStoredExperiment(r).experiment.execution;
+    const int perStage = std::max(1, exec.threads_per_stage);
     // single: one process computes every stage in turn; real: one process per stage.
-    const int threads = exec.value("mode").toString("single") == "single" ? perStage : perStage * std::max(1, r.stages);
+    const int threads = exec.mode == ExecutionMode::Single ? perStage : perStage * std::max(1, r.stages);
     hours += (r.finished_at - r.started_at) / 3600.0 * threads;
   }
   return hours;
@@ -115,11 +114,10 @@ double cpuHours(const std::vector<RunRecord>& runs) {
 
 QString regimeSetting(const std::vector<RunRecord>& runs) {
   if (runs.empty()) return QString();
-  const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(runs.front().config_json)).object();
-  const int limit = cfg.value("data").toObject().value("train_limit").toInt(0);
-  const int epochs = cfg.value("training").toObject().value("epochs").toInt(1);
-  const QJsonObject opt = cfg.value("optimizer").toObject();
-  const bool plain = opt.value("name").toString("sgd") == "sgd" && opt.value("momentum").toDouble(0) <= 0;
+  const Experiment e = readStoredExperiment(runs.front()).experiment;
+  const int64_t limit = e.data.train_limit;
+  const int epochs = static_cast<int>(e.training.epochs);
+  const bool plain = e.optimizer.name == OptimizerType::Sgd && e.optimizer.momentum <= 0;
   return QString("%L1 images, %2 epoch%3, N = %4%5")
       .arg(limit > 0 ? limit : 60000)
       .arg(epochs)

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/analysis/stored_run.h"
 #include "core/events/metric_keys.h"
 #include "core/analysis/run_data.h"
 #include "core/analysis/run_summary.h"
@@ -40,16 +41,11 @@ double mean(const std::vector<double>& v) {
 // The optimizer a run used, as the setup line of a quality section names it (absent fields take
 // the engine's defaults: sgd, momentum 0).
 QString optimizerText(const RunRecord& r) {
-  const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json));
-  if (!doc.isObject()) return "an unknown optimizer";
-  const QJsonObject o = doc.object().value("optimizer").toObject();
-  const QString name = o.value("name").toString("sgd");
-  if (name == "adam") return "Adam";
-  if (name == "adamw") return "AdamW";
-  if (name != "sgd") return name;
-  const double momentum = o.value("momentum").toDouble(0);  // the engine's default: 0
-  if (momentum <= 0) return "plain SGD (momentum 0)";
-  return QString("SGD with %1momentum %2").arg(o.value("nesterov").toBool(false) ? "Nesterov " : "").arg(momentum);
+  const OptimizerConfig& o = readStoredExperiment(r).experiment.optimizer;
+  if (o.name == OptimizerType::Adam) return "Adam";
+  if (o.name == OptimizerType::AdamW) return "AdamW";
+  if (o.momentum <= 0) return "plain SGD (momentum 0)";
+  return QString("SGD with %1momentum %2").arg(o.nesterov ? "Nesterov " : "").arg(o.momentum);
 }
 
 // The optimizer of a section's runs, or each one's when they differ.
@@ -111,8 +107,7 @@ using QualityCurves = std::map<std::string, std::vector<std::pair<QString, RunDa
 // The setup line: mode, stages, microbatches, training images and optimizer of the section's runs.
 void writeQualitySetup(QTextStream& md, const std::vector<RunRecord>& runs, const QString& variantsNote, int alsoEpoch) {
   const RunRecord& any = runs.front();
-  const QJsonObject data = QJsonDocument::fromJson(QByteArray::fromStdString(any.config_json)).object().value("data").toObject();
-  const int limit = data.value("train_limit").toInt();
+  const int64_t limit = readStoredExperiment(any).experiment.data.train_limit;
   md << "Single-process mode, " << any.stages << " stages, N = " << any.microbatches << " microbatches, "
      << (limit > 0 ? QString("the first %L1 training images").arg(limit) : QString("all training images"))
      << ", " << optimizerText(runs) << "; test accuracy at the end of epoch 1" << (alsoEpoch > 1 ? QString(", of epoch %1").arg(alsoEpoch) : QString())
@@ -287,9 +282,9 @@ void StudyReportWriter::qualityTargets(
 void StudyReportWriter::warmupCost(const std::vector<RunRecord>& runs) {
   std::map<QString, std::pair<double, double>> warmups;  // variant -> (warmup_epochs, epochs)
   for (const auto& r : runs) {
-    const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
-    const double w = cfg.value("pipemare").toObject().value("warmup_epochs").toDouble(0);
-    const double epochs = cfg.value("training").toObject().value("epochs").toDouble(0);
+    const Experiment e = readStoredExperiment(r).experiment;
+    const double w = e.pipemare.warmup_epochs;
+    const double epochs = e.training.epochs;
     if (w > 0 && epochs > 0) warmups[variantOf(r)] = {w, epochs};
   }
   if (warmups.empty()) return;

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/analysis/stored_run.h"
 #include "core/events/metric_keys.h"
 #include "core/analysis/run_data.h"
 #include "core/analysis/speedup_breakdown.h"
@@ -216,9 +217,7 @@ void StudyReportWriter::hardware() {
 // A hardware run's row key: its schedule, " (paper timing)" for pipeline.timing = paper
 // (forwards 2(P-1-s) ahead), and P; no runs or rates yet.
 StudyReportWriter::HardwareGroup StudyReportWriter::hardwareGroupOf(const RunRecord& r) {
-  const QJsonObject cfg = QJsonDocument::fromJson(QByteArray::fromStdString(r.config_json)).object();
-  const bool paperTiming = choiceFromName<PipelineTiming>(cfg.value("pipeline").toObject().value("timing").toString().toStdString()) ==
-                           PipelineTiming::Paper;
+  const bool paperTiming = readStoredExperiment(r).experiment.pipeline.timing == PipelineTiming::Paper;
   HardwareGroup g;
   g.variant = r.schedule + (paperTiming ? " (paper timing)" : "");
   g.stages = r.stages;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/analysis/stored_run.h"
 #include "core/analysis/sweep_tags.h"
 #include "core/config/experiment.h"
 #include "core/config/experiment_fields.h"
@@ -41,9 +42,9 @@ const std::vector<QString> kColumnOrder = {"gpipe", "1f1b", "pipedream", "2bw", 
 // (core/pipeline/training_method.h: its schedule, with T1; T2 and recompute leave the delays, so
 // T1+T2 gets T1's edge). Empty where the experiment cannot be read.
 QString predictedRow(const RunRecord& r) {
-  const Json j = Json::parse(r.config_json, nullptr, false);
-  if (!j.is_object()) return {};
-  const Experiment e = experimentAsFarAsReadable(j);
+  const StoredExperiment stored = readStoredExperiment(r);
+  if (!stored.readable) return {};
+  const Experiment& e = stored.experiment;
   return QString::fromStdString(stabilityMethodOf({e.pipeline.schedule, e.pipeline.recompute, e.pipemare.t1, e.pipemare.t2}).name());
 }
 

@@ -1,14 +1,19 @@
 #include "core/analysis/run_labels.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace pm {
 namespace {
 
+// A run recorded with `config` (what its file set: the rest takes the defaults, as the store
+// records a normalised experiment) of a model deep enough for 4 stages.
 RunRecord run(int64_t id, const std::string& config) {
   RunRecord r;
   r.id = id;
-  r.config_json = config;
+  nlohmann::json j = nlohmann::json::parse(config);
+  if (!j.contains("model")) j["model"] = {{"name", "resnet20"}};
+  r.config_json = j.dump();
   return r;
 }
 
@@ -27,15 +32,16 @@ TEST(RunLabels, ShowWhatDiffersAmongTheComparedRuns) {
   EXPECT_EQ(same.at(5), "");
 }
 
-// At most maxFields fields, "..." when more differ; a field one run lacks shows as "-".
-TEST(RunLabels, LongDifferencesAreCutAndMissingFieldsShown) {
+// At most maxFields fields, "..." when more differ; a field one run's record lacks (recorded before
+// the field existed) is read as its default, which that run used.
+TEST(RunLabels, LongDifferencesAreCutAndMissingFieldsReadAsTheirDefaults) {
   const auto labels = distinguishingLabels({run(1, R"({"pipeline":{"schedule":"gpipe","stages":2},"training":{"seed":1}})"),
                                             run(2, R"({"pipeline":{"schedule":"pipemare","stages":4},"training":{"seed":2},"pipemare":{"t1":true}})")},
                                            3);
   EXPECT_EQ(labels.at(1), "gpipe P=2 seed=1 ...");
   EXPECT_EQ(labels.at(2), "pipemare P=4 seed=2 ...");
   const auto all = distinguishingLabels({run(1, R"({"pipeline":{"stages":2}})"), run(2, R"({"pipeline":{"stages":2},"pipemare":{"t1":true}})")});
-  EXPECT_EQ(all.at(1), "T1=-");
+  EXPECT_EQ(all.at(1), "T1=false");
   EXPECT_EQ(all.at(2), "T1=true");
 }
 
