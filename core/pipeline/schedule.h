@@ -96,6 +96,9 @@ std::vector<Action> zbVRankActions(int stages, int microbatches, int chunks, int
 // runs, and a rank's compute actions over the whole run: the one-minibatch list of its
 // declaration repeated with microbatch ids offset by k*N, its step one Step(k) per chunk.
 int rankCount(const ScheduleParams& p);
+// Throws std::invalid_argument naming the first parameter out of range (stages, microbatches,
+// minibatches, update interval, paper timing, chunks) for p's schedule.
+void checkScheduleParams(const ScheduleParams& p);
 struct ChunkPlace {
   int rank = 0;
   int chunk = 0;

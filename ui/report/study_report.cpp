@@ -126,28 +126,6 @@ QString regimeSetting(const std::vector<RunRecord>& runs) {
       .arg(plain ? ", plain SGD" : "");
 }
 
-QString provenance(const std::vector<RunRecord>& runs) {
-  if (runs.empty()) return QString();
-  std::map<int64_t, int> seeds;
-  std::map<std::string, int> revisions;
-  for (const auto& r : runs) {
-    ++seeds[seedOf(r)];
-    ++revisions[r.revision.empty() ? std::string("unknown") : r.revision];
-  }
-  QStringList s, rev;
-  for (const auto& [seed, n] : seeds) s << QString::number(seed);
-  for (const auto& [name, n] : revisions)
-    rev << (revisions.size() == 1 ? QString::fromStdString(name) : QString("%1 (%2 runs)").arg(QString::fromStdString(name)).arg(n));
-  return QString("_%1 run%2, seed%3 %4; revision%5 %6; %7 CPU hours (wall time x threads)._")
-      .arg(runs.size())
-      .arg(runs.size() == 1 ? "" : "s")
-      .arg(seeds.size() == 1 ? "" : "s")
-      .arg(s.join(", "))
-      .arg(revisions.size() == 1 ? "" : "s")
-      .arg(rev.join(", "))
-      .arg(num(cpuHours(runs), 2));
-}
-
 }  // namespace study
 
 using namespace study;
@@ -258,18 +236,6 @@ QString StudyReportWriter::figure(const QString& name) {
 
 namespace study {
 
-Gap gapOf(const RegimeResults& r, const std::string& lr, const QString& variant) {
-  Gap g;
-  auto l = r.find(lr);
-  if (l == r.end() || !l->second.count("gpipe") || !l->second.count(variant)) return g;
-  const FinalAccuracy& ref = l->second.at("gpipe");
-  const FinalAccuracy& v = l->second.at(variant);
-  g.points = (v.mean - ref.mean) * 100;
-  g.seeds = std::min(ref.seeds.size(), v.seeds.size());
-  if (g.seeds >= 2) g.spread = std::max(ref.hi - ref.lo, v.hi - v.lo) * 100;
-  return g;
-}
-
 QString gapText(const Gap& g, bool withUnit) {
   if (!std::isfinite(g.points)) return QStringLiteral("-");
   QString t = signedNum(g.points, 2) + (withUnit ? " points" : "");
@@ -277,19 +243,18 @@ QString gapText(const Gap& g, bool withUnit) {
   return t;
 }
 
-bool missesTarget(const Gap& g) {
-  return std::isfinite(g.points) && g.points < -kTargetPoints && !(std::isfinite(g.spread) && g.points + g.spread >= -kTargetPoints);
-}
-
 QString gapVerdict(const Gap& g) {
-  if (!std::isfinite(g.points)) return QStringLiteral("no figure");
-  if (missesTarget(g)) return QStringLiteral("not reproduced");
-  if (g.points < -kTargetPoints)
-    return QString("within noise: it misses the %1-point target by %2, less than the seeds' spread (%3 points)")
-        .arg(num(kTargetPoints, 1), num(-kTargetPoints - g.points, 2), num(g.spread, 2));
-  return std::isfinite(g.spread) && g.spread >= kTargetPoints
-             ? QString("reproduced, within noise (seeds differ by %1 points)").arg(num(g.spread, 2))
-             : QStringLiteral("reproduced");
+  switch (pm::judgeGap(g)) {
+    case pm::GapVerdict::NoFigure: return QStringLiteral("no figure");
+    case pm::GapVerdict::NotReproduced: return QStringLiteral("not reproduced");
+    case pm::GapVerdict::WithinNoise:
+      return QString("within noise: it misses the %1-point target by %2, less than the seeds' spread (%3 points)")
+          .arg(num(kTargetPoints, 1), num(-kTargetPoints - g.points, 2), num(g.spread, 2));
+    case pm::GapVerdict::ReproducedWithinNoise:
+      return QString("reproduced, within noise (seeds differ by %1 points)").arg(num(g.spread, 2));
+    case pm::GapVerdict::Reproduced: return QStringLiteral("reproduced");
+  }
+  return QStringLiteral("no figure");
 }
 
 }  // namespace study
@@ -304,28 +269,10 @@ struct Regime {
   QString part;  // "A2"
 };
 
-// The learning rate a regime is judged at, where gpipe and `variant` both ran ("" when none): among
-// the rates with the most seeds of the two, the one where gpipe ends best. A rate run with more seeds
-// has a spread to judge its gap against, so it goes before a rate whose single run of gpipe ends a
-// fraction of a point higher.
-std::string bestGpipeRate(const RegimeResults& r, const QString& variant) {
-  std::string best;
-  std::pair<size_t, double> key{0, -1.0};  // (seeds, gpipe's accuracy)
-  for (const auto& [lr, v] : r) {
-    if (!v.count("gpipe") || !v.count(variant) || !std::isfinite(v.at("gpipe").mean)) continue;
-    const std::pair<size_t, double> k{std::min(v.at("gpipe").seeds.size(), v.at(variant).seeds.size()), v.at("gpipe").mean};
-    if (k > key) {
-      key = k;
-      best = lr;
-    }
-  }
-  return best;
-}
-
 // A planner ratio against the paper's: reproduced within 20 %.
 QString ratioVerdict(double ratio, double paper) {
   if (!std::isfinite(ratio)) return QStringLiteral("no figure");
-  return std::abs(ratio / paper - 1) <= 0.2 ? QStringLiteral("reproduced (planner)") : QStringLiteral("not reproduced (planner)");
+  return pm::ratioReproduced(ratio, paper) ? QStringLiteral("reproduced (planner)") : QStringLiteral("not reproduced (planner)");
 }
 
 }  // namespace

@@ -143,7 +143,7 @@ void writeQualityTable(QTextStream& md, const QualityCells& byLr, int alsoEpoch,
       md << "| " << v << " | " << QString::fromStdString(lr) << " | " << c.show(c.epoch1) << " | "
           << (alsoEpoch > 1 ? c.show(c.mid) + " | " : QString()) << c.show(c.last) << " | "
           << (v == "gpipe" && std::isfinite(ref) ? num(0.0, 2) : signedNum((c.meanLast() - ref) * 100, 2)) << " | " << QString::fromStdString(c.statusText()) << " |\n";
-      FinalAccuracy& f = into[lr][v];
+      FinalAccuracy& f = into[lr][v.toStdString()];
       f.mean = c.meanLast();
       f.seeds = c.seeds;
       for (double x : c.last)

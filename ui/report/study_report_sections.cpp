@@ -308,4 +308,30 @@ void StudyReportWriter::planner() {
 }
 
 
+namespace study {
+
+QString provenance(const std::vector<RunRecord>& runs) {
+  if (runs.empty()) return QString();
+  std::map<int64_t, int> seeds;
+  std::map<std::string, int> revisions;
+  for (const auto& r : runs) {
+    ++seeds[seedOf(r)];
+    ++revisions[r.revision.empty() ? std::string("unknown") : r.revision];
+  }
+  QStringList s, rev;
+  for (const auto& [seed, n] : seeds) s << QString::number(seed);
+  for (const auto& [name, n] : revisions)
+    rev << (revisions.size() == 1 ? QString::fromStdString(name) : QString("%1 (%2 runs)").arg(QString::fromStdString(name)).arg(n));
+  return QString("_%1 run%2, seed%3 %4; revision%5 %6; %7 CPU hours (wall time x threads)._")
+      .arg(runs.size())
+      .arg(runs.size() == 1 ? "" : "s")
+      .arg(seeds.size() == 1 ? "" : "s")
+      .arg(s.join(", "))
+      .arg(revisions.size() == 1 ? "" : "s")
+      .arg(rev.join(", "))
+      .arg(num(cpuHours(runs), 2));
+}
+
+}  // namespace study
+
 }  // namespace pm::ui

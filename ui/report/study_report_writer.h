@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/analysis/frontier.h"
+#include "core/analysis/quality_gaps.h"
 #include "core/store/run_store.h"
 #include "ui/report/study_report.h"
 
@@ -53,15 +54,8 @@ void addStepSeries(CurvePlot& plot, const QString& name, const QColor& color, co
 
 QJsonObject readJson(const QString& path);
 
-// One variant at one learning rate: its final test accuracy over seeds. mean is NaN unless every
-// seed finished (a diverged or stopped run's last evaluation is no final figure); lo and hi are
-// the seeds' extremes.
-struct FinalAccuracy {
-  double mean = NAN, lo = NAN, hi = NAN;
-  std::vector<int64_t> seeds;
-};
-// lr -> variant -> its final accuracy.
-using RegimeResults = std::map<std::string, std::map<QString, FinalAccuracy>>;
+using pm::FinalAccuracy;
+using pm::RegimeResults;
 
 // " (1.21-1.28x over 3 rounds)" (" (1.21-1.28x)" without the count): the lowest and highest of
 // v's finite values, when there are two or more; else "".
@@ -73,20 +67,19 @@ int64_t seedOf(const RunRecord& r);
 // A stability-map seed that passes or misses the rule judging its rate by less than this many
 // accuracy points makes the rate a near call: another seed could move the measured edge a step.
 constexpr double kBorderlinePoints = 0.5;
-// The paper's quality target: PipeMare within 1.0 accuracy point of synchronous training.
-constexpr double kTargetPoints = 1.0;
-// A variant's gap to gpipe at one learning rate, in accuracy points: the mean over seeds, and the
-// seed spread (the larger of the two variants' ranges; NaN with one seed).
-struct Gap {
-  double points = NAN, spread = NAN;
-  size_t seeds = 0;
-};
-Gap gapOf(const RegimeResults& r, const std::string& lr, const QString& variant);
+using pm::Gap;
+using pm::kTargetPoints;
+using pm::missesTarget;
+// core/analysis/quality_gaps.h's, for the report's variant names.
+inline Gap gapOf(const RegimeResults& r, const std::string& lr, const QString& variant) {
+  return pm::gapOf(r, lr, variant.toStdString());
+}
+inline Gap gapOf(const RegimeResults& r, const std::string& lr, const char* variant) { return pm::gapOf(r, lr, std::string(variant)); }
+inline std::string bestGpipeRate(const RegimeResults& r, const QString& variant) { return pm::bestGpipeRate(r, variant.toStdString()); }
+inline std::string bestGpipeRate(const RegimeResults& r, const char* variant) { return pm::bestGpipeRate(r, std::string(variant)); }
 // "-0.80 (2 seeds, spread 0.80)"; withUnit: "-0.80 points (2 seeds, spread 0.80)".
 QString gapText(const Gap& g, bool withUnit = false);
-// A gap that misses the target of kTargetPoints by more than its seeds' spread.
-bool missesTarget(const Gap& g);
-// reproduced / within noise / not reproduced, against the target of kTargetPoints.
+// reproduced / within noise / not reproduced (core/analysis/quality_gaps.h's judgeGap), in words.
 QString gapVerdict(const Gap& g);
 
 // The regime and learning rate the quality claim is judged on; results nullptr when none; prefix
