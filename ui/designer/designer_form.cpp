@@ -1,12 +1,12 @@
 // The Design tab's form: a widget per field of the experiment format (built from a design,
 // grouped by the format's sections in the field table's order, with tooltips from the format's
 // field table), read back into a design and validated on every edit, the flagged field marked in
-// place; the fields that do not apply to the design hidden unless "Show all fields" is ticked; and
-// the wheel rule of its fields. The presets, files and Run are in designer_view.cpp.
+// place; the fields that do not apply to the design hidden unless "Show all fields" is ticked (the
+// wheel rule of its fields is in field_wheel_guard.cpp). The presets and Run are in
+// designer_view.cpp, the files in designer_files.cpp.
 #include <QAbstractScrollArea>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QCoreApplication>
 #include <QEvent>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -16,17 +16,14 @@
 #include <QLayoutItem>
 #include <QLineEdit>
 #include <QPoint>
-#include <QScrollBar>
 #include <QSpinBox>
 #include <QString>
 #include <QVBoxLayout>
 #include <QVariant>
-#include <QWheelEvent>
 #include <QWidget>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <map>
 #include <string>
@@ -288,28 +285,6 @@ QWidget* newFieldWidget(const Json& v, const FieldInfo* info, QWidget* box, cons
 }
 
 }  // namespace
-
-void FieldWheelGuard::guard(QWidget* field) {
-  field->setFocusPolicy(Qt::StrongFocus);
-  field->installEventFilter(this);
-}
-
-bool FieldWheelGuard::eventFilter(QObject* watched, QEvent* event) {
-  if (event->type() != QEvent::Wheel) return false;
-  auto* field = qobject_cast<QWidget*>(watched);
-  if (!field || field->hasFocus()) return false;  // a focused field takes the wheel as usual
-  // Handed to the form's scroll bar, as the scroll area does with a wheel over its viewport (a
-  // wheel the field ignored would reach the form only when it comes from the mouse, not from a
-  // synthesised event).
-  if (form_ && form_->isAncestorOf(field)) {
-    auto* wheel = static_cast<QWheelEvent*>(event);
-    const QPoint delta = wheel->angleDelta();
-    QScrollBar* bar = std::abs(delta.x()) > std::abs(delta.y()) ? form_->horizontalScrollBar() : form_->verticalScrollBar();
-    QCoreApplication::sendEvent(bar, wheel);
-  }
-  event->accept();
-  return true;
-}
 
 void DesignerView::build(const Json& normalised) {
   building_ = true;

@@ -9,7 +9,12 @@
 class QEvent;
 class QWidget;
 
+class QString;
+
 namespace pm::ui {
+
+// The user's own presets: $XDG_DATA_HOME/pipemare/experiments (designer_files.cpp).
+QString userPresetDir();
 
 // The one wheel rule of the form's fields: a field (spin box, drop-down, any other) takes the
 // mouse wheel only while it has the keyboard focus, clicked or tabbed into. Over any other field
