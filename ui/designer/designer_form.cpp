@@ -5,6 +5,7 @@
 // wheel rule of its fields is in field_wheel_guard.cpp). The presets and Run are in
 // designer_view.cpp, the files in designer_files.cpp.
 #include <QAbstractScrollArea>
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
@@ -17,6 +18,7 @@
 #include <QLineEdit>
 #include <QPoint>
 #include <QSpinBox>
+#include <QStyle>
 #include <QString>
 #include <QVBoxLayout>
 #include <QVariant>
@@ -350,6 +352,14 @@ void DesignerView::addFields(const Json& obj, const std::string& prefix, QWidget
       const QString problem = unknownKeyProblem(path, v);
       unknownKeys_[path] =
           problem.isEmpty() ? tr("%1 is not a field of the experiment format").arg(QString::fromStdString(path)) : problem;
+    }
+    // A path field has its Browse button inside it (the field stays one widget, as the form's
+    // other fields are).
+    if (auto* edit = qobject_cast<QLineEdit*>(w); edit && (path == "data.path" || path == "model.path")) {
+      QAction* browse = edit->addAction(style()->standardIcon(QStyle::SP_DirOpenIcon), QLineEdit::TrailingPosition);
+      browse->setObjectName(QStringLiteral("browse:") + QString::fromStdString(path));
+      browse->setToolTip(tr("Browse... (choose the %1 in a dialog)").arg(path == "model.path" ? tr("model file") : tr("data file or folder")));
+      connect(browse, &QAction::triggered, this, [this, path] { browseForField(QString::fromStdString(path)); });
     }
     form->addRow(QString::fromStdString(it.key()), w);
   }

@@ -2,7 +2,9 @@
 // file's units are described under the preset list (by `pipemare models --file`, in the
 // background: the workbench does not link LibTorch), and the design a run or the planner reads
 // names its files by absolute path.
+#include <QDir>
 #include <QFile>
+#include <QLineEdit>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QJsonArray>
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "core/config/experiment.h"
+#include "core/config/experiment_fields.h"
 #include "ui/designer/designer_view.h"
 #include "ui/store/file_dialogs.h"
 
@@ -34,8 +37,9 @@ QString commandError(const QJsonObject& answer, int code) {
 
 }  // namespace
 
-nlohmann::json DesignerView::runnableJson() const {
-  nlohmann::json j = currentJson();
+nlohmann::json DesignerView::runnableJson() const { return runnableJsonOf(currentJson()); }
+
+nlohmann::json DesignerView::runnableJsonOf(const nlohmann::json& j) const {
   try {
     Experiment e = experimentFromJson(j, "design");
     // Relative to the open file's folder, as `pipemare run FILE` reads them; a new design's are
@@ -54,6 +58,28 @@ void DesignerView::openModelDialog() {
   const QString path = openFileName(this, FileKind::Model, tr("Open model"), start,
                                     tr("TorchScript models (*.pt *.pth *.ts);;All files (*)"));
   if (!path.isEmpty()) openModelFile(path);
+}
+
+void DesignerView::browseForField(const QString& path) {
+  auto* edit = qobject_cast<QLineEdit*>(fieldWidget(path));
+  if (!edit) return;
+  // Relative paths are the design's file's folder's, as a run reads them.
+  const QString base = file_.isEmpty() ? QDir::currentPath() : QFileInfo(file_).absolutePath();
+  const QString current = edit->text().isEmpty() ? QString() : QDir(base).absoluteFilePath(edit->text());
+  const QString start = current.isEmpty() ? base : QFileInfo(current).absolutePath();
+  QString chosen;
+  if (path == QLatin1String("model.path")) {
+    chosen = openFileName(this, FileKind::Model, tr("Model file"), start, tr("TorchScript models (*.pt *.pth *.ts);;All files (*)"));
+  } else {
+    const DatasetKind dataset = experimentAsFarAsReadable(currentJson()).data.dataset;
+    if (dataset == DatasetKind::FashionMnist)
+      chosen = openDirectory(this, FileKind::Data, tr("Fashion-MNIST folder"), current, base);
+    else if (dataset == DatasetKind::Tensors)
+      chosen = openFileName(this, FileKind::Data, tr("Tensor data"), start, tr("Tensor files (*.pt *.pth);;All files (*)"));
+    else
+      chosen = openFileName(this, FileKind::Data, tr("Text corpus"), start, tr("Text files (*.txt);;All files (*)"));
+  }
+  if (!chosen.isEmpty()) setFieldText(path, chosen);
 }
 
 void DesignerView::openModelFile(const QString& path) {

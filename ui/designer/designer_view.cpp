@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/config/experiment.h"
+#include "core/config/experiment_fields.h"
 #include "ui/designer/designer_form.h"
 #include "ui/designer/run_naming.h"
 #include "ui/store/file_dialogs.h"
@@ -164,12 +165,25 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   modelUnits_->hide();
   describer_ = new QProcess(this);
   fileCheck_ = new QProcess(this);
+  // Nothing above the form changes height, and the messages below it have a height of their own
+  // (they scroll when longer): a message that comes or goes never moves a field under the pointer.
+  auto* messages = new QScrollArea(this);
+  messages->setObjectName(QStringLiteral("designMessages"));
+  messages->setWidgetResizable(true);
+  messages->setFrameShape(QFrame::NoFrame);
+  auto* messageBox = new QWidget(messages);
+  auto* messageLayout = new QVBoxLayout(messageBox);
+  messageLayout->setContentsMargins(0, 0, 0, 0);
+  messageLayout->addWidget(status_);  // the verdict first, then the model file's units
+  messageLayout->addWidget(modelUnits_);
+  messageLayout->addStretch(1);
+  messages->setWidget(messageBox);
+  messages->setFixedHeight(5 * fontMetrics().lineSpacing() + 6);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(buttons);
-  layout->addWidget(modelUnits_);
   layout->addWidget(scroll, 1);
-  layout->addWidget(status_);
+  layout->addWidget(messages);
 
   connect(presets_, &QComboBox::currentIndexChanged, this, [this](int i) {
     // Another preset replaces the design: unsaved edits are dropped only when the user says so;
@@ -241,6 +255,34 @@ void DesignerView::setExperiment(const Json& j) {
   watchFields();
   undo_->clear();  // the edits of another design
   validate();
+}
+
+nlohmann::json DesignerView::plannableDespiteInvalid(QString* note) const {
+  if (valid_ || invalidField_.isEmpty() || !unknownKeys_.empty()) return nlohmann::json();
+  const std::string path = invalidField_.toStdString();
+  // A field some schedule does not use: under gpipe or under pipemare it does not apply.
+  const Experiment readable = experimentAsFarAsReadable(currentJson());
+  bool scheduleOnly = false;
+  for (ScheduleKind k : {ScheduleKind::GPipe, ScheduleKind::PipeMare}) {
+    Experiment other = readable;
+    other.pipeline.schedule = k;
+    scheduleOnly = scheduleOnly || !whyFieldDoesNotApply(other, path).empty();
+  }
+  if (!scheduleOnly) return nlohmann::json();
+  nlohmann::json j = currentJson();
+  const nlohmann::json byDefault = experimentToJson(Experiment{});
+  const nlohmann::json::json_pointer at("/" + QString::fromStdString(path).replace('.', '/').toStdString());
+  if (!byDefault.contains(at)) return nlohmann::json();
+  j[at] = byDefault[at];
+  try {
+    (void)experimentFromJson(j, "design");
+  } catch (const std::exception&) {
+    return nlohmann::json();  // more than that one field is wrong
+  }
+  if (note)
+    *note = tr("Planned with %1 at its default (%2): the value typed is not valid (%3).")
+                .arg(invalidField_, QString::fromStdString(byDefault[at].dump()), message_);
+  return runnableJsonOf(j);  // as a run would read it
 }
 
 void DesignerView::watchFields() {

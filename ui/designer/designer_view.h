@@ -52,6 +52,7 @@ class DesignerView : public QWidget {
   // relative to the open file (model.path, a tensor dataset's data.path and data.eval_path) made
   // absolute, as `pipemare run FILE` resolves them. currentJson() when the design is not valid.
   nlohmann::json runnableJson() const;
+  nlohmann::json runnableJsonOf(const nlohmann::json& design) const;  // runnableJson of another design
   // The `pipemare` executable that describes model files (`pipemare models --file`).
   void setEngineBinary(const QString& binary) { engine_ = binary; }
   // A TorchScript model file: the design's model becomes it, and its units are described below
@@ -61,6 +62,10 @@ class DesignerView : public QWidget {
   QString modelUnitsText() const;
   bool valid() const { return valid_; }
   QString validationMessage() const { return message_; }
+  // What the planner can still plan while the design is invalid: where the one problem is a field
+  // that only some schedules use (pipemare.*, pipeline.update_interval, ...), the design with that
+  // field at its default, and `note` says so; null otherwise (the planner then has nothing to plan).
+  nlohmann::json plannableDespiteInvalid(QString* note) const;
   QString invalidField() const { return invalidField_; }  // dotted path of the flagged field
   QString statusText() const;  // the status line under the form, as plain text
   QWidget* fieldWidget(const QString& path) const;
@@ -105,6 +110,9 @@ class DesignerView : public QWidget {
   void requestRun();
   void openDialog();
   void openModelDialog();
+  // The Browse action of a path field (model.path, data.path): a file, or the dataset's folder
+  // for fashion-mnist, chosen in a dialog and put in the field as one undoable edit.
+  void browseForField(const QString& path);
   void saveAsDialog();
   // Save (Ctrl+S): writes the open file when there is one and it can be written; otherwise (a new
   // design, a read-only installed preset) it is Save as....

@@ -19,6 +19,10 @@
 #include <QLabel>
 #include <QFile>
 #include <QMessageBox>
+#include <QVBoxLayout>
+#include <QHBoxLayout>
+#include <QTextBrowser>
+#include <QDialog>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSplitter>
@@ -121,8 +125,11 @@ QTabWidget* MainWindow::buildTabs(const QString& presetDir, const QString& binar
   connect(runs_, &RunsBrowser::resumeRequested, this, resume);
   connect(live_, &LivePanel::resumeRequested, this, resume);
   connect(designer_, &DesignerView::validityChanged, this, [this](bool valid) {
+    QString note;
     if (valid)
       planner_->setExperiment(designer_->runnableJson());
+    else if (const nlohmann::json despite = designer_->plannableDespiteInvalid(&note); despite.is_object())
+      planner_->setExperiment(despite, note);  // a field one schedule uses does not blank every row
     else
       planner_->setInvalid(designer_->validationMessage());
   });
@@ -289,17 +296,46 @@ void MainWindow::showShortcuts() {
   box.exec();
 }
 
-// README.md in the desktop's viewer for it; a message that says where it was looked for when it
-// cannot be opened.
+// README.md in a window of the workbench's own (the desktop may have no viewer for Markdown: F1
+// then said "No program could open README.md"), its links to docs/ followed there; a button opens
+// it in the desktop's viewer where there is one. A message says where it was looked for when it
+// is not installed.
 void MainWindow::openDocumentation() {
   const QString file = documentationFile();
-  if (!file.isEmpty() && QDesktopServices::openUrl(QUrl::fromLocalFile(file))) return;
-  const QString data = QString::fromStdString(pipemareDataDir());
-  QMessageBox::information(this, tr("Documentation"),
-                           file.isEmpty()
-                               ? tr("The documentation is not installed: there is no README.md in %1 or in %2.")
-                                     .arg(data, QDir::cleanPath(data + QStringLiteral("/../doc/pipemare")))
-                               : tr("No program could open %1.").arg(file));
+  if (file.isEmpty()) {
+    const QString data = QString::fromStdString(pipemareDataDir());
+    QMessageBox::information(this, tr("Documentation"),
+                             tr("The documentation is not installed: there is no README.md in %1 or in %2.")
+                                 .arg(data, QDir::cleanPath(data + QStringLiteral("/../doc/pipemare"))));
+    return;
+  }
+  auto* viewer = findChild<QDialog*>(QStringLiteral("documentationViewer"));
+  if (!viewer) {
+    viewer = new QDialog(this);
+    viewer->setObjectName(QStringLiteral("documentationViewer"));
+    viewer->setWindowTitle(tr("PipeMare Workbench documentation"));
+    viewer->resize(900, 700);
+    auto* browser = new QTextBrowser(viewer);
+    browser->setObjectName(QStringLiteral("documentationBrowser"));
+    browser->setOpenLinks(true);
+    browser->setOpenExternalLinks(true);  // web links in the desktop's browser
+    auto* external = new QPushButton(tr("Open in the desktop's viewer"), viewer);
+    connect(external, &QPushButton::clicked, viewer, [browser] { QDesktopServices::openUrl(browser->source()); });
+    auto* close = new QPushButton(tr("Close"), viewer);
+    connect(close, &QPushButton::clicked, viewer, &QDialog::close);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(external);
+    buttons->addStretch(1);
+    buttons->addWidget(close);
+    auto* layout = new QVBoxLayout(viewer);
+    layout->addWidget(browser, 1);
+    layout->addLayout(buttons);
+  }
+  viewer->findChild<QTextBrowser*>(QStringLiteral("documentationBrowser"))
+      ->setSource(QUrl::fromLocalFile(file), QTextDocument::MarkdownResource);
+  viewer->show();
+  viewer->raise();
+  viewer->activateWindow();
 }
 
 // The designer's last file (else the quickstart preset) and the saved preferences.

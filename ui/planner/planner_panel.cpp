@@ -9,6 +9,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
+#include <QScrollBar>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
@@ -87,6 +88,7 @@ PlannerPanel::PlannerPanel(const QString& pipemareBinary, QWidget* parent)
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);  // no empty band right of the last column
   status_->setWordWrap(true);
   setMemoryTitle(tr("Predicted memory per stage (MiB)"));
   setGantt(tr("Predicted timeline"), {}, 1);
@@ -214,8 +216,9 @@ PlannerPanel::~PlannerPanel() {
   delete tmp_;
 }
 
-void PlannerPanel::setExperiment(const Json& experiment) {
+void PlannerPanel::setExperiment(const Json& experiment, const QString& note) {
   experiment_ = experiment;
+  note_ = note;
   std::string timing = "1f1b";
   if (experiment.is_object() && experiment.contains("pipeline") && experiment["pipeline"].is_object())
     timing = experiment["pipeline"].value("timing", std::string("1f1b"));
@@ -341,6 +344,7 @@ void PlannerPanel::showPlan() {
     if (name == shownSchedule_) selectRow = r;
   }
   table_->selectRow(selectRow);
+  fitTableHeight();
   if (auto* item = table_->item(selectRow, 0)) table_->scrollToItem(item);  // the design's row in view
   showSchedule(table_->item(selectRow, 0) ? table_->item(selectRow, 0)->text() : shownSchedule_);
   const auto& ratios = plan_["ratios"];
@@ -375,12 +379,27 @@ void PlannerPanel::showPlan() {
                        .arg(100.0 / std::max(1, plan_.value("stages", 1)), 0, 'f', 1);
   }
   if (!stagesNote.isEmpty()) status_->setText(status_->text() + " " + stagesNote);
+  if (!note_.isEmpty())
+    status_->setText(tr("<span style='color:#8a6d3b'>%1</span> ").arg(note_.toHtmlEscaped()) + status_->text());
   // Rows that do not apply to this design, and why (interleaved 1F1B needs N a multiple of P).
   if (plan_.contains("not_planned") && plan_["not_planned"].is_array())
     for (const auto& n : plan_["not_planned"])
       status_->setText(status_->text() + " " +
                        tr("No %1 row: %2.").arg(QString::fromStdString(n.value("schedule", std::string())),
                                                 QString::fromStdString(n.value("why", std::string())).toHtmlEscaped()));
+}
+
+// The table as tall as its rows (at most 9 of them, and 35 % of the panel), so that every schedule
+// shows without scrolling where there is room; the plots below take the rest.
+void PlannerPanel::fitTableHeight() {
+  const int rows = std::min(table_->rowCount(), 9);
+  if (rows == 0) return;
+  int height = table_->horizontalHeader()->height() + 2 * table_->frameWidth();
+  for (int r = 0; r < rows; ++r) height += table_->rowHeight(r);
+  if (table_->horizontalScrollBar()->isVisible()) height += table_->horizontalScrollBar()->height();
+  // In a short window the plots keep more than half of the panel (the table then scrolls).
+  if (this->height() > 0) height = std::min(height, this->height() * 35 / 100);
+  table_->setMinimumHeight(height);
 }
 
 void PlannerPanel::showSchedule(const QString& schedule) {
@@ -394,8 +413,9 @@ void PlannerPanel::showSchedule(const QString& schedule) {
     // A schedule with several chunks per rank is planned per rank (its chunks together).
     const bool perRank = s.value("per_stage_is", std::string("stage")) == "rank";
     const std::vector<int> stageRanks = s.contains("stage_ranks") ? s["stage_ranks"].get<std::vector<int>>() : std::vector<int>{};
-    setMemoryTitle(perRank ? tr("Predicted memory, %1\n(MiB per rank, its %2 chunks together)").arg(schedule).arg(s.value("chunks", 1))
-                           : tr("Predicted memory, %1\n(MiB per stage)").arg(schedule));
+    // Short enough for one line over the narrow plot of a 1024 px window.
+    setMemoryTitle(perRank ? tr("Memory per rank, its %2 chunks together: %1").arg(schedule).arg(s.value("chunks", 1))
+                           : tr("Memory per stage: %1").arg(schedule));
     memory_->setData({"weights", "gradients", "optimizer", "stash", "delta", "activations"}, values, perRank ? tr("rank") : tr("stage"),
                      tr("MiB"));
 

@@ -40,7 +40,8 @@ class PlannerPanel : public QWidget {
   ~PlannerPanel() override;
 
   // Re-plan for this experiment (normalised experiment JSON); debounced.
-  void setExperiment(const nlohmann::json& experiment);
+  // `note`: said first under the plan (a design planned with a field at its default).
+  void setExperiment(const nlohmann::json& experiment, const QString& note = QString());
   // The design does not validate: clear the plan (it described another design) and say why.
   void setInvalid(const QString& reason);
   const nlohmann::json& plan() const { return plan_; }
@@ -95,6 +96,7 @@ class PlannerPanel : public QWidget {
   void showFailure(const QString& message);
   void clearPlan(const QString& statusHtml);
   void showPlan();
+  void fitTableHeight();
   // The row's memory bars and timeline (its trace from --trace-dir).
   void showSchedule(const QString& schedule);
   // stageRanks: the rank of each stage where ranks hold several (a row per rank), else empty.
@@ -121,6 +123,7 @@ class PlannerPanel : public QWidget {
   QTimer* debounce_;
   PlanProcess* proc_;  // plan --experiment
   QTemporaryDir* tmp_;
+  QString note_;           // setExperiment's note
   QString shownSchedule_;  // the design's row, as the latest plan's trace names it
   QString ganttTitle_, memoryTitle_;
   double ganttBusy_ = 0;  // busy share of the boxes shown

@@ -257,10 +257,10 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
   count_ = boxes.size();
   spanMs_ = (t1 - t0) * 1e3;
   fit();
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  rowNames_.clear();
   if (stageRanks_.empty()) {
     rows_ = std::max(1, stages);
-    for (int s = 0; s < stages; ++s) ticker->addTick(s, tr("stage %1").arg(s));
+    for (int s = 0; s < stages; ++s) rowNames_ << tr("stage %1").arg(s);
     plot_->yAxis->setLabel(tr("stage"));
   } else {
     rows_ = 1 + *std::max_element(stageRanks_.begin(), stageRanks_.end());
@@ -268,12 +268,11 @@ void GanttPlot::setBoxes(const std::vector<GanttBox>& boxes, int stages) {
       QStringList held;
       for (size_t s = 0; s < stageRanks_.size(); ++s)
         if (stageRanks_[s] == r) held << QString::number(s);
-      ticker->addTick(r, tr("rank %1: stages %2").arg(r).arg(held.join(QStringLiteral(", "))));
+      rowNames_ << tr("rank %1: stages %2").arg(r).arg(held.join(QStringLiteral(", ")));
     }
     plot_->yAxis->setLabel(tr("rank"));
   }
-  plot_->yAxis->setRange(-0.6, rows_ - 0.4);
-  plot_->yAxis->setTicker(ticker);
+  fitRowLabels();
   showEmptyState();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -285,6 +284,53 @@ void GanttPlot::setEmptyText(const QString& text) {
 }
 
 bool GanttPlot::showsEmptyText() const { return emptyNote_ && emptyNote_->visible(); }
+
+void GanttPlot::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitRowLabels();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void GanttPlot::fitRowLabels() {
+  // The axis rectangle's height as laid out for the widget's size now.
+  plot_->plotLayout()->update(QCPLayoutElement::upLayout);
+  const double height = std::max(1, plot_->axisRect()->height());
+  const double label = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
+  // Rows one label tall at least: k rows per label. Half a label of room above the first row and
+  // below the last, so that neither label is cut at the plot's edge.
+  const double span = rows_ + 0.2;
+  const double rowPx = height / span;
+  const int every = std::max(1, static_cast<int>(std::ceil(label * 1.1 / std::max(rowPx, 1e-9))));
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (int r = 0; r < rowNames_.size(); r += every) ticker->addTick(r, rowNames_[r]);
+  plot_->yAxis->setTicker(ticker);
+  const double pad = std::max(0.6, (label / 2 + 2) / std::max(rowPx, 1e-9));
+  plot_->yAxis->setRange(-pad, rows_ - 1 + pad);
+}
+
+QStringList GanttPlot::rowLabelsShown() const {
+  QStringList out;
+  const auto ticker = plot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  if (!ticker) return out;
+  for (auto it = ticker->ticks().cbegin(); it != ticker->ticks().cend(); ++it)
+    if (plot_->yAxis->range().contains(it.key())) out << it.value();
+  return out;
+}
+
+bool GanttPlot::rowLabelsFit() const {
+  const double label = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
+  const QRect rect = plot_->axisRect()->rect();
+  const auto ticker = plot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  if (!ticker) return true;
+  double previous = -1e9;
+  for (auto it = ticker->ticks().cbegin(); it != ticker->ticks().cend(); ++it) {
+    const double y = plot_->yAxis->coordToPixel(it.key());
+    if (y - label / 2 < rect.top() - 0.5 || y + label / 2 > rect.bottom() + 1.5) return false;
+    if (std::abs(y - previous) < label) return false;  // two labels on each other
+    previous = y;
+  }
+  return true;
+}
 
 void GanttPlot::showEmptyState() {
   const bool empty = count_ == 0;

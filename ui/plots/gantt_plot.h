@@ -45,6 +45,11 @@ class GanttPlot : public QWidget {
   int rowOf(int stage) const;
   int chunkOf(int stage) const;
   int rows() const { return rows_; }
+  // The row labels shown ("stage 3", "rank 1: stages 1, 6"): every row's where a row is as tall
+  // as a label, else every k-th (the first always); none is cut at the plot's top or bottom.
+  QStringList rowLabelsShown() const;
+  // Whether every shown row label lies within the axis rectangle, as drawn now.
+  bool rowLabelsFit() const;
   size_t boxCount() const { return count_; }
   // From the first start to the last end of the boxes, in ms (0 when empty).
   double makespanMs() const { return spanMs_; }
@@ -70,6 +75,11 @@ class GanttPlot : public QWidget {
   int labelsShown() const;
   int labelCount() const { return static_cast<int>(labels_.size()); }
   QWidget* canvas() const;  // the widget that takes the mouse
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
+ public:
   // The canvas pixel of time `ms` (from the first start) on the row of `stage` (its rank's row
   // with several stages per rank), as drawn now.
   QPoint pixelOf(double ms, int stage) const;
@@ -86,6 +96,7 @@ class GanttPlot : public QWidget {
   void showEmptyState();  // the empty text and the axes' ticks, as count_ says
   void onRangeChanged();  // keeps the view within the trace, fits the labels, tells viewChanged
   void fitLabels();       // shows the labels that fit their boxes at the current zoom
+  void fitRowLabels();    // the row labels that fit the rows' height, and room for the first and last
   void hoverAt(const QPoint& pixel);
   double limitMs() const;  // the time axis' upper bound
   struct Label {
@@ -96,6 +107,7 @@ class GanttPlot : public QWidget {
   std::vector<GanttBox> boxes_;  // as given; times in ms from the first start
   std::vector<int> stageRanks_;  // setStageRanks (empty: a row per stage)
   int rows_ = 1;
+  QStringList rowNames_;  // every row's label
   std::vector<Label> labels_;
   QString hoverText_;
   double timeLimitMs_ = 0;

@@ -74,6 +74,20 @@ QString openFileName(QWidget* parent, FileKind kind, const QString& caption, con
   return run(dialog, kind);
 }
 
+QString openDirectory(QWidget* parent, FileKind kind, const QString& caption, const QString& current, const QString& fallbackDir) {
+  QString start = !current.isEmpty() && QFileInfo(current).isDir() ? current : lastFolder(kind);
+  if (start.isEmpty()) start = fallbackDir.isEmpty() ? QDir::currentPath() : fallbackDir;
+  QFileDialog dialog(parent, caption, start);
+  listWithoutReading(&dialog);
+  dialog.setAcceptMode(QFileDialog::AcceptOpen);
+  dialog.setFileMode(QFileDialog::Directory);
+  dialog.setOption(QFileDialog::ShowDirsOnly, true);
+  if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty()) return {};
+  const QString dir = dialog.selectedFiles().constFirst();
+  QSettings().setValue(settingsKey(kind), dir);
+  return dir;
+}
+
 QString saveFileName(QWidget* parent, FileKind kind, const QString& caption, const QString& suggested,
                      const QString& filter, const QString& fallbackDir) {
   const QFileInfo info(suggested);

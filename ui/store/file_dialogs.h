@@ -28,6 +28,10 @@ QString openFileName(QWidget* parent, FileKind kind, const QString& caption, con
 QString saveFileName(QWidget* parent, FileKind kind, const QString& caption, const QString& suggested,
                      const QString& filter, const QString& fallbackDir = {});
 
+// The folder chosen to open (a dataset's folder); "" when the user cancelled. It starts in
+// `current` when that is a folder, else the kind's last folder, else `fallbackDir`.
+QString openDirectory(QWidget* parent, FileKind kind, const QString& caption, const QString& current, const QString& fallbackDir);
+
 // The folder a dialog of `kind` starts in ("" when none was used yet).
 QString lastFolder(FileKind kind);
 
