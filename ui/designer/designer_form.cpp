@@ -459,7 +459,11 @@ void DesignerView::validate() {
   if (!others.isEmpty()) status_->setText(status_->text() + others);
   if (!dropNote_.isEmpty()) status_->setText(status_->text() + QStringLiteral("<br>") + dropNote_);
   lastDesign_ = currentJson();
+  // Fields hidden below the pointer must not shorten the form under it: a shorter form would pull
+  // the view back and move the field being used. The form keeps its height until another design.
+  const int formHeight = form_->height();
   showApplicableFields(form_, widgets_, lastDesign_, invalidField_.toStdString(), unknownKeys_);
+  if (isVisible()) form_->setMinimumHeight(std::max(form_->minimumHeight(), formHeight));
   Q_EMIT validityChanged(valid_);
   updateModified();  // every edit passes here: the "*" of unsaved edits follows it
 }
@@ -480,28 +484,6 @@ std::vector<DesignerView::StoppedField> DesignerView::fieldsThatStoppedApplying(
     out.push_back({path, shownText(*value), shownText(byDefault), why});
   }
   return out;
-}
-
-QString DesignerView::statusText() const {
-  QTextDocument doc;
-  doc.setHtml(status_->text());
-  return doc.toPlainText();
-}
-
-QWidget* DesignerView::fieldWidget(const QString& path) const {
-  auto it = widgets_.find(path.toStdString());
-  return it == widgets_.end() ? nullptr : it->second;
-}
-
-bool DesignerView::setFieldText(const QString& path, const QString& text) {
-  QWidget* w = fieldWidget(path);
-  if (!w) return false;
-  if (auto* c = qobject_cast<QComboBox*>(w)) c->setCurrentText(text);
-  else if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(text == "true");
-  else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(text.toInt());
-  else qobject_cast<QLineEdit*>(w)->setText(text);
-  validate();
-  return true;
 }
 
 }  // namespace pm::ui

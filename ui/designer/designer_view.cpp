@@ -248,6 +248,7 @@ bool DesignerView::loadFile(const QString& path) {
 
 void DesignerView::setExperiment(const Json& j) {
   dropNote_.clear();
+  form_->setMinimumHeight(0);  // another design: its own height (validate keeps it while edited)
   // Show every field: defaults merged under what the file sets (an invalid file still shows).
   Json full = experimentToJson(Experiment{});
   full.merge_patch(j);
@@ -454,6 +455,28 @@ void DesignerView::requestRun() {
     j["notes"] = id.notes;
   }
   Q_EMIT runRequested(QString::fromStdString(j.dump(2)), QString::fromStdString(j.value("name", std::string("experiment"))));
+}
+
+QString DesignerView::statusText() const {
+  QTextDocument doc;
+  doc.setHtml(status_->text());
+  return doc.toPlainText();
+}
+
+QWidget* DesignerView::fieldWidget(const QString& path) const {
+  auto it = widgets_.find(path.toStdString());
+  return it == widgets_.end() ? nullptr : it->second;
+}
+
+bool DesignerView::setFieldText(const QString& path, const QString& text) {
+  QWidget* w = fieldWidget(path);
+  if (!w) return false;
+  if (auto* c = qobject_cast<QComboBox*>(w)) c->setCurrentText(text);
+  else if (auto* c = qobject_cast<QCheckBox*>(w)) c->setChecked(text == "true");
+  else if (auto* s = qobject_cast<QSpinBox*>(w)) s->setValue(text.toInt());
+  else qobject_cast<QLineEdit*>(w)->setText(text);
+  validate();
+  return true;
 }
 
 }  // namespace pm::ui

@@ -113,6 +113,9 @@ GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent) {
   connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &GanttPlot::onRangeChanged);
   // The labels' room changes with the chart's width too.
   connect(plot_, &QCustomPlot::afterLayout, this, &GanttPlot::fitLabels);
+  // The row labels follow the axis rectangle's height as each replot lays it out (the title may
+  // wrap onto more lines in a narrow window).
+  connect(plot_, &QCustomPlot::afterLayout, this, &GanttPlot::fitRowLabels);
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hoverAt(e->position().toPoint()); });
   canvas->setResetView([this] { fit(); });
   canvas->leave = [this] {
@@ -292,19 +295,20 @@ void GanttPlot::resizeEvent(QResizeEvent* event) {
 }
 
 void GanttPlot::fitRowLabels() {
-  // The axis rectangle's height as laid out for the widget's size now.
-  plot_->plotLayout()->update(QCPLayoutElement::upLayout);
   const double height = std::max(1, plot_->axisRect()->height());
   const double label = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
-  // Rows one label tall at least: k rows per label. Half a label of room above the first row and
-  // below the last, so that neither label is cut at the plot's edge.
-  const double span = rows_ + 0.2;
-  const double rowPx = height / span;
+  // Half a label (and 2 px) of room above the first row's centre and below the last's, so that
+  // neither label is cut at the plot's edge: a pad of p rows at each end, with the rows' height
+  // height / (rows - 1 + 2p), gives p x that >= m when p = m (rows - 1) / (height - 2m); at least
+  // 0.6 rows, which leaves room for the boxes.
+  const double m = label / 2 + 2;
+  const double pad = height > 2 * m ? std::max(0.6, m * (rows_ - 1) / (height - 2 * m)) : 0.6;
+  const double rowPx = height / (rows_ - 1 + 2 * pad);
+  // Rows one label tall at least: every k-th row labelled.
   const int every = std::max(1, static_cast<int>(std::ceil(label * 1.1 / std::max(rowPx, 1e-9))));
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int r = 0; r < rowNames_.size(); r += every) ticker->addTick(r, rowNames_[r]);
   plot_->yAxis->setTicker(ticker);
-  const double pad = std::max(0.6, (label / 2 + 2) / std::max(rowPx, 1e-9));
   plot_->yAxis->setRange(-pad, rows_ - 1 + pad);
 }
 

@@ -1,0 +1,164 @@
+// The workbench's second pass, as a user meets it (issue 46 items 6 and 10): the form does not move
+// under the pointer, a field one schedule uses does not blank the planner, a path field's Browse
+// button, F1's documentation window, the planner's table and the Gantt's row labels.
+#include <gtest/gtest.h>
+
+#include <QDialog>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTest>
+#include <QTextBrowser>
+#include <QToolButton>
+
+#include "tests/support/test_support.h"
+#include "tests/ui/ui_actions.h"
+#include "tests/ui/ui_test_main.h"
+#include "ui/designer/designer_view.h"
+#include "ui/main/main_window.h"
+#include "ui/planner/planner_panel.h"
+#include "ui/plots/gantt_plot.h"
+
+namespace {
+
+const QString kPresets = QString::fromStdString(pm::test::sourcePath("experiments"));
+const QString kPipemare = QString::fromStdString(pm::test::binPath("pipemare"));
+
+struct Window {
+  pm::test::TempDir tmp;
+  pm::ui::MainWindow w{(tmp.dir / "runs.db").string(), kPresets, kPipemare};
+};
+
+bool openDesign(pm::ui::MainWindow& w, const QString& preset, int width = 1400, int height = 900) {
+  w.resize(width, height);
+  if (!pm::test::showWindow(&w, /*active=*/true)) return false;
+  auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+  return tabs && pm::test::clickTab(tabs, "Design") && w.designer()->loadFile(kPresets + "/" + preset);
+}
+
+QPoint globalTopLeft(QWidget* w) { return w->mapToGlobal(QPoint(0, 0)); }
+
+}  // namespace
+
+// A message that comes or goes (an invalid rate's error) changes the space below the form only:
+// the field being typed into stays where it was on the screen.
+TEST(WorkbenchPass, AMessageDoesNotMoveTheFieldUnderThePointer) {
+  pm::test::app();
+  Window win;
+  ASSERT_TRUE(openDesign(win.w, "resnet20-pipemare.json"));
+  auto* lr = qobject_cast<QLineEdit*>(win.w.designer()->fieldWidget("optimizer.lr"));
+  ASSERT_TRUE(lr);
+  if (auto* area = win.w.designer()->findChild<QScrollArea*>()) area->ensureWidgetVisible(lr, 0, 150);
+  QApplication::processEvents();
+  const QPoint lrBefore = globalTopLeft(lr);
+  pm::test::retype(lr, "-3");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !win.w.designer()->valid(); }, 5000));
+  QApplication::processEvents();
+  EXPECT_EQ(globalTopLeft(lr), lrBefore) << "the rate's field moved when its error appeared";
+  pm::test::retype(lr, "0.1");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return win.w.designer()->valid(); }, 5000));
+  QApplication::processEvents();
+  EXPECT_EQ(globalTopLeft(lr), lrBefore) << "the rate's field moved when its error went";
+}
+
+// A value typed into a field only pipemare uses (pipemare.anneal_epochs) that is not valid: the
+// design is invalid and Run disabled, but the planner still shows every schedule, saying it
+// planned with that field at its default; a field every schedule uses (optimizer.lr) still clears it.
+TEST(WorkbenchPass, AFieldOnlyOneScheduleUsesDoesNotBlankThePlanner) {
+  pm::test::app();
+  Window win;
+  ASSERT_TRUE(openDesign(win.w, "resnet20-pipemare.json"));
+  pm::ui::PlannerPanel* panel = win.w.plannerPanel();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel->rowCount() == 9; }, 90000)) << panel->statusText().toStdString();
+  auto* anneal = qobject_cast<QLineEdit*>(win.w.designer()->fieldWidget("pipemare.anneal_epochs"));
+  ASSERT_TRUE(anneal);
+  pm::test::retype(anneal, "-2");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !win.w.designer()->valid(); }, 5000));
+  EXPECT_FALSE(pm::test::buttonLabelled(win.w.designer(), "Run")->isEnabled());
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel->statusText().contains("Planned with pipemare.anneal_epochs at its default"); }, 30000))
+      << panel->statusText().toStdString();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel->rowCount() == 9; }, 30000));
+  EXPECT_EQ(panel->selectedSchedule(), "pipemare+T2");
+
+  pm::test::retype(anneal, "0");
+  auto* lr = qobject_cast<QLineEdit*>(win.w.designer()->fieldWidget("optimizer.lr"));
+  ASSERT_TRUE(lr);
+  pm::test::retype(lr, "-1");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel->rowCount() == 0; }, 5000)) << panel->statusText().toStdString();
+  EXPECT_TRUE(panel->statusText().contains("not valid")) << panel->statusText().toStdString();
+}
+
+// data.path's Browse button, clicked inside the field: a dialog for the tensor file, and the file
+// chosen is the field's value, undone by Ctrl+Z like a typed edit.
+TEST(WorkbenchPass, APathFieldsBrowseButtonChoosesTheFile) {
+  pm::test::app();
+  Window win;
+  ASSERT_TRUE(openDesign(win.w, "tiny-synthetic.json"));
+  pm::ui::DesignerView* d = win.w.designer();
+  ASSERT_TRUE(d->setFieldText("data.dataset", "tensors"));
+  auto* path = qobject_cast<QLineEdit*>(d->fieldWidget("data.path"));
+  ASSERT_TRUE(path);
+  const QString before = path->text();
+  const std::string file = win.tmp.file("train.pt");
+  ASSERT_TRUE(pm::test::writeFile(file, "not read by the dialog"));
+  QToolButton* browse = nullptr;
+  for (QToolButton* b : path->findChildren<QToolButton*>())
+    if (b->defaultAction() && b->defaultAction()->objectName() == "browse:data.path") browse = b;
+  ASSERT_TRUE(browse) << "no Browse button in data.path";
+  ASSERT_TRUE(QTest::qWaitFor([&] { return browse->isVisible(); }, 2000));
+  pm::test::ModalAnswers answers({pm::test::chooseFile(QString::fromStdString(file))});
+  QTest::mouseClick(browse, Qt::LeftButton);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return answers.done(); }, 15000)) << answers.failure();
+  EXPECT_EQ(path->text(), QString::fromStdString(file));
+  QAction* undo = d->findChild<QAction*>("undoAction");
+  ASSERT_TRUE(undo);
+  undo->trigger();  // Edit > Undo
+  EXPECT_EQ(path->text(), before);
+}
+
+// F1 shows README.md in a window of the workbench (no desktop viewer needed), rendered, its
+// heading first.
+TEST(WorkbenchPass, F1ShowsTheDocumentationInTheWorkbench) {
+  pm::test::app();
+  Window win;
+  ASSERT_TRUE(openDesign(win.w, "tiny-synthetic.json"));
+  QTest::keyClick(&win.w, Qt::Key_F1);
+  QDialog* viewer = nullptr;
+  ASSERT_TRUE(QTest::qWaitFor([&] { return (viewer = win.w.findChild<QDialog*>("documentationViewer")) && viewer->isVisible(); }, 5000));
+  auto* browser = viewer->findChild<QTextBrowser*>("documentationBrowser");
+  ASSERT_TRUE(browser);
+  EXPECT_TRUE(browser->source().toLocalFile().endsWith("README.md")) << browser->source().toString().toStdString();
+  EXPECT_TRUE(browser->toPlainText().contains("PipeMare Workbench")) << browser->toPlainText().left(200).toStdString();
+  EXPECT_FALSE(browser->toPlainText().startsWith("#")) << "Markdown shown as text, not rendered";
+  viewer->close();
+}
+
+// The planner's table shows all nine rows without scrolling at 1600x1000 and its columns fill its
+// width; at 1024x640 the Gantt's row labels (eleven stages) fit without being cut or overlapping.
+TEST(WorkbenchPass, ThePlannersTableAndGanttFitTheWindow) {
+  pm::test::app();
+  Window win;
+  ASSERT_TRUE(openDesign(win.w, "resnet20-pipemare.json", 1600, 1000));
+  pm::ui::PlannerPanel* panel = win.w.plannerPanel();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel->rowCount() == 9; }, 90000));
+  auto* table = panel->findChild<QTableWidget*>();
+  ASSERT_TRUE(table);
+  QApplication::processEvents();
+  EXPECT_FALSE(table->verticalScrollBar()->isVisible()) << "the table scrolls";
+  const QRect last = table->visualItemRect(table->item(8, 0));
+  EXPECT_LE(last.bottom(), table->viewport()->height()) << "the last row is cut";
+  int widths = 0;
+  for (int c = 0; c < table->columnCount(); ++c) widths += table->columnWidth(c);
+  EXPECT_GE(widths, table->viewport()->width() - 1) << "an empty band right of the last column";
+
+  win.w.resize(1024, 640);
+  auto* gantt = panel->findChild<pm::ui::GanttPlot*>();
+  ASSERT_TRUE(gantt);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return gantt->rows() == 11 && gantt->rowLabelsFit(); }, 5000))
+      << gantt->rowLabelsShown().join(", ").toStdString();
+  EXPECT_EQ(gantt->rowLabelsShown().front(), "stage 0");
+}
