@@ -4,6 +4,8 @@
 // under every schedule, in single and real mode with the same weights. The exported CNN, given the
 // zoo cnn's initial weights, trains to the zoo cnn's weights: the loader adds and loses nothing.
 #include <gtest/gtest.h>
+
+#include <map>
 #include <torch/script.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -124,12 +126,21 @@ TEST_F(PythonModels, AFileFromTheOtherBuildsPyTorch) {
 }
 
 // torch.jit.trace bakes attribute values (BatchNorm's momentum) into the graph: a traced CNN
-// trains too, recompute included.
+// trains too, recompute included: its loss falls, and every stage recomputed its forwards.
 TEST_F(PythonModels, TracedCnnTrainsWithRecompute) {
   exportModel("cnn", "--trace");
   const auto r = runCmd(bin() + " run " + experiment("cnn", "cnn") + " --db " + db_ +
-                        " --quiet --set pipeline.recompute=true");
+                        " --quiet --set pipeline.recompute=true --set training.steps=20");
   ASSERT_EQ(r.code, 0) << r.out;
+  pm::RunStore store(db_);
+  const int64_t run = store.listRuns().front().id;
+  const auto loss = store.loadMetric(run, "train/loss");
+  ASSERT_EQ(loss.size(), 20u);
+  EXPECT_LT(loss.back().value, loss.front().value) << "the traced CNN did not train";
+  std::map<int, double> recomputed;
+  for (const auto& p : store.loadStageMetric(run, "recomputed")) recomputed[p.stage] += p.value;
+  ASSERT_EQ(recomputed.size(), static_cast<size_t>(store.listRuns().front().stages));
+  for (const auto& [stage, n] : recomputed) EXPECT_GT(n, 0) << "stage " << stage << " recomputed nothing";
 }
 
 // The exported CNN has the zoo cnn's units and parameters in the same order; with the zoo model's

@@ -89,7 +89,8 @@ TEST(Designer, FlagsInvalidValuesInPlaceWithTheValidatorsMessage) {
   EXPECT_EQ(d.invalidField().toStdString(), "pipeline.stages");
   EXPECT_NE(d.validationMessage().toStdString().find("mlp has 3 partitionable units"), std::string::npos)
       << d.validationMessage().toStdString();
-  EXPECT_FALSE(d.fieldWidget("pipeline.stages")->styleSheet().isEmpty());
+  EXPECT_TRUE(d.fieldWidget("pipeline.stages")->property("flagged").toBool());
+  EXPECT_FALSE(d.fieldWidget("pipeline.microbatches")->property("flagged").toBool());
   EXPECT_TRUE(d.validationMessage().startsWith("quickstart.json (as edited): pipeline.stages"))
       << d.validationMessage().toStdString();
   EXPECT_FALSE(run->isEnabled());
@@ -275,12 +276,12 @@ TEST(Designer, AnUnknownKeyIsFlaggedWithTheValidatorsMessage) {
   EXPECT_FALSE(d.valid());
   EXPECT_EQ(d.invalidField().toStdString(), "optimizer.lerning_rate");
   EXPECT_NE(d.validationMessage().indexOf(QString::fromStdString(expected)), -1) << d.validationMessage().toStdString();
-  EXPECT_FALSE(unknown->styleSheet().isEmpty());
+  EXPECT_TRUE(unknown->property("flagged").toBool());
   EXPECT_EQ(unknown->toolTip().toStdString(), expected);
 
   ASSERT_TRUE(typeInto(&d, "pipeline.stages", "7"));  // mlp has 3 units: reported before the unknown key
   ASSERT_TRUE(QTest::qWaitFor([&] { return d.invalidField() == "pipeline.stages"; }, 5000)) << d.invalidField().toStdString();
-  EXPECT_FALSE(unknown->styleSheet().isEmpty()) << "the unknown key is not flagged after another error";
+  EXPECT_TRUE(unknown->property("flagged").toBool()) << "the unknown key is not flagged after another error";
   EXPECT_EQ(unknown->toolTip().toStdString(), expected);
 }
 

@@ -83,6 +83,10 @@ void setFieldToolTips(const std::map<std::string, QWidget*>& widgets, const Expe
 }
 
 const char* kInvalidStyle = "border: 2px solid #d62728; border-radius: 3px;";
+// The widget property that says a field is flagged (drawn with kInvalidStyle), and the label
+// property that says whether its field applies to the design: the form's state, for its readers.
+const char* kFlagged = "flagged";
+const char* kApplies = "applies";
 
 // The form's "Show all fields" box (objectName), kept across rebuilds of the form.
 const char* kShowAllName = "showAllFields";
@@ -190,6 +194,7 @@ void showApplicableFields(QWidget* form, const std::map<std::string, QWidget*>& 
     auto* rows = qobject_cast<QFormLayout*>(w->parentWidget()->layout());
     auto* label = rows ? qobject_cast<QLabel*>(rows->labelForField(w)) : nullptr;
     const QString key = QString::fromStdString(path.substr(path.rfind('.') + 1));
+    if (label) label->setProperty(kApplies, why.empty());
     if (why.empty()) {
       if (label) setLabel(label, key, QString(), QString());
       if (!isFlagged) w->setToolTip(w->property(kFieldTip).toString());
@@ -401,6 +406,7 @@ void DesignerView::validate() {
   if (building_) return;
   for (auto& [path, w] : widgets_) {
     w->setStyleSheet(QString());
+    w->setProperty(kFlagged, false);
     w->setToolTip(w->property(kFieldTip).toString());
   }
   invalidField_.clear();
@@ -441,6 +447,7 @@ void DesignerView::validate() {
     if (!p.empty()) {
       invalidField_ = QString::fromStdString(p);
       widgets_[p]->setStyleSheet(kInvalidStyle);
+      widgets_[p]->setProperty(kFlagged, true);
       widgets_[p]->setToolTip(QString::fromStdString(e.problem()));
     }
     status_->setText(tr("<span style='color:#d62728'>%1</span>").arg(message_.toHtmlEscaped()));
@@ -451,6 +458,7 @@ void DesignerView::validate() {
   for (const auto& [path, problem] : unknownKeys_) {
     QWidget* w = widgets_.at(path);
     w->setStyleSheet(kInvalidStyle);
+    w->setProperty(kFlagged, true);
     w->setToolTip(problem);
     if (QString::fromStdString(path) != invalidField_)
       others += QStringLiteral("<br><span style='color:#d62728'>%1: %2</span>")
@@ -459,11 +467,7 @@ void DesignerView::validate() {
   if (!others.isEmpty()) status_->setText(status_->text() + others);
   if (!dropNote_.isEmpty()) status_->setText(status_->text() + QStringLiteral("<br>") + dropNote_);
   lastDesign_ = currentJson();
-  // Fields hidden below the pointer must not shorten the form under it: a shorter form would pull
-  // the view back and move the field being used. The form keeps its height until another design.
-  const int formHeight = form_->height();
   showApplicableFields(form_, widgets_, lastDesign_, invalidField_.toStdString(), unknownKeys_);
-  if (isVisible()) form_->setMinimumHeight(std::max(form_->minimumHeight(), formHeight));
   Q_EMIT validityChanged(valid_);
   updateModified();  // every edit passes here: the "*" of unsaved edits follows it
 }

@@ -248,7 +248,6 @@ bool DesignerView::loadFile(const QString& path) {
 
 void DesignerView::setExperiment(const Json& j) {
   dropNote_.clear();
-  form_->setMinimumHeight(0);  // another design: its own height (validate keeps it while edited)
   // Show every field: defaults merged under what the file sets (an invalid file still shows).
   Json full = experimentToJson(Experiment{});
   full.merge_patch(j);
