@@ -3,7 +3,7 @@
 // parameters (at initialization, and after the experiment's synchronous warm-up when it has one),
 // each stage's delay under every schedule (the planner's), and per schedule the largest stable base
 // learning rate and the stage that breaks first, beside the design's own rate
-// (docs/planner.md, "Stability"). Progress goes to `err`.
+// (docs/planner.md, "Stability"). Progress goes to `err`, or as data to o.progress (--events stdout).
 #include <ostream>
 
 #include "core/cli/plan.h"
