@@ -3,7 +3,6 @@
 #include "ui/timeline/timeline_view.h"
 
 #include <QFile>
-#include <QProcess>
 #include <QSpinBox>
 #include <QStringList>
 #include <QLabel>

@@ -20,7 +20,6 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
-class QProcess;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
