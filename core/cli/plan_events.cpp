@@ -14,35 +14,36 @@ int planWithEvents(const PlanOptions& o, std::ostream& out,
   j.events = false;
   j.json = true;
   bool failed = false;
-  j.progress = [&out](const PlanProgress& p) {
+  const auto write = [&out](const Json& e) { out << eventToLine(e) << "\n" << std::flush; };
+  const auto error = [&write](const std::string& place, const std::string& message, int code) {
+    Json e = makeEvent(ev::kError);
+    e["message"] = message;
+    e["place"] = place;
+    e["exit_code"] = code;
+    write(e);
+  };
+  j.progress = [&write](const PlanProgress& p) {
     Json e = makeEvent(ev::kProgress);
     e["phase"] = p.phase;
     e["done"] = p.done;
     e["total"] = p.total;
     e["message"] = p.message;
-    out << eventToLine(e) << "\n" << std::flush;
+    write(e);
   };
-  j.failed = [&out, &failed](const PlanFailure& f) {
+  j.failed = [&error, &failed](const PlanFailure& f) {
     failed = true;
-    Json e = makeEvent(ev::kError);
-    e["message"] = f.problem;
-    e["place"] = f.place;
-    e["exit_code"] = f.exitCode;
-    out << eventToLine(e) << "\n" << std::flush;
+    error(f.place, f.problem, f.exitCode);
   };
+  // The commands write their --json document to a stream; the result event holds it parsed back
+  // (one parse of a document of a few hundred kB at most, once per plan).
   std::ostringstream doc;
   const int code = body(j, doc);
   if (code == 0) {
     Json e = makeEvent(ev::kResult);
-    e["result"] = Json::parse(doc.str());  // the document this process just wrote
-    out << eventToLine(e) << "\n" << std::flush;
+    e["result"] = Json::parse(doc.str());
+    write(e);
   } else if (!failed) {
-    // A failure that reached no guard.
-    Json e = makeEvent(ev::kError);
-    e["message"] = "plan failed (exit code " + std::to_string(code) + "; its reason is on stderr)";
-    e["place"] = "";
-    e["exit_code"] = code;
-    out << eventToLine(e) << "\n" << std::flush;
+    error("", "plan failed (exit code " + std::to_string(code) + "; its reason is on stderr)", code);  // reached no guard
   }
   return code;
 }

@@ -40,21 +40,10 @@
 
 namespace pm::ui {
 
-namespace {
-
-// What the format says about each field (type, accepted values, help), from core/config's field
-// table. Types and choices do not depend on the other fields' values.
-const std::vector<FieldInfo>& formatFields() {
-  static const std::vector<FieldInfo> fields = experimentFields();
-  return fields;
-}
-
-// The JSON pointer of a dotted field path ("pipeline.stages" -> "/pipeline/stages").
 Json::json_pointer pointerTo(const std::string& path) {
   return Json::json_pointer("/" + QString::fromStdString(path).replace('.', '/').toStdString());
 }
 
-// The default value of a field; null for a path the format does not have.
 Json defaultOf(const std::string& path) {
   static const Json defaults = experimentToJson(Experiment{});
   try {
@@ -62,6 +51,15 @@ Json defaultOf(const std::string& path) {
   } catch (...) {
     return Json();
   }
+}
+
+namespace {
+
+// What the format says about each field (type, accepted values, help), from core/config's field
+// table. Types and choices do not depend on the other fields' values.
+const std::vector<FieldInfo>& formatFields() {
+  static const std::vector<FieldInfo> fields = experimentFields();
+  return fields;
 }
 
 // The widget property holding a field's own tooltip (the validator's message replaces the tooltip

@@ -6,6 +6,10 @@
 #include <QObject>
 #include <QPointer>
 
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 class QEvent;
 class QWidget;
 
@@ -15,6 +19,11 @@ namespace pm::ui {
 
 // The user's own presets: $XDG_DATA_HOME/pipemare/experiments (designer_files.cpp).
 QString userPresetDir();
+
+// The JSON pointer of a dotted field path ("pipeline.stages" -> "/pipeline/stages").
+nlohmann::json::json_pointer pointerTo(const std::string& path);
+// The default value of a field; null for a path the format does not have.
+nlohmann::json defaultOf(const std::string& path);
 
 // The one wheel rule of the form's fields: a field (spin box, drop-down, any other) takes the
 // mouse wheel only while it has the keyboard focus, clicked or tabbed into. Over any other field

@@ -269,11 +269,10 @@ nlohmann::json DesignerView::plannableDespiteInvalid(QString* note) const {
     scheduleOnly = scheduleOnly || !whyFieldDoesNotApply(other, path).empty();
   }
   if (!scheduleOnly) return nlohmann::json();
+  const nlohmann::json byDefault = defaultOf(path);
+  if (byDefault.is_null()) return nlohmann::json();
   nlohmann::json j = currentJson();
-  const nlohmann::json byDefault = experimentToJson(Experiment{});
-  const nlohmann::json::json_pointer at("/" + QString::fromStdString(path).replace('.', '/').toStdString());
-  if (!byDefault.contains(at)) return nlohmann::json();
-  j[at] = byDefault[at];
+  j[pointerTo(path)] = byDefault;
   try {
     (void)experimentFromJson(j, "design");
   } catch (const std::exception&) {
@@ -281,7 +280,7 @@ nlohmann::json DesignerView::plannableDespiteInvalid(QString* note) const {
   }
   if (note)
     *note = tr("Planned with %1 at its default (%2): the value typed is not valid (%3).")
-                .arg(invalidField_, QString::fromStdString(byDefault[at].dump()), message_);
+                .arg(invalidField_, QString::fromStdString(byDefault.dump()), message_);
   return runnableJsonOf(j);  // as a run would read it
 }
 

@@ -288,12 +288,6 @@ void GanttPlot::setEmptyText(const QString& text) {
 
 bool GanttPlot::showsEmptyText() const { return emptyNote_ && emptyNote_->visible(); }
 
-void GanttPlot::resizeEvent(QResizeEvent* event) {
-  QWidget::resizeEvent(event);
-  fitRowLabels();
-  plot_->replot(QCustomPlot::rpQueuedReplot);
-}
-
 void GanttPlot::fitRowLabels() {
   const double height = std::max(1, plot_->axisRect()->height());
   const double label = QFontMetrics(plot_->yAxis->tickLabelFont()).height();

@@ -76,10 +76,6 @@ class GanttPlot : public QWidget {
   int labelCount() const { return static_cast<int>(labels_.size()); }
   QWidget* canvas() const;  // the widget that takes the mouse
 
- protected:
-  void resizeEvent(QResizeEvent* event) override;
-
- public:
   // The canvas pixel of time `ms` (from the first start) on the row of `stage` (its rank's row
   // with several stages per rank), as drawn now.
   QPoint pixelOf(double ms, int stage) const;
