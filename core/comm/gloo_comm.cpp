@@ -77,7 +77,13 @@ class C10dComm : public Communicator {
 
   void putControl(const std::string& key, int64_t value) override {
     const std::string v = std::to_string(value);
-    store_->set("pipemare/" + key, std::vector<uint8_t>(v.begin(), v.end()));
+    const std::string k = "pipemare/" + key;
+    store_->set(k, std::vector<uint8_t>(v.begin(), v.end()));
+    // The TCP store's SET has no reply: the value is visible to the other ranks only once the
+    // store has read it. A GET on the same connection is answered after the SET is applied, so
+    // put returns when every rank can see the value (the stop protocol publishes the halt, then
+    // sends the message that leads the other ranks to look for it).
+    (void)store_->get(k);
   }
   bool sharedControl() const override { return true; }
   bool getControl(const std::string& key, int64_t& value) override {

@@ -54,6 +54,18 @@ std::string readFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
+std::string tailOfFile(const std::string& path, size_t lines) {
+  const std::string text = readFile(path);
+  size_t at = text.size();
+  if (at > 0 && text[at - 1] == '\n') --at;
+  for (size_t n = 0; n < lines && at > 0; ++n) {
+    const size_t nl = text.rfind('\n', at - 1);
+    if (nl == std::string::npos) return text;
+    at = nl;
+  }
+  return "[...]\n" + text.substr(at + 1);
+}
+
 bool writeFile(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

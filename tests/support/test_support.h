@@ -36,6 +36,10 @@ class TempDir {
 // The whole content of the file at `path`, byte for byte; "" when it cannot be read.
 std::string readFile(const std::string& path);
 
+// The last `lines` lines of the file at `path` (a failure's message keeps what a log ended with:
+// CI shows only so much of a test's output).
+std::string tailOfFile(const std::string& path, size_t lines = 12);
+
 // Makes `path` (or truncates it) and writes `bytes` as its whole content. A file that cannot be
 // written is a test failure naming the path; returns whether it was written.
 bool writeFile(const std::string& path, const std::string& bytes);

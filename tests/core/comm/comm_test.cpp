@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <thread>
@@ -281,4 +282,32 @@ TEST(GlooComm, AGroupThatCannotFormOnLoopbackNamesBothCauses) {
         << what;
   }
   std::filesystem::remove_all(dir);
+}
+
+// The stop protocol's premise: a control value put by one rank is visible to every other rank as
+// soon as put returns (the last stage publishes the halt minibatch, then sends the gradient that
+// lets stage 0 reach its check). The store's SET has no reply, so without a round trip a
+// rank that got the message could ask the store before the store had read the SET (a halt at
+// different minibatches: rank 1 then waits for a rank 0 that runs on into a receive).
+TEST(GlooComm, AControlValueIsVisibleToTheOtherRankOnceItsPutReturns) {
+  constexpr int kRounds = 2000;
+  std::atomic<int> announced{-1};  // the message that follows each put (here a flag between threads)
+  int missed = -1;
+  const std::string error = onTwoRanks([&](Communicator& c, int r) {
+    if (r == 1) {
+      for (int i = 0; i < kRounds; ++i) {
+        c.putControl("round/" + std::to_string(i), i);
+        announced.store(i);
+      }
+      return;
+    }
+    missed = 0;
+    for (int i = 0; i < kRounds; ++i) {
+      while (announced.load() < i) std::this_thread::yield();
+      int64_t v = -1;
+      if (!c.getControl("round/" + std::to_string(i), v) || v != i) ++missed;
+    }
+  });
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(missed, 0) << "of " << kRounds << " values, put before the message that announced them";
 }
