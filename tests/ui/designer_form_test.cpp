@@ -198,7 +198,7 @@ TEST(DesignerForm, ShowAllFieldsShowsTheOthersWithWhyTheyDoNotApply) {
   auto* note = pipemare->findChild<QLabel*>("sectionNote");
   ASSERT_NE(note, nullptr);
   EXPECT_TRUE(note->isVisible());
-  EXPECT_TRUE(note->text().contains("only with pipeline.schedule=pipemare")) << note->text().toStdString();
+  EXPECT_TRUE(note->text().simplified().contains("only with pipeline.schedule=pipemare")) << note->text().toStdString();
 
   QTest::mouseClick(wb.showAll(), Qt::LeftButton);
   ASSERT_TRUE(QTest::qWaitFor([&] { return wb.shown("data.context"); }, 5000)) << "Show all fields left data.context hidden";

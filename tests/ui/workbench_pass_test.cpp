@@ -3,6 +3,8 @@
 // button, F1's documentation window, the planner's table and the Gantt's row labels.
 #include <gtest/gtest.h>
 
+#include <QApplication>
+#include <QComboBox>
 #include <QDialog>
 #include <QFileDialog>
 #include <QHeaderView>
@@ -138,4 +140,58 @@ TEST(WorkbenchPass, ThePlannersTableAndGanttFitTheWindow) {
   ASSERT_TRUE(QTest::qWaitFor([&] { return gantt->rows() == 11 && gantt->rowLabelsFit(); }, 5000))
       << gantt->rowLabelsShown().join(", ").toStdString();
   EXPECT_EQ(gantt->rowLabelsShown().front(), "stage 0");
+}
+
+// Switching the schedule (pipemare with T1 and T2 ticked -> gpipe) drops T1 and T2, hides the
+// pipemare fields that no longer apply, and yet the schedule field stays where the pointer left it
+// (issue 46 item 6): in a tall window the form is wheeled down as far as it goes with the field
+// still in view (the fields that hide are below it, and the view's bottom is below the shorter
+// form's end), and after the switch the field is at the same place on the screen, as are the
+// fields above it; the blank kept below is given back as the user wheels up; switching back
+// reveals pipemare's fields below the field.
+TEST(WorkbenchPass, SwitchingTheScheduleDoesNotMoveTheFormUnderThePointer) {
+  pm::test::app();
+  Window win;
+  ASSERT_TRUE(openDesign(win.w, "resnet20-pipemare.json", 1600, 1200));
+  pm::ui::DesignerView* d = win.w.designer();
+  auto* schedule = qobject_cast<QComboBox*>(d->fieldWidget("pipeline.schedule"));
+  auto* stages = d->fieldWidget("pipeline.stages");
+  ASSERT_TRUE(schedule && stages);
+  QScrollArea* area = nullptr;
+  for (QWidget* p = schedule->parentWidget(); p && !area; p = p->parentWidget()) area = qobject_cast<QScrollArea*>(p);
+  ASSERT_TRUE(area);
+  // The user wheels the form until the schedule field is near the view's top (or the form ends).
+  auto inView = [&] { return schedule->mapTo(area->viewport(), QPoint(0, 0)).y(); };
+  ASSERT_TRUE(QTest::qWaitFor([&] { return schedule->isVisible() && area->widget()->height() >= area->widget()->sizeHint().height(); }, 5000))
+      << "the form is laid out";
+  for (int i = 0; i < 40 && inView() > 60 &&
+                  area->verticalScrollBar()->value() < area->verticalScrollBar()->maximum();
+       ++i) {
+    pm::test::wheel(area->viewport(), -1, QPoint(area->viewport()->width() - 4, area->viewport()->height() / 2));
+    QApplication::processEvents();
+  }
+  auto yOf = [&](QWidget* w) { return w->mapTo(&win.w, QPoint(0, 0)).y(); };
+  const int scheduleBefore = yOf(schedule), stagesBefore = yOf(stages);
+  ASSERT_GT(area->verticalScrollBar()->value(), 0) << "the form should need scrolling: view " << area->viewport()->height() << " form " << area->widget()->height() << " max " << area->verticalScrollBar()->maximum() << " at " << inView();
+  ASSERT_TRUE(pm::test::pickText(schedule, "gpipe"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return d->currentJson()["pipemare"]["t1"] == false; }, 5000));
+  QApplication::processEvents();
+  EXPECT_EQ(yOf(schedule), scheduleBefore) << "scroll " << area->verticalScrollBar()->value();
+  EXPECT_EQ(yOf(stages), stagesBefore);
+  // The blank kept below the shorter form is given back as the user wheels up.
+  const int heldRange = area->verticalScrollBar()->maximum();
+  for (int i = 0; i < 40 && area->verticalScrollBar()->value() > 0; ++i) {
+    pm::test::wheel(area->viewport(), 1, QPoint(area->viewport()->width() - 4, area->viewport()->height() / 2));
+    QApplication::processEvents();
+  }
+  ASSERT_TRUE(QTest::qWaitFor([&] { return area->verticalScrollBar()->maximum() < heldRange; }, 5000)) << heldRange;
+  for (int i = 0; i < 40 && inView() > 60 && area->verticalScrollBar()->value() < area->verticalScrollBar()->maximum(); ++i) {
+    pm::test::wheel(area->viewport(), -1, QPoint(area->viewport()->width() - 4, area->viewport()->height() / 2));
+    QApplication::processEvents();
+  }
+  const int scheduleOnGpipe = yOf(schedule);
+  // And back: pipemare's fields come back below the pointer, the schedule field stays.
+  ASSERT_TRUE(pm::test::pickText(schedule, "pipemare"));
+  QApplication::processEvents();
+  EXPECT_EQ(yOf(schedule), scheduleOnGpipe) << "scroll " << area->verticalScrollBar()->value();
 }

@@ -37,6 +37,7 @@
 #include "core/util/errors.h"
 #include "ui/designer/designer_form.h"
 #include "ui/designer/designer_view.h"
+#include "ui/plots/text_wrap.h"
 
 namespace pm::ui {
 
@@ -213,15 +214,19 @@ void showApplicableFields(QWidget* form, const std::map<std::string, QWidget*>& 
     if (!any && !note) {
       note = new QLabel(box);
       note->setObjectName(QStringLiteral("sectionNote"));
-      note->setWordWrap(true);
+      // Broken into lines here, never by the label (setWordWrap): a height-for-width row in a
+      // QFormLayout whose rows hide and show makes Qt 6.4's QFormLayout::setGeometry write past
+      // its arrays (valgrind: "Invalid write"), a heap corruption that crashed the form later.
       note->setStyleSheet(QStringLiteral("color: palette(mid); font-style: italic;"));
       qobject_cast<QFormLayout*>(box->layout())->insertRow(0, note);
     }
     if (!note) continue;
     const auto& why = reasons[section];
     const bool oneReason = !why.empty() && std::all_of(why.begin(), why.end(), [&](const std::string& r) { return r == why.front(); });
-    note->setText(oneReason ? QObject::tr("Its fields do not apply: %1.").arg(QString::fromStdString(why.front()))
-                            : QObject::tr("None of its fields applies to this design."));
+    const int width = box->contentsRect().width() > 200 ? box->contentsRect().width() - 24 : 60 * note->fontMetrics().averageCharWidth();
+    note->setText(wrapText(oneReason ? QObject::tr("Its fields do not apply: %1.").arg(QString::fromStdString(why.front()))
+                                     : QObject::tr("None of its fields applies to this design."),
+                           note->font(), width));
     note->setVisible(!any);
   }
   if (showAll)
@@ -302,7 +307,7 @@ void DesignerView::build(const Json& normalised) {
     showAll->setToolTip(tr("Fields that have no effect on a run of this design (Adam's betas with SGD, a text "
                            "dataset's context with images, ...) are hidden; tick to show them, greyed, with why"));
     connect(showAll, &QCheckBox::toggled, this, [this] {
-      showApplicableFields(form_, widgets_, currentJson(), invalidField_.toStdString(), unknownKeys_);
+      scrollHold_->keep([&] { showApplicableFields(form_, widgets_, currentJson(), invalidField_.toStdString(), unknownKeys_); });
     });
   }
   while (QLayoutItem* item = formLayout_->takeAt(0)) {
@@ -465,7 +470,7 @@ void DesignerView::validate() {
   if (!others.isEmpty()) status_->setText(status_->text() + others);
   if (!dropNote_.isEmpty()) status_->setText(status_->text() + QStringLiteral("<br>") + dropNote_);
   lastDesign_ = currentJson();
-  showApplicableFields(form_, widgets_, lastDesign_, invalidField_.toStdString(), unknownKeys_);
+  scrollHold_->keep([&] { showApplicableFields(form_, widgets_, lastDesign_, invalidField_.toStdString(), unknownKeys_); });
   Q_EMIT validityChanged(valid_);
   updateModified();  // every edit passes here: the "*" of unsaved edits follows it
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 class QEvent;
+class QScrollArea;
 class QWidget;
 
 class QString;
@@ -42,6 +43,32 @@ class FieldWheelGuard : public QObject {
 
  private:
   QPointer<QAbstractScrollArea> form_;
+};
+
+// The form never moves under the pointer when fields below it hide (a schedule switched, "Show
+// all fields" unticked): a blank reserve below the form keeps the content reaching the view's
+// bottom, so a shorter form does not pull the view back. The reserve shrinks as the user scrolls
+// up, and goes with the next design (release). form_scroll_hold.cpp.
+class ScrollHold : public QObject {
+ public:
+  // `form` and `reserve` are the two widgets of the area's widget's layout, in that order.
+  ScrollHold(QScrollArea* area, QWidget* form, QWidget* reserve, QObject* parent);
+  // Runs `change` (which may hide fields), keeping the view where it was.
+  template <typename Change>
+  void keep(Change change) {
+    const int need = viewBottom();
+    change();
+    settle(need);
+  }
+  void release();  // another design: its own height
+
+ private:
+  int viewBottom() const;
+  int formHeight() const;
+  void settle(int need);
+  QScrollArea* area_;
+  QWidget* form_;
+  QWidget* reserve_;
 };
 
 }  // namespace pm::ui

@@ -153,7 +153,17 @@ DesignerView::DesignerView(const QString& presetDir, QWidget* parent)
   buttons->addWidget(run);
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
-  scroll->setWidget(form_);
+  // The form, then the blank that ScrollHold reserves below it while fields below the view hide.
+  auto* holder = new QWidget(scroll);
+  auto* holderLayout = new QVBoxLayout(holder);
+  holderLayout->setContentsMargins(0, 0, 0, 0);
+  holderLayout->setSpacing(0);
+  holderLayout->addWidget(form_);
+  auto* reserve = new QWidget(holder);
+  holderLayout->addWidget(reserve);
+  holderLayout->addStretch(1);
+  scroll->setWidget(holder);
+  scrollHold_ = new ScrollHold(scroll, form_, reserve, this);
   wheelGuard_ = new FieldWheelGuard(scroll, this);
   wheelGuard_->guard(presets_);  // a wheel over the list would open another preset
   status_->setWordWrap(true);
@@ -248,6 +258,7 @@ bool DesignerView::loadFile(const QString& path) {
 
 void DesignerView::setExperiment(const Json& j) {
   dropNote_.clear();
+  scrollHold_->release();
   // Show every field: defaults merged under what the file sets (an invalid file still shows).
   Json full = experimentToJson(Experiment{});
   full.merge_patch(j);

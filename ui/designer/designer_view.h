@@ -33,6 +33,7 @@ class QProcess;
 namespace pm::ui {
 
 class FieldWheelGuard;
+class ScrollHold;
 class FieldEditCommand;
 
 class DesignerView : public QWidget {
@@ -186,6 +187,7 @@ class DesignerView : public QWidget {
   QVBoxLayout* formLayout_;
   QLabel* status_;
   FieldWheelGuard* wheelGuard_ = nullptr;  // the wheel rule of every field (designer_form.h)
+  ScrollHold* scrollHold_ = nullptr;       // the form never moves when fields below hide (designer_form.h)
   std::map<std::string, QWidget*> widgets_;
   // path -> the value as the file gave it: a text field left as shown reads back as this value,
   // its JSON type included; an edited one takes the format's type for the field.

@@ -63,24 +63,6 @@ void PlotCanvas::leaveEvent(QEvent* event) {
   if (leave) leave();
 }
 
-QString wrapText(const QString& text, const QFont& font, int width) {
-  const QFontMetrics fm(font);
-  if (fm.horizontalAdvance(text) <= width) return text;
-  QStringList lines;
-  QString line;
-  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-    const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
-    if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
-      lines << line;
-      line = word;
-    } else {
-      line = longer;
-    }
-  }
-  if (!line.isEmpty()) lines << line;
-  return lines.join(QLatin1Char('\n'));
-}
-
 void applyPalette(QCustomPlot* plot, const QPalette& palette) {
   const QColor base = palette.color(QPalette::Base), text = palette.color(QPalette::Text);
   QColor grid = palette.color(QPalette::Mid);

@@ -4,6 +4,8 @@
 // ui/plots draws on (PlotCanvas: titles that wrap, Reset view). Only for files of ui/plots.
 #include <qcustomplot.h>
 
+#include "ui/plots/text_wrap.h"
+
 #include <functional>
 #include <utility>
 
@@ -41,8 +43,5 @@ void applyPalette(QCustomPlot* plot, const QPalette& palette);
 void setPlotTitle(QCustomPlot* plot, const QString& title, const QFont& base, const QPalette& palette);
 // The text a plot shows in the middle of its axes when it has nothing to draw (hidden at first).
 QCPItemText* makeEmptyNote(QCustomPlot* plot, const QPalette& palette);
-// `text` broken at spaces into lines no wider than `width` pixels in `font` (a word longer than
-// that keeps a line of its own).
-QString wrapText(const QString& text, const QFont& font, int width);
 
 }  // namespace pm::ui
