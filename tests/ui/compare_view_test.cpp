@@ -110,6 +110,7 @@ double field(const pm::RunSummary& s, SummaryField f) { return s.value(f); }
 struct Controls {
   int comboBoxes = 0;
   QComboBox* metric = nullptr;
+  QComboBox* second = nullptr;  // the second metric's, on the right axis
   QComboBox* xAxis = nullptr;
   QComboBox* baseline = nullptr;
   QDoubleSpinBox* smoothing = nullptr;
@@ -119,7 +120,7 @@ struct Controls {
   QPushButton* refresh = nullptr;
   QPushButton* clear = nullptr;
   bool complete() const {
-    return comboBoxes == 3 && metric && xAxis && baseline && smoothing && target && smoothingSlider && filter && refresh && clear;
+    return comboBoxes == 4 && metric && second && xAxis && baseline && smoothing && target && smoothingSlider && filter && refresh && clear;
   }
 };
 
@@ -132,6 +133,8 @@ Controls controlsOf(CompareView& view) {
       c.xAxis = box;
     else if (box->toolTip().startsWith("Ratios in the summary"))
       c.baseline = box;
+    else if (box->parentWidget() && box->parentWidget()->objectName() == "secondMetric")
+      c.second = box;
     else
       c.metric = box;
   }
@@ -867,4 +870,48 @@ TEST(CompareView, EveryStageOfAMetricInOnePanel) {
   ASSERT_EQ(view.plottedSeries().size(), 4u);
   EXPECT_DOUBLE_EQ(view.plottedSeries()[1].y.back(), 0.75);
   EXPECT_TRUE(view.statusLabel()->text().contains(QString("#%1").arg(fx.gamma))) << view.statusLabel()->text().toStdString();
+}
+
+// Several metrics in one panel (issue 46 item 4): a second metric chosen from its own list is drawn
+// in the same panel, dashed, against a right axis with its own scale (loss near 0.005..2, accuracy
+// 0.05..0.9); the legend and the CSV name each series' metric; "(no second metric)" takes it away.
+TEST(CompareView, ASecondMetricSharesThePanelOnItsOwnAxis) {
+  pm::test::app();
+  Fixture fx;
+  ShownView shown(fx.db);
+  CompareView& view = shown.view;
+  ASSERT_TRUE(shown.ui.complete()) << shown.ui.comboBoxes;
+  ASSERT_TRUE(tickRuns(view, {fx.alpha, fx.beta}));
+  ASSERT_TRUE(pm::test::chooseText(shown.ui.metric, "train/loss"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.plot()->seriesCount() == 2; }, 5000));
+  EXPECT_TRUE(view.plot()->rightAxisLabel().isEmpty());
+
+  ASSERT_TRUE(pm::test::pickText(shown.ui.second, "eval/accuracy"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.secondMetric() == "eval/accuracy" && view.plot()->seriesCount() == 4; }, 5000))
+      << view.plot()->seriesCount();
+  EXPECT_EQ(view.metric(), "train/loss");
+  EXPECT_EQ(view.plot()->rightAxisLabel(), "eval/accuracy");
+  // Loss series first, then accuracy; each names its metric.
+  ASSERT_EQ(view.plottedSeries().size(), 4u);
+  EXPECT_EQ(view.plottedSeries()[0].metric, "train/loss");
+  EXPECT_EQ(view.plottedSeries()[2].metric, "eval/accuracy");
+  EXPECT_TRUE(view.plot()->seriesName(0).startsWith("train/loss: #")) << view.plot()->seriesName(0).toStdString();
+  EXPECT_TRUE(view.plot()->seriesName(2).startsWith("eval/accuracy: #")) << view.plot()->seriesName(2).toStdString();
+  // alpha's accuracy as stored (k/10 at step 20k), on its own axis: the last value 1.0.
+  EXPECT_DOUBLE_EQ(view.plottedSeries()[2].y.back(), 1.0);
+  EXPECT_EQ(view.plottedSeries()[2].y.size(), 10u);
+  EXPECT_TRUE(view.plot()->title().contains("eval/accuracy (right")) << view.plot()->title().toStdString();
+
+  QTemporaryDir out;
+  const QString csv = out.filePath("two.csv");
+  ASSERT_TRUE(view.exportCsv(csv));
+  QFile file(csv);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const std::string text = file.readAll().toStdString();
+  EXPECT_NE(text.find(",train/loss,"), std::string::npos);
+  EXPECT_NE(text.find(",eval/accuracy,20,"), std::string::npos) << text.substr(0, 400);
+
+  ASSERT_TRUE(pm::test::pickText(shown.ui.second, "(no second metric)"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.secondMetric().isEmpty() && view.plot()->seriesCount() == 2; }, 5000));
+  EXPECT_TRUE(view.plot()->rightAxisLabel().isEmpty());
 }

@@ -55,6 +55,7 @@ CompareView::CompareView(StoreWatcher* watcher, QWidget* parent)
       watcher_(watcher),
       runList_(new QTreeWidget(this)),
       metricBox_(new MetricChooser(this)),
+      secondBox_(new MetricChooser(this)),
       xAxisBox_(new QComboBox(this)),
       smoothSlider_(new QSlider(Qt::Horizontal, this)),
       smoothSpin_(new QDoubleSpinBox(this)),
@@ -201,6 +202,14 @@ bool CompareView::setMetric(const QString& key) {
 
 QString CompareView::metric() const { return metric_; }
 
+bool CompareView::setSecondMetric(const QString& key) {
+  if (!key.isEmpty() && !availableMetrics().contains(key)) return false;
+  secondMetric_ = key;
+  syncControls();
+  rebuildPlot();
+  return true;
+}
+
 void CompareView::setXAxis(XAxis axis) {
   xAxis_ = axis;
   syncControls();
@@ -239,6 +248,8 @@ void CompareView::syncControls() {
   if (!metrics.isEmpty() && !metrics.contains(metric_))
     metric_ = metrics.contains(QString(metric::kTrainLoss)) ? QString(metric::kTrainLoss) : metrics.front();
   metricBox_->setMetrics(metrics, metric_);
+  if (!secondMetric_.isEmpty() && !metrics.contains(secondMetric_)) secondMetric_.clear();
+  secondBox_->setMetrics(metrics, secondMetric_);
   xAxisBox_->setCurrentIndex(xAxisBox_->findData(static_cast<int>(xAxis_)));
   smoothSlider_->setValue(static_cast<int>(std::lround(smoothing_ * 100)));
   smoothSpin_->setValue(smoothing_);

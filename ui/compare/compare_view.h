@@ -49,6 +49,7 @@ class CompareView : public QWidget {
   struct PlottedSeries {
     int64_t runId = 0;
     QString runName;
+    QString metric;  // the key drawn (the first or the second metric)
     std::vector<int64_t> steps;
     std::vector<double> x, raw, y;
     // Smoothing is on and the series has enough points for it (smoothingApplies): the plot draws
@@ -69,6 +70,10 @@ class CompareView : public QWidget {
   // A metric key present in at least one selected run (returns false otherwise).
   bool setMetric(const QString& key);
   QString metric() const;
+  // A second metric in the same panel, on the right axis with its own scale ("" for none); false
+  // for a key no selected run has.
+  bool setSecondMetric(const QString& key);
+  QString secondMetric() const { return secondMetric_; }
   QStringList availableMetrics() const;
   void setXAxis(XAxis axis);
   XAxis xAxis() const { return xAxis_; }
@@ -159,6 +164,7 @@ class CompareView : public QWidget {
   std::vector<RunSummary> summaries_;
 
   QString metric_ = metric::kTrainLoss;
+  QString secondMetric_;  // "" for none
   XAxis xAxis_ = XAxis::Step;
   double smoothing_ = 0;
   int64_t baseline_ = 0;
@@ -168,6 +174,7 @@ class CompareView : public QWidget {
 
   QTreeWidget* runList_;
   MetricChooser* metricBox_;  // grouped keys with a search box
+  MetricChooser* secondBox_;  // the same, with "none" first
   QComboBox* xAxisBox_;
   QSlider* smoothSlider_;
   QDoubleSpinBox* smoothSpin_;

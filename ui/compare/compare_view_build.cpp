@@ -64,6 +64,9 @@ QWidget* CompareView::buildRunPanel() {
 }
 
 void CompareView::setUpControls() {
+  secondBox_->setObjectName(QStringLiteral("secondMetric"));
+  secondBox_->setNoneText(tr("(no second metric)"));
+  secondBox_->setToolTip(tr("A second metric in the same panel, dashed, on the right axis with its own scale"));
   for (XAxis a : {XAxis::Step, XAxis::Samples, XAxis::Updates, XAxis::TrainingTime, XAxis::WallClock})
     xAxisBox_->addItem(tr(xAxisName(a)), static_cast<int>(a));
   smoothSlider_->setRange(0, 99);
@@ -96,6 +99,8 @@ QWidget* CompareView::buildResultsPanel() {
   auto* row1 = new QHBoxLayout;
   row1->addWidget(new QLabel(tr("Metric"), this));
   row1->addWidget(metricBox_);
+  row1->addWidget(new QLabel(tr("and"), this));
+  row1->addWidget(secondBox_);
   row1->addSpacing(8);
   row1->addWidget(new QLabel(tr("X axis"), this));
   row1->addWidget(xAxisBox_);
@@ -153,6 +158,9 @@ QWidget* CompareView::buildSummaryBox() {
 void CompareView::connectControls() {
   connect(metricBox_, &MetricChooser::metricChosen, this, [this](const QString& key) {
     if (!updating_) setMetric(key);
+  });
+  connect(secondBox_, &MetricChooser::metricChosen, this, [this](const QString& key) {
+    if (!updating_) setSecondMetric(key);
   });
   connect(xAxisBox_, &QComboBox::currentIndexChanged, this, [this](int) {
     if (!updating_) setXAxis(static_cast<XAxis>(xAxisBox_->currentData().toInt()));

@@ -60,56 +60,67 @@ CompareView::PlottedSeries toSeries(const RunData& d, const std::vector<MetricPo
 void CompareView::rebuildPlot() {
   plot_->clear();
   plotted_.clear();
-  const std::string key = metric_.toStdString();
-  // Memory (stage<s>/mem/<category>) is stored in bytes and shown in MiB, as everywhere else.
-  const bool memory = isMemoryMetric(metric_);
-  const double yScale = memory ? 1.0 / (1024.0 * 1024.0) : 1.0;
   QStringList missing, unsmoothed;
   size_t points = 0;
   bool anySmoothed = false;
   const QString weight = QString::number(smoothing_, 'g', 2);  // 0.6, 0.95: as typed (two decimals)
-  // "stage*/KEY": every stage's KEY of each run, the run's colour, a line style per stage.
-  const bool allStages = key.rfind(kAllStages, 0) == 0;
-  const std::string rest = allStages ? key.substr(std::string(kAllStages).size()) : std::string();
-  constexpr Qt::PenStyle kStageStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
-  for (size_t i = 0; i < selected_.size(); ++i) {
-    auto dit = data_.find(selected_[i]);
-    if (dit == data_.end()) continue;
-    const RunData& d = dit->second;
-    // (stage, points) to draw: the metric itself, or each stage's.
-    std::vector<std::pair<int, const std::vector<MetricPoint>*>> parts;
-    if (allStages) {
-      for (const auto& [k, pts] : d.metrics) {
-        int stage = 0;
-        if (!pts.empty() && stageMetricRest(k, &stage) == rest) parts.push_back({stage, &pts});
+  // The metric on the left axis, and the second one (if chosen) dashed on the right axis: a
+  // series then names its metric.
+  const bool two = !secondMetric_.isEmpty() && secondMetric_ != metric_;
+  for (const QString& metricKey : two ? QStringList{metric_, secondMetric_} : QStringList{metric_}) {
+    const bool right = metricKey != metric_;
+    const std::string key = metricKey.toStdString();
+    // Memory (stage<s>/mem/<category>) is stored in bytes and shown in MiB, as everywhere else.
+    const double yScale = isMemoryMetric(metricKey) ? 1.0 / (1024.0 * 1024.0) : 1.0;
+    // "stage*/KEY": every stage's KEY of each run, the run's colour, a line style per stage.
+    const bool allStages = key.rfind(kAllStages, 0) == 0;
+    const std::string rest = allStages ? key.substr(std::string(kAllStages).size()) : std::string();
+    constexpr Qt::PenStyle kStageStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+    for (size_t i = 0; i < selected_.size(); ++i) {
+      auto dit = data_.find(selected_[i]);
+      if (dit == data_.end()) continue;
+      const RunData& d = dit->second;
+      // (stage, points) to draw: the metric itself, or each stage's.
+      std::vector<std::pair<int, const std::vector<MetricPoint>*>> parts;
+      if (allStages) {
+        for (const auto& [k, pts] : d.metrics) {
+          int stage = 0;
+          if (!pts.empty() && stageMetricRest(k, &stage) == rest) parts.push_back({stage, &pts});
+        }
+        std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      } else if (!d.metric(key).empty()) {
+        parts.push_back({-1, &d.metric(key)});
       }
-      std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    } else if (!d.metric(key).empty()) {
-      parts.push_back({-1, &d.metric(key)});
-    }
-    if (parts.empty()) {
-      missing << QStringLiteral("#%1").arg(d.record.id);
-      continue;
-    }
-    for (const auto& [stage, pts] : parts) {
-      PlottedSeries s = toSeries(d, *pts, yScale, smoothing_, xAxis_);
-      points += s.x.size();
-      QString name = runLabel(d.record);
-      if (stage >= 0) name += tr(", stage %1").arg(stage);
-      // A smoothed series says so in the legend and keeps its stored values faded under it.
-      if (s.smoothed) name = tr("%1 (smoothed %2)").arg(name, weight);
-      const int series = plot_->addSeries(name, colorOf(d.record.id), stage >= 0 ? kStageStyles[stage % 5] : Qt::SolidLine);
-      plot_->setSeriesData(series, s.x, s.y);
-      if (s.smoothed) plot_->setSeriesRawData(series, s.x, s.raw);
-      anySmoothed = anySmoothed || s.smoothed;
-      if (smoothing_ > 0 && !s.smoothed) unsmoothed << QStringLiteral("#%1").arg(d.record.id);
-      plotted_.push_back(std::move(s));
+      if (parts.empty()) {
+        missing << (two ? QStringLiteral("%1 in #%2").arg(metricKey).arg(d.record.id) : QStringLiteral("#%1").arg(d.record.id));
+        continue;
+      }
+      for (const auto& [stage, pts] : parts) {
+        PlottedSeries s = toSeries(d, *pts, yScale, smoothing_, xAxis_);
+        s.metric = metricKey;
+        points += s.x.size();
+        QString name = runLabel(d.record);
+        if (stage >= 0) name += tr(", stage %1").arg(stage);
+        if (two) name = QStringLiteral("%1: %2").arg(metricKey, name);
+        // A smoothed series says so in the legend and keeps its stored values faded under it.
+        if (s.smoothed) name = tr("%1 (smoothed %2)").arg(name, weight);
+        const Qt::PenStyle style = stage >= 0 ? kStageStyles[(stage + (right ? 1 : 0)) % 5] : right ? Qt::DashLine : Qt::SolidLine;
+        const int series = plot_->addSeries(name, colorOf(d.record.id), style, right);
+        plot_->setSeriesData(series, s.x, s.y);
+        if (s.smoothed) plot_->setSeriesRawData(series, s.x, s.raw);
+        anySmoothed = anySmoothed || s.smoothed;
+        if (smoothing_ > 0 && !s.smoothed) unsmoothed << QStringLiteral("#%1").arg(d.record.id);
+        plotted_.push_back(std::move(s));
+      }
     }
   }
-  QString title = selected_.empty() ? tr("No runs ticked: tick runs on the left to overlay their curves") : metric_;
+  auto axisName = [](const QString& key) { return isMemoryMetric(key) ? tr("%1 (MiB)").arg(key) : key; };
+  QString title = selected_.empty() ? tr("No runs ticked: tick runs on the left to overlay their curves")
+                  : two             ? tr("%1 (left) and %2 (right, dashed)").arg(metric_, secondMetric_)
+                                    : metric_;
   if (anySmoothed) title += tr("  (EMA %1)").arg(weight);
   plot_->setTitle(title);
-  plot_->setAxisLabels(tr(xAxisName(xAxis_)), memory ? tr("%1 (MiB)").arg(metric_) : metric_);
+  plot_->setAxisLabels(tr(xAxisName(xAxis_)), axisName(metric_), two ? axisName(secondMetric_) : QString());
   plot_->setLogY(logY_->isChecked());
   plot_->replot();
   showPlotStatus(points, missing, unsmoothed);
@@ -121,8 +132,11 @@ void CompareView::showPlotStatus(size_t points, const QStringList& missing, cons
   } else if (selected_.empty()) {
     status_->setText(tr("Tick runs on the left (or select them in the Runs tab and press Ctrl+K) to compare them."));
   } else {
-    QString text = tr("%1 run(s), %2 point(s) of %3 at full resolution").arg(selected_.size()).arg(points).arg(metric_);
-    if (!missing.isEmpty()) text += tr("; no %1 in %2").arg(metric_, missing.join(QStringLiteral(", ")));
+    const QString shown = secondMetric_.isEmpty() || secondMetric_ == metric_ ? metric_ : tr("%1 and %2").arg(metric_, secondMetric_);
+    QString text = tr("%1 run(s), %2 point(s) of %3 at full resolution").arg(selected_.size()).arg(points).arg(shown);
+    if (!missing.isEmpty())
+      text += shown == metric_ ? tr("; no %1 in %2").arg(metric_, missing.join(QStringLiteral(", ")))
+                               : tr("; missing: %1").arg(missing.join(QStringLiteral(", ")));
     if (!unsmoothed.isEmpty())
       text += tr("; %1 not smoothed (fewer than %2 points)").arg(unsmoothed.join(QStringLiteral(", "))).arg(kMinPointsToSmooth);
     if (xAxis_ == XAxis::Samples)
@@ -171,9 +185,10 @@ bool CompareView::exportPlot(const QString& path) {
 
 bool CompareView::exportCsv(const QString& path) {
   QByteArray out = "run_id,run_name,metric,step,x,value,smoothed\n";
-  // Memory values are written as plotted, in MiB; the metric column says so.
-  const QString metricField = csvField(isMemoryMetric(metric_) ? metric_ + QStringLiteral(" (MiB)") : metric_);
+  // Memory values are written as plotted, in MiB; the metric column says so. Both metrics of the
+  // panel, each row naming its own.
   for (const auto& s : plotted_) {
+    const QString metricField = csvField(isMemoryMetric(s.metric) ? s.metric + QStringLiteral(" (MiB)") : s.metric);
     const QString prefix = QStringLiteral("%1,%2,%3,").arg(s.runId).arg(csvField(s.runName), metricField);
     for (size_t k = 0; k < s.x.size(); ++k)
       out += (prefix + QStringLiteral("%1,%2,%3,%4\n")

@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include "ui/plots/curve_draw.h"
 #include "ui/plots/plot_style.h"
 
 #include <QMouseEvent>
@@ -146,7 +147,10 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent) {
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hoverAt(e->position().toPoint()); });
   canvas->leave = [this] { hideHover(); };
   canvas->setResetView([this] { resetView(); });
-  for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis})
+  // Drag and wheel move both value axes: a second metric on the right follows the left's view.
+  plot_->axisRect()->setRangeDragAxes({plot_->xAxis}, {plot_->yAxis, plot_->yAxis2});
+  plot_->axisRect()->setRangeZoomAxes({plot_->xAxis}, {plot_->yAxis, plot_->yAxis2});
+  for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis, plot_->yAxis2})
     connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, axis] { keepInData(axis); });
 }
 
@@ -161,14 +165,19 @@ QString CurvePlot::title() const {
   return full.isValid() ? full.toString() : t->text();
 }
 
-void CurvePlot::setAxisLabels(const QString& x, const QString& y) {
+void CurvePlot::setAxisLabels(const QString& x, const QString& y, const QString& right) {
   plot_->xAxis->setLabel(x);
   plot_->yAxis->setLabel(y);
+  plot_->yAxis2->setLabel(right);
+  plot_->yAxis2->setVisible(!right.isEmpty());
+  plot_->yAxis2->setTickLabels(!right.isEmpty());
 }
 
-int CurvePlot::addSeries(const QString& name, const QColor& color, Qt::PenStyle style) {
+QString CurvePlot::rightAxisLabel() const { return plot_->yAxis2->visible() ? plot_->yAxis2->label() : QString(); }
+
+int CurvePlot::addSeries(const QString& name, const QColor& color, Qt::PenStyle style, bool right) {
   auto s = std::make_unique<Series>();
-  s->graph = plot_->addGraph();
+  s->graph = plot_->addGraph(plot_->xAxis, right ? plot_->yAxis2 : plot_->yAxis);
   s->graph->setName(name);
   s->graph->setPen(QPen(QBrush(color), 1.5, style));
   series_.push_back(std::move(s));
@@ -199,7 +208,7 @@ void CurvePlot::setSeriesRawData(int series, std::vector<double> x, std::vector<
     return;
   }
   if (!s.raw) {
-    s.raw = plot_->addGraph();
+    s.raw = plot_->addGraph(plot_->xAxis, s.graph->valueAxis());
     s.raw->setLayer(QStringLiteral("raw"));
     s.raw->removeFromLegend();
     s.raw->setName(s.graph->name());
@@ -268,66 +277,12 @@ bool CurvePlot::showsEmptyText() const { return emptyNote_ && emptyNote_->visibl
 
 void CurvePlot::setLogY(bool on) {
   settingRange_ = true;  // a log axis drops its range's non-positive part: not the user's zoom
-  plot_->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  for (QCPAxis* axis : {plot_->yAxis, plot_->yAxis2}) axis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
   settingRange_ = false;
 }
 
 size_t CurvePlot::pointCount(int series) const { return series_.at(static_cast<size_t>(series))->x.size(); }
 int CurvePlot::seriesCount() const { return static_cast<int>(series_.size()); }
-
-// Decimate to at most two points (min and max) per bucket of the x range; buckets ~ pixels.
-static void decimate(const std::vector<double>& x, const std::vector<double>& y, int buckets, QVector<double>& ox,
-                     QVector<double>& oy) {
-  const size_t n = std::min(x.size(), y.size());
-  ox.clear();
-  oy.clear();
-  if (n <= static_cast<size_t>(buckets) * 2) {
-    for (size_t i = 0; i < n; ++i)
-      if (std::isfinite(y[i])) {
-        ox.push_back(x[i]);
-        oy.push_back(y[i]);
-      }
-    return;
-  }
-  const double x0 = x.front(), x1 = x.back();
-  const double width = (x1 - x0) / buckets;
-  size_t i = 0;
-  for (int b = 0; b < buckets && i < n; ++b) {
-    const double end = (b == buckets - 1) ? x1 + 1 : x0 + width * (b + 1);
-    size_t iMin = n, iMax = n;
-    for (; i < n && x[i] < end; ++i) {
-      if (!std::isfinite(y[i])) continue;
-      if (iMin == n || y[i] < y[iMin]) iMin = i;
-      if (iMax == n || y[i] > y[iMax]) iMax = i;
-    }
-    if (iMin == n) continue;
-    size_t a = std::min(iMin, iMax), c = std::max(iMin, iMax);
-    ox.push_back(x[a]);
-    oy.push_back(y[a]);
-    if (c != a) {
-      ox.push_back(x[c]);
-      oy.push_back(y[c]);
-    }
-  }
-}
-
-// Sets a graph's drawn (decimated) points from x, y; returns how many there are.
-static qsizetype drawGraph(QCPGraph* graph, const std::vector<double>& x, const std::vector<double>& y, int buckets,
-                           double width) {
-  QVector<double> ox, oy;
-  decimate(x, y, buckets, ox, oy);
-  graph->setData(ox, oy, true);
-  // A dense (decimated) series zig-zags every pixel column: stroking it with a wide antialiased
-  // pen makes the raster engine fill a huge self-intersecting outline (seconds per frame).
-  // One-pixel cosmetic lines take Qt's fast line path and look the same at that density.
-  const bool dense = ox.size() > static_cast<qsizetype>(buckets);
-  QPen pen = graph->pen();
-  pen.setWidthF(dense ? 1.0 : width);
-  pen.setCosmetic(dense);
-  graph->setPen(pen);
-  graph->setAntialiased(!dense);
-  return ox.size();
-}
 
 void CurvePlot::replot() {
   const int buckets = std::max(100, plot_->axisRect()->width());
@@ -348,35 +303,31 @@ void CurvePlot::replot() {
     if (!userView_) plot_->rescaleAxes();
     // The data's own extent per axis, raw curves included (their spikes stay on screen):
     // QCustomPlot keeps an axis's old size around a single value.
-    QCPRange keys, values;
-    bool haveKeys = false, haveValues = false;
-    std::vector<const QCPGraph*> graphs;
-    for (const auto& s : series_) {
-      graphs.push_back(s->graph);
-      if (s->raw && s->raw->visible()) graphs.push_back(s->raw);
-    }
-    for (const QCPGraph* graph : graphs) {
-      bool found = false;
-      const QCPRange k = graph->getKeyRange(found);
-      if (found) keys = haveKeys ? QCPRange(std::min(keys.lower, k.lower), std::max(keys.upper, k.upper)) : k, haveKeys = true;
-      const QCPRange v = graph->getValueRange(found);
-      if (found) values = haveValues ? QCPRange(std::min(values.lower, v.lower), std::max(values.upper, v.upper)) : v, haveValues = true;
-    }
-    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) {
-      const bool isKey = axis == plot_->xAxis;
-      QCPRange r = (isKey ? haveKeys : haveValues) ? (isKey ? keys : values) : axis->range();
+    // Per axis: the key axis, the left and the right value axes.
+    std::map<QCPAxis*, QCPRange> extent;
+    auto widen = [&](QCPAxis* axis, const QCPRange& r) {
+      auto [it, first] = extent.try_emplace(axis, r);
+      if (!first) it->second = QCPRange(std::min(it->second.lower, r.lower), std::max(it->second.upper, r.upper));
+    };
+    for (const auto& s : series_)
+      for (const QCPGraph* graph : {static_cast<const QCPGraph*>(s->graph), static_cast<const QCPGraph*>(s->raw)}) {
+        if (!graph || (graph == s->raw && !graph->visible())) continue;
+        bool found = false;
+        const QCPRange k = graph->getKeyRange(found);
+        if (found) widen(plot_->xAxis, k);
+        const QCPRange v = graph->getValueRange(found);
+        if (found) widen(graph->valueAxis(), v);
+      }
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis, plot_->yAxis2}) {
+      auto it = extent.find(axis);
+      const QCPRange r = it != extent.end() ? it->second : axis->range();
       const double pad = r.size() > 0 ? r.size() * 0.05 : std::max(1e-3, std::abs(r.center()) * 0.1);
-      (isKey ? keyLo_ : valueLo_) = r.lower - pad;
-      (isKey ? keyHi_ : valueHi_) = r.upper + pad;
+      bounds_[axis] = {r.lower - pad, r.upper + pad};
     }
     haveBounds_ = true;
-    if (userView_) {
-      keepInData(plot_->xAxis);
-      keepInData(plot_->yAxis);
-    } else {
-      plot_->xAxis->setRange(keyLo_, keyHi_);
-      plot_->yAxis->setRange(valueLo_, valueHi_);
-    }
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis, plot_->yAxis2})
+      if (userView_) keepInData(axis);
+      else axis->setRange(bounds_[axis].first, bounds_[axis].second);
     settingRange_ = false;
   } else {
     haveBounds_ = false;
@@ -390,8 +341,7 @@ void CurvePlot::resetView() {
   userView_ = false;
   if (haveBounds_) {
     settingRange_ = true;
-    plot_->xAxis->setRange(keyLo_, keyHi_);
-    plot_->yAxis->setRange(valueLo_, valueHi_);
+    for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis, plot_->yAxis2}) axis->setRange(bounds_[axis].first, bounds_[axis].second);
     settingRange_ = false;
   }
   plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -402,7 +352,9 @@ void CurvePlot::keepInData(QCPAxis* axis) {
   if (!haveBounds_) return;
   const bool isKey = axis == plot_->xAxis;
   if (!isKey && axis->scaleType() == QCPAxis::stLogarithmic) return;  // decades, not the linear margin
-  const QCPRange bounded = within(axis->range(), isKey ? keyLo_ : valueLo_, isKey ? keyHi_ : valueHi_);
+  const auto b = bounds_.find(axis);
+  if (b == bounds_.end()) return;
+  const QCPRange bounded = within(axis->range(), b->second.first, b->second.second);
   if (bounded != axis->range()) {
     const bool was = settingRange_;
     settingRange_ = true;

@@ -11,6 +11,7 @@
 #include <QRect>
 #include <QString>
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -31,9 +32,12 @@ class CurvePlot : public QWidget {
 
   void setTitle(const QString& title);
   QString title() const;  // "" when none was set
-  void setAxisLabels(const QString& x, const QString& y);
-  // Adds a series and returns its index.
-  int addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
+  // `right`: the label of a second value axis on the right ("" hides it), for series added with
+  // `right` set (a second metric in the same panel, on its own scale).
+  void setAxisLabels(const QString& x, const QString& y, const QString& right = QString());
+  QString rightAxisLabel() const;  // "" when the right axis is hidden
+  // Adds a series and returns its index; `right`: against the right value axis.
+  int addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine, bool right = false);
   void setSeriesData(int series, std::vector<double> x, std::vector<double> y);
   void appendPoint(int series, double x, double y);
   // The unsmoothed points of a series that holds a smoothed curve: drawn in the series' colour,
@@ -90,7 +94,7 @@ class CurvePlot : public QWidget {
   QCPLayoutGrid* legendRow_ = nullptr;  // holds the legend, above or below the axes
   Qt::Alignment legendSide_ = Qt::AlignTop | Qt::AlignRight;
   // The data's extent per axis with a margin (after the last replot with data): the view's bounds.
-  double keyLo_ = 0, keyHi_ = 0, valueLo_ = 0, valueHi_ = 0;
+  std::map<QCPAxis*, std::pair<double, double>> bounds_;  // x, left y, right y
   bool haveBounds_ = false;
   bool userView_ = false;      // zoomed or panned by the user since the last reset
   bool settingRange_ = false;  // the plot itself sets the ranges (not the user)

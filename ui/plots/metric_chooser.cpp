@@ -64,7 +64,7 @@ MetricChooser::MetricChooser(QWidget* parent)
   connect(box_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (rebuilding_ || index < 0) return;
     const QString key = box_->itemData(index, kKeyRole).toString();
-    if (!key.isEmpty() && key != current_) choose(key);
+    if ((!key.isEmpty() || !noneText_.isEmpty()) && key != current_) choose(key);
   });
 }
 
@@ -76,6 +76,11 @@ QString MetricChooser::groupOf(const QString& key) {
   }
   const int slash = key.indexOf(QLatin1Char('/'));
   return slash > 0 ? key.left(slash) : tr("other");
+}
+
+void MetricChooser::setNoneText(const QString& text) {
+  noneText_ = text;
+  rebuild();
 }
 
 void MetricChooser::setMetrics(const QStringList& keys, const QString& current) {
@@ -110,6 +115,12 @@ void MetricChooser::rebuild() {
     }
   model_->clear();
   int currentRow = -1;
+  if (!noneText_.isEmpty()) {
+    auto* none = new QStandardItem(noneText_);
+    none->setData(QString(), kKeyRole);
+    if (current_.isEmpty()) currentRow = 0;
+    model_->appendRow(none);
+  }
   for (const auto& [group, keys] : groups) {
     auto* header = new QStandardItem(group.second);
     header->setFlags(Qt::NoItemFlags);  // a header: shown, never chosen (the arrow keys skip it)

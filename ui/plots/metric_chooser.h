@@ -21,6 +21,8 @@ class MetricChooser : public QWidget {
   explicit MetricChooser(QWidget* parent = nullptr);
   // The keys offered (in this order within their groups) and the one shown as chosen; emits nothing.
   void setMetrics(const QStringList& keys, const QString& current);
+  // An entry above the groups that chooses no metric (key ""), named `text`; "" offers none.
+  void setNoneText(const QString& text);
   QString current() const { return current_; }
   QStringList metrics() const { return keys_; }
   // The keys the list shows now (those matching the search text), in list order.
@@ -45,6 +47,7 @@ class MetricChooser : public QWidget {
   QStandardItemModel* model_;
   QStringList keys_;
   QString current_;
+  QString noneText_;
   bool rebuilding_ = false;
 };
 
