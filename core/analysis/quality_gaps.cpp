@@ -17,6 +17,13 @@ Gap gapOf(const RegimeResults& r, const std::string& lr, const std::string& vari
   return g;
 }
 
+double delayOf(const RegimeResults& r, const std::string& lr, const std::string& variant) {
+  const auto l = r.find(lr);
+  if (l == r.end()) return NAN;
+  const auto v = l->second.find(variant);
+  return v == l->second.end() ? NAN : v->second.delay;
+}
+
 bool missesTarget(const Gap& g) {
   return std::isfinite(g.points) && g.points < -kTargetPoints && !(std::isfinite(g.spread) && g.points + g.spread >= -kTargetPoints);
 }

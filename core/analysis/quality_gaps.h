@@ -20,6 +20,9 @@ inline constexpr double kTargetPoints = 1.0;
 struct FinalAccuracy {
   double mean = NAN, lo = NAN, hi = NAN;
   std::vector<int64_t> seeds;
+  // Stage 0's largest recorded delay in optimizer steps (its stage0/tau), over the seeds; NaN
+  // when none was recorded.
+  double delay = NAN;
 };
 // lr -> variant ("gpipe", "t1t2", "naive", ...) -> its final accuracy.
 using RegimeResults = std::map<std::string, std::map<std::string, FinalAccuracy>>;
@@ -32,6 +35,8 @@ struct Gap {
 };
 // NaN points where the rate lacks gpipe or the variant.
 Gap gapOf(const RegimeResults& r, const std::string& lr, const std::string& variant);
+// The variant's recorded delay at that rate (FinalAccuracy::delay); NaN when unknown.
+double delayOf(const RegimeResults& r, const std::string& lr, const std::string& variant);
 
 enum class GapVerdict {
   NoFigure,               // no finite gap

@@ -64,7 +64,7 @@ RunData loadRunData(const RunStore& store, int64_t runId) {
   for (const std::string& key : store.stageMetricKeys(runId)) {
     for (const auto& p : key == "utilization" ? d.utilization : key == "mem/peak" ? d.memPeak : store.loadStageMetric(runId, key)) {
       const auto w = wallAt.find(p.step);
-      d.metrics["stage" + std::to_string(p.stage) + "/" + key].push_back({p.step, w == wallAt.end() ? kNaN : w->second, p.value});
+      d.metrics[metric::stageKey(p.stage, key)].push_back({p.step, w == wallAt.end() ? kNaN : w->second, p.value});
     }
   }
   return d;

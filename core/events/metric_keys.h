@@ -1,4 +1,6 @@
 #pragma once
+#include <string>
+
 // The names of the metrics a run's events are stored under, declared once: the recorder
 // (core/runner/store_recorder.cpp) writes a step event's fields as "train/<field>" and an eval
 // event's as "eval/<field>"; analysis, the CLI, the report and the workbench read them by these
@@ -23,5 +25,10 @@ inline constexpr const char* kEvalPerplexity = "eval/perplexity";
 // (core/runner/local_run.cpp), read by trainingTime (core/analysis/run_data.h) and the store's
 // RunRecord::paused_s; not a training curve.
 inline constexpr const char* kTimePaused = "time/paused_s";
+
+// A stage's field of its stage events, as analysis keys it: "stage<s>/<field>".
+inline std::string stageKey(int stage, const std::string& field) { return "stage" + std::to_string(stage) + "/" + field; }
+// The stage's delay in optimizer steps over the last window (its largest), a stage event's "tau".
+inline constexpr const char* kStageTau = "tau";
 
 }  // namespace pm::metric

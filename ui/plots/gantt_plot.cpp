@@ -113,9 +113,9 @@ GanttPlot::GanttPlot(QWidget* parent) : QWidget(parent) {
   connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &GanttPlot::onRangeChanged);
   // The labels' room changes with the chart's width too.
   connect(plot_, &QCustomPlot::afterLayout, this, &GanttPlot::fitLabels);
-  // The row labels follow the axis rectangle's height as each replot lays it out (the title may
-  // wrap onto more lines in a narrow window).
-  connect(plot_, &QCustomPlot::afterLayout, this, &GanttPlot::fitRowLabels);
+  // The row labels follow the axis rectangle's height as each layout sets it (the title may wrap
+  // onto more lines in a narrow window; an export draws at its own size).
+  canvas->fitAfterLayout = [this] { return fitRowLabels(); };
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hoverAt(e->position().toPoint()); });
   canvas->setResetView([this] { fit(); });
   canvas->leave = [this] {
@@ -288,7 +288,7 @@ void GanttPlot::setEmptyText(const QString& text) {
 
 bool GanttPlot::showsEmptyText() const { return emptyNote_ && emptyNote_->visible(); }
 
-void GanttPlot::fitRowLabels() {
+bool GanttPlot::fitRowLabels() {
   const double height = std::max(1, plot_->axisRect()->height());
   const double label = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
   // Half a label (and 2 px) of room above the first row's centre and below the last's, so that
@@ -300,10 +300,16 @@ void GanttPlot::fitRowLabels() {
   const double rowPx = height / (rows_ - 1 + 2 * pad);
   // Rows one label tall at least: every k-th row labelled.
   const int every = std::max(1, static_cast<int>(std::ceil(label * 1.1 / std::max(rowPx, 1e-9))));
+  QMap<double, QString> ticks;
+  for (int r = 0; r < rowNames_.size(); r += every) ticks.insert(r, rowNames_[r]);
+  const QCPRange range(-pad, rows_ - 1 + pad);
+  const auto current = plot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  if (current && current->ticks() == ticks && plot_->yAxis->range() == range) return false;
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (int r = 0; r < rowNames_.size(); r += every) ticker->addTick(r, rowNames_[r]);
+  ticker->setTicks(ticks);
   plot_->yAxis->setTicker(ticker);
-  plot_->yAxis->setRange(-pad, rows_ - 1 + pad);
+  plot_->yAxis->setRange(range);
+  return true;
 }
 
 QStringList GanttPlot::rowLabelsShown() const {

@@ -92,7 +92,7 @@ class GanttPlot : public QWidget {
   void showEmptyState();  // the empty text and the axes' ticks, as count_ says
   void onRangeChanged();  // keeps the view within the trace, fits the labels, tells viewChanged
   void fitLabels();       // shows the labels that fit their boxes at the current zoom
-  void fitRowLabels();    // the row labels that fit the rows' height, and room for the first and last
+  bool fitRowLabels();    // the row labels that fit the rows' height, and room for the first and last
   void hoverAt(const QPoint& pixel);
   double limitMs() const;  // the time axis' upper bound
   struct Label {

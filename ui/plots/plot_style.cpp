@@ -42,6 +42,7 @@ void PlotCanvas::updateLayout() {
     }
   }
   QCustomPlot::updateLayout();
+  if (fitAfterLayout && fitAfterLayout()) QCustomPlot::updateLayout();
 }
 
 void PlotCanvas::mouseDoubleClickEvent(QMouseEvent* event) {

@@ -26,6 +26,10 @@ class PlotCanvas : public QCustomPlot {
   // What "Reset view" does; setting it adds the context menu's action (plots without zoom have none).
   void setResetView(std::function<void()> reset);
   std::function<void()> leave;
+  // Run after each layout with the axes' final rectangles; true when it changed what the layout
+  // prepares (an axis's ticker): the layout then runs once more, so that this very drawing, an
+  // export at another size included, shows it (tick labels are prepared before afterLayout).
+  std::function<bool()> fitAfterLayout;
 
  protected:
   void updateLayout() override;

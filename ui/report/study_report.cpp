@@ -339,12 +339,16 @@ void StudyReportWriter::qualityDependencies() {
       if (QString t = series(title, entries(variant)); !t.isEmpty()) parts << t;
     return parts;
   };
-  // Delay: the same rate at N = 2, 4 and 8 (stage 0 waits ceil((P - 1) / N) optimizer steps).
+  // Delay: the same rate at N = 2, 4 and 8; stage 0's delay in optimizer steps as its runs recorded
+  // it (their stage0/tau: ceil((P - 1) / N) once the pipeline is full).
   if (const std::string lr = bestGpipeRate(qualityFull_, "t1t2"); !lr.empty()) {
     const std::vector<std::pair<const RegimeResults*, int>> byN = {{&qualityFull_, 2}, {&qualityN4_, 4}, {&qualityN8_, 8}};
     const QStringList parts = both([&](const QString& variant) {
       std::vector<std::pair<Gap, QString>> e;
-      for (const auto& [r, n] : byN) e.push_back({gapOf(*r, lr, variant), QString("at N = %1 (delay %2)").arg(n).arg((10 + n - 1) / n)});
+      for (const auto& [r, n] : byN) {
+        const double delay = delayOf(*r, lr, variant.toStdString());
+        e.push_back({gapOf(*r, lr, variant), QString("at N = %1 (delay %2)").arg(n).arg(std::isfinite(delay) ? num(delay, 0) : QString("not recorded"))});
+      }
       return e;
     });
     int regimes = 0;

@@ -74,6 +74,7 @@ struct QualityCell {
   std::vector<int64_t> seeds;
   std::vector<double> epoch1, mid, last;  // mid: after the section's alsoEpoch
   std::vector<RunStatus> status;
+  double delay = NAN;  // stage 0's largest recorded delay (stage0/tau) over the seeds
   // The final accuracy the targets judge: the mean over seeds, and only when every seed finished
   // (a diverged, failed or stopped run's last evaluation came before its end: it must not read as
   // a result, let alone meet a target).
@@ -128,6 +129,8 @@ void collectQuality(const RunStore& store, const std::vector<RunRecord>& runs, i
     c.mid.push_back(alsoEpoch > 1 && acc.size() >= static_cast<size_t>(alsoEpoch) ? acc[alsoEpoch - 1].value : NAN);
     c.last.push_back(lastFinite(acc));
     c.status.push_back(r.status);
+    for (const auto& p : d.metric(metric::stageKey(0, metric::kStageTau)))
+      if (std::isfinite(p.value) && !(p.value <= c.delay)) c.delay = p.value;
     curves[lr].emplace_back(variantOf(r), std::move(d));
   }
 }
@@ -146,6 +149,7 @@ void writeQualityTable(QTextStream& md, const QualityCells& byLr, int alsoEpoch,
       FinalAccuracy& f = into[lr][v.toStdString()];
       f.mean = c.meanLast();
       f.seeds = c.seeds;
+      f.delay = c.delay;
       for (double x : c.last)
         if (std::isfinite(x)) {
           f.lo = std::isfinite(f.lo) ? std::min(f.lo, x) : x;

@@ -38,6 +38,19 @@ TEST(QualityGaps, AGapIsTheMeanDifferenceInPointsWithTheLargerSpread) {
   EXPECT_TRUE(std::isnan(gapOf(r, "0.1", "naive").points));
 }
 
+// The delay a gap is reported at is the one the runs recorded (stage 0's tau), not one computed
+// from P and N; unknown where no run recorded it.
+TEST(QualityGaps, TheDelayIsTheOneTheRunsRecorded) {
+  RegimeResults r;
+  r["0.1"]["gpipe"] = acc({0.92});
+  r["0.1"]["t1t2"] = acc({0.91});
+  r["0.1"]["t1t2"].delay = 3;
+  EXPECT_EQ(delayOf(r, "0.1", "t1t2"), 3);
+  EXPECT_TRUE(std::isnan(delayOf(r, "0.1", "gpipe")));
+  EXPECT_TRUE(std::isnan(delayOf(r, "0.1", "naive")));
+  EXPECT_TRUE(std::isnan(delayOf(r, "0.3", "t1t2")));
+}
+
 TEST(QualityGaps, TheVerdictWeighsTheTargetAgainstTheSeedsSpread) {
   const auto gap = [](double points, double spread) {
     Gap g;
