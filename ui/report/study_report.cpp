@@ -21,6 +21,7 @@
 #include "core/analysis/run_data.h"
 #include "core/analysis/speedup_breakdown.h"
 #include "core/analysis/run_summary.h"
+#include "core/analysis/stability_edges.h"
 #include "core/analysis/sweep_tags.h"
 #include "core/pipeline/utilization.h"
 #include "core/store/run_store.h"

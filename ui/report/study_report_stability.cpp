@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/analysis/stability_edges.h"
 #include "core/analysis/stored_run.h"
 #include "core/analysis/sweep_tags.h"
 #include "core/config/experiment.h"
@@ -26,13 +27,6 @@ namespace pm::ui {
 using namespace study;
 
 namespace {
-
-// A run "trains" when it finished every step with a final test accuracy at least kTrains (chance is
-// 0.1 on Fashion-MNIST) and within kWithinBest of the best point of its column (its seeds' mean): a
-// rate that costs more than that has broken training, diverged or not. A point (a schedule at one
-// rate) trains when every seed does; the section states how far its seeds differ, against the 5.
-constexpr double kTrains = 0.5;
-constexpr double kWithinBest = 0.05;
 
 // The study's schedules in the order of the map's columns: synchronous first, then by how much
 // they change (weight stashing, naive asynchrony, PipeMare's T1, T1+T2).
@@ -71,98 +65,14 @@ std::map<QString, Prediction> readPredictions(const QJsonObject& j) {
   return out;
 }
 
-// One point of the map, a schedule at one rate: its runs by seed (the latest run of a seed when it
-// ran twice).
-struct Point {
-  std::map<int64_t, const RunRecord*> bySeed;
-
-  int diverged() const {
-    return static_cast<int>(std::count_if(bySeed.begin(), bySeed.end(), [](const auto& s) { return s.second->status == RunStatus::Diverged; }));
-  }
-  bool allFinished() const {
-    return std::all_of(bySeed.begin(), bySeed.end(), [](const auto& s) { return s.second->status == RunStatus::Finished; });
-  }
-  // The mean and the spread (highest - lowest) of the finished seeds' final accuracies; NaN when
-  // none finished (spread: fewer than two).
-  double mean() const {
-    double sum = 0;
-    int n = 0;
-    for (const auto& [seed, r] : bySeed)
-      if (r->status == RunStatus::Finished) {
-        sum += r->final_accuracy;
-        ++n;
-      }
-    return n > 0 ? sum / n : NAN;
-  }
-  double spread() const {
-    double lo = INFINITY, hi = -INFINITY;
-    int n = 0;
-    for (const auto& [seed, r] : bySeed)
-      if (r->status == RunStatus::Finished) {
-        lo = std::min(lo, r->final_accuracy);
-        hi = std::max(hi, r->final_accuracy);
-        ++n;
-      }
-    return n > 1 ? hi - lo : NAN;
-  }
-};
-
-// The measured edge of one column: the largest rate that trains and the smallest larger one that
-// does not (NaN when there is none); the best point is the highest mean among the points whose
-// every seed finished.
-// trainMargin and breakMargin: how far, in points, the lowest seed of the rate that trains passes
-// the rule and that of the rate that breaks misses it (NaN where there is no such rate, or a seed
-// of it did not finish: no near call).
-struct Measured {
-  double trainsUpTo = NAN, breaksAt = NAN, bestLr = NAN, bestAccuracy = NAN, bestSpread = NAN;
-  double trainMargin = NAN, breakMargin = NAN;
-};
-
-Measured measure(const std::map<double, Point>& byLr) {
-  Measured m;
-  for (const auto& [lr, p] : byLr)
-    if (p.allFinished() && !(p.mean() <= m.bestAccuracy)) {
-      m.bestAccuracy = p.mean();
-      m.bestLr = lr;
-      m.bestSpread = p.spread();
-    }
-  auto trains = [&](const Point& p) {
-    return std::all_of(p.bySeed.begin(), p.bySeed.end(), [&](const auto& s) {
-      const RunRecord& r = *s.second;
-      return r.status == RunStatus::Finished && r.final_accuracy >= kTrains && r.final_accuracy >= m.bestAccuracy - kWithinBest;
-    });
-  };
-  for (const auto& [lr, p] : byLr)
-    if (trains(p)) m.trainsUpTo = lr;
-  for (const auto& [lr, p] : byLr)
-    if (lr > m.trainsUpTo && !trains(p)) {
-      m.breaksAt = lr;
-      break;
-    }
-  auto lowest = [](const Point& p) {
-    double lo = INFINITY;
-    for (const auto& [seed, r] : p.bySeed) {
-      if (r->status != RunStatus::Finished) return static_cast<double>(NAN);
-      lo = std::min(lo, r->final_accuracy);
-    }
-    return lo;
-  };
-  const double rule = std::max(kTrains, m.bestAccuracy - kWithinBest);
-  if (std::isfinite(m.trainsUpTo)) m.trainMargin = (lowest(byLr.at(m.trainsUpTo)) - rule) * 100;
-  if (std::isfinite(m.breaksAt)) m.breakMargin = (rule - lowest(byLr.at(m.breaksAt))) * 100;
-  return m;
-}
-
 QString lrText(double lr) { return std::isfinite(lr) ? QString::number(lr, 'g', 3) : QStringLiteral("-"); }
 
 // "; borderline: lr 0.16 misses the rule by 0.03 points" where a rate that bounds the measured
 // edge is a near call; "" otherwise.
-QString nearCall(const Measured& m) {
+QString nearCall(const MeasuredEdge& m) {
   QStringList calls;
-  if (m.trainMargin < kBorderlinePoints)
-    calls << QString("lr %1 passes the rule by %2 points").arg(lrText(m.trainsUpTo), num(m.trainMargin, 2));
-  if (m.breakMargin < kBorderlinePoints)
-    calls << QString("lr %1 misses the rule by %2 points").arg(lrText(m.breaksAt), num(m.breakMargin, 2));
+  if (m.nearTrainCall()) calls << QString("lr %1 passes the rule by %2 points").arg(lrText(m.trainsUpTo), num(m.trainMargin, 2));
+  if (m.nearBreakCall()) calls << QString("lr %1 misses the rule by %2 points").arg(lrText(m.breaksAt), num(m.breakMargin, 2));
   return calls.isEmpty() ? QString() : "; borderline: " + calls.join(", ");
 }
 
@@ -174,31 +84,25 @@ QString seedsPerPoint(int least, int most) {
   return QString("%1 to %2 seeds per point").arg(least).arg(most);
 }
 
-// Where the prediction falls against the measured bracket, and by what factor it misses.
-// columnMax: the column's largest rate.
-QString verdict(const Prediction& p, const Measured& m, double columnMax, int* held, int* conservative, int* optimistic) {
-  if (!std::isfinite(p.maxLr)) return "no prediction";
-  if (!std::isfinite(m.trainsUpTo)) return "nothing in the grid trains";
-  // The true edge lies between the largest rate that trains and the smallest one that breaks, so
-  // a miss is a range of factors.
+// The judgment (core/analysis/stability_edges) in words. columnMax: the column's largest rate.
+QString verdictText(const EdgeJudgment& j, const MeasuredEdge& m, double columnMax) {
   auto factor = [](double x) { return QString::number(x, 'f', 1) + "x"; };
-  if (p.maxLr < m.trainsUpTo) {
-    ++*conservative;
-    return std::isfinite(m.breaksAt)
-               ? QString("**conservative** by %1 to %2: trains at %3, breaks at %4")
-                     .arg(factor(m.trainsUpTo / p.maxLr), factor(m.breaksAt / p.maxLr), lrText(m.trainsUpTo), lrText(m.breaksAt))
-               : QString("**conservative** by at least %1: trains at %2, no break up to %3")
-                     .arg(factor(m.trainsUpTo / p.maxLr), lrText(m.trainsUpTo), lrText(columnMax));
+  switch (j.verdict) {
+    case EdgeVerdict::NoPrediction: return "no prediction";
+    case EdgeVerdict::NothingTrains: return "nothing in the grid trains";
+    case EdgeVerdict::Conservative:
+      return std::isfinite(j.highFactor)
+                 ? QString("**conservative** by %1 to %2: trains at %3, breaks at %4")
+                       .arg(factor(j.lowFactor), factor(j.highFactor), lrText(m.trainsUpTo), lrText(m.breaksAt))
+                 : QString("**conservative** by at least %1: trains at %2, no break up to %3")
+                       .arg(factor(j.lowFactor), lrText(m.trainsUpTo), lrText(columnMax));
+    case EdgeVerdict::Optimistic:
+      return QString("**optimistic** by %1 to %2: breaks at %3, trains at %4")
+          .arg(factor(j.lowFactor), factor(j.highFactor), lrText(m.breaksAt), lrText(m.trainsUpTo));
+    case EdgeVerdict::Untested: return QString("untested: no rate above %1 ran").arg(lrText(columnMax));
+    case EdgeVerdict::Held: return QString("**held**: the edge lies between %1 and %2").arg(lrText(m.trainsUpTo), lrText(m.breaksAt));
   }
-  if (std::isfinite(m.breaksAt) && p.maxLr > m.breaksAt) {
-    ++*optimistic;
-    return QString("**optimistic** by %1 to %2: breaks at %3, trains at %4")
-        .arg(factor(p.maxLr / m.breaksAt), factor(p.maxLr / m.trainsUpTo), lrText(m.breaksAt), lrText(m.trainsUpTo));
-  }
-  if (!std::isfinite(m.breaksAt))  // trains at every rate it ran, all of them below the edge
-    return QString("untested: no rate above %1 ran").arg(lrText(columnMax));
-  ++*held;
-  return QString("**held**: the edge lies between %1 and %2").arg(lrText(m.trainsUpTo), lrText(m.breaksAt));
+  return {};
 }
 
 // The fractional row of `lr` on a map whose rows hold `lrs` (largest first), on a log scale
@@ -227,7 +131,7 @@ void StudyReportWriter::stability() {
   const std::map<QString, Prediction> predicted = readPredictions(planJson);
 
   // variant -> lr -> the point's seeds.
-  std::map<QString, std::map<double, Point>> grid;
+  std::map<QString, MapColumn> grid;
   std::vector<double> lrs;
   for (const auto& r : runs) {
     const double lr = QString::fromStdString(sweepTagValue(r, "optimizer.lr", "")).toDouble();
@@ -259,10 +163,10 @@ void StudyReportWriter::stability() {
   for (const auto& [v, byLr] : grid)
     if (std::find(cols.begin(), cols.end(), v) == cols.end()) cols.push_back(v);
   // Each column's measured edge and predicted one (NaN edge where plan --stability has no row).
-  std::map<QString, Measured> measured;
+  std::map<QString, MeasuredEdge> measured;
   std::map<QString, Prediction> prediction;
   for (const QString& v : cols) {
-    measured[v] = measure(grid.at(v));
+    measured[v] = measureEdge(grid.at(v));
     const auto& byLr = grid.at(v);
     const RunRecord* any = byLr.empty() || byLr.begin()->second.bySeed.empty() ? nullptr : byLr.begin()->second.bySeed.begin()->second;
     auto p = any ? predicted.find(predictedRow(*any)) : predicted.end();
@@ -277,7 +181,7 @@ void StudyReportWriter::stability() {
       << (mostSeeds > 1 ? " (the mean of the seeds that finished)" : "")
       << "; **D** = diverged (the loss guard stopped it"
       << (mostSeeds > 1 ? "; \"1 D\" beside a figure: one seed of the point diverged" : "")
-      << "). A run *trains* when it finished with accuracy at least " << num(kTrains, 1) << " and within "
+      << "). A run *trains* when it finished with accuracy at least " << num(kTrainsAccuracy, 1) << " and within "
       << num(kWithinBest * 100, 0) << " points of the best rate of its schedule"
       << (mostSeeds > 1 ? "; a rate trains when every seed does (how far seeds differ is measured below the table)" : "")
       << ". The black line on each column is "
@@ -295,7 +199,7 @@ void StudyReportWriter::stability() {
     for (int row = 0; row < static_cast<int>(lrs.size()); ++row) {
       auto it = byLr.find(lrs[static_cast<size_t>(row)]);
       if (it == byLr.end()) continue;
-      const Point& p = it->second;
+      const MapPoint& p = it->second;
       HeatCell c;
       c.row = row;
       c.col = col;
@@ -327,12 +231,15 @@ void StudyReportWriter::stability() {
   md_ << "| schedule | predicted edge [range over microbatches] | breaks first | trains up to | breaks at | best lr (accuracy) | "
          "prediction |\n|---|---|---|---|---|---|---|\n";
   for (const QString& v : cols) {
-    const Measured& m = measured.at(v);
+    const MeasuredEdge& m = measured.at(v);
     const Prediction& pr = prediction.at(v);
-    const int decidedBefore = held + conservative + optimistic;
-    const QString judged = verdict(pr, m, grid.at(v).rbegin()->first, &held, &conservative, &optimistic);
+    const EdgeJudgment j = judgeEdge(pr.maxLr, m);
+    held += j.verdict == EdgeVerdict::Held;
+    conservative += j.verdict == EdgeVerdict::Conservative;
+    optimistic += j.verdict == EdgeVerdict::Optimistic;
+    const QString judged = verdictText(j, m, grid.at(v).rbegin()->first);
     const QString near = nearCall(m);
-    if (!near.isEmpty() && held + conservative + optimistic > decidedBefore) ++borderline;  // a decided verdict on a near call
+    if (!near.isEmpty() && j.decided()) ++borderline;  // a decided verdict on a near call
     md_ << "| " << v << " | " << lrText(pr.maxLr) << " [" << lrText(pr.sharpest) << ", " << lrText(pr.flattest) << "] | "
         << (pr.stage >= 0 ? "stage " + QString::number(pr.stage) : QStringLiteral("-")) << " | " << lrText(m.trainsUpTo) << " | "
         << (std::isfinite(m.breaksAt) ? lrText(m.breaksAt) : QStringLiteral("none in the grid")) << " | " << lrText(m.bestLr)
@@ -353,7 +260,7 @@ void StudyReportWriter::stability() {
   // Does the delay move the edge as far as the model says? Each delayed schedule's predicted edge
   // and measured break point against gpipe's.
   if (grid.count("gpipe") && predicted.count("gpipe")) {
-    const Measured& g = measured.at("gpipe");
+    const MeasuredEdge& g = measured.at("gpipe");
     QStringList pred, meas;
     for (const QString& v : cols) {
       if (v == "gpipe") continue;

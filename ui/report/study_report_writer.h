@@ -64,9 +64,6 @@ QString roundsRange(const std::vector<double>& v, int decimals, const QString& u
 // The training seed a run used (its experiment's training.seed).
 int64_t seedOf(const RunRecord& r);
 
-// A stability-map seed that passes or misses the rule judging its rate by less than this many
-// accuracy points makes the rate a near call: another seed could move the measured edge a step.
-constexpr double kBorderlinePoints = 0.5;
 using pm::Gap;
 using pm::kTargetPoints;
 using pm::missesTarget;
