@@ -88,17 +88,6 @@ std::vector<std::vector<double>> ceilingRates(const RunStore& store) {
   return pairs;
 }
 
-// The index of the median of v's finite values (the lower of the two middle ones for an even
-// count); 0 when there are none.
-size_t medianIndex(const std::vector<double>& v) {
-  std::vector<size_t> idx;
-  for (size_t i = 0; i < v.size(); ++i)
-    if (std::isfinite(v[i])) idx.push_back(i);
-  if (idx.empty()) return 0;
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-  return idx[(idx.size() - 1) / 2];
-}
-
 // What the hardware table shows, and this machine's 2-core ceiling: `ceilings` one per round (NaN
 // where unknown), `mc` the median round's index, `side` and `base` that round's rates.
 void writeHardwareIntro(QTextStream& md, const std::vector<double>& ceilings, size_t mc, const std::vector<double>& side, double base,
@@ -168,28 +157,27 @@ void StudyReportWriter::hardware() {
       for (const auto& r : g.runs) baseCompute.push_back(computePerMinibatch(store_.loadStageMetric(r.id, "compute_s"), 1).at(0));
       break;
     }
-  // Round k's baseline; a round without one (missing, or without a rate) takes the median of the others.
-  auto roundBase = [&](const std::vector<double>& v, size_t k) { return k < v.size() && std::isfinite(v[k]) ? v[k] : median(v); };
   // This machine's 2-core ceiling: two independent P = 1 runs side by side against the P = 1 run alone.
   // Only the window in which both were training counts (sideBySideRates): each logged window's
   // samples/s times its length gives the run's progress.
   const std::vector<std::vector<double>> side = ceilingRates(store_);
   std::vector<double> ceilings;
-  for (size_t k = 0; k < side.size(); ++k) ceilings.push_back((side[k][0] + side[k][1]) / roundBase(base, k));
+  for (const auto& pair : side) ceilings.push_back(pair[0] + pair[1]);
+  ceilings = perRoundRatios(ceilings, base);
   const size_t mc = medianIndex(ceilings);
   const double ceiling = mc < ceilings.size() ? ceilings[mc] : NAN;
   writeHardwareIntro(md_, ceilings, mc, std::isfinite(ceiling) ? side[mc] : std::vector<double>{},
-                     std::isfinite(ceiling) ? roundBase(base, mc) : NAN, base.size());
+                     std::isfinite(ceiling) ? roundBaseline(base, mc) : NAN, base.size());
   md_ << "| schedule | P | samples/s | vs P = 1 | of ceiling | breakdown: bound x fill / inflation = expected (efficiency) | utilization per stage | peak memory per stage (MiB) |\n"
          "|---|---|---|---|---|---|---|---|\n";
   QStringList labels, slowedBaseline;
   std::vector<std::pair<RunRecord, bool>> timelines;  // (run, paper timing)
   std::vector<std::vector<double>> mem(6);
   for (auto& g : groups) {
-    for (size_t k = 0; k < g.rates.size(); ++k) g.speedups.push_back(g.rates[k] / roundBase(base, k));
+    g.speedups = perRoundRatios(g.rates, base);
     // The baseline's speedups are all 1: its median round is that of its rate.
     const size_t m = medianIndex(g.stages == 1 ? g.rates : g.speedups);
-    hardwareRow(g, m, roundBase(baseCompute, m), ceiling, slowedBaseline);
+    hardwareRow(g, m, roundBaseline(baseCompute, m), ceiling, slowedBaseline);
     if (g.stages < 2) continue;
     const RunRecord& r = g.runs[m];
     addStageMemory(store_, r, g.paperTiming, labels, mem);
