@@ -751,7 +751,15 @@ TEST_F(Cli, RunsImportCopiesRunsFromAnotherStore) {
   ASSERT_TRUE(imported);
   EXPECT_EQ(imported->name, "made-elsewhere");
   EXPECT_EQ(imported->status, pm::RunStatus::Finished);
-  EXPECT_FALSE(store.loadMetric(2, "train/loss").empty());
+  // The curve as the other store holds it, point for point.
+  const auto copied = store.loadMetric(2, "train/loss");
+  const auto original = pm::RunStore(other).loadMetric(1, "train/loss");
+  ASSERT_FALSE(original.empty());
+  ASSERT_EQ(copied.size(), original.size());
+  for (size_t i = 0; i < copied.size(); ++i) {
+    EXPECT_EQ(copied[i].step, original[i].step) << i;
+    EXPECT_EQ(copied[i].value, original[i].value) << i;
+  }
   // Importing the same store again copies nothing twice.
   r = runCmd(bin() + " --db " + db_ + " runs import " + other);
   ASSERT_EQ(r.code, 0) << r.out;

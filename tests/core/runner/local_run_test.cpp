@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
 
 #include "core/store/run_store.h"
@@ -35,10 +37,34 @@ TEST(LocalRun, RecordsTheRunAndItsMetricsInTheStore) {
   auto loss = reader.loadMetric(r.runId, "train/loss");
   ASSERT_EQ(loss.size(), 4u);
   EXPECT_EQ(loss.back().step, 16);
-  EXPECT_FALSE(reader.loadMetric(r.runId, "eval/accuracy").empty());
-  EXPECT_FALSE(reader.loadStageMetric(r.runId, "utilization").empty());
-  EXPECT_FALSE(reader.loadStageMetric(r.runId, "mem/weights").empty());
-  EXPECT_FALSE(reader.loadTrace(r.runId).empty());
+  // The evaluation at the end, an accuracy; every stage's utilization (a fraction) and weights
+  // (the same bytes at every step: the model's size does not change); each stage's forwards and
+  // backwards in the trace.
+  const auto accuracy = reader.loadMetric(r.runId, "eval/accuracy");
+  ASSERT_FALSE(accuracy.empty());
+  EXPECT_EQ(accuracy.back().step, 16);
+  for (const auto& p : accuracy) EXPECT_TRUE(p.value >= 0 && p.value <= 1) << p.value;
+  const int stages = req.experiment.pipeline.stages;
+  std::set<int> utilized;
+  for (const auto& p : reader.loadStageMetric(r.runId, "utilization")) {
+    EXPECT_TRUE(p.value >= 0 && p.value <= 1) << "stage " << p.stage << ": " << p.value;
+    utilized.insert(p.stage);
+  }
+  EXPECT_EQ(static_cast<int>(utilized.size()), stages);
+  std::map<int, std::set<double>> weights;
+  for (const auto& p : reader.loadStageMetric(r.runId, "mem/weights")) weights[p.stage].insert(p.value);
+  ASSERT_EQ(static_cast<int>(weights.size()), stages);
+  for (const auto& [stage, sizes] : weights) {
+    EXPECT_EQ(sizes.size(), 1u) << "stage " << stage;
+    EXPECT_GT(*sizes.begin(), 0) << "stage " << stage;
+  }
+  std::map<int, std::set<std::string>> actions;
+  for (const auto& t : reader.loadTrace(r.runId)) actions[t.stage].insert(t.action);
+  ASSERT_EQ(static_cast<int>(actions.size()), stages);
+  for (const auto& [stage, kinds] : actions) {
+    EXPECT_TRUE(kinds.count("F")) << "stage " << stage;
+    EXPECT_TRUE(kinds.count("B")) << "stage " << stage;
+  }
 }
 
 TEST(LocalRun, AFailingRunIsRecordedAsFailedWithItsMessage) {
