@@ -51,7 +51,7 @@ for size in 1600x1000 1024x640; do
   shot $size $dir/design.png 8 --tab design --experiment experiments/resnet20-pipemare.json
   shot $size $dir/live.png 25 --tab live --experiment experiments/cnn-gpipe-p2.json --run
   shot $size $dir/runs.png 6 --tab runs --run-id "$last"
-  shot $size $dir/compare.png 6 --tab compare --compare "$first3" --metric eval/accuracy
+  shot $size $dir/compare.png 6 --tab compare --compare "$first3" --metric eval/accuracy,train/loss
   shot $size $dir/sweeps.png 6 --tab sweeps
   shot $size $dir/timeline.png 6 --tab timeline --run-id "$last"
 done

@@ -677,6 +677,12 @@ TEST(CompareView, MainWindowComparesRunsGivenById) {
   const QString bad = w.compareRuns({fx.alpha}, "eval/perplexity");
   EXPECT_TRUE(bad.startsWith("--metric: none of the compared runs recorded 'eval/perplexity' (they have: ")) << bad.toStdString();
   EXPECT_TRUE(bad.contains("train/loss")) << bad.toStdString();
+  // KEY,SECOND: the second on the right axis of the same panel.
+  EXPECT_EQ(w.compareRuns({fx.alpha, fx.beta}, "train/loss,eval/accuracy"), QString());
+  EXPECT_EQ(w.compareView()->metric(), "train/loss");
+  EXPECT_EQ(w.compareView()->secondMetric(), "eval/accuracy");
+  EXPECT_EQ(w.compareView()->plot()->seriesCount(), 4);
+  EXPECT_TRUE(w.compareRuns({fx.alpha}, "train/loss,eval/loss,eval/accuracy").startsWith("--metric: at most two metrics"));
 }
 
 // The refresh reads a selected run's data again only while it is going (and once when it ends);

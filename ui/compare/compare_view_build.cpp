@@ -89,8 +89,8 @@ void CompareView::setUpControls() {
                              "auto (0): the baseline run's best accuracy - 0.01, as `pipemare compare` takes it"));
 }
 
-// Right: the control rows (metric, x axis, smoothing and log y; baseline, accuracy target and the
-// exports) over the plot and the summary table.
+// Right: the control rows (the metrics; x axis, smoothing and log y; baseline, accuracy target and
+// the exports) over the plot and the summary table.
 QWidget* CompareView::buildResultsPanel() {
   auto* exportPlotButton = new QPushButton(tr("Export plot..."), this);
   auto* exportCsvButton = new QPushButton(tr("Export CSV..."), this);
@@ -101,14 +101,17 @@ QWidget* CompareView::buildResultsPanel() {
   row1->addWidget(metricBox_);
   row1->addWidget(new QLabel(tr("and"), this));
   row1->addWidget(secondBox_);
-  row1->addSpacing(8);
-  row1->addWidget(new QLabel(tr("X axis"), this));
-  row1->addWidget(xAxisBox_);
-  row1->addSpacing(8);
-  row1->addWidget(new QLabel(tr("Smoothing"), this));
-  row1->addWidget(smoothSlider_, 1);
-  row1->addWidget(smoothSpin_);
-  row1->addWidget(logY_);
+  row1->addStretch(1);
+  // The axes on a row of their own: beside the two metric lists they would make the window wider
+  // than a 1024 px screen.
+  auto* axesRow = new QHBoxLayout;
+  axesRow->addWidget(new QLabel(tr("X axis"), this));
+  axesRow->addWidget(xAxisBox_);
+  axesRow->addSpacing(8);
+  axesRow->addWidget(new QLabel(tr("Smoothing"), this));
+  axesRow->addWidget(smoothSlider_, 1);
+  axesRow->addWidget(smoothSpin_);
+  axesRow->addWidget(logY_);
   auto* row2 = new QHBoxLayout;
   row2->addWidget(new QLabel(tr("Baseline"), this));
   row2->addWidget(baselineBox_);
@@ -130,6 +133,7 @@ QWidget* CompareView::buildResultsPanel() {
   auto* rightLayout = new QVBoxLayout(right);
   rightLayout->setContentsMargins(0, 0, 0, 0);
   rightLayout->addLayout(row1);
+  rightLayout->addLayout(axesRow);
   rightLayout->addLayout(row2);
   rightLayout->addWidget(vsplit, 1);
   return right;

@@ -393,8 +393,12 @@ QString MainWindow::compareRuns(const std::vector<int64_t>& runIds, const QStrin
       missing << QString::number(id);
   if (!missing.isEmpty())
     return tr("--compare: no run %1 in the store %2").arg(missing.join(", "), dbPath_);
-  if (!metric.isEmpty() && !compare_->setMetric(metric))
-    return tr("--metric: none of the compared runs recorded '%1' (they have: %2)").arg(metric, compare_->availableMetrics().join(", "));
+  // "KEY" or "KEY,SECOND": the second on the right axis of the same panel.
+  const QStringList keys = metric.split(QLatin1Char(','), Qt::SkipEmptyParts);
+  if (keys.size() > 2) return tr("--metric: at most two metrics, KEY or KEY,SECOND (found '%1')").arg(metric);
+  for (int i = 0; i < keys.size(); ++i)
+    if (!(i == 0 ? compare_->setMetric(keys[i]) : compare_->setSecondMetric(keys[i])))
+      return tr("--metric: none of the compared runs recorded '%1' (they have: %2)").arg(keys[i], compare_->availableMetrics().join(", "));
   return {};
 }
 

@@ -44,7 +44,8 @@ class MainWindow : public QMainWindow {
   bool openRun(int64_t runId, bool show = true);
   // Shows the tab whose title (without '&') matches `name`, case-insensitively. False if none.
   bool selectTab(const QString& name);
-  // Lays these stored runs side by side in the Compare tab, plotting `metric` (empty: the view's
+  // Lays these stored runs side by side in the Compare tab, plotting `metric` ("KEY,SECOND": a
+  // second metric on the right axis; empty: the view's
   // default). Returns what is wrong (a run not in the store, a metric none of them recorded),
   // empty when all is well.
   QString compareRuns(const std::vector<int64_t>& runIds, const QString& metric);
