@@ -1,4 +1,5 @@
 // The Design tab's form keeps the view where it is when fields below it hide (designer_form.h).
+#include <QGroupBox>
 #include <QLayout>
 #include <QList>
 #include <QScrollArea>
@@ -25,10 +26,11 @@ int ScrollHold::viewBottom() const { return area_->verticalScrollBar()->value() 
 
 // The form's height with the rows as they are now. Rows hidden a moment ago reach the layouts'
 // cached hints only when Qt lays them out (after this event, and after the scroll area has pulled
-// the view back): the nested layouts are invalidated innermost first, so the hint is measured now.
+// the view back): the section boxes' layouts, which hold the rows, are invalidated innermost first
+// (a few boxes, on every edit: not every field), so the hint is measured now.
 int ScrollHold::formHeight() const {
-  const QList<QWidget*> inner = form_->findChildren<QWidget*>();
-  for (auto it = inner.rbegin(); it != inner.rend(); ++it)
+  const QList<QGroupBox*> boxes = form_->findChildren<QGroupBox*>();
+  for (auto it = boxes.rbegin(); it != boxes.rend(); ++it)
     if (QLayout* l = (*it)->layout()) {
       l->invalidate();
       (*it)->updateGeometry();
