@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reproduction study (docs: reports/study.md is what it writes).
 #   scripts/reproduce.sh [--quick] [--db FILE] [--out DIR] [--parallel J] [--only PARTS] [--resume] [--dry-run]
-# --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability,frontier runs just those parts again: their earlier
+# --only quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability,stability-cnn,frontier runs just those parts again: their earlier
 # runs in the store are deleted first, the others are kept, and the whole report is redrawn.
 # --resume continues an interrupted study instead: each part keeps its finished (and diverged)
 # runs and runs only the points it lacks; stopped, failed or interrupted runs are run again.
@@ -30,8 +30,10 @@
 #   Hardware (section 2): real P = 2 runs of cnn for every schedule, and P = 1 as the baseline
 #     (alone, then two side by side: the machine's 2-core ceiling), in 3 rounds (1 with --quick);
 #   Planner (section 3): ResNet-50 with P = 107 (N = 8 and 32); seconds;
-#   Stability (section 4): the edge plan --stability predicts, and a learning rate x schedule map
-#     (gpipe, naive async, T1, T1+T2, pipedream) on ResNet-20 with P = 11 as in quality, two seeds.
+#   Stability (section 4): the edges plan --stability --probe predicts (the analytic bound and the
+#     probe), and a learning rate x schedule map (gpipe, naive async, T1, T1+T2, pipedream) on
+#     ResNet-20 with P = 11 as in quality, two seeds;
+#   stability-cnn (section 4b): the same on the zoo's cnn, P = 6, N = 1, on a x1.5 grid.
 #   Frontier (section 5): PipeMare against the synchronous frontier (interleaved 1F1B, ZB-H1,
 #     ZB-V): the planner's rows at P = 107 (N = 8, 32 and 107, where interleaving applies), real
 #     runs of every schedule on cnn (P = 2) and resnet20 (P = 2, and P = 4 oversubscribing the 2
@@ -50,7 +52,7 @@ DB=""
 PAR=2
 RESUME=0
 DRY=0
-ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability,frontier
+ONLY=quality,quality-full,quality-n8,quality-n4,quality-long,quality-m0,charlm,hardware,planner,stability,stability-cnn,frontier
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -86,8 +88,8 @@ fi
 mkdir -p "$OUT"
 PM="$BIN/pipemare"
 for part in ${ONLY//,/ }; do
-  case "$part" in quality|quality-full|quality-n8|quality-n4|quality-long|quality-m0|charlm|hardware|planner|stability|frontier) ;;
-    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, quality-n4, quality-long, quality-m0, charlm, hardware, planner, stability, frontier)" >&2; exit 2 ;;
+  case "$part" in quality|quality-full|quality-n8|quality-n4|quality-long|quality-m0|charlm|hardware|planner|stability|stability-cnn|frontier) ;;
+    *) echo "reproduce.sh: --only: unknown part '$part' (quality, quality-full, quality-n8, quality-n4, quality-long, quality-m0, charlm, hardware, planner, stability, stability-cnn, frontier)" >&2; exit 2 ;;
   esac
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -142,13 +144,14 @@ drain() {
   pids=()
   whats=()
 }
-# sweep_variants TAG LRS "VARIANTS" [--set ... | --grid FIELD=VALUE ...]: each variant's ResNet-20
-# preset swept over the learning rates, PAR runs at a time, recorded under study:TAG and
-# variant:VARIANT (the report reads the variant from that tag; runs named
-# "$NAME_PREFIX-resnet20-VARIANT [optimizer.lr=LR FIELD=VALUE]", NAME_PREFIX study by default).
+# sweep_variants TAG LRS "VARIANTS" [--set ... | --grid FIELD=VALUE ...]: each variant's preset
+# (experiments/study/$STUDY_MODEL-VARIANT.json, STUDY_MODEL resnet20 by default) swept over the
+# learning rates, PAR runs at a time, recorded under study:TAG and variant:VARIANT (the report reads
+# the variant from that tag; runs named "$NAME_PREFIX-$STUDY_MODEL-VARIANT [optimizer.lr=LR FIELD=VALUE]",
+# NAME_PREFIX study by default).
 # A variant with a single rate to run goes on in the background beside the next one.
 sweep_variants() {
-  local tag=$1 lrs=$2 variants=$3 v lr todo prefix=${NAME_PREFIX:-study} suffix="" prev="" a
+  local tag=$1 lrs=$2 variants=$3 v lr todo prefix=${NAME_PREFIX:-study} model=${STUDY_MODEL:-resnet20} suffix="" prev="" a
   shift 3
   for a in "$@"; do
     [ "$prev" = --grid ] && suffix+=" $a"
@@ -159,23 +162,23 @@ sweep_variants() {
   for v in $variants; do
     todo=""
     for lr in ${lrs//,/ }; do
-      if grep -qxF "$prefix-resnet20-$v [optimizer.lr=$lr$suffix]" <<<"$names"; then continue; fi
+      if grep -qxF "$prefix-$model-$v [optimizer.lr=$lr$suffix]" <<<"$names"; then continue; fi
       todo+="${todo:+,}$lr"
     done
     if [ -z "$todo" ]; then
       printf 'reproduce.sh: %s, %s at lr %s%s: recorded already\n' "$tag" "$v" "$lrs" "$suffix" >&2
       continue
     fi
-    [ "$prefix" = study ] || naming=(--name "$prefix-resnet20-$v")
+    [ "$prefix" = study ] || naming=(--name "$prefix-$model-$v")
     if [ "$DRY" = 1 ]; then
       printf 'would run %s: %s at lr %s%s\n' "$tag" "$v" "$todo" "$suffix"
       WOULD=$((WOULD + $(tr ',' '\n' <<<"$todo" | wc -l)))
     elif [[ "$todo" == *,* ]]; then
       drain
-      "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" --tag "variant:$v" ${naming[@]+"${naming[@]}"} \
+      "$PM" sweep "experiments/study/$model-$v.json" --db "$DB" --tag "study:$tag" --tag "variant:$v" ${naming[@]+"${naming[@]}"} \
         --grid "optimizer.lr=$todo" --parallel "$PAR" "$@" || sweep_failed "$v" $?
     else
-      throttle "$v" "$PM" sweep "experiments/study/resnet20-$v.json" --db "$DB" --tag "study:$tag" --tag "variant:$v" ${naming[@]+"${naming[@]}"} \
+      throttle "$v" "$PM" sweep "experiments/study/$model-$v.json" --db "$DB" --tag "study:$tag" --tag "variant:$v" ${naming[@]+"${naming[@]}"} \
         --grid "optimizer.lr=$todo" "$@"
     fi
   done
@@ -211,6 +214,9 @@ if [ "$QUICK" = 1 ]; then
   STAB_VARIANTS="gpipe naive t1t2"
   STAB_SEED2_VARIANTS=""
   STAB=(--set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1)
+  STABC_LRS="0.01,0.1,0.5"
+  STABC_SEED2_VARIANTS=""
+  STABC=(--set data.train_limit=2560 --set data.eval_limit=2000 --set training.epochs=1)
   QFULL=(--set data.train_limit=5120 --set data.eval_limit=2000 --set training.epochs=1)
   QFULL_VARIANTS="gpipe t1t2"
   QFULL_SEED2_VARIANTS=""
@@ -242,13 +248,18 @@ else
   HW_STEPS=60
   HW_REPS=3
   FR_REPS=3
-  # A geometric grid (x2.5) around the predicted edges (0.016 async, 0.12 gpipe) on the quality
-  # part's training (12,000 images, 3 epochs), where gpipe passes 0.85 at its best rate.
-  STAB_LRS="0.004,0.01,0.025,0.063,0.16,0.4"
+  # A geometric grid (x2.5) around the analytic edges (0.016 async, 0.12 gpipe) on the quality
+  # part's training (12,000 images, 3 epochs), where gpipe passes 0.85 at its best rate; 0.04 and
+  # 0.1 between where training broke (x1.6 there), so that a prediction within 2x can be told.
+  STAB_LRS="0.004,0.01,0.025,0.04,0.063,0.1,0.16,0.4"
   STAB_VARIANTS="gpipe naive t1 t1t2 pipedream"
   # A second seed of every point: a rate near the edge can train with one seed and not another.
   STAB_SEED2_VARIANTS="$STAB_VARIANTS"
   STAB=()
+  # cnn (section 4b): a x1.5 grid, fine enough to tell whether a predicted edge is within 2x.
+  STABC_LRS="0.009,0.013,0.02,0.03,0.045,0.068,0.1,0.15,0.23,0.34"
+  STABC_SEED2_VARIANTS="$STAB_VARIANTS"
+  STABC=()
   QFULL=(--set data.train_limit=0)
   QFULL_VARIANTS="gpipe naive t1t2 t1t2-k3 t1t2-dm t1t2-warmup t1t2-warmup0.25"
   # A second seed at the high rate for the variants the targets judge: single runs differ by
@@ -467,10 +478,24 @@ log "(5) stability: learning rate x schedule, ResNet-20, P = 11, predicted and m
 if [ "$DRY" = 1 ]; then
   echo "would predict the stability edges (plan --stability, about a minute)"
 elif [ "$RESUME" = 0 ] || [ ! -s "$OUT/stability-resnet20.json" ]; then
-  "$PM" plan --stability experiments/study/resnet20-gpipe.json --json > "$OUT/stability-resnet20.json"
+  "$PM" plan --stability experiments/study/resnet20-gpipe.json --probe --json ${STAB[@]+"${STAB[@]}"} > "$OUT/stability-resnet20.json"
 fi
 NAME_PREFIX=stability sweep_variants stability "$STAB_LRS" "$STAB_VARIANTS" ${STAB[@]+"${STAB[@]}"}
 NAME_PREFIX=stability sweep_variants stability "$STAB_LRS" "$STAB_SEED2_VARIANTS" ${STAB[@]+"${STAB[@]}"} --grid training.seed=2
+fi
+
+if want stability-cnn; then
+forget stability-cnn
+log "(5b) stability: learning rate x schedule, cnn, P = 6, N = 1, predicted and measured"
+# The second model of the stability section: both predictions (the analytic bound and the probe),
+# then the measured map on a grid fine enough (x1.5) to decide whether a prediction is within 2x.
+if [ "$DRY" = 1 ]; then
+  echo "would predict the stability edges of cnn (plan --stability --probe, a few minutes)"
+elif [ "$RESUME" = 0 ] || [ ! -s "$OUT/stability-cnn.json" ]; then
+  "$PM" plan --stability experiments/study/cnn-gpipe.json --probe --json ${STABC[@]+"${STABC[@]}"} > "$OUT/stability-cnn.json"
+fi
+STUDY_MODEL=cnn NAME_PREFIX=stability sweep_variants stability-cnn "$STABC_LRS" "$STAB_VARIANTS" ${STABC[@]+"${STABC[@]}"}
+STUDY_MODEL=cnn NAME_PREFIX=stability sweep_variants stability-cnn "$STABC_LRS" "$STABC_SEED2_VARIANTS" ${STABC[@]+"${STABC[@]}"} --grid training.seed=2
 fi
 
 if [ "$DRY" = 1 ]; then

@@ -182,6 +182,15 @@ void addPlanDesignSources(CLI::App& planCmd, PlanCommand& plan) {
   planCmd.add_option("--stability-iterations", o.stabilityIterations,
                      "with --stability: power iterations per stage and microbatch, at most (default 30)")
       ->needs(stability);
+  auto* probe = planCmd.add_flag("--probe", o.probe,
+                                 "with --stability: also probe each schedule's edge empirically: short trainings of the "
+                                 "experiment at a ladder of learning rates, bisecting the largest that trains")
+                   ->needs(stability);
+  planCmd.add_option("--probe-steps", o.probeSteps, "with --probe: optimizer steps per trial (default 50)")->needs(probe);
+  planCmd.add_option("--probe-schedules", o.probeSchedules,
+                     "with --probe: the methods to probe, comma-separated (default: gpipe, pipedream, pipemare, "
+                     "pipemare+T1, pipemare+T1+T2 and the experiment's own)")
+      ->needs(probe);
   for (const char* name : {"--model", "--stages", "--microbatches", "--optimizer", "--granularity", "--schedule", "--batch",
                            "--context", "--partition", "--boundaries", "--update-interval", "--warmup-fraction", "--m",
                            "--trace", "--experiment", "--against"})

@@ -92,4 +92,30 @@ EdgeJudgment judgeEdge(double predicted, const MeasuredEdge& m) {
   return j;
 }
 
+FactorVerdict judgeFactor(double predicted, double low, double high, double factor) {
+  if (!(predicted > 0) || !(low > 0)) return FactorVerdict::NoVerdict;
+  const double top = std::isfinite(high) ? high : INFINITY;
+  // The bracket's values farthest from and nearest to the prediction, as factors.
+  const double farthest = std::max(top / predicted, predicted / low);
+  const double nearest = predicted < low ? low / predicted : predicted > top ? predicted / top : 1.0;
+  if (farthest <= factor) return FactorVerdict::Within;
+  if (nearest > factor) return FactorVerdict::Outside;
+  return FactorVerdict::Undecided;
+}
+
+FactorVerdict judgeFactor(double predicted, const MeasuredEdge& m, double factor) {
+  return judgeFactor(predicted, m.trainsUpTo, m.breaksAt, factor);
+}
+
+std::pair<double, double> measuredRatio(const MeasuredEdge& row, const MeasuredEdge& sync) {
+  const double low = row.trainsUpTo / sync.breaksAt;  // NaN when sync has no break: no lower bound
+  const double high = row.breaksAt / sync.trainsUpTo;
+  return {low, high};
+}
+
+FactorVerdict judgeRatio(double predicted, const MeasuredEdge& row, const MeasuredEdge& sync, double factor) {
+  const auto [low, high] = measuredRatio(row, sync);
+  return judgeFactor(predicted, low, high, factor);
+}
+
 }  // namespace pm

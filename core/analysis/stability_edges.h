@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <utility>
 
 #include "core/store/run_store.h"
 
@@ -61,5 +62,19 @@ struct EdgeJudgment {
   bool decided() const { return verdict == EdgeVerdict::Held || verdict == EdgeVerdict::Conservative || verdict == EdgeVerdict::Optimistic; }
 };
 EdgeJudgment judgeEdge(double predictedMaxLr, const MeasuredEdge& m);
+
+// Is a predicted value within `factor` of a measured one that the grid places in [low, high]
+// (high +inf or NaN: no upper bound)? Within when every value the bracket allows is
+// (max(high / predicted, predicted / low) <= factor), Outside when none is, Undecided between:
+// the grid is too coarse there to tell. NoVerdict without a prediction or a lower bound.
+enum class FactorVerdict { NoVerdict, Within, Undecided, Outside };
+FactorVerdict judgeFactor(double predicted, double low, double high, double factor);
+// The edge: the bracket [trainsUpTo, breaksAt].
+FactorVerdict judgeFactor(double predictedMaxLr, const MeasuredEdge& m, double factor);
+// The delay's effect: a schedule's edge over the synchronous one's, measured within
+// [row.trainsUpTo / sync.breaksAt, row.breaksAt / sync.trainsUpTo].
+FactorVerdict judgeRatio(double predictedRatio, const MeasuredEdge& row, const MeasuredEdge& sync, double factor);
+// The range of that measured ratio (low, high; high NaN when either bracket is open).
+std::pair<double, double> measuredRatio(const MeasuredEdge& row, const MeasuredEdge& sync);
 
 }  // namespace pm

@@ -86,6 +86,11 @@ struct PlanOptions {
   std::vector<int> chunkBoundaries;
   int stabilityMicrobatches = 3;  // microbatches the curvature is estimated on
   int stabilityIterations = 30;   // at most this many power iterations per stage and microbatch
+  // With `stability`: the empirical probe too (core/planner/stability_probe.h): short trainings of
+  // each schedule at a ladder of rates, `probeSteps` steps each.
+  bool probe = false;
+  int probeSteps = 50;
+  std::string probeSchedules;  // "" = the probe's default rows; else a comma-separated list of methods
 };
 
 // Returns 0, 2 for bad input (unknown model / schedule / optimizer / timing / granularity,

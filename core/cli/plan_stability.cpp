@@ -15,7 +15,9 @@
 #include "core/planner/curvature.h"
 #include "core/planner/plan_design.h"
 #include "core/planner/stability.h"
+#include "core/planner/stability_probe.h"
 #include "core/util/errors.h"
+#include "core/util/system_info.h"
 
 namespace pm::cli {
 
@@ -53,6 +55,10 @@ struct Study {
   TrainingMethod designRow;     // the row that predicts it (pipemare+T1: T2 does not move the edge)
   int designSnapshot = 0;  // the snapshot the design's asynchronous phase starts from
   int iterations = 0, microbatches = 0;
+  bool probed = false;
+  ProbeOptions probeOptions;
+  ProbeReport probe;
+  double curvatureSeconds = 0;
 };
 
 std::vector<RowStability> predictWith(const Study& s, const CurvatureSnapshot& snap, double StageCurvature::*field) {
@@ -102,7 +108,9 @@ Study study(const PlanOptions& o, std::ostream& err) {
     if (o.progress) o.progress({p.phase, p.done, p.total, p.message});
     else err << "stability: " << p.message << "\n" << std::flush;
   };
+  const double c0 = monotonicSeconds();
   s.curvature = estimateStageCurvature(s.e, co);
+  s.curvatureSeconds = monotonicSeconds() - c0;
 
   std::vector<const CurvatureSnapshot*> snaps{&s.curvature.init};
   if (s.curvature.hasWarmup) snaps.push_back(&s.curvature.afterWarmup);
@@ -119,6 +127,31 @@ Study study(const PlanOptions& o, std::ostream& err) {
   s.designRow = stabilityMethodOf(s.designMethod);
   // Only pipemare has a warm-up; its asynchronous phase starts from the warmed-up weights.
   s.designSnapshot = s.curvature.hasWarmup ? 1 : 0;
+  if (o.probe) {
+    if (o.probeSteps < 3) throw Usage("--probe-steps", "expected >= 3, found " + std::to_string(o.probeSteps));
+    ProbeOptions& po = s.probeOptions;
+    po.steps = o.probeSteps;
+    if (!o.probeSchedules.empty()) {
+      std::string list = o.probeSchedules;
+      size_t at = 0;
+      while (at <= list.size()) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        const std::string name = list.substr(at, comma - at);
+        try {
+          po.methods.push_back(trainingMethodFromName(name));
+        } catch (const std::invalid_argument& ex) {
+          throw Usage("--probe-schedules", ex.what());
+        }
+        at = comma + 1;
+      }
+    }
+    po.progress = [&o, &err](const ProbeProgress& p) {
+      if (o.progress) o.progress({p.phase, p.done, p.total, p.message});
+      else if (p.done % 10 == 0) err << "stability: " << p.message << "\n" << std::flush;
+    };
+    s.probe = probeStability(s.e, po);
+    s.probed = true;
+  }
   return s;
 }
 
@@ -159,6 +192,63 @@ std::vector<std::string> notes(const Study& s) {
     n.push_back("the warm-up has " + std::to_string(s.curvature.warmupSteps) + " steps; the estimate trained the first " +
                 std::to_string(s.curvature.afterWarmup.steps));
   return n;
+}
+
+// --- the probe
+
+const ProbeRow* probeRow(const Study& s, const TrainingMethod& m) {
+  const TrainingMethod r = probeMethodOf(m);
+  for (const auto& row : s.probe.rows)
+    if (row.method == r) return &row;
+  return nullptr;
+}
+
+// The probe's edge of the synchronous row, which the delayed ones are compared with.
+double synchronousProbeEdge(const Study& s) {
+  const ProbeRow* g = probeRow(s, TrainingMethod{ScheduleKind::GPipe});
+  return g ? g->edge() : NAN;
+}
+
+std::string probeAssumes(const Study& s) {
+  const ProbeOptions& o = s.probeOptions;
+  return "trainings of each schedule from initialization, the run's first " + std::to_string(s.probe.steps) +
+         " steps (its data order, delays and learning-rate schedule; one seed), at rates doubled or halved from the last "
+         "schedule's edge and then bisected to " + num(o.resolution, "%.3g") + "x; a rate trains when no loss passes " +
+         num(o.blowUp, "%.3g") + "x the first and the mean loss of the last third of the steps is within " +
+         num(100 * o.tolerance, "%.3g") + "% of the schedule's best rate's; the edge is the geometric mean of the largest "
+         "rate that trains and the smallest that does not" +
+         (o.capBySynchronous ? "; the delayed schedules start at gpipe's edge and are capped by it (a delay adds "
+                               "instability, it does not remove any)"
+                             : "");
+}
+
+void printProbe(const Study& s, std::ostream& out) {
+  const ProbeReport& p = s.probe;
+  out << "\nprobe (" << (p.cancelled ? "cancelled, " : "") << num(p.seconds, "%.0f") << " s, " << p.threads
+      << " thread" << (p.threads == 1 ? "" : "s") << "): " << probeAssumes(s) << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %-9s %-9s %-9s %-9s %-16s %-8s %s\n", "schedule", "edge", "x sync", "trains", "breaks",
+                "best lr (loss)", "tau0", "trials: lr score (x = breaks, ! = blew up); edge= : gpipe's edge caps it");
+  out << line;
+  const double sync = synchronousProbeEdge(s);
+  for (const auto& r : p.rows) {
+    std::string trials;
+    for (const auto& t : r.trials)
+      trials += " " + num(t.lr, "%.3g") + (t.blewUp ? "!" : " " + num(t.score, "%.3g") + (t.trains ? "" : "x"));
+    const std::string best = std::isnan(r.bestLr) ? "-" : num(r.bestLr, "%.3g") + " (" + num(r.bestScore, "%.3g") + ")";
+    const std::string edge = num(r.edge(), "%.3g") + (r.capped() ? "=" : "");
+    std::snprintf(line, sizeof line, "%-16s %-9s %-9s %-9s %-9s %-16s %-8s", r.method.name().c_str(), edge.c_str(),
+                  std::isfinite(r.edge() / sync) ? num(r.edge() / sync, "%.2f").c_str() : "-", num(r.trainsUpTo, "%.3g").c_str(),
+                  num(r.breaksAt, "%.3g").c_str(), best.c_str(), r.delays.empty() ? "-" : std::to_string(r.delays.front()).c_str());
+    out << line << trials << "\n";
+  }
+  const ProbeRow* d = probeRow(s, s.designMethod);
+  out << "design, probed: ";
+  if (!d || !std::isfinite(d->edge()))
+    out << "no edge for " << s.designMethod.name() << (d ? " (no rate trained)" : " (not probed)") << "\n";
+  else
+    out << s.designMethod.name() << " lr " << num(s.lr) << (s.lr > d->edge() ? " ABOVE" : " below") << " the probed edge "
+        << num(d->edge()) << " (trains up to " << num(d->trainsUpTo) << ", breaks at " << num(d->breaksAt) << ")\n";
 }
 
 // --- text
@@ -249,6 +339,7 @@ void printText(const Study& s, std::ostream& out) {
     out << "  after T1's anneal the rate is lr again: edge " << num(annealed.maxLr)
         << (s.lr > annealed.maxLr ? " (above it at this curvature)" : "") << "\n";
   }
+  if (s.probed) printProbe(s, out);
   out << "notes:\n";
   for (const auto& n : notes(s)) out << "  - " << n << "\n";
 }
@@ -284,6 +375,39 @@ Json rowsJson(const SnapshotPrediction& p) {
   return {{"curvature", p.snapshot->when}, {"schedules", rows}};
 }
 
+Json probeJson(const Study& s) {
+  const ProbeReport& p = s.probe;
+  const double sync = synchronousProbeEdge(s);
+  Json rows = Json::array();
+  for (const auto& r : p.rows) {
+    Json trials = Json::array();
+    for (const auto& t : r.trials)
+      trials.push_back({{"lr", t.lr}, {"steps", t.steps}, {"first_loss", finite(t.firstLoss)}, {"score", finite(t.score)},
+                        {"blew_up", t.blewUp}, {"why", t.why}, {"trains", t.trains}, {"seconds", t.seconds}});
+    rows.push_back({{"schedule", r.method.name()},
+                    {"edge", finite(r.edge())},
+                    {"trains_up_to", finite(r.trainsUpTo)},
+                    {"breaks_at", finite(r.breaksAt)},
+                    {"best_lr", finite(r.bestLr)},
+                    {"best_score", finite(r.bestScore)},
+                    {"ratio_to_synchronous", finite(r.edge() / sync)},
+                    {"own_edge", finite(r.ownEdge())},
+                    {"cap", finite(r.cap)},
+                    {"capped", r.capped()},
+                    {"delays", r.delays},
+                    {"seconds", r.seconds},
+                    {"trials", trials}});
+  }
+  const ProbeRow* d = probeRow(s, s.designMethod);
+  Json design = {{"schedule", d ? d->method.name() : probeMethodOf(s.designMethod).name()}, {"lr", s.lr}};
+  design["edge"] = d ? finite(d->edge()) : Json(nullptr);
+  design["above_edge"] = d && std::isfinite(d->edge()) ? Json(s.lr > d->edge()) : Json(nullptr);
+  const ProbeOptions& o = s.probeOptions;
+  return {{"steps", p.steps},        {"tolerance", o.tolerance}, {"blow_up", o.blowUp}, {"resolution", o.resolution},
+          {"threads", p.threads},    {"seconds", p.seconds},     {"cancelled", p.cancelled}, {"assumes", probeAssumes(s)},
+          {"schedules", rows},       {"design", design}};
+}
+
 Json toJson(const Study& s) {
   const CurvatureReport& c = s.curvature;
   Json snaps = Json::array({snapshotJson(c.init, c)});
@@ -295,7 +419,7 @@ Json toJson(const Study& s) {
   Json design = {{"schedule", s.designRow.name()}, {"method", s.designMethod.name()}, {"lr", s.lr}, {"curvature", dp.snapshot->when},
                  {"max_lr", finite(d.maxLr)}, {"breaking_stage", d.breakingStage < 0 ? Json(nullptr) : Json(d.breakingStage)}};
   design["above_edge"] = s.sgd && d.breakingStage >= 0 ? Json(s.lr > d.maxLr) : Json(nullptr);
-  return {{"experiment", s.file},
+  Json j = {{"experiment", s.file},
           {"model", s.e.model.name},
           {"stages", c.partition.stages()},
           {"microbatches", s.design.microbatches},
@@ -312,7 +436,10 @@ Json toJson(const Study& s) {
           {"predictions", preds},
           {"design", design},
           {"one_edge", oneEdgeReason(s)},
-          {"notes", notes(s)}};
+          {"notes", notes(s)},
+          {"curvature_seconds", s.curvatureSeconds}};
+  if (s.probed) j["probe"] = probeJson(s);
+  return j;
 }
 
 }  // namespace

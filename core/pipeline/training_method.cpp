@@ -82,6 +82,14 @@ TrainingMethod stabilityMethodOf(const TrainingMethod& method) {
   return TrainingMethod{method.schedule, false, method.t1 && method.decl().takesPipeMare};
 }
 
+TrainingMethod probeMethodOf(const TrainingMethod& method) {
+  if (method.decl().chunks != 1 || method.decl().synchronous) return TrainingMethod{ScheduleKind::GPipe};
+  TrainingMethod r = method;
+  r.recompute = false;
+  if (!r.decl().takesPipeMare) r.t1 = r.t2 = false;
+  return r;
+}
+
 std::string trainingMethodNames(const std::vector<TrainingMethod>& methods) {
   std::string list;
   for (const auto& m : methods) list += (list.empty() ? "" : ", ") + m.name();

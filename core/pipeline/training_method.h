@@ -47,6 +47,12 @@ const std::vector<TrainingMethod>& stabilityMethods();
 // The row that predicts a method: its schedule, with T1 where it takes pipemare.* and has T1 on.
 TrainingMethod stabilityMethodOf(const TrainingMethod& method);
 
+// The row of the empirical probe (core/planner/stability_probe.h) that measures a method: every
+// synchronous schedule, chunked or not, computes gpipe's update; recompute changes no number; T1
+// and T2 only where the schedule takes pipemare.* (T2 is its own row: the probe trains, and T2
+// changes the weights a stale gradient is computed at).
+TrainingMethod probeMethodOf(const TrainingMethod& method);
+
 // "a, b, c": the names of a list, for messages.
 std::string trainingMethodNames(const std::vector<TrainingMethod>& methods);
 

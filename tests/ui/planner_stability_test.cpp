@@ -1,8 +1,11 @@
 // The Design tab's stability edge: the planner's "Predict stability edge" button runs `pipemare plan
-// --stability` in the background and shows the edge of the design's schedule, the one the command
-// itself gives, with the verdict on the design's lr, which follows the lr as the user types it;
+// --stability --probe` in the background and shows the probed edge of the design's schedule and the
+// analytic bound, the ones the command itself gives, with the verdict on the design's lr, which
+// follows the lr as the user types it;
 // the button cancels a prediction running; the engine's error is shown with its message.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <QLineEdit>
 #include <QProcess>
@@ -42,10 +45,10 @@ nlohmann::json smallDesign() {
           {"execution", {{"mode", "single"}, {"threads_per_stage", 1}}}};
 }
 
-// `pipemare plan --stability FILE --json`, run by the test itself: its JSON, null when it failed.
+// `pipemare plan --stability FILE --probe --json`, run by the test itself: its JSON, null when it failed.
 nlohmann::json stabilityOf(const std::string& file) {
   QProcess p;
-  p.start(kPipemare, {"plan", "--stability", QString::fromStdString(file), "--timing", "1f1b", "--json"});
+  p.start(kPipemare, {"plan", "--stability", QString::fromStdString(file), "--timing", "1f1b", "--probe", "--json"});
   if (!p.waitForFinished(120000) || p.exitCode() != 0) {
     ADD_FAILURE() << "plan --stability failed: " << p.readAllStandardError().toStdString();
     return nlohmann::json();
@@ -66,10 +69,11 @@ QString rateText(double v) { return QString::number(v, 'g', 4); }
 
 }  // namespace
 
-// The design opened from a file: Predict shows the edge of its schedule that `plan --stability
-// --json` gives for the same file, below it at the design's lr. Typing an lr above the edge turns
-// the line into the warning at once (no new prediction); one below turns it back. Another edit
-// (the momentum) asks for a new prediction.
+// The design opened from a file: Predict shows the probed edge of its schedule and the analytic
+// bound that `plan --stability --probe --json` gives for the same file, below both at the design's
+// lr, with every schedule's probed edge and what the probe rests on. Typing an lr above the edges
+// turns the line into the warning at once (no new prediction); one below turns it back. Another
+// edit (the momentum) asks for a new prediction.
 TEST(PlannerStability, ShowsTheEdgeAndWarnsWhileTheLrIsTypedAboveIt) {
   pm::test::app();
   pm::test::TempDir tmp;
@@ -80,6 +84,9 @@ TEST(PlannerStability, ShowsTheEdgeAndWarnsWhileTheLrIsTypedAboveIt) {
   const double edge = expected["design"]["max_lr"].get<double>();
   const int stage = expected["design"]["breaking_stage"].get<int>();
   ASSERT_GT(edge, 0.05 * 1.5) << "the design's lr must be below the edge for this test";
+  ASSERT_TRUE(expected["probe"]["design"]["edge"].is_number()) << expected["probe"].dump();
+  const double probed = expected["probe"]["design"]["edge"].get<double>();
+  ASSERT_GT(probed, 0.05) << "the design's lr must be below the probed edge for this test";
 
   pm::ui::MainWindow w((tmp.dir / "runs.db").string(), kPresets, kPipemare);
   w.resize(1400, 900);
@@ -110,13 +117,20 @@ TEST(PlannerStability, ShowsTheEdgeAndWarnsWhileTheLrIsTypedAboveIt) {
   EXPECT_TRUE(below.contains(QString("of %1").arg(QString::fromStdString(expected["design"]["schedule"].get<std::string>()))))
       << below.toStdString();
   EXPECT_FALSE(below.contains("above")) << below.toStdString();
+  EXPECT_TRUE(below.contains(QString("lr 0.05 is below the probed stability edge %1 of pipemare").arg(rateText(probed))))
+      << below.toStdString();
+  for (const auto& row : expected["probe"]["schedules"])
+    EXPECT_TRUE(below.contains(QString::fromStdString(row["schedule"].get<std::string>()) + " ")) << below.toStdString();
+  EXPECT_TRUE(below.contains("The probe: trainings of each schedule")) << below.toStdString();
 
-  // The lr typed above the edge: the warning, from the same prediction.
+  // The lr typed above both edges: the warnings, from the same prediction.
   auto* lr = qobject_cast<QLineEdit*>(w.designer()->fieldWidget("optimizer.lr"));
   ASSERT_TRUE(lr);
-  const QString high = rateText(edge * 2.5), low = rateText(edge * 0.4);
+  const QString high = rateText(std::max(edge, probed) * 2.5), low = rateText(std::min(edge, probed) * 0.4);
   pm::test::retype(lr, high);
-  EXPECT_TRUE(QTest::qWaitFor([&] { return panel->stabilityText().contains("above the predicted stability edge"); }, 5000))
+  EXPECT_TRUE(QTest::qWaitFor([&] { return panel->stabilityText().contains("above the probed stability edge"); }, 5000))
+      << panel->stabilityText().toStdString();
+  EXPECT_TRUE(panel->stabilityText().contains(QString("lr %1 is above the probed stability edge %2").arg(high, rateText(probed))))
       << panel->stabilityText().toStdString();
   EXPECT_TRUE(panel->stabilityText().contains(QString("lr %1 is above the predicted stability edge %2").arg(high, rateText(edge))))
       << panel->stabilityText().toStdString();

@@ -109,6 +109,9 @@ class PlannerPanel : public QWidget {
   void stabilityFailedWith(const QString& message);
   // The stability line: the verdict on the design's current lr, the progress, or why there is none.
   void showStability();
+  // The line for a finished prediction of the design shown: the verdict on its lr against the
+  // probed edge and the analytic bound, then every schedule's edges and what the probe rests on.
+  QString stabilityVerdictHtml() const;
   void setStabilityRunning(bool running);
   QString binary_;
   nlohmann::json experiment_, plan_;

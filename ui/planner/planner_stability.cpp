@@ -7,6 +7,9 @@
 #include <QPushButton>
 #include <QTemporaryDir>
 
+#include <cmath>
+#include <map>
+
 #include "ui/planner/plan_process.h"
 #include "ui/planner/planner_panel.h"
 
@@ -66,7 +69,8 @@ void PlannerPanel::runStability() {
   runningKey_ = stabilityKey(experiment_, timingModel());
   stabilityProgress_ = tr("starting");
   stabilityCancelled_ = false;
-  stabilityProc_->start({"plan", "--stability", designFile, "--timing", timingModel()});
+  // The probe is what the verdict rests on; the analytic bound comes first and beside it.
+  stabilityProc_->start({"plan", "--stability", designFile, "--timing", timingModel(), "--probe"});
   setStabilityRunning(true);
   showStability();
 }
@@ -134,7 +138,124 @@ namespace {
 
 QString rate(double v) { return QString::number(v, 'g', 4); }
 
+double number(const Json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+QString text(const Json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? QString::fromStdString(j[key].get<std::string>()) : QString();
+}
+
+const QString kGrey = QStringLiteral("#7f7f7f"), kRed = QStringLiteral("#d62728"), kGreen = QStringLiteral("#2ca02c");
+
 }  // namespace
+
+// The verdict on the design's current lr: against the probed edge of its schedule when the probe
+// ran (what it rests on said), against the analytic bound beside it; then every schedule's edges.
+QString PlannerPanel::stabilityVerdictHtml() const {
+  const Json& d = stability_["design"];
+  // The design's current lr (it follows the field as it is typed).
+  double lr = number(d, "lr");
+  if (experiment_.contains("optimizer") && experiment_["optimizer"].is_object()) {
+    const double typed = number(experiment_["optimizer"], "lr");
+    if (std::isfinite(typed)) lr = typed;
+  }
+  const std::string optimizer = stability_.contains("optimizer") ? text(stability_["optimizer"], "name").toStdString() : "sgd";
+  const bool sgd = optimizer.empty() || optimizer == "sgd";
+  QString html;
+
+  // The probe: the design's row, its bracket, and what the trials were.
+  const Json probe = stability_.contains("probe") ? stability_["probe"] : Json();
+  if (probe.is_object() && probe.contains("design")) {
+    const Json& pd = probe["design"];
+    const QString row = text(pd, "schedule");
+    const double edge = number(pd, "edge");
+    const Json* r = nullptr;
+    if (probe.contains("schedules"))
+      for (const auto& x : probe["schedules"])
+        if (text(x, "schedule") == row) r = &x;
+    const QString bracket = r ? tr("trains up to %1, breaks at %2").arg(rate(number(*r, "trains_up_to")),
+                                                                       std::isfinite(number(*r, "breaks_at"))
+                                                                           ? rate(number(*r, "breaks_at"))
+                                                                           : tr("none tried"))
+                              : QString();
+    if (!std::isfinite(edge))
+      html = tr("<span style='color:%1'>The probe found no rate that trains %2.</span>").arg(kGrey, row.toHtmlEscaped());
+    else if (lr > edge)
+      html = tr("<span style='color:%1'><b>lr %2 is above the probed stability edge %3 of %4</b> (%5): short trainings "
+                "of the design at such rates broke.</span>")
+                 .arg(kRed, rate(lr), rate(edge), row.toHtmlEscaped(), bracket);
+    else
+      html = tr("<span style='color:%1'>lr %2 is below the probed stability edge %3 of %4</span> (%5).")
+                 .arg(kGreen, rate(lr), rate(edge), row.toHtmlEscaped(), bracket);
+    if (probe.value("cancelled", false)) html += tr(" <span style='color:%1'>(the probe was cancelled: partial)</span>").arg(kGrey);
+  }
+
+  // The analytic bound.
+  const QString designRow = text(d, "schedule");
+  const QString method = d.contains("method") ? text(d, "method") : designRow;
+  const QString schedule = method == designRow ? designRow : tr("%1 (the %2 row)").arg(method, designRow);
+  const QString curvature = text(d, "curvature");
+  const bool hasEdge = std::isfinite(number(d, "max_lr")) && std::isfinite(number(d, "breaking_stage"));
+  QString bound;
+  if (!hasEdge) {
+    bound = tr("<span style='color:%1'>No stage of %2 has positive curvature (%3): no analytic stability edge.</span>")
+                .arg(kGrey, schedule.toHtmlEscaped(), curvature.toHtmlEscaped());
+  } else {
+    const double edge = number(d, "max_lr");
+    const int stage = static_cast<int>(number(d, "breaking_stage"));
+    const QString where = tr("stage %1 breaks first, curvature %2").arg(stage).arg(curvature.toHtmlEscaped());
+    if (!sgd)
+      bound = tr("<span style='color:%1'>Analytic stability edge %2 of %3 for plain SGD (%4); no verdict on lr %5: %6's "
+                 "per-coordinate scaling is not modelled.</span>")
+                  .arg(kGrey, rate(edge), schedule.toHtmlEscaped(), where, rate(lr), QString::fromStdString(optimizer).toHtmlEscaped());
+    else if (probe.is_object())
+      bound = tr("<span style='color:%1'>Analytic bound (delayed quadratic): lr %2 is %3 the predicted stability edge %4 of %5 "
+                 "(%6); the bound is conservative where curvature and BatchNorm change as training goes "
+                 "(reports/study.md, section 4).</span>")
+                  .arg(kGrey, rate(lr), lr > edge ? tr("above") : tr("below"), rate(edge), schedule.toHtmlEscaped(), where);
+    else if (lr > edge)
+      bound = tr("<span style='color:%1'><b>lr %2 is above the predicted stability edge %3 of %4</b> (%5): on the "
+                 "delayed-quadratic model it diverges.</span>")
+                  .arg(kRed, rate(lr), rate(edge), schedule.toHtmlEscaped(), where);
+    else
+      bound = tr("<span style='color:%1'>lr %2 is below the predicted stability edge %3 of %4</span> (%5).")
+                  .arg(kGreen, rate(lr), rate(edge), schedule.toHtmlEscaped(), where);
+  }
+  html += (html.isEmpty() ? QString() : QStringLiteral("<br>")) + bound;
+
+  // Every schedule's edges: probed (with its ratio to the synchronous one) and analytic.
+  std::map<std::string, double> analytic;
+  if (stability_.contains("predictions"))
+    for (const auto& p : stability_["predictions"]) {
+      if (text(p, "curvature") != curvature || !p.contains("schedules")) continue;
+      for (const auto& row : p["schedules"]) analytic[text(row, "schedule").toStdString()] = number(row, "max_lr");
+    }
+  QStringList edges;
+  if (probe.is_object() && probe.contains("schedules")) {
+    for (const auto& row : probe["schedules"]) {
+      const std::string name = text(row, "schedule").toStdString();
+      const double e = number(row, "edge"), ratio = number(row, "ratio_to_synchronous");
+      QString item = QString::fromStdString(name) + " " + (std::isfinite(e) ? rate(e) : tr("none"));
+      if (std::isfinite(ratio) && name != "gpipe") item += tr(" (%1x sync)").arg(QString::number(ratio, 'f', 2));
+      const auto a = analytic.find(name);
+      if (a != analytic.end()) item += tr(", bound %1").arg(std::isfinite(a->second) ? rate(a->second) : tr("none"));
+      edges << item;
+    }
+    html += tr("<br><span style='color:%1'>Probed edges: %2.</span>").arg(kGrey, edges.join("; ").toHtmlEscaped());
+    html += tr("<br><span style='color:%1'>The probe: %2 (%3 s).</span>")
+                .arg(kGrey, text(probe, "assumes").toHtmlEscaped(), QString::number(number(probe, "seconds"), 'f', 0));
+  } else {
+    for (const auto& [name, e] : analytic)
+      if (QString::fromStdString(name) != designRow) edges << QString::fromStdString(name) + " " + (std::isfinite(e) ? rate(e) : tr("none"));
+    const QString oneEdge = text(stability_, "one_edge");
+    if (!oneEdge.isEmpty())
+      html += tr("<br><span style='color:%1'>Every schedule has this edge: %2.</span>").arg(kGrey, oneEdge.toHtmlEscaped());
+    else if (!edges.isEmpty())
+      html += tr("<br><span style='color:%1'>Other schedules' edges: %2.</span>").arg(kGrey, edges.join(", ").toHtmlEscaped());
+  }
+  return html;
+}
 
 void PlannerPanel::showStability() {
   QString html;
@@ -152,65 +273,7 @@ void PlannerPanel::showStability() {
   } else if (!stabilityCurrent()) {
     html = tr("<span style='color:#7f7f7f'>Stability edge: design changed: predict again.</span>");
   } else {
-    const Json& d = stability_["design"];
-    // The row the design takes ("pipemare+T1"), named as the design is where that differs
-    // ("pipemare+T1+T2 (the pipemare+T1 row)": T2 does not move the edge).
-    const QString designRow = QString::fromStdString(d.value("schedule", std::string()));
-    const QString method = QString::fromStdString(d.value("method", designRow.toStdString()));
-    const QString schedule = method == designRow ? designRow : tr("%1 (the %2 row)").arg(method, designRow);
-    const QString curvature = QString::fromStdString(d.value("curvature", std::string()));
-    const std::string optimizer = stability_.contains("optimizer") && stability_["optimizer"].is_object()
-                                      ? stability_["optimizer"].value("name", std::string("sgd"))
-                                      : std::string("sgd");
-    double lr = d.value("lr", 0.0);
-    if (experiment_.contains("optimizer") && experiment_["optimizer"].is_object() && experiment_["optimizer"].contains("lr") &&
-        experiment_["optimizer"]["lr"].is_number())
-      lr = experiment_["optimizer"]["lr"].get<double>();
-    const bool hasEdge = d.contains("max_lr") && d["max_lr"].is_number() && d.contains("breaking_stage") &&
-                         d["breaking_stage"].is_number();
-    if (!hasEdge) {
-      html = tr("<span style='color:#7f7f7f'>No stage of %1 has positive curvature (%2): no predicted stability "
-                "edge.</span>").arg(schedule.toHtmlEscaped(), curvature.toHtmlEscaped());
-    } else {
-      const double edge = d["max_lr"].get<double>();
-      const int stage = d["breaking_stage"].get<int>();
-      if (optimizer != "sgd")
-        html = tr("<span style='color:#7f7f7f'>Predicted stability edge %1 of %2 for plain SGD (stage %3 breaks first, "
-                  "curvature %4); no verdict on lr %5: %6's per-coordinate scaling is not modelled.</span>")
-                   .arg(rate(edge), schedule.toHtmlEscaped())
-                   .arg(stage)
-                   .arg(curvature.toHtmlEscaped(), rate(lr), QString::fromStdString(optimizer).toHtmlEscaped());
-      else if (lr > edge)
-        html = tr("<span style='color:#d62728'><b>lr %1 is above the predicted stability edge %2 of %3</b> (stage %4 "
-                  "breaks first, curvature %5): on the delayed-quadratic model it diverges. The bound is conservative: "
-                  "in the study (reports/study.md, section 4) ResNet-20 trained above its predicted edge.</span>")
-                   .arg(rate(lr), rate(edge), schedule.toHtmlEscaped())
-                   .arg(stage)
-                   .arg(curvature.toHtmlEscaped());
-      else
-        html = tr("<span style='color:#2ca02c'>lr %1 is below the predicted stability edge %2 of %3</span> (stage %4 "
-                  "breaks first, curvature %5).")
-                   .arg(rate(lr), rate(edge), schedule.toHtmlEscaped())
-                   .arg(stage)
-                   .arg(curvature.toHtmlEscaped());
-    }
-    // The other schedules' edges at the same curvature, for comparison.
-    QStringList others;
-    if (stability_.contains("predictions"))
-      for (const auto& p : stability_["predictions"]) {
-        if (p.value("curvature", std::string()) != curvature.toStdString() || !p.contains("schedules")) continue;
-        for (const auto& row : p["schedules"]) {
-          const QString name = QString::fromStdString(row.value("schedule", std::string()));
-          if (name == designRow) continue;
-          others << (row.contains("max_lr") && row["max_lr"].is_number() ? tr("%1 %2").arg(name, rate(row["max_lr"].get<double>()))
-                                                                          : tr("%1 none").arg(name));
-        }
-      }
-    const QString oneEdge = QString::fromStdString(stability_.value("one_edge", std::string()));
-    if (!oneEdge.isEmpty())
-      html += tr("<br><span style='color:#7f7f7f'>Every schedule has this edge: %1.</span>").arg(oneEdge.toHtmlEscaped());
-    else if (!others.isEmpty())
-      html += tr("<br><span style='color:#7f7f7f'>Other schedules' edges: %1.</span>").arg(others.join(", ").toHtmlEscaped());
+    html = stabilityVerdictHtml();
   }
   stabilityLabel_->setText(html);
 }

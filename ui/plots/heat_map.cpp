@@ -153,7 +153,8 @@ void HeatMap::redraw() {
   const QFont markFont(font().family(), 8, QFont::Bold);
   for (const auto& m : marks_) {
     const double y = std::clamp(m.row, -0.5, rows() - 0.5);
-    for (const QPen& pen : {QPen(Qt::white, 6), QPen(Qt::black, 3)}) {
+    for (QPen pen : {QPen(Qt::white, 6), QPen(Qt::black, 3)}) {
+      if (m.dashed && pen.color() == Qt::black) pen.setStyle(Qt::DashLine);
       auto* line = new QCPItemLine(plot_);
       line->start->setCoords(m.col - 0.5, y);
       line->end->setCoords(m.col + 0.5, y);
@@ -161,8 +162,11 @@ void HeatMap::redraw() {
     }
     if (!m.label.isEmpty()) {
       auto* t = new QCPItemText(plot_);
-      t->position->setCoords(m.col + 0.47, y);
-      t->setPositionAlignment(Qt::AlignRight | (y > rows() - 1 ? Qt::AlignBottom : Qt::AlignTop));
+      t->position->setCoords(m.dashed ? m.col - 0.47 : m.col + 0.47, y);
+      // A dashed mark's label sits on the other side of the line, so that two marks close together both read.
+      const Qt::Alignment below = y > rows() - 1 ? Qt::AlignBottom : Qt::AlignTop;
+      const Qt::Alignment above = y < 0 ? Qt::AlignTop : Qt::AlignBottom;
+      t->setPositionAlignment(m.dashed ? (Qt::AlignLeft | above) : (Qt::AlignRight | below));
       t->setText(m.label);
       t->setFont(markFont);
       t->setColor(Qt::black);

@@ -32,6 +32,8 @@ struct HeatMark {
   int col = 0;
   double row = 0;
   QString label;
+  // Dashed, labelled at the column's left: a second mark beside a solid one (labelled at the right).
+  bool dashed = false;
 };
 
 class HeatMap : public QWidget {

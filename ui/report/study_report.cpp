@@ -456,22 +456,24 @@ void StudyReportWriter::summary() {
       << (ratioVerdict(u8, 14.3) == ratioVerdict(u32, 4.3) ? ratioVerdict(u8, 14.3)
                                                            : "N = 8: " + ratioVerdict(u8, 14.3) + ", N = 32: " + ratioVerdict(u32, 4.3))
       << " |\n";
-  const int decided = stabilityHeld_ + stabilityConservative_ + stabilityOptimistic_;
-  if (decided > 0)
-    md_ << "| (this project) the stability edge predicted before training | held for " << stabilityHeld_ << " of "
-        << decided << " schedules; conservative for " << stabilityConservative_ << ", optimistic for "
-        << stabilityOptimistic_
-        << (stabilityBorderline_ > 0 ? QString("; %1 of them a near call (a seed within %2 points of the rule that judges a rate)")
-                                           .arg(stabilityBorderline_)
-                                           .arg(num(kBorderlinePoints, 1))
-                                     : QString())
-        << " | " << stabilitySetting_ << " (section 4) | "
-        << (stabilityHeld_ == decided ? QStringLiteral("held")
-            : stabilityHeld_ > 0          ? QStringLiteral("held in part")
-            : stabilityOptimistic_ == 0   ? QStringLiteral("not held: conservative (a safe bound, too low)")
-            : stabilityConservative_ == 0 ? QStringLiteral("not held: optimistic")
-                                          : QStringLiteral("not held"))
+  // The stability edge: the probe and the analytic bound, model by model.
+  if (!stabilityTallies_.empty()) {
+    QStringList probe, bound, settings;
+    bool allWithin = true, anyWithin = false;
+    for (const auto& t : stabilityTallies_) {
+      const int within = t.probe.count(FactorVerdict::Within) ? t.probe.at(FactorVerdict::Within) : 0;
+      const int bwithin = t.bound.count(FactorVerdict::Within) ? t.bound.at(FactorVerdict::Within) : 0;
+      probe << QString("%1 of %2 schedules on %3").arg(within).arg(t.schedules).arg(t.model);
+      bound << QString("%1 of %2").arg(bwithin).arg(t.schedules);
+      settings << t.setting;
+      allWithin = allWithin && within == t.schedules;
+      anyWithin = anyWithin || within > 0;
+    }
+    md_ << "| (this project) the stability edge predicted before training, within 2x of the measured | probe: "
+        << probe.join(", ") << "; analytic bound: " << bound.join(" and ") << " | " << settings.join("; ")
+        << " (section 4) | " << (allWithin ? QStringLiteral("held") : anyWithin ? QStringLiteral("held in part") : QStringLiteral("not held"))
         << " |\n";
+  }
   frontierSummary();
   md_ << "\n";
 }

@@ -65,7 +65,41 @@ std::map<QString, Prediction> readPredictions(const QJsonObject& j) {
   return out;
 }
 
+// The probe's rows (`plan --stability --probe --json`): schedule -> its edge and bracket.
+struct Probed {
+  double edge = NAN, trainsUpTo = NAN, breaksAt = NAN;
+};
+std::map<QString, Probed> readProbe(const QJsonObject& j) {
+  std::map<QString, Probed> out;
+  for (const QJsonValue& v : j["probe"].toObject()["schedules"].toArray()) {
+    const QJsonObject s = v.toObject();
+    out[s["schedule"].toString()] = {s["edge"].toDouble(NAN), s["trains_up_to"].toDouble(NAN), s["breaks_at"].toDouble(NAN)};
+  }
+  return out;
+}
+
+// The probe's row of a run (core/pipeline/training_method.h: probeMethodOf).
+QString probedRow(const RunRecord& r) {
+  const StoredExperiment stored = readStoredExperiment(r);
+  if (!stored.readable) return {};
+  const Experiment& e = stored.experiment;
+  return QString::fromStdString(probeMethodOf({e.pipeline.schedule, e.pipeline.recompute, e.pipemare.t1, e.pipemare.t2}).name());
+}
+
 QString lrText(double lr) { return std::isfinite(lr) ? QString::number(lr, 'g', 3) : QStringLiteral("-"); }
+
+// How far a prediction is from the measured edge, against the 2x.
+constexpr double kTrustFactor = 2.0;
+
+QString factorText(FactorVerdict v) {
+  switch (v) {
+    case FactorVerdict::Within: return QString("**within %1x**").arg(kTrustFactor, 0, 'g');
+    case FactorVerdict::Undecided: return QString("undecided at %1x (the grid is too coarse there)").arg(kTrustFactor, 0, 'g');
+    case FactorVerdict::Outside: return QString("**outside %1x**").arg(kTrustFactor, 0, 'g');
+    case FactorVerdict::NoVerdict: return "no verdict";
+  }
+  return {};
+}
 
 // "; borderline: lr 0.16 misses the rule by 0.03 points" where a rate that bounds the measured
 // edge is a near call; "" otherwise.
@@ -118,17 +152,48 @@ double rowOf(double lr, const std::vector<double>& lrs) {
 
 }  // namespace
 
-// (4) Stability.
+// (4) Stability: the section's frame, then each model's map (4a ResNet-20, 4b cnn).
 void StudyReportWriter::stability() {
-  auto runs = runsTagged(store_, "study:stability");
   md_ << "## 4. Stability: where asynchrony breaks, predicted and measured\n\n";
+  md_ << "Two predictions of each schedule's largest stable learning rate, made before a run, against a measured map. "
+         "The **analytic bound** (`pipemare plan --stability`): the top Hessian eigenvalue of each stage at "
+         "initialization, each stage's delay, the delayed heavy-ball bound (docs/planner.md, \"Stability\"); seconds to "
+         "a minute. The **probe** (`pipemare plan --stability --probe`): short trainings of the experiment itself under "
+         "each schedule (its first steps, from initialization), at rates halved or doubled and then bisected, judged by "
+         "the map's own rule in loss (docs/planner.md, \"Stability probe\"); minutes. A prediction is trusted within "
+         << num(kTrustFactor, 0) << "x: *within* when every edge the measured bracket allows is within " << num(kTrustFactor, 0)
+         << "x of it, *outside* when none is, *undecided* where the grid is too coarse to tell.\n\n";
+  stabilityTallies_.clear();
+  stabilityPart({"study:stability", "4a", "ResNet-20", "stability-resnet20.json", "stability-map.png",
+                 "SGD with momentum 0.9 and cosine decay, the quality part's training (section 1)"});
+  stabilityPart({"study:stability-cnn", "4b", "cnn", "stability-cnn.json", "stability-map-cnn.png",
+                 "the zoo's cnn (four conv layers with BatchNorm, two fully connected), one stage per unit, SGD with "
+                 "momentum 0.9 and cosine decay over 2 epochs of the first 12,000 training images"});
+  md_ << "**What the quadratic model misses.** It takes each stage as an independent quadratic with the curvature at "
+         "initialization. (i) Curvature is not constant: with BatchNorm the loss is scale-invariant in most weights, "
+         "whose norm grows under a large rate, so the effective step shrinks as training goes (a rate that is "
+         "unstable at the start can settle); (ii) the cosine schedule lowers the rate over the run, so a run is "
+         "judged by its end, not by the step where the bound first fails; (iii) a broken run often does not diverge: "
+         "it oscillates and ends with poor accuracy, which is why *trains* is judged by accuracy, not by the loss "
+         "guard, and an edge so judged is gradual, not sharp; (iv) stages are coupled (a stage's gradient depends on "
+         "the others' weights), which the per-stage bound ignores; (v) the bound is for full-batch descent, while SGD's noise adds to the instability near "
+         "the edge. Where the verdict is conservative these effects favour training; where it is optimistic they "
+         "work against it. The probe assumes none of this: it trains the model, so (i), (iv) and (v) are in its "
+         "trials; it sees only the first steps, so (ii) and a slow break after them are not.\n\n";
+}
+
+void StudyReportWriter::stabilityPart(const StabilityPart& part) {
+  auto runs = runsTagged(store_, part.tag.toStdString());
+  md_ << "### " << part.label << ". " << part.model << "\n\n";
   if (runs.empty()) {
-    md_ << "_No runs tagged `study:stability`._\n\n";
+    md_ << "_No runs tagged `" << part.tag << "`._\n\n";
     return;
   }
   md_ << provenance(runs) << "\n\n";
-  const QJsonObject planJson = readJson(o_.planDir + "/stability-resnet20.json");
+  const QJsonObject planJson = readJson(o_.planDir + "/" + part.planFile);
   const std::map<QString, Prediction> predicted = readPredictions(planJson);
+  const std::map<QString, Probed> probed = readProbe(planJson);
+  const QJsonObject probeJson = planJson["probe"].toObject();
 
   // variant -> lr -> the point's seeds.
   std::map<QString, MapColumn> grid;
@@ -162,31 +227,31 @@ void StudyReportWriter::stability() {
     if (grid.count(v)) cols.push_back(v);
   for (const auto& [v, byLr] : grid)
     if (std::find(cols.begin(), cols.end(), v) == cols.end()) cols.push_back(v);
-  // Each column's measured edge and predicted one (NaN edge where plan --stability has no row).
+  // Each column's measured edge and predicted ones (NaN edge where the prediction has no row).
   std::map<QString, MeasuredEdge> measured;
   std::map<QString, Prediction> prediction;
+  std::map<QString, Probed> probe;
   for (const QString& v : cols) {
     measured[v] = measureEdge(grid.at(v));
     const auto& byLr = grid.at(v);
     const RunRecord* any = byLr.empty() || byLr.begin()->second.bySeed.empty() ? nullptr : byLr.begin()->second.bySeed.begin()->second;
     auto p = any ? predicted.find(predictedRow(*any)) : predicted.end();
     prediction[v] = p == predicted.end() ? Prediction{} : p->second;
+    auto q = any ? probed.find(probedRow(*any)) : probed.end();
+    probe[v] = q == probed.end() ? Probed{} : q->second;
   }
 
   const RunRecord& any = runs.front();
-  md_ << "ResNet-20, P = " << any.stages << ", N = " << any.microbatches
-      << ", SGD with momentum 0.9 and cosine decay, the quality part's training (section 1), "
-      << seedsPerPoint(leastSeeds, mostSeeds)
-      << "; the rate on a geometric grid around the predicted edges. A cell is the final test accuracy"
-      << (mostSeeds > 1 ? " (the mean of the seeds that finished)" : "")
+  md_ << part.model << ", P = " << any.stages << ", N = " << any.microbatches << ", " << part.training << ", "
+      << seedsPerPoint(leastSeeds, mostSeeds) << "; the rate on a geometric grid"
+      << (lrs.size() > 1 ? QString(" (x%1)").arg(QString::number(lrs[0] / lrs[1], 'f', 1)) : QString())
+      << ". A cell is the final test accuracy" << (mostSeeds > 1 ? " (the mean of the seeds that finished)" : "")
       << "; **D** = diverged (the loss guard stopped it"
       << (mostSeeds > 1 ? "; \"1 D\" beside a figure: one seed of the point diverged" : "")
       << "). A run *trains* when it finished with accuracy at least " << num(kTrainsAccuracy, 1) << " and within "
       << num(kWithinBest * 100, 0) << " points of the best rate of its schedule"
       << (mostSeeds > 1 ? "; a rate trains when every seed does (how far seeds differ is measured below the table)" : "")
-      << ". The black line on each column is "
-         "the edge `pipemare plan --stability` predicts for that schedule before anything runs (top Hessian eigenvalue of each stage at initialization, each stage's delay, the delayed "
-         "heavy-ball bound; docs/planner.md, \"Stability\").\n\n";
+      << ". On each column the solid line is the analytic bound, the dashed one the probe's edge.\n\n";
 
   // The figure first.
   QStringList rowLabels, colLabels;
@@ -215,35 +280,46 @@ void StudyReportWriter::stability() {
       cells.push_back(c);
     }
     const double edge = prediction.at(cols[static_cast<size_t>(col)]).maxLr;
-    if (std::isfinite(edge)) marks.push_back({col, rowOf(edge, lrs), "edge " + lrText(edge)});
+    if (std::isfinite(edge)) marks.push_back({col, rowOf(edge, lrs), "bound " + lrText(edge)});
+    const double pe = probe.at(cols[static_cast<size_t>(col)]).edge;
+    if (std::isfinite(pe)) marks.push_back({col, rowOf(pe, lrs), "probe " + lrText(pe), true});
   }
   HeatMap map;
-  map.setTitle("Final test accuracy; line: predicted stability edge (D = diverged)");
+  map.setTitle(part.model + ": final test accuracy; solid: analytic bound, dashed: probe (D = diverged)");
   map.setGrid(rowLabels, colLabels, "learning rate", "schedule");
   map.setCells(cells, 0.0, 1.0, "accuracy");
   map.setMarks(marks);
-  const QString name = figure("stability-map.png");
-  map.save(o_.outDir + "/" + name, 760, 480);
-  md_ << "![stability map: accuracy over learning rate x schedule, predicted edges marked](" << name << ")\n\n";
+  const QString name = figure(part.figure);
+  map.save(o_.outDir + "/" + name, 760, lrs.size() > 8 ? 620 : 480);
+  md_ << "![stability map of " << part.model << ": accuracy over learning rate x schedule, predicted edges marked](" << name << ")\n\n";
 
-  // The table: predicted against measured, per schedule.
-  int held = 0, conservative = 0, optimistic = 0, borderline = 0;
-  md_ << "| schedule | predicted edge [range over microbatches] | breaks first | trains up to | breaks at | best lr (accuracy) | "
-         "prediction |\n|---|---|---|---|---|---|---|\n";
+  // The table: both predictions against the measured edge, per schedule.
+  StabilityTally tally;
+  tally.model = part.model;
+  md_ << "| schedule | trains up to | breaks at | best lr (accuracy) | analytic bound [range over microbatches] | bound: verdict | "
+         "probe edge [bracket] | probe: verdict |\n|---|---|---|---|---|---|---|---|\n";
   for (const QString& v : cols) {
     const MeasuredEdge& m = measured.at(v);
     const Prediction& pr = prediction.at(v);
+    const Probed& pb = probe.at(v);
     const EdgeJudgment j = judgeEdge(pr.maxLr, m);
-    held += j.verdict == EdgeVerdict::Held;
-    conservative += j.verdict == EdgeVerdict::Conservative;
-    optimistic += j.verdict == EdgeVerdict::Optimistic;
-    const QString judged = verdictText(j, m, grid.at(v).rbegin()->first);
+    tally.held += j.verdict == EdgeVerdict::Held;
+    tally.conservative += j.verdict == EdgeVerdict::Conservative;
+    tally.optimistic += j.verdict == EdgeVerdict::Optimistic;
+    const FactorVerdict bf = judgeFactor(pr.maxLr, m, kTrustFactor), pf = judgeFactor(pb.edge, m, kTrustFactor);
+    tally.bound[bf] += 1;
+    tally.probe[pf] += 1;
     const QString near = nearCall(m);
-    if (!near.isEmpty() && j.decided()) ++borderline;  // a decided verdict on a near call
-    md_ << "| " << v << " | " << lrText(pr.maxLr) << " [" << lrText(pr.sharpest) << ", " << lrText(pr.flattest) << "] | "
-        << (pr.stage >= 0 ? "stage " + QString::number(pr.stage) : QStringLiteral("-")) << " | " << lrText(m.trainsUpTo) << " | "
+    if (!near.isEmpty() && j.decided()) ++tally.borderline;
+    const EdgeJudgment pj = judgeEdge(pb.edge, m);
+    md_ << "| " << v << " | " << lrText(m.trainsUpTo) << " | "
         << (std::isfinite(m.breaksAt) ? lrText(m.breaksAt) : QStringLiteral("none in the grid")) << " | " << lrText(m.bestLr)
-        << " (" << num(m.bestAccuracy, 3) << (std::isfinite(m.bestSpread) ? ", spread " + num(m.bestSpread, 3) : QString()) << ") | " << judged << near << " |\n";
+        << " (" << num(m.bestAccuracy, 3) << (std::isfinite(m.bestSpread) ? ", spread " + num(m.bestSpread, 3) : QString()) << ") | "
+        << lrText(pr.maxLr) << " [" << lrText(pr.sharpest) << ", " << lrText(pr.flattest) << "]"
+        << (pr.stage >= 0 ? ", stage " + QString::number(pr.stage) + " breaks first" : QString()) << " | "
+        << verdictText(j, m, grid.at(v).rbegin()->first) << "; " << factorText(bf) << " | " << lrText(pb.edge) << " ["
+        << lrText(pb.trainsUpTo) << ", " << lrText(pb.breaksAt) << "] | " << verdictText(pj, m, grid.at(v).rbegin()->first)
+        << "; " << factorText(pf) << near << " |\n";
   }
   md_ << "\n";
   if (!spreads.empty()) {
@@ -257,48 +333,49 @@ void StudyReportWriter::stability() {
                 : QString("; below the rule's %1 points").arg(num(kWithinBest * 100, 0)))
         << ".\n\n";
   }
-  // Does the delay move the edge as far as the model says? Each delayed schedule's predicted edge
-  // and measured break point against gpipe's.
-  if (grid.count("gpipe") && predicted.count("gpipe")) {
+  // Does the delay move the edge as far as each prediction says? Each delayed schedule's edge
+  // against gpipe's: predicted, and measured as the range its bracket and gpipe's allow.
+  if (grid.count("gpipe")) {
     const MeasuredEdge& g = measured.at("gpipe");
-    QStringList pred, meas;
+    md_ << "**The delay's effect on the edge**, each schedule's edge over gpipe's:\n\n"
+        << "| schedule | measured | analytic bound | probe |\n|---|---|---|---|\n";
     for (const QString& v : cols) {
       if (v == "gpipe") continue;
-      if (std::isfinite(prediction.at(v).maxLr))
-        pred << QString("%1 %2x").arg(v, QString::number(prediction.at(v).maxLr / prediction.at("gpipe").maxLr, 'g', 2));
-      if (std::isfinite(measured.at(v).breaksAt) && std::isfinite(g.breaksAt))
-        meas << QString("%1 %2x").arg(v, QString::number(measured.at(v).breaksAt / g.breaksAt, 'g', 2));
+      const auto [lo, hi] = measuredRatio(measured.at(v), g);
+      const double br = prediction.at(v).maxLr / prediction.at("gpipe").maxLr, pr = probe.at(v).edge / probe.at("gpipe").edge;
+      const FactorVerdict bv = judgeRatio(br, measured.at(v), g, kTrustFactor), pv = judgeRatio(pr, measured.at(v), g, kTrustFactor);
+      tally.boundRatio[bv] += 1;
+      tally.probeRatio[pv] += 1;
+      auto ratio = [](double x) { return std::isfinite(x) ? QString::number(x, 'g', 2) + "x" : QStringLiteral("-"); };
+      md_ << "| " << v << " | " << (std::isfinite(lo) ? ratio(lo) : QStringLiteral("?")) << " to "
+          << (std::isfinite(hi) ? ratio(hi) : QStringLiteral("?")) << " | " << ratio(br) << ": " << factorText(bv) << " | "
+          << ratio(pr) << ": " << factorText(pv) << " |\n";
     }
-    if (!pred.isEmpty())
-      md_ << "**The delay's effect on the edge**, as a fraction of gpipe's: predicted " << pred.join(", ")
-          << "; measured (the rate where training breaks) " << (meas.isEmpty() ? QStringLiteral("-") : meas.join(", ")) << ".\n\n";
+    md_ << "\n";
   }
-  stabilitySetting_ = QString("ResNet-20, P = %1, N = %2, %3 rates %4-%5")
-                         .arg(any.stages)
-                         .arg(any.microbatches)
-                         .arg(lrs.size())
-                         .arg(lrText(lrs.back()), lrText(lrs.front()));
-  stabilityHeld_ = held;
-  stabilityConservative_ = conservative;
-  stabilityOptimistic_ = optimistic;
-  stabilityBorderline_ = borderline;
   if (predicted.empty())
-    md_ << "_stability-resnet20.json (from `pipemare plan --stability --json`) missing: no predicted edges._\n\n";
+    md_ << "_" << part.planFile << " (from `pipemare plan --stability --probe --json`) missing: no predicted edges._\n\n";
+  else if (probed.empty())
+    md_ << "_" << part.planFile << " has no probe (`--probe`): the analytic bound only._\n\n";
+  if (!probeJson.isEmpty())
+    md_ << "**The probe** took " << num(probeJson["seconds"].toDouble(), 0) << " s on " << probeJson["threads"].toInt()
+        << " thread(s) (the analytic bound " << num(planJson["curvature_seconds"].toDouble(), 0) << " s): "
+        << probeJson["assumes"].toString() << ".\n\n";
 
-  md_ << "**Where the prediction held:** " << held << " of " << held + conservative + optimistic << " schedules the grid decides; conservative (training works "
-      << "above the predicted edge) for " << conservative << ", optimistic (training breaks below it) for " << optimistic
-      << ". The grid's step is " << (lrs.size() > 1 ? QString::number(lrs[0] / lrs[1], 'f', 1) + "x" : QStringLiteral("-"))
-      << ", so a verdict of held places the edge within one step.\n\n"
-      << "**What the quadratic model misses.** It takes each stage as an independent quadratic with the curvature at "
-         "initialization. (i) Curvature is not constant: with BatchNorm the loss is scale-invariant in most weights, "
-         "whose norm grows under a large rate, so the effective step shrinks as training goes (a rate that is "
-         "unstable at the start can settle); (ii) the cosine schedule lowers the rate over the run, so a run is "
-         "judged by its end, not by the step where the bound first fails; (iii) a broken run often does not diverge: "
-         "it oscillates and ends with poor accuracy, which is why *trains* is judged by accuracy, not by the loss "
-         "guard, and an edge so judged is gradual, not sharp; (iv) stages are coupled (a stage's gradient depends on "
-         "the others' weights), which the per-stage bound ignores; (v) the bound is for full-batch descent, while SGD's noise adds to the instability near "
-         "the edge. Where the verdict is conservative these effects favour training; where it is optimistic they "
-         "work against it.\n\n";
+  const int decided = tally.held + tally.conservative + tally.optimistic;
+  md_ << "**" << part.model << ", in short.** The probe's edge is within " << num(kTrustFactor, 0) << "x of the measured one for "
+      << tally.probe[FactorVerdict::Within] << " of " << cols.size() << " schedules (outside for "
+      << tally.probe[FactorVerdict::Outside] << ", undecided for " << tally.probe[FactorVerdict::Undecided]
+      << "); the analytic bound for " << tally.bound[FactorVerdict::Within] << " (held for " << tally.held << " of " << decided
+      << " the grid decides; conservative for " << tally.conservative << ", optimistic for " << tally.optimistic << ").\n\n";
+  tally.setting = QString("%1, P = %2, N = %3, %4 rates %5-%6")
+                      .arg(part.model)
+                      .arg(any.stages)
+                      .arg(any.microbatches)
+                      .arg(lrs.size())
+                      .arg(lrText(lrs.back()), lrText(lrs.front()));
+  tally.schedules = static_cast<int>(cols.size());
+  stabilityTallies_.push_back(tally);
 }
 
 }  // namespace pm::ui

@@ -20,6 +20,7 @@
 
 #include "core/analysis/frontier.h"
 #include "core/analysis/quality_gaps.h"
+#include "core/analysis/stability_edges.h"
 #include "core/store/run_store.h"
 #include "ui/report/study_report.h"
 
@@ -146,6 +147,12 @@ class StudyReportWriter {
   static std::vector<double> values(const std::vector<MetricPoint>& pts);
   void planner();
   void stability();
+  // One model's map in the stability section: its runs (tag), the plan JSON beside the report with
+  // both predictions, the figure's file.
+  struct StabilityPart {
+    QString tag, label, model, planFile, figure, training;
+  };
+  void stabilityPart(const StabilityPart& part);
   // (5) PipeMare against the synchronous frontier: planner, measured, quality check; its row of
   // the summary.
   void frontier();
@@ -160,10 +167,17 @@ class StudyReportWriter {
   std::map<std::string, std::vector<double>> hw_;  // "pipemare/2" -> its speedup over P = 1 in each round
   std::map<std::string, double> hwMemory_;  // schedule -> weights+stash+optimizer+delta summed over stages (peak, MiB)
   QMap<const study::RegimeResults*, QString> settings_;  // each quality regime's training, from its runs
-  QString stabilitySetting_;  // "ResNet-20, P = 11, N = 2, 6 rates 0.004-0.4"
-  // Stability verdicts over the schedules its grid decides (none before the section has runs).
-  int stabilityHeld_ = 0, stabilityConservative_ = 0, stabilityOptimistic_ = 0;
-  int stabilityBorderline_ = 0;  // decided verdicts whose measured edge is a near call
+  // Each stability map's verdicts, for the summary (none before the section has runs).
+  struct StabilityTally {
+    QString model;
+    QString setting;  // "ResNet-20, P = 11, N = 2, 6 rates 0.004-0.4"
+    int schedules = 0;
+    int held = 0, conservative = 0, optimistic = 0;  // the analytic bound against the bracket
+    int borderline = 0;                              // its decided verdicts whose measured edge is a near call
+    std::map<FactorVerdict, int> bound, probe;            // within 2x of the measured edge
+    std::map<FactorVerdict, int> boundRatio, probeRatio;  // the delay's effect within 2x
+  };
+  std::vector<StabilityTally> stabilityTallies_;
   std::map<int, std::pair<double, double>> plan_;
   // Section 5's judgments, for the summary: N -> pipemare+T2 against the frontier (equal stages,
   // and with the profile's op costs), and each measured setting's ("cnn P = 2").

@@ -88,3 +88,45 @@ TEST(StabilityEdges, APredictionHoldsInsideTheBracketAndMissesByARangeOfFactors)
 
 }  // namespace
 }  // namespace pm
+
+namespace pm {
+
+TEST(StabilityEdges, WithinAFactorIsDecidedOnlyWhereTheWholeBracketIs) {
+  MeasuredEdge m;
+  m.trainsUpTo = 0.063;
+  m.breaksAt = 0.16;
+  // Between the bracket's ends and within 2x of both: within.
+  EXPECT_EQ(judgeFactor(0.1, m, 2.0), FactorVerdict::Within);
+  // Inside the bracket, but the bracket's far end is 2.5x away: undecided.
+  EXPECT_EQ(judgeFactor(0.064, m, 2.0), FactorVerdict::Undecided);
+  // Below the bracket: 1.6x to the edge's lowest value, 4x to its highest.
+  EXPECT_EQ(judgeFactor(0.04, m, 2.0), FactorVerdict::Undecided);
+  // Far below and far above: outside.
+  EXPECT_EQ(judgeFactor(0.016, m, 2.0), FactorVerdict::Outside);
+  EXPECT_EQ(judgeFactor(0.5, m, 2.0), FactorVerdict::Outside);
+  // A wider factor takes in what 2x left undecided.
+  EXPECT_EQ(judgeFactor(0.04, m, 4.5), FactorVerdict::Within);
+  // No break in the grid: never within (the edge may be anywhere above), outside when far below.
+  MeasuredEdge unbroken;
+  unbroken.trainsUpTo = 0.1;
+  EXPECT_EQ(judgeFactor(0.2, unbroken, 2.0), FactorVerdict::Undecided);
+  EXPECT_EQ(judgeFactor(0.01, unbroken, 2.0), FactorVerdict::Outside);
+  EXPECT_EQ(judgeFactor(NAN, m, 2.0), FactorVerdict::NoVerdict);
+  EXPECT_EQ(judgeFactor(0.1, MeasuredEdge{}, 2.0), FactorVerdict::NoVerdict);
+}
+
+TEST(StabilityEdges, TheDelaysEffectIsARatioBetweenTwoBrackets) {
+  MeasuredEdge synchronous, row;
+  synchronous.trainsUpTo = 0.1;
+  synchronous.breaksAt = 0.15;
+  row.trainsUpTo = 0.05;
+  row.breaksAt = 0.075;
+  const auto [low, high] = measuredRatio(row, synchronous);
+  EXPECT_NEAR(low, 0.05 / 0.15, 1e-12);
+  EXPECT_NEAR(high, 0.075 / 0.1, 1e-12);
+  // 0.5: within 2x of every ratio in [0.33, 0.75]; 0.13 (the analytic model's ResNet-20 figure): outside.
+  EXPECT_EQ(judgeRatio(0.5, row, synchronous, 2.0), FactorVerdict::Within);
+  EXPECT_EQ(judgeRatio(0.13, row, synchronous, 2.0), FactorVerdict::Outside);
+}
+
+}  // namespace pm

@@ -1,0 +1,107 @@
+#pragma once
+// The empirical stability probe (docs/planner.md, "Stability probe"): per schedule, short
+// trainings of the experiment itself in single mode (its model, data, schedule delays, optimizer
+// and learning-rate schedule, stopped after a few dozen steps) at a ladder of base learning
+// rates, bisecting the largest rate that still trains. The learning-rate range test researchers
+// know from fastai and Lightning, run per schedule so that each trial has the schedule's own
+// delays, stashing, T1 and T2. Beside the analytic bound (stability.h), which it does not use.
+//
+// A trial "trains" when its loss did not blow up (non-finite, the divergence guard, or above
+// blowUp x its first loss) and its score, the mean loss over the last third of its steps, is
+// within `tolerance` of the best score of its schedule's trials (the study's rule, "within 5
+// points of the best rate of its column", in loss: reports/study.md, section 4). The edge lies
+// between the largest rate that trains and the smallest larger one that does not.
+//
+// The synchronous row (gpipe's update) is probed first, and an asynchronous row starts at its edge
+// and is capped by it: a delay adds instability to the synchronous dynamics, it does not remove
+// any (in the delayed-quadratic model edge(tau) <= edge(0) for every tau), and in a few dozen steps
+// from initialization a delayed schedule's loss is often too flat across rates for the tolerance
+// to separate them; its own trials then show only where the delay makes training blow up.
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config/experiment.h"
+#include "core/pipeline/training_method.h"
+
+namespace pm {
+
+struct ProbeProgress {
+  std::string phase;          // "probe <method>"
+  long long done = 0, total = 0;  // steps trained of the budget's upper bound
+  std::string message;
+};
+
+struct ProbeOptions {
+  int64_t steps = 50;       // optimizer steps per trial
+  double tolerance = 0.25;  // a trial trains while score <= best * (1 + tolerance) + slack * first loss
+  double slack = 0.01;
+  double blowUp = 10;       // a loss above this many times the trial's first ends it: broken
+  double resolution = 1.5;  // bisect until breaksAt / trainsUpTo is at most this
+  int maxTrials = 7;        // per schedule
+  double start = 0;         // the first rate tried (0: the experiment's optimizer.lr)
+  int threads = 0;          // intra-op threads of the trials (0: this machine's cores)
+  bool capBySynchronous = true;  // asynchronous rows start at the synchronous row's edge and are capped by it
+  // The schedules probed; empty: probeMethodsFor(e).
+  std::vector<TrainingMethod> methods;
+  std::function<void(const ProbeProgress&)> progress;
+  const std::atomic<bool>* cancel = nullptr;  // set: the trial in progress stops and the probe returns
+};
+
+struct ProbeTrial {
+  double lr = 0;
+  int64_t steps = 0;      // trained (fewer when it blew up)
+  double firstLoss = NAN;
+  double score = NAN;     // mean loss of the last third of the steps; NaN when it blew up
+  bool blewUp = false;
+  std::string why;        // blew up: what ("loss 812 at step 14 > 10 x the first 2.31")
+  bool trains = false;    // judged against its schedule's best (set once the schedule is done)
+  double seconds = 0;
+};
+
+struct ProbeRow {
+  TrainingMethod method;
+  std::vector<ProbeTrial> trials;  // in the order run
+  std::vector<int64_t> delays;     // each stage's recorded delay (tau, optimizer steps) in the trials
+  double trainsUpTo = NAN;   // the largest rate that trains above the best one
+  double breaksAt = NAN;     // the smallest larger rate that does not (NaN: none found up to the ladder's top)
+  double bestLr = NAN, bestScore = NAN;
+  double cap = NAN;          // the synchronous row's edge, for an asynchronous row probed after it
+  // The row's own estimate: the geometric mean of the bracket; trainsUpTo when nothing broke; NaN
+  // when nothing trained.
+  double ownEdge() const;
+  // The estimate: ownEdge(), at most the cap.
+  double edge() const;
+  bool capped() const;  // the cap decides the edge
+  double seconds = 0;
+};
+
+struct ProbeReport {
+  std::vector<ProbeRow> rows;
+  int64_t steps = 0;    // per trial
+  int threads = 1;
+  double seconds = 0;
+  bool cancelled = false;
+};
+
+// The default rows: the synchronous update (gpipe's, which 1f1b, zb-h1 and the chunked schedules
+// share), pipedream, pipemare, pipemare+T1 and pipemare+T1+T2; and the experiment's own method
+// (recompute dropped, chunked as gpipe) when it is none of these.
+std::vector<TrainingMethod> probeMethodsFor(const Experiment& e);
+
+// The experiment with `method`'s schedule and variants (T1, T2) set; a chunked schedule keeps
+// its chunks. pipemare's synchronous warm-up is dropped: the probe measures the asynchronous update.
+Experiment withMethod(const Experiment& e, const TrainingMethod& method);
+
+// Judges a schedule's trials (sets each trial's `trains` and the row's bracket) by the rule above.
+void judgeProbeRow(ProbeRow& row, const ProbeOptions& opts);
+
+// Runs the probe. Rows in `methods` order with the synchronous one first, each starting at the
+// edge found for the row before (the first at opts.start): up by 2x while a trial trains (not past
+// the cap), down by 2x while it breaks, then bisecting the bracket. Throws ConfigError / DataError as a run of the experiment would.
+ProbeReport probeStability(const Experiment& e, const ProbeOptions& opts = {});
+
+}  // namespace pm
