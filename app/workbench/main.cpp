@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <signal.h>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "ui/live/run_process.h"
 #include "ui/main/main_window.h"
 #include "ui/main/signal_notifier.h"
+#include "ui/planner/planner_panel.h"
 
 namespace {
 
@@ -38,12 +40,14 @@ bool hasDisplay() {
 }
 
 constexpr const char* kUsage =
-    "usage: pipemare-workbench [--db FILE] [--experiment FILE] [--run] [--run-id ID] [--compare IDS [--metric KEY]]\n"
-    "                          [--tab NAME]\n"
+    "usage: pipemare-workbench [--db FILE] [--experiment FILE] [--run | --predict-stability] [--run-id ID]\n"
+    "                          [--compare IDS [--metric KEY]] [--tab NAME]\n"
     "  --db FILE          the run store (default: the user's data folder, pipemare/runs.db)\n"
     "  --experiment FILE  open this experiment (a file, or a preset by name) in the designer; without a\n"
     "                     display, run it headless\n"
     "  --run              start the designed experiment at once (Live tab)\n"
+    "  --predict-stability  predict the design's stability edge at once (Design tab: the analytic bound\n"
+    "                     and the probe, minutes)\n"
     "  --run-id ID        select this stored run (Runs tab) and show its trace (Timeline tab)\n"
     "  --compare IDS      lay these stored runs side by side (Compare tab), e.g. --compare 3,5,8\n"
     "  --metric KEY       the metric --compare plots, e.g. eval/accuracy (default train/loss); KEY,SECOND\n"
@@ -59,7 +63,7 @@ constexpr const char* kUsage =
 struct Args {
   std::string db, experiment, runId, tab, compare, metric;
   std::vector<int64_t> compareIds;
-  bool run = false, help = false;
+  bool run = false, help = false, predictStability = false;
 };
 
 // Our options; a single-dash option (and the word after it) is left to Qt. Returns an error
@@ -74,6 +78,8 @@ std::string parseArgs(int argc, char** argv, Args& a) {
       a.help = true;
     } else if (arg == "--run") {
       a.run = true;
+    } else if (arg == "--predict-stability") {
+      a.predictStability = true;
     } else if (auto it = valued.find(arg); it != valued.end()) {
       if (i + 1 >= argc || std::string(argv[i + 1]).empty())
         return "option " + arg + " needs a value";
@@ -110,6 +116,7 @@ std::string parseArgs(int argc, char** argv, Args& a) {
     }
   }
   if (!a.metric.empty() && a.compare.empty()) return "--metric chooses what --compare plots; give --compare IDS too";
+  if (a.predictStability && a.run) return "--predict-stability predicts before a run; not with --run";
   return "";
 }
 
@@ -204,6 +211,14 @@ int main(int argc, char** argv) {
   }
   // --run: start the designed experiment at once (opens the Live tab).
   if (args.run) QTimer::singleShot(0, w.designer(), [&w] { w.designer()->requestRun(); });
+  // --predict-stability: once the planner has planned the design, "Predict stability edge" as if clicked.
+  if (args.predictStability) {
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = QObject::connect(w.plannerPanel(), &pm::ui::PlannerPanel::planned, w.plannerPanel(), [&w, once] {
+      QObject::disconnect(*once);
+      if (!w.plannerPanel()->stabilityRunning()) w.plannerPanel()->toggleStability();
+    });
+  }
   // --run-id ID: select that run in the Runs tab and show its trace in the Timeline tab.
   if (!args.runId.empty() && !w.openRun(std::strtoll(args.runId.c_str(), nullptr, 10), /*show=*/false)) {
     std::fprintf(stderr, "pipemare-workbench: --run-id: no run %s in the store %s\n%s", args.runId.c_str(), db.c_str(), kUsage);
@@ -221,6 +236,7 @@ int main(int argc, char** argv) {
   // Without --tab: --compare opens the Compare tab, else --run-id the Runs tab, where the run is
   // selected (not the last session's tab).
   if (!args.tab.empty()) w.selectTab(QString::fromStdString(args.tab));
+  else if (args.predictStability) w.selectTab(QStringLiteral("design"));
   else if (!args.compareIds.empty()) w.selectTab(QStringLiteral("compare"));
   else if (!args.runId.empty()) w.selectTab(QStringLiteral("runs"));
   // SIGINT / SIGTERM: close as the window's close button would, leaving runs in progress running

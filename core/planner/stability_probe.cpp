@@ -260,6 +260,11 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
     if (method == sync) syncEdge = row.edge();
     rep.rows.push_back(std::move(row));
   }
+  // The trials' length: the run's own when it has fewer steps than asked.
+  int64_t longest = 0;
+  for (const auto& r : rep.rows)
+    for (const auto& t : r.trials) longest = std::max(longest, t.steps);
+  if (longest > 0) rep.steps = longest;
   rep.cancelled = cancelled();
   rep.seconds = monotonicSeconds() - t0;
   return rep;

@@ -81,7 +81,7 @@ struct ProbeRow {
 
 struct ProbeReport {
   std::vector<ProbeRow> rows;
-  int64_t steps = 0;    // per trial
+  int64_t steps = 0;    // per trial: the longest trial (the run's length where it is below ProbeOptions::steps)
   int threads = 1;
   double seconds = 0;
   bool cancelled = false;

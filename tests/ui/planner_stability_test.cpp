@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
 #include <QPushButton>
@@ -48,7 +49,7 @@ nlohmann::json smallDesign() {
 // `pipemare plan --stability FILE --probe --json`, run by the test itself: its JSON, null when it failed.
 nlohmann::json stabilityOf(const std::string& file) {
   QProcess p;
-  p.start(kPipemare, {"plan", "--stability", QString::fromStdString(file), "--timing", "1f1b", "--probe", "--json"});
+  p.start(kPipemare, {"plan", "--stability", QString::fromStdString(file), "--timing", "1f1b", "--probe", "--stability-microbatches", "1", "--json"});
   if (!p.waitForFinished(120000) || p.exitCode() != 0) {
     ADD_FAILURE() << "plan --stability failed: " << p.readAllStandardError().toStdString();
     return nlohmann::json();
@@ -121,7 +122,12 @@ TEST(PlannerStability, ShowsTheEdgeAndWarnsWhileTheLrIsTypedAboveIt) {
       << below.toStdString();
   for (const auto& row : expected["probe"]["schedules"])
     EXPECT_TRUE(below.contains(QString::fromStdString(row["schedule"].get<std::string>()) + " ")) << below.toStdString();
-  EXPECT_TRUE(below.contains("The probe: trainings of each schedule")) << below.toStdString();
+  // The trials are as long as the run (20 steps), below the probe's 50.
+  EXPECT_EQ(expected["probe"]["steps"].get<int>(), 20);
+  EXPECT_TRUE(below.contains("20-step trainings of each schedule")) << below.toStdString();
+  auto* label = panel->findChild<QLabel*>("stabilityLabel");
+  ASSERT_TRUE(label);
+  EXPECT_EQ(label->toolTip().toStdString(), expected["probe"]["assumes"].get<std::string>());
 
   // The lr typed above both edges: the warnings, from the same prediction.
   auto* lr = qobject_cast<QLineEdit*>(w.designer()->fieldWidget("optimizer.lr"));

@@ -383,35 +383,44 @@ TEST(StudyReport, QualitySectionJudgesTheTargets) {
 
 // One run of the stability map: `variant` at `lr` with `seed`, its final accuracy and status.
 void addStabilityRun(pm::RunStore& store, const std::string& variant, const std::string& lr, int seed, double accuracy,
-                     const std::string& status) {
+                     const std::string& status, const std::string& model = "resnet20") {
   // The variant's experiment as its preset has it (the report predicts each from its stored one).
   const std::map<std::string, std::string> schedules = {{"gpipe", "gpipe"},     {"1f1b", "1f1b"},     {"pipedream", "pipedream"},
                                                         {"2bw", "pipedream-2bw"}, {"naive", "pipemare"}, {"t1", "pipemare"},
                                                         {"t1t2", "pipemare"}};
   const bool t1 = variant.rfind("t1", 0) == 0, t2 = variant.rfind("t1t2", 0) == 0;
-  const std::string cfg = R"({"model":{"name":"resnet20"},"pipeline":{"schedule":")" + schedules.at(variant) +
-                          R"(","stages":11,"microbatches":2},"pipemare":{"t1":)" + (t1 ? "true" : "false") + R"(,"t2":)" +
-                          (t2 ? "true" : "false") + R"(},"training":{"seed":)" + std::to_string(seed) + "}}";
-  const int64_t id = store.createRun("stability-resnet20-" + variant + " [optimizer.lr=" + lr + "]", cfg,
-                                     {"study:stability", "optimizer.lr=" + lr});
+  const bool cnn = model == "cnn";
+  const std::string cfg = R"({"model":{"name":")" + model + R"("},"pipeline":{"schedule":")" + schedules.at(variant) +
+                          R"(","stages":)" + (cnn ? "6" : "11") + R"(,"microbatches":)" + (cnn ? "1" : "2") +
+                          R"(},"pipemare":{"t1":)" + (t1 ? "true" : "false") + R"(,"t2":)" + (t2 ? "true" : "false") +
+                          R"(},"training":{"seed":)" + std::to_string(seed) + "}}";
+  const int64_t id = store.createRun("stability-" + model + "-" + variant + " [optimizer.lr=" + lr + "]", cfg,
+                                     {cnn ? "study:stability-cnn" : "study:stability", "optimizer.lr=" + lr});
   store.appendMetric(id, "eval/accuracy", 100, 1.0, accuracy);
   store.setStatus(id, status);
 }
 
 // `pipemare plan --stability --json`'s predictions at initialization, for the schedules given (a
 // JSON array's elements), where the report reads them.
-bool writeStabilityPlan(const QTemporaryDir& dir, const std::string& schedules) {
-  QFile plan(dir.path() + "/stability-resnet20.json");
+// With `probe`, `plan --stability --probe --json`'s probe rows too (a JSON array's elements).
+bool writeStabilityPlan(const QTemporaryDir& dir, const std::string& schedules, const std::string& probe = "",
+                        const std::string& file = "stability-resnet20.json") {
+  QFile plan(dir.path() + "/" + QString::fromStdString(file));
   if (!plan.open(QIODevice::WriteOnly)) return false;
-  plan.write(QByteArray::fromStdString(R"({"predictions":[{"curvature":"at initialization","schedules":[)" + schedules + "]}]}"));
+  std::string text = R"({"predictions":[{"curvature":"at initialization","schedules":[)" + schedules + "]}]";
+  if (!probe.empty())
+    text += R"(,"curvature_seconds":61,"probe":{"seconds":197,"threads":2,"assumes":"trainings of each schedule","schedules":[)" + probe + "]}";
+  plan.write(QByteArray::fromStdString(text + "}"));
   return true;
 }
 
-// The stability section: measured accuracy over lr x schedule beside the edges of
-// `plan --stability --json`. gpipe trains at 0.01 and 0.1 and not at 1.0: its predicted 0.3 held.
-// naive trains at 0.01 and diverges at 0.1: its predicted 0.001 is conservative by 10x. t1t2 trains
-// at 0.01 only (at 0.1 it ends 15 points below that): T1's predicted 0.5 is optimistic, 5x above
-// where it breaks (0.1).
+// The stability section: measured accuracy over lr x schedule beside the analytic bound and the
+// probe (`plan --stability --probe --json`). gpipe trains at 0.01 and 0.1 and not at 0.2: the
+// bound's 0.3 is optimistic (1.5x to 3x), the probe's 0.14 held and is within 2x of every edge the
+// bracket allows. naive trains at 0.01 and diverges at 0.1: the bound's 0.001 is conservative by 10x
+// and outside 2x; the probe's 0.03 held but the bracket is too coarse to decide 2x. t1t2 trains at
+// 0.01 only (at 0.1 it ends 15 points below that): T1's bound 0.5 is optimistic, outside 2x.
+// pipedream ran at 0.01 only: nothing decides. A second model (cnn, section 4b) has its own map.
 TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
   QTemporaryDir dir;
   const std::string db = (dir.path() + "/study.db").toStdString();
@@ -422,42 +431,64 @@ TEST(StudyReport, StabilitySectionJudgesEachPredictedEdge) {
     };
     add("gpipe", "0.01", 0.80, "finished");
     add("gpipe", "0.1", 0.86, "finished");
-    add("gpipe", "1.0", 0.10, "finished");
+    add("gpipe", "0.2", 0.10, "finished");
     add("naive", "0.01", 0.70, "finished");
     add("naive", "0.1", 0.10, "diverged");
     add("t1t2", "0.01", 0.75, "finished");
     add("t1t2", "0.1", 0.60, "finished");  // above 0.5 but 15 points below its best: broken
-    add("pipedream", "0.01", 0.70, "finished");  // nothing ran above it: the predicted 0.05 is untested
+    add("pipedream", "0.01", 0.70, "finished");  // nothing ran above it
+    addStabilityRun(store, "gpipe", "0.05", 1, 0.90, "finished", "cnn");
+    addStabilityRun(store, "gpipe", "0.1", 1, 0.70, "finished", "cnn");
   }
   ASSERT_TRUE(writeStabilityPlan(dir, R"(
     {"schedule":"gpipe","max_lr":0.3,"max_lr_range":[0.25,0.35],"breaking_stage":10},
     {"schedule":"pipemare","max_lr":0.001,"max_lr_range":[0.0009,0.0011],"breaking_stage":7},
     {"schedule":"pipemare+T1","max_lr":0.5,"max_lr_range":[0.4,0.6],"breaking_stage":9},
-    {"schedule":"pipedream","max_lr":0.05,"max_lr_range":[0.04,0.06],"breaking_stage":3})"));
+    {"schedule":"pipedream","max_lr":0.05,"max_lr_range":[0.04,0.06],"breaking_stage":3})",
+                                 R"(
+    {"schedule":"gpipe","edge":0.14,"trains_up_to":0.12,"breaks_at":0.16},
+    {"schedule":"pipemare","edge":0.03,"trains_up_to":0.025,"breaks_at":0.036},
+    {"schedule":"pipemare+T1+T2","edge":0.015,"trains_up_to":0.012,"breaks_at":0.018},
+    {"schedule":"pipedream","edge":0.2,"trains_up_to":0.2,"breaks_at":null})"));
+  ASSERT_TRUE(writeStabilityPlan(dir, R"({"schedule":"gpipe","max_lr":0.2,"max_lr_range":[0.2,0.2],"breaking_stage":5})",
+                                 R"({"schedule":"gpipe","edge":0.06,"trains_up_to":0.05,"breaks_at":0.07})", "stability-cnn.json"));
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("## 4. Stability: where asynchrony breaks, predicted and measured")) << md.toStdString();
-  EXPECT_TRUE(md.contains("| gpipe | 0.3 [0.25, 0.35] | stage 10 | 0.1 | 1 | 0.1 (0.860) | **held**: the edge lies between 0.1 and 1 |"))
+  EXPECT_TRUE(md.contains("### 4a. ResNet-20")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| gpipe | 0.1 | 0.2 | 0.1 (0.860) | 0.3 [0.25, 0.35], stage 10 breaks first | **optimistic** by 1.5x to 3.0x: "
+                          "breaks at 0.2, trains at 0.1; undecided at 2x (the grid is too coarse there) | 0.14 [0.12, 0.16] | **held**: "
+                          "the edge lies between 0.1 and 0.2; **within 2x** |"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| naive | 0.001 [0.0009, 0.0011] | stage 7 | 0.01 | 0.1 | 0.01 (0.700) | **conservative** by "
-                          "10.0x to 100.0x: trains at 0.01, breaks at 0.1 |"))
+  EXPECT_TRUE(md.contains("| naive | 0.01 | 0.1 | 0.01 (0.700) | 0.001 [0.0009, 0.0011], stage 7 breaks first | **conservative** by "
+                          "10.0x to 100.0x: trains at 0.01, breaks at 0.1; **outside 2x** | 0.03 [0.025, 0.036] | **held**: the edge "
+                          "lies between 0.01 and 0.1; undecided at 2x (the grid is too coarse there) |"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| t1t2 | 0.5 [0.4, 0.6] | stage 9 | 0.01 | 0.1 | 0.01 (0.750) | **optimistic** by 5.0x "
-                          "to 50.0x: breaks at 0.1, trains at 0.01 |"))
+  EXPECT_TRUE(md.contains("| t1t2 | 0.01 | 0.1 | 0.01 (0.750) | 0.5 [0.4, 0.6], stage 9 breaks first | **optimistic** by 5.0x "
+                          "to 50.0x: breaks at 0.1, trains at 0.01; **outside 2x** | 0.015 [0.012, 0.018] | **held**"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| pipedream | 0.05 [0.04, 0.06] | stage 3 | 0.01 | none in the grid | 0.01 (0.700) | untested: no rate above 0.01 ran |"))
+  EXPECT_TRUE(md.contains("| pipedream | 0.01 | none in the grid | 0.01 (0.700) | 0.05 [0.04, 0.06], stage 3 breaks first | untested: "
+                          "no rate above 0.01 ran; undecided at 2x"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("**Where the prediction held:** 1 of 3 schedules the grid decides; conservative (training works above the predicted "
-                          "edge) for 1, optimistic (training breaks below it) for 1."))
+  // gpipe's bracket [0.1, 0.2], naive's [0.01, 0.1]: naive's edge is 0.05x to 1x gpipe's.
+  EXPECT_TRUE(md.contains("| naive | 0.05x to 1x | 0.0033x: **outside 2x** | 0.21x: undecided at 2x (the grid is too coarse there) |"))
       << md.toStdString();
-  // gpipe breaks at 1.0: naive and t1t2 at 0.1 (0.10x); predicted 0.001 / 0.3 and 0.5 / 0.3.
-  EXPECT_TRUE(md.contains("**The delay's effect on the edge**, as a fraction of gpipe's: predicted pipedream 0.17x, naive "
-                          "0.0033x, t1t2 1.7x; measured (the rate where training breaks) naive 0.1x, t1t2 0.1x."))
+  EXPECT_TRUE(md.contains("**ResNet-20, in short.** The probe's edge is within 2x of the measured one for 1 of 4 schedules (outside "
+                          "for 0, undecided for 3); the analytic bound for 0 (held for 0 of 3 the grid decides; conservative for 1, "
+                          "optimistic for 2)."))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| (this project) the stability edge predicted before training | held for 1 of 3 schedules; conservative for 1, "
-                          "optimistic for 1 | ResNet-20, P = 11, N = 2, 3 rates 0.01-1 (section 4) | held in part |"))
+  EXPECT_TRUE(md.contains("**The probe** took 197 s on 2 thread(s) (the analytic bound 61 s): trainings of each schedule."))
+      << md.toStdString();
+  // The second model: gpipe trains at 0.05 and breaks at 0.1 (20 points below): the probe's 0.06 is within 2x.
+  EXPECT_TRUE(md.contains("### 4b. cnn")) << md.toStdString();
+  EXPECT_TRUE(md.contains("cnn, P = 6, N = 1,")) << md.toStdString();
+  EXPECT_TRUE(md.contains("**cnn, in short.** The probe's edge is within 2x of the measured one for 1 of 1 schedules")) << md.toStdString();
+  EXPECT_TRUE(md.contains("| (this project) the stability edge predicted before training, within 2x of the measured | probe: 1 of 4 "
+                          "schedules on ResNet-20, 1 of 1 schedules on cnn; analytic bound: 0 of 4 and 0 of 1 | ResNet-20, P = 11, "
+                          "N = 2, 3 rates 0.01-0.2; cnn, P = 6, N = 1, 2 rates 0.05-0.1 (section 4) | held in part |"))
       << md.toStdString();
   EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/stability-map.png"));
+  EXPECT_TRUE(QFile::exists(dir.path() + "/out/figures/stability-map-cnn.png"));
 }
 
 // With two seeds a point of the map trains only when every seed does: gpipe's lr 1.0 has a mean
@@ -497,19 +528,23 @@ TEST(StudyReport, StabilitySectionJudgesAPointByEverySeed) {
   const QString md = writeReport(dir, db);
   ASSERT_FALSE(md.isEmpty());
   EXPECT_TRUE(md.contains("the quality part's training (section 1), two seeds per point;")) << md.toStdString();
-  EXPECT_TRUE(md.contains("| gpipe | 0.3 [0.25, 0.35] | stage 10 | 0.1 | 1 | 0.1 (0.845, spread 0.010) | **held**: the edge lies between 0.1 and 1 |"))
+  EXPECT_TRUE(md.contains("| gpipe | 0.1 | 1 | 0.1 (0.845, spread 0.010) | 0.3 [0.25, 0.35], stage 10 breaks first | **held**: the edge "
+                          "lies between 0.1 and 1; undecided at 2x (the grid is too coarse there) | - [-, -] | no prediction; no verdict |"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| naive | 0.05 [0.04, 0.06] | stage 7 | 0.01 | 0.1 | 0.01 (0.710, spread 0.020) | **held**: the edge lies between 0.01 and 0.1 |"))
+  EXPECT_TRUE(md.contains("| naive | 0.01 | 0.1 | 0.01 (0.710, spread 0.020) | 0.05 [0.04, 0.06], stage 7 breaks first | **held**: the "
+                          "edge lies between 0.01 and 0.1; undecided at 2x"))
       << md.toStdString();
   EXPECT_TRUE(md.contains("**Seeds.** The seeds of a point differ by a median of 1.00 points over the 6 points where two or more finished, "
                           "and by at most 6.00 (gpipe at lr 1); as large as the 5-point rule"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| t1 | 0.5 [0.4, 0.6] | stage 9 | 0.1 | 1 | 0.01 (0.800, spread 0.000) | **held**: the edge lies between 0.1 and 1; "
+  EXPECT_TRUE(md.contains("| t1 | 0.1 | 1 | 0.01 (0.800, spread 0.000) | 0.5 [0.4, 0.6], stage 9 breaks first | **held**: the edge lies "
+                          "between 0.1 and 1; undecided at 2x (the grid is too coarse there) | - [-, -] | no prediction; no verdict; "
                           "borderline: lr 0.1 passes the rule by 0.20 points |"))
       << md.toStdString();
-  EXPECT_TRUE(md.contains("| held for 3 of 3 schedules; conservative for 0, optimistic for 0; 1 of them a near call (a seed within 0.5 points "
-                          "of the rule that judges a rate) |"))
+  EXPECT_TRUE(md.contains("(held for 3 of 3 the grid decides; conservative for 0, optimistic for 0; 1 of them a near call, a seed within "
+                          "0.5 points of the rule that judges a rate)."))
       << md.toStdString();
+  EXPECT_TRUE(md.contains("stability-resnet20.json has no probe (`--probe`): the analytic bound only.")) << md.toStdString();
 }
 
 // The summary's quality verdict: a gap larger than the target but within the seeds' spread reads

@@ -367,7 +367,12 @@ void StudyReportWriter::stabilityPart(const StabilityPart& part) {
       << tally.probe[FactorVerdict::Within] << " of " << cols.size() << " schedules (outside for "
       << tally.probe[FactorVerdict::Outside] << ", undecided for " << tally.probe[FactorVerdict::Undecided]
       << "); the analytic bound for " << tally.bound[FactorVerdict::Within] << " (held for " << tally.held << " of " << decided
-      << " the grid decides; conservative for " << tally.conservative << ", optimistic for " << tally.optimistic << ").\n\n";
+      << " the grid decides; conservative for " << tally.conservative << ", optimistic for " << tally.optimistic
+      << (tally.borderline > 0 ? QString("; %1 of them a near call, a seed within %2 points of the rule that judges a rate")
+                                     .arg(tally.borderline)
+                                     .arg(num(kBorderlinePoints, 1))
+                               : QString())
+      << ").\n\n";
   tally.setting = QString("%1, P = %2, N = %3, %4 rates %5-%6")
                       .arg(part.model)
                       .arg(any.stages)
