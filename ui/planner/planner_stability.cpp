@@ -1,6 +1,7 @@
 // The planner panel's stability edge (planner_panel.h): `pipemare plan --stability` on the design
 // in a child process (its progress, result or error as events), cancelled by the same button,
 // and the verdict on the design's lr, which follows the lr as it is typed.
+#include <QCoreApplication>
 #include <QFile>
 #include <QLabel>
 #include <QProgressBar>
@@ -150,6 +151,17 @@ QString text(const Json& j, const char* key) {
 
 const QString kGrey = QStringLiteral("#7f7f7f"), kRed = QStringLiteral("#d62728"), kGreen = QStringLiteral("#2ca02c");
 
+// "lr 0.3 is above the probed stability edge 0.075 of pipemare (detail): consequence" in red, or
+// "lr 0.05 is below ... (detail)." in green.
+QString verdictLine(double lr, double edge, const QString& kind, const QString& schedule, const QString& detail,
+                    const QString& consequence) {
+  if (lr > edge)
+    return QCoreApplication::translate("PlannerPanel", "<span style='color:%1'><b>lr %2 is above the %3 stability edge %4 of %5</b> (%6): %7.</span>")
+        .arg(kRed, rate(lr), kind, rate(edge), schedule.toHtmlEscaped(), detail, consequence);
+  return QCoreApplication::translate("PlannerPanel", "<span style='color:%1'>lr %2 is below the %3 stability edge %4 of %5</span> (%6).")
+      .arg(kGreen, rate(lr), kind, rate(edge), schedule.toHtmlEscaped(), detail);
+}
+
 }  // namespace
 
 // The verdict on the design's current lr: against the probed edge of its schedule when the probe
@@ -183,13 +195,8 @@ QString PlannerPanel::stabilityVerdictHtml() const {
                               : QString();
     if (!std::isfinite(edge))
       html = tr("<span style='color:%1'>The probe found no rate that trains %2.</span>").arg(kGrey, row.toHtmlEscaped());
-    else if (lr > edge)
-      html = tr("<span style='color:%1'><b>lr %2 is above the probed stability edge %3 of %4</b> (%5): short trainings "
-                "of the design at such rates broke.</span>")
-                 .arg(kRed, rate(lr), rate(edge), row.toHtmlEscaped(), bracket);
     else
-      html = tr("<span style='color:%1'>lr %2 is below the probed stability edge %3 of %4</span> (%5).")
-                 .arg(kGreen, rate(lr), rate(edge), row.toHtmlEscaped(), bracket);
+      html = verdictLine(lr, edge, tr("probed"), row, bracket, tr("short trainings of the design at such rates broke"));
     if (probe.value("cancelled", false)) html += tr(" <span style='color:%1'>(the probe was cancelled: partial)</span>").arg(kGrey);
   }
 
@@ -216,13 +223,8 @@ QString PlannerPanel::stabilityVerdictHtml() const {
                  "(%6); the bound is conservative where curvature and BatchNorm change as training goes "
                  "(reports/study.md, section 4).</span>")
                   .arg(kGrey, rate(lr), lr > edge ? tr("above") : tr("below"), rate(edge), schedule.toHtmlEscaped(), where);
-    else if (lr > edge)
-      bound = tr("<span style='color:%1'><b>lr %2 is above the predicted stability edge %3 of %4</b> (%5): on the "
-                 "delayed-quadratic model it diverges.</span>")
-                  .arg(kRed, rate(lr), rate(edge), schedule.toHtmlEscaped(), where);
     else
-      bound = tr("<span style='color:%1'>lr %2 is below the predicted stability edge %3 of %4</span> (%5).")
-                  .arg(kGreen, rate(lr), rate(edge), schedule.toHtmlEscaped(), where);
+      bound = verdictLine(lr, edge, tr("predicted"), schedule, where, tr("on the delayed-quadratic model it diverges"));
   }
   html += (html.isEmpty() ? QString() : QStringLiteral("<br>")) + bound;
 
