@@ -40,7 +40,7 @@
 #     cores) in 3 rounds (1 with --quick), and one quality check of the chunked schedules beside gpipe and 1f1b.
 # Wall time on 2 cores (CPU hours are about twice these; the report gives each section's from its
 # runs): quality 13 min, quality-full 160, quality-n8 180, quality-n4 50, quality-long 125,
-# quality-m0 90, charlm 5, hardware 6, stability 76, frontier 12; about 717 minutes in all. --quick: smaller data
+# quality-m0 90, charlm 5, hardware 6, stability 110, stability-cnn 30, frontier 12; about 780 minutes in all. --quick: smaller data
 # and grids, about 10 minutes, into reports/quick/.
 # The store of the committed report ships compressed as reports/study.db.xz: with the default --db
 # it is unpacked first, so that --only PARTS adds those parts to it and the whole report is redrawn.

@@ -168,7 +168,7 @@ void StudyReportWriter::stability() {
                  "SGD with momentum 0.9 and cosine decay, the quality part's training (section 1)"});
   stabilityPart({"study:stability-cnn", "4b", "cnn", "stability-cnn.json", "stability-map-cnn.png",
                  "the zoo's cnn (four conv layers with BatchNorm, two fully connected), one stage per unit, SGD with "
-                 "momentum 0.9 and cosine decay over 2 epochs of the first 12,000 training images"});
+                 "momentum 0.9 and cosine decay over one epoch of the first 12,000 training images (94 steps)"});
   md_ << "**What the quadratic model misses.** It takes each stage as an independent quadratic with the curvature at "
          "initialization. (i) Curvature is not constant: with BatchNorm the loss is scale-invariant in most weights, "
          "whose norm grows under a large rate, so the effective step shrinks as training goes (a rate that is "
