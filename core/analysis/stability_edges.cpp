@@ -98,8 +98,10 @@ FactorVerdict judgeFactor(double predicted, double low, double high, double fact
   // The bracket's values farthest from and nearest to the prediction, as factors.
   const double farthest = std::max(top / predicted, predicted / low);
   const double nearest = predicted < low ? low / predicted : predicted > top ? predicted / top : 1.0;
-  if (farthest <= factor) return FactorVerdict::Within;
-  if (nearest > factor) return FactorVerdict::Outside;
+  // A factor of exactly `factor` (a bisected edge on a grid of powers of two) is within it, whatever the rounding.
+  const double f = factor * (1 + 1e-9);
+  if (farthest <= f) return FactorVerdict::Within;
+  if (nearest > f) return FactorVerdict::Outside;
   return FactorVerdict::Undecided;
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <deque>
 
 namespace pm {
@@ -106,6 +108,12 @@ TEST(StabilityEdges, WithinAFactorIsDecidedOnlyWhereTheWholeBracketIs) {
   EXPECT_EQ(judgeFactor(0.5, m, 2.0), FactorVerdict::Outside);
   // A wider factor takes in what 2x left undecided.
   EXPECT_EQ(judgeFactor(0.04, m, 4.5), FactorVerdict::Within);
+  // A factor of exactly 2 up to rounding (a bisected 0.05 against a bracket ending at 0.1) is within 2x.
+  MeasuredEdge twice;
+  twice.trainsUpTo = 0.063;
+  twice.breaksAt = 0.1;
+  EXPECT_EQ(judgeFactor(std::sqrt(0.042044820762685725 * 0.05946035575013606), twice, 2.0), FactorVerdict::Within);
+  EXPECT_EQ(judgeFactor(0.0499, twice, 2.0), FactorVerdict::Undecided);
   // No break in the grid: never within (the edge may be anywhere above), outside when far below.
   MeasuredEdge unbroken;
   unbroken.trainsUpTo = 0.1;
