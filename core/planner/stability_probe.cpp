@@ -232,18 +232,28 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
     };
     auto full = [&] { return static_cast<int>(row.trials.size()) >= o.maxTrials || cancelled(); };
 
-    // Bracket: the start and half of it. When the half is the better (the start does not train),
-    // down by 2x while the rate above the newest trial still does not; else up by 2x while the
-    // newest trains.
+    // The schedule's best rate first (the rule judges every rate against it): the start and half
+    // of it, then down by halves while the newest rate scores better than the one above it (or
+    // that one blew up). Then, when the start still trains, up by doubling while trials train (not
+    // past the cap: a capped row that trains at the synchronous edge ends there).
+    auto scored = [&](double lr) -> const ProbeTrial* {
+      for (const auto& t : row.trials)
+        if (t.lr == lr && !t.blewUp && std::isfinite(t.score)) return &t;
+      return nullptr;
+    };
+    auto lowerIsBetter = [&](double lo) {
+      const ProbeTrial* a = scored(lo);
+      const ProbeTrial* b = scored(2 * lo);
+      return !a || !b || a->score < b->score;
+    };
     trial(start);
-    if (!full()) trial(start / 2);
-    if (!trainsAt(start)) {
-      double lo = start / 2;
-      while (!full() && !trainsAt(2 * lo) && lo > first / 4096) {
-        lo /= 2;
-        trial(lo);
-      }
-    } else if (!capped) {  // a capped row that trains at the synchronous edge ends there
+    double lo = start / 2;
+    if (!full()) trial(lo);
+    while (!full() && lowerIsBetter(lo) && lo > first / 4096) {
+      lo /= 2;
+      trial(lo);
+    }
+    if (trainsAt(start) && !capped) {
       double hi = start;
       while (!full() && trainsAt(hi) && hi < first * 4096) {
         hi *= 2;

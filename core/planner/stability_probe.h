@@ -41,7 +41,7 @@ struct ProbeOptions {
   double slack = 0.01;
   double blowUp = 10;       // a loss above this many times the trial's first ends it: broken
   double resolution = 1.5;  // bisect until breaksAt / trainsUpTo is at most this
-  int maxTrials = 7;        // per schedule
+  int maxTrials = 8;        // per schedule
   double start = 0;         // the first rate tried (0: the experiment's optimizer.lr)
   int threads = 0;          // intra-op threads of the trials (0: this machine's cores)
   bool capBySynchronous = true;  // asynchronous rows start at the synchronous row's edge and are capped by it
@@ -100,8 +100,9 @@ Experiment withMethod(const Experiment& e, const TrainingMethod& method);
 void judgeProbeRow(ProbeRow& row, const ProbeOptions& opts);
 
 // Runs the probe. Rows in `methods` order with the synchronous one first, each starting at the
-// edge found for the row before (the first at opts.start): up by 2x while a trial trains (not past
-// the cap), down by 2x while it breaks, then bisecting the bracket. Throws ConfigError / DataError as a run of the experiment would.
+// edge found for the row before (the first at opts.start): down by 2x to the schedule's best rate
+// (while the lower rate scores better), up by 2x while a trial trains (not past the cap), then
+// bisecting the bracket. Throws ConfigError / DataError as a run of the experiment would.
 ProbeReport probeStability(const Experiment& e, const ProbeOptions& opts = {});
 
 }  // namespace pm
