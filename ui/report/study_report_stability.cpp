@@ -169,6 +169,15 @@ void StudyReportWriter::stability() {
   stabilityPart({"study:stability-cnn", "4b", "cnn", "stability-cnn.json", "stability-map-cnn.png",
                  "the zoo's cnn (four conv layers with BatchNorm, two fully connected), one stage per unit, SGD with "
                  "momentum 0.9 and cosine decay over one epoch of the first 12,000 training images (94 steps)"});
+  md_ << "**Where the probe misses, and why.** It watches a schedule's first 50 steps; the map judges accuracy at the "
+         "end of a cosine schedule. (a) A deeply delayed schedule's early loss falls fastest at rates well below where its "
+         "final accuracy stops being good, so its best early rate sits low and the 25 % tolerance cuts below the edge "
+         "(conservative where the delay is large). (b) T1 starts every stage at lr/tau, so its first steps learn slowly at "
+         "every rate and the rate at gpipe's edge scores no worse than half of it: the cap decides, and T1 breaks by "
+         "accuracy below gpipe's edge (optimistic). (c) Delayed schedules lose accuracy gradually as the rate grows "
+         "without blowing up, which a few dozen steps do not show; the cap by gpipe's edge then stands in for it and is "
+         "optimistic where the delay costs accuracy early. Each seed of the map also differs by up to the rule's 5 points "
+         "(the *Seeds* lines), about the probe's 1.5x resolution in rate near an edge.\n\n";
   md_ << "**What the quadratic model misses.** It takes each stage as an independent quadratic with the curvature at "
          "initialization. (i) Curvature is not constant: with BatchNorm the loss is scale-invariant in most weights, "
          "whose norm grows under a large rate, so the effective step shrinks as training goes (a rate that is "
