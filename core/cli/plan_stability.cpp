@@ -17,6 +17,7 @@
 #include "core/planner/stability.h"
 #include "core/planner/stability_probe.h"
 #include "core/util/errors.h"
+#include "core/util/strings.h"
 #include "core/util/system_info.h"
 
 namespace pm::cli {
@@ -27,12 +28,7 @@ using Json = nlohmann::json;
 
 using Usage = PlanUsage;
 
-std::string num(double v, const char* fmt = "%.4g") {
-  if (std::isinf(v)) return "inf";
-  char b[48];
-  std::snprintf(b, sizeof b, fmt, v);
-  return b;
-}
+std::string num(double v, const char* fmt = "%.4g") { return formatNumber(v, fmt); }
 
 // The predictions of one curvature snapshot: with each stage's mean, and with its largest and
 // smallest sample (the range of the prediction over the microbatches).

@@ -10,6 +10,7 @@
 #include "core/events/event_sink.h"
 #include "core/pipeline/schedule_decl.h"
 #include "core/util/errors.h"
+#include "core/util/strings.h"
 #include "core/util/system_info.h"
 
 namespace pm {
@@ -29,11 +30,7 @@ bool ProbeRow::capped() const { return std::isfinite(cap) && std::isfinite(ownEd
 
 namespace {
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g", v);
-  return b;
-}
+std::string num(double v) { return formatNumber(v); }
 
 // Collects a trial's losses and each stage's delay, and stops it after `steps` or when it blows up.
 class TrialSink : public EventSink {

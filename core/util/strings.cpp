@@ -198,6 +198,12 @@ std::string parseRunId(const std::string& text, int64_t& id) {
   return "";
 }
 
+std::string formatNumber(double v, const char* fmt) {
+  char b[48];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
 std::string formatDuration(double seconds) {
   char buf[32];
   if (!std::isfinite(seconds) || seconds < 0) return "--";

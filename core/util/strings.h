@@ -39,5 +39,7 @@ std::string parseRunId(const std::string& text, int64_t& id);
 std::string formatBytes(double bytes);
 // 1h02m03s / 4m05s / 12.3s
 std::string formatDuration(double seconds);
+// A number by a printf format for one double ("%.4g" by default: 0.1189, 2.63e-05, inf, nan).
+std::string formatNumber(double v, const char* fmt = "%.4g");
 
 }  // namespace pm
