@@ -15,16 +15,24 @@ void ChunkComm::checkPeer(int peer) const {
     throw CommError("stage " + std::to_string(stage_), "message to or from invalid stage " + std::to_string(peer));
 }
 
-void ChunkComm::send(const torch::Tensor& t, int dst, int tag) {
+void ChunkComm::send(const torch::Tensor& t, int dst, int tag) { sendKeyed(t, dst, tag, -1); }
+
+torch::Tensor ChunkComm::recv(int src, int tag) { return recvKeyed(src, tag, -1); }
+
+// Key -1: the plain send / recv of the rank's communicator.
+void ChunkComm::sendKeyed(const torch::Tensor& t, int dst, int tag, int64_t key) {
   checkPeer(dst);
   if (local(dst)) return local_->put(stage_, dst, tag, t.detach().clone());
-  base_.send(t, rankOf_(dst), linkTag(tag, stage_, dst));
+  const int wireTag = linkTag(tag, stage_, dst);
+  if (key < 0) return base_.send(t, rankOf_(dst), wireTag);
+  base_.sendKeyed(t, rankOf_(dst), wireTag, key);
 }
 
-torch::Tensor ChunkComm::recv(int src, int tag) {
+torch::Tensor ChunkComm::recvKeyed(int src, int tag, int64_t key) {
   checkPeer(src);
   if (local(src)) return local_->take(src, stage_, tag, timeoutS_);
-  return base_.recv(rankOf_(src), linkTag(tag, src, stage_));
+  const int wireTag = linkTag(tag, src, stage_);
+  return key < 0 ? base_.recv(rankOf_(src), wireTag) : base_.recvKeyed(rankOf_(src), wireTag, key);
 }
 
 bool ChunkComm::poll(int src, int tag) {

@@ -23,6 +23,9 @@ class ChunkComm : public Communicator {
   int size() const override { return stages_; }
   void send(const torch::Tensor& t, int dst, int tag) override;
   torch::Tensor recv(int src, int tag) override;
+  void sendKeyed(const torch::Tensor& t, int dst, int tag, int64_t key) override;
+  torch::Tensor recvKeyed(int src, int tag, int64_t key) override;
+  int64_t headersSent() const override { return base_.headersSent(); }
   bool poll(int src, int tag) override;
   void finish() override { base_.finish(); }
   void shutdown() override { base_.shutdown(); }

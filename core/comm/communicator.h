@@ -31,6 +31,17 @@ class Communicator {
   // Blocks until the next message from `src` with `tag` arrives; throws CommError naming the
   // peer after the timeout.
   virtual torch::Tensor recv(int src, int tag) = 0;
+  // A message whose shape both sides can tell apart by a key they both know (training sends key
+  // them by the microbatch's rows: a stage's output has one shape per microbatch size). A
+  // transport that carries shapes apart from payloads (NCCL: a header on a host group, the payload
+  // on the GPU) agrees on a key's dtype and shape with the channel's first message of that key and
+  // sends the payload alone after it: no header and no host round per message. A message whose
+  // shape differs from the one its key agreed is refused (CommError). Keys are >= 0. Every message of a (peer,
+  // tag) channel goes through sendKeyed/recvKeyed or none does. Others send as send/recv do.
+  virtual void sendKeyed(const torch::Tensor& t, int dst, int tag, int64_t key) { send(t, dst, tag); }
+  virtual torch::Tensor recvKeyed(int src, int tag, int64_t key) { return recv(src, tag); }
+  // Header messages this communicator has sent (shape agreements); 0 where none travel apart.
+  virtual int64_t headersSent() const { return 0; }
   // Whether recv(src, tag) would return without blocking. Implementations that cannot tell
   // return true (the caller then simply blocks in recv).
   virtual bool poll(int src, int tag) { return true; }

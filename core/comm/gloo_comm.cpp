@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "core/util/system_info.h"
 #include "core/util/torch_compat.h"
@@ -45,26 +47,39 @@ std::string firstLine(const std::exception& ex) {
 // group (NCCL).
 //
 // NCCL: the header still travels on a Gloo group (host memory: no device-to-host copy, no host
-// synchronisation per message), the payload on the stage's GPU over one of two NCCL groups, one per
-// direction: `down` carries every message to a higher rank, `up` every message to a lower one.
-// ProcessGroupNCCL runs a pair's point-to-point calls on one stream in the order they were posted;
-// two ranks that both send toward each other before receiving would then wait on each other once
-// a message passes NCCL's eager size (NCCL issue 479). With a group per direction each stream
-// carries one direction only, in the sender's order, which is the receiver's: no deadlock at any
-// size, whatever the schedule.
+// synchronisation per message), the payload on the stage's GPU over a channel of its own: a
+// two-rank NCCL group per (wire tag, sender, receiver) (PayloadChannel). NCCL has no tags: a group
+// runs a pair's point-to-point calls on one stream in the order they were posted, so the receiver
+// must post them in the sender's order. One group per tag and direction gives exactly that (a
+// receiver takes a tag's messages in the order they were sent; messages of two tags, such as an
+// asynchronous schedule's activations and an evaluation's, may be taken in another order than
+// they were sent), and no two ranks wait on each other with sends toward each other once a message
+// passes NCCL's eager size (NCCL issue 479): each stream carries one direction. The groups form
+// before training, in one order on every rank, each with a first exchange that makes its
+// communicator (NCCL forms them on the first call, blocking until both ranks join).
+// Keyed messages (Communicator::sendKeyed) send the header only with the first message of each
+// key on a channel; later ones are the payload alone, its shape the key's.
 constexpr int kHeaderLen = 16;
 constexpr int64_t kHeaderBytes = kHeaderLen * 8;
 constexpr int kMaxDims = kHeaderLen - 4;
 
 class C10dComm : public Communicator {
  public:
-  // `pg`: the Gloo group (every message's header; the payload too unless `down`/`up` are given).
-  // `down`, `up`: NCCL groups for payloads to a higher / lower rank, on `device`.
+  // `pg`: the Gloo group (every message's header; the payload too unless channels are opened).
   C10dComm(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<compat::P2PGroup> pg, int rank, int size,
-           double timeoutS, std::string backend, torch::Device device, c10::intrusive_ptr<compat::P2PGroup> down = {},
-           c10::intrusive_ptr<compat::P2PGroup> up = {})
-      : store_(std::move(store)), pg_(std::move(pg)), down_(std::move(down)), up_(std::move(up)), rank_(rank), size_(size),
+           double timeoutS, std::string backend, torch::Device device)
+      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), size_(size),
         timeout_(static_cast<int64_t>(timeoutS * 1000)), backend_(std::move(backend)), device_(device) {}
+
+  // The device layout: a payload channel's group (this rank's index in it: 0 sends, 1 receives),
+  // formed by its first exchange, which waits for the peer.
+  void openChannel(const PayloadChannel& c, c10::intrusive_ptr<compat::P2PGroup> group) {
+    const bool sender = c.from == rank_;
+    const int peer = sender ? c.to : c.from;
+    std::vector<torch::Tensor> first{torch::zeros({1}, torch::TensorOptions().device(device_))};
+    waitFor(sender ? group->send(first, 1, 0) : group->recv(first, 0, 0), peer, "the first exchange of a payload channel");
+    channels_[{c.tag, peer}] = Link{std::move(group), sender ? 1 : 0};
+  }
   ~C10dComm() override {
     try {
       finish();
@@ -98,7 +113,7 @@ class C10dComm : public Communicator {
     reap();
     torch::Tensor payload = t.detach().contiguous();
     if (payload.dim() > kMaxDims) throw CommError(where(), "tensor of rank " + std::to_string(payload.dim()) + " is too large to send");
-    if (down_) return sendDevice(payload, dst, tag);
+    if (deviceLayout()) return sendDevice(payload, dst, tag);
     // Gloo with a CUDA stage: the bytes go through pinned host memory (Gloo reads host pointers).
     if (payload.is_cuda()) payload = stageToHost(payload);
     const int64_t bytes = static_cast<int64_t>(payload.nbytes());
@@ -115,6 +130,7 @@ class C10dComm : public Communicator {
     if (together && bytes > 0) std::memcpy(msg.data_ptr<uint8_t>() + kHeaderBytes, payload.data_ptr(), static_cast<size_t>(bytes));
     std::vector<torch::Tensor> m{msg};
     pending_.push_back({pg_->send(m, dst, tag * 2), msg});
+    ++headersSent_;
     if (!together) {
       std::vector<torch::Tensor> p{payload};
       pending_.push_back({pg_->send(p, dst, tag * 2 + 1), payload});
@@ -131,7 +147,7 @@ class C10dComm : public Communicator {
     const int64_t* h = reinterpret_cast<const int64_t*>(msg.data_ptr<uint8_t>());
     const int64_t flags = h[0], ndim = h[1], bytes = h[3];
     const auto dtype = static_cast<c10::ScalarType>(h[2]);
-    if (flags < 0 || flags > (down_ ? 2 : 1) || ndim < 0 || ndim > kMaxDims || bytes < 0 ||
+    if (flags < 0 || flags > (deviceLayout() ? 2 : 1) || ndim < 0 || ndim > kMaxDims || bytes < 0 ||
         (flags == 0 && kHeaderBytes + bytes > msg.numel()))
       throw CommError(where(), "malformed message header from stage " + std::to_string(src));
     std::vector<int64_t> shape(h + 4, h + 4 + ndim);
@@ -145,10 +161,48 @@ class C10dComm : public Communicator {
     post(ch, src, tag);  // the next message's receive, posted before this one is used
     std::vector<torch::Tensor> p{out};
     if (flags == 1) waitFor(pg_->recv(p, src, tag * 2 + 1), src, "payload");  // the payload as a message of its own
-    // On the device: wait() orders this stream after NCCL's (the host does not wait for the bytes).
-    if (flags == 2) waitFor(recvGroup(src)->recv(p, src, 0), src, "device payload");
+    if (flags == 2) receivePayload(p, src, tag);
     return out;
   }
+
+  void sendKeyed(const torch::Tensor& t, int dst, int tag, int64_t key) override {
+    if (!deviceLayout()) return send(t, dst, tag);  // on Gloo alone the header shares the payload's message
+    reap();
+    torch::Tensor payload = t.detach().contiguous();
+    if (payload.device() != device_) payload = payload.to(device_);
+    auto& agreed = txShapes_[{dst, tag}];
+    const auto it = agreed.find(key);
+    if (it == agreed.end()) {
+      if (payload.dim() > kMaxDims) throw CommError(where(), "tensor of rank " + std::to_string(payload.dim()) + " is too large to send");
+      agreed.emplace(key, Agreed{payload.scalar_type(), payload.sizes().vec()});
+      return sendDevice(payload, dst, tag);
+    }
+    if (it->second.dtype != payload.scalar_type() || it->second.shape != payload.sizes().vec())
+      throw CommError(where(), "a message to stage " + std::to_string(dst) + " of key " + std::to_string(key) + " has shape " +
+                                   shapeText(payload.sizes().vec()) + " where its channel agreed " + shapeText(it->second.shape) +
+                                   " with the key's first message (a stage's output must have one shape and dtype per "
+                                   "microbatch size)");
+    const Link& link = channel(tag, dst);
+    std::vector<torch::Tensor> p{payload};
+    pending_.push_back({link.group->send(p, link.peer, 0), payload});
+  }
+
+  torch::Tensor recvKeyed(int src, int tag, int64_t key) override {
+    if (!deviceLayout()) return recv(src, tag);
+    auto& agreed = rxShapes_[{src, tag}];
+    const auto it = agreed.find(key);
+    if (it == agreed.end()) {
+      torch::Tensor first = recv(src, tag);  // the key's first message: its header, then the payload
+      agreed.emplace(key, Agreed{first.scalar_type(), first.sizes().vec()});
+      return first;
+    }
+    torch::Tensor out = torch::empty(it->second.shape, torch::TensorOptions().dtype(it->second.dtype).device(device_));
+    std::vector<torch::Tensor> p{out};
+    receivePayload(p, src, tag);
+    return out;
+  }
+
+  int64_t headersSent() const override { return headersSent_; }
 
   void finish() override {
     for (auto& w : pending_) waitFor(w.work, -1, "send");
@@ -157,10 +211,8 @@ class C10dComm : public Communicator {
 
   void shutdown() override {
     finish();
-    for (auto* g : {&down_, &up_})
-      if (*g) compat::shutdownGroup(**g);
-    down_.reset();
-    up_.reset();
+    for (auto& [key, link] : channels_) compat::shutdownGroup(*link.group);
+    channels_.clear();
   }
 
  private:
@@ -168,6 +220,16 @@ class C10dComm : public Communicator {
     c10::intrusive_ptr<c10d::Work> work;
     torch::Tensor keepAlive;
   };
+  // The dtype and shape a key agreed on a channel (keyed messages on the device layout).
+  struct Agreed {
+    c10::ScalarType dtype;
+    std::vector<int64_t> shape;
+  };
+  static std::string shapeText(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+  }
   std::string where() const { return "stage " + std::to_string(rank_) + " (" + backend_ + ")"; }
 
   void waitFor(const c10::intrusive_ptr<c10d::Work>& w, int peer, const char* what) {
@@ -208,10 +270,24 @@ class C10dComm : public Communicator {
     ch.posted = pg_->recv(b, src, tag * 2);
   }
 
-  // NCCL: a payload travelling to a higher rank goes on `down`, to a lower one on `up` (see the
-  // top): a send to `dst` and a receive from `src` each pick the group of their message's direction.
-  const c10::intrusive_ptr<compat::P2PGroup>& sendGroup(int dst) const { return dst > rank_ ? down_ : up_; }
-  const c10::intrusive_ptr<compat::P2PGroup>& recvGroup(int src) const { return src < rank_ ? down_ : up_; }
+  // The device layout's channels: (wire tag, peer) -> the pair's group and the peer's index in it.
+  struct Link {
+    c10::intrusive_ptr<compat::P2PGroup> group;
+    int peer = 0;
+  };
+  bool deviceLayout() const { return !channels_.empty(); }
+  const Link& channel(int tag, int peer) const {
+    const auto it = channels_.find({tag, peer});
+    if (it == channels_.end())
+      throw CommError(where(), "no payload channel for tag " + std::to_string(tag) + " with stage " + std::to_string(peer) +
+                                   " (the channels opened before training do not include it)");
+    return it->second;
+  }
+  // On the device: wait() orders this stream after NCCL's (the host does not wait for the bytes).
+  void receivePayload(std::vector<torch::Tensor>& p, int src, int tag) {
+    const Link& link = channel(tag, src);
+    waitFor(link.group->recv(p, link.peer, 0), src, "device payload");
+  }
 
   // NCCL: a header on the Gloo group (flags 2: the payload follows on the device), then the payload
   // from the stage's GPU. Both are posted without waiting.
@@ -224,9 +300,11 @@ class C10dComm : public Communicator {
     h[2] = static_cast<int64_t>(payload.scalar_type());
     h[3] = static_cast<int64_t>(payload.nbytes());
     for (int64_t i = 0; i < payload.dim(); ++i) h[4 + i] = payload.size(i);
+    const Link& link = channel(tag, dst);
     std::vector<torch::Tensor> m{msg}, p{payload};
     pending_.push_back({pg_->send(m, dst, tag * 2), msg});
-    pending_.push_back({sendGroup(dst)->send(p, dst, 0), payload});
+    ++headersSent_;
+    pending_.push_back({link.group->send(p, link.peer, 0), payload});
   }
 
   // A CUDA tensor's bytes in pinned host memory (the copy waits for the tensor's stream).
@@ -238,7 +316,7 @@ class C10dComm : public Communicator {
 
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<compat::P2PGroup> pg_;
-  c10::intrusive_ptr<compat::P2PGroup> down_, up_;  // NCCL only
+  std::map<std::pair<int, int>, Link> channels_;  // the device layout only
   int rank_, size_;
   std::chrono::milliseconds timeout_;
   std::string backend_;
@@ -246,9 +324,21 @@ class C10dComm : public Communicator {
   std::deque<Pending> pending_;
   std::map<std::pair<int, int>, int64_t> txCapacity_;  // (peer, tag): the receiver's capacity, mirrored
   std::map<std::pair<int, int>, Channel> rx_;          // (peer, tag)
+  std::map<std::pair<int, int>, std::map<int64_t, Agreed>> txShapes_, rxShapes_;  // (peer, tag): key -> agreed
+  int64_t headersSent_ = 0;
 };
 
 }  // namespace
+
+std::vector<PayloadChannel> plainPipelineChannels(int ranks) {
+  std::vector<PayloadChannel> out;
+  for (int r = 0; r + 1 < ranks; ++r) {
+    out.push_back({kTagActivation, r, r + 1});
+    out.push_back({kTagGradient, r + 1, r});
+    out.push_back({kTagEval, r, r + 1});
+  }
+  return out;
+}
 
 bool ncclAvailable() { return compat::kNcclCompiled && torch::cuda::is_available(); }
 
@@ -318,27 +408,38 @@ std::unique_ptr<Communicator> makeDistributedComm(const DistributedOptions& o) {
     } else {
       opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(loopback ? o.masterAddr : hostName()));
     }
-    // NCCL: the Gloo group above carries the headers (under its own key prefix); two NCCL groups,
-    // one per direction, the payloads. Their communicators form on the first message, on the
-    // device that is current then (the worker makes the stage's device current before this).
-    // (o.payloadGroupsPerDirection: the same layout with Gloo payload groups, for the tests.)
-    if (o.backend == "nccl" || o.payloadGroupsPerDirection) {
-      c10::intrusive_ptr<compat::P2PGroup> groups[2];
-      for (int g = 0; g < 2; ++g) {
-        auto prefixed = c10::make_intrusive<c10d::PrefixStore>(g == 0 ? "payloads-down" : "payloads-up", store);
+    // NCCL: the Gloo group above carries the headers (under its own key prefix), a two-rank NCCL
+    // group per payload channel the payloads (see the top), formed here in one order on every rank
+    // (by wire tag, then pair): the first channel not yet formed has both its ranks waiting on it,
+    // so the exchanges that form them cannot wait on each other. NCCL's communicators form on the
+    // device that is current (the worker makes the stage's device current before this).
+    // (o.payloadChannelsOnGloo: the same layout with Gloo payload groups, for the tests.)
+    if (o.backend == "nccl" || o.payloadChannelsOnGloo) {
+      auto headers = c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>("headers", store), o.rank,
+                                                                 o.worldSize, opts);
+      auto comm = std::make_unique<C10dComm>(store, headers, o.rank, o.worldSize, o.timeoutS, o.backend, device);
+      std::vector<PayloadChannel> channels = o.payloadChannels.empty() ? plainPipelineChannels(o.worldSize) : o.payloadChannels;
+      std::sort(channels.begin(), channels.end(), [](const PayloadChannel& a, const PayloadChannel& b) {
+        return std::make_tuple(a.tag, std::min(a.from, a.to), std::max(a.from, a.to)) <
+               std::make_tuple(b.tag, std::min(b.from, b.to), std::max(b.from, b.to));
+      });
+      for (const auto& c : channels) {
+        if (c.from != o.rank && c.to != o.rank) continue;
+        const std::string name = "payloads/" + std::to_string(c.tag) + "/" + std::to_string(c.from) + "-" + std::to_string(c.to);
+        auto prefixed = c10::make_intrusive<c10d::PrefixStore>(name, store);
+        const int index = c.from == o.rank ? 0 : 1;
+        c10::intrusive_ptr<compat::P2PGroup> group;
 #ifdef USE_C10D_NCCL
         if (o.backend == "nccl") {
           auto nopts = c10d::ProcessGroupNCCL::Options::create();
           nopts->timeout = timeout;
-          groups[g] = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, o.rank, o.worldSize, nopts);
-          continue;
+          group = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, index, 2, nopts);
         }
 #endif
-        groups[g] = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, o.rank, o.worldSize, opts);
+        if (!group) group = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, index, 2, opts);
+        comm->openChannel(c, std::move(group));
       }
-      auto headers = c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>("headers", store), o.rank,
-                                                                 o.worldSize, opts);
-      return std::make_unique<C10dComm>(store, headers, o.rank, o.worldSize, o.timeoutS, o.backend, device, groups[0], groups[1]);
+      return comm;
     }
     auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.worldSize, opts);
     return std::make_unique<C10dComm>(store, pg, o.rank, o.worldSize, o.timeoutS, "gloo", device);

@@ -6,10 +6,21 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/comm/communicator.h"
 
 namespace pm {
+
+// One stream of payloads on NCCL's layout (headers on a Gloo group, payloads on the GPU): the
+// messages with wire tag `tag` from rank `from` to rank `to`, on a two-rank group of their own.
+struct PayloadChannel {
+  int tag = 0;
+  int from = 0;
+  int to = 0;
+};
+// A pipeline of `ranks` ranks with one stage each: activations and evaluations down, gradients up.
+std::vector<PayloadChannel> plainPipelineChannels(int ranks);
 
 struct DistributedOptions {
   std::string masterAddr = "127.0.0.1";  // TCPStore address (rank 0 listens here)
@@ -25,9 +36,12 @@ struct DistributedOptions {
   // The stage's CUDA device index (DeviceContext), -1 for the CPU: NCCL payloads live there, and
   // with Gloo a CUDA stage's messages are staged through pinned host memory.
   int cudaDevice = -1;
-  // NCCL's layout (headers on a Gloo group, payloads on one group per direction) with Gloo payload
+  // NCCL's layout (headers on a Gloo group, payloads on a group per channel) with Gloo payload
   // groups: the protocol tested without a GPU. Always on for nccl.
-  bool payloadGroupsPerDirection = false;
+  bool payloadChannelsOnGloo = false;
+  // That layout's channels, every message that will travel between two ranks (all ranks pass the
+  // same list); empty = plainPipelineChannels(worldSize). A payload on another is refused.
+  std::vector<PayloadChannel> payloadChannels;
   // Under torchrun the agent already serves the TCPStore at MASTER_ADDR:MASTER_PORT
   // (TORCHELASTIC_USE_AGENT_STORE=True): every rank joins it as a client, rank 0 included.
   bool joinAgentStore = false;

@@ -217,12 +217,6 @@ void checkExecution(const Experiment& e, const std::string& source) {
     fail(source, "execution.devices",
          "expected 1 entry or one per stage (pipeline.stages=" + std::to_string(e.pipeline.stages) + "), found " +
              std::to_string(x.devices.size()) + " entries");
-  // Two ranks joined by several links (one per chunk pair) tell the links' messages apart by tag;
-  // NCCL has no tags and matches point-to-point messages in posting order only.
-  if (x.backend == CommBackend::Nccl && pipelineChunks(e) > 1)
-    fail(source, "execution.backend",
-         "pipeline.schedule=" + choiceName(e.pipeline.schedule) + " holds " + std::to_string(pipelineChunks(e)) +
-             " chunks per rank, whose messages the engine tells apart by tag, which NCCL does not have: use gloo");
   if (x.backend == CommBackend::Nccl)
     for (size_t i = 0; i < x.devices.size(); ++i)
       if (x.devices[i].compare(0, 5, "cuda:") != 0)

@@ -312,6 +312,20 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
   return out;
 }
 
+std::vector<PayloadChannel> payloadChannels(const Experiment& e) {
+  const ScheduleParams place = stagePlacement(e);
+  std::vector<PayloadChannel> out;
+  for (int s = 0; s + 1 < place.stages; ++s) {
+    const int a = chunkPlace(place, s).rank, b = chunkPlace(place, s + 1).rank;
+    if (a == b) continue;  // handed over in process
+    auto wire = [&](int tag) { return place.chunks > 1 ? ChunkComm::linkTag(tag, s, s + 1) : tag; };
+    out.push_back({wire(kTagActivation), a, b});
+    out.push_back({wire(kTagGradient), b, a});
+    out.push_back({wire(kTagEval), a, b});
+  }
+  return out;
+}
+
 RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& sink, const std::atomic<bool>* stop,
                            const EngineOptions& opts) {
   const double t0 = monotonicSeconds();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/comm/communicator.h"
+#include "core/comm/gloo_comm.h"
 #include "core/config/experiment.h"
 #include "core/engine/run_outcome.h"
 #include "core/events/event_sink.h"
@@ -47,5 +48,10 @@ RunOutcome runSingleProcess(const Experiment& e, EventSink& sink, const std::ato
 // returns their summaries combined (combineStageSummaries: "stages" lists each).
 RunOutcome runStageProcess(const Experiment& e, Communicator& comm, EventSink& sink, const std::atomic<bool>* stop,
                            const EngineOptions& opts = {});
+
+// Every stream of messages between two ranks of a real run (its stages' neighbours on other ranks,
+// by wire tag: ChunkComm's link tags where a rank holds several stages): the channels NCCL's layout
+// opens before training (DistributedOptions::payloadChannels).
+std::vector<PayloadChannel> payloadChannels(const Experiment& e);
 
 }  // namespace pm

@@ -98,13 +98,19 @@ const Batch& StageExecutor::microbatch(int64_t mb) {
   return it->second[static_cast<size_t>(mb % N)];
 }
 
-void StageExecutor::receiveActivation(int64_t mb) { received_[mb] = comm_->recv(plan_.stage() - 1, kTagActivation); }
+// Training messages are keyed by their microbatch's rows, which every stage knows from the plan:
+// a transport that sends shapes apart (NCCL) agrees on each size's shape once per channel.
+int64_t StageExecutor::shapeKey(int64_t mb) const { return plan_.training().microbatchSize(mb); }
 
-void StageExecutor::receiveGradient(int64_t mb) { gradsIn_[mb] = comm_->recv(plan_.stage() + 1, kTagGradient); }
+void StageExecutor::receiveActivation(int64_t mb) {
+  received_[mb] = comm_->recvKeyed(plan_.stage() - 1, kTagActivation, shapeKey(mb));
+}
+
+void StageExecutor::receiveGradient(int64_t mb) { gradsIn_[mb] = comm_->recvKeyed(plan_.stage() + 1, kTagGradient, shapeKey(mb)); }
 
 void StageExecutor::sendActivation(int64_t mb) {
   auto& f = inflight_.at(mb);
-  comm_->send(f.output.detach(), plan_.stage() + 1, kTagActivation);
+  comm_->sendKeyed(f.output.detach(), plan_.stage() + 1, kTagActivation, shapeKey(mb));
   if (keepSent_) sentAct_[mb] = f.output.detach();
   if (plan_.recompute()) {
     if (f.keptBytes >= 0) f.keptBytes = std::max<int64_t>(0, f.keptBytes - tensorBytes(f.output));
@@ -114,7 +120,7 @@ void StageExecutor::sendActivation(int64_t mb) {
 
 void StageExecutor::sendGradient(int64_t mb) {
   auto it = gradsOut_.find(mb);
-  comm_->send(it->second, plan_.stage() - 1, kTagGradient);
+  comm_->sendKeyed(it->second, plan_.stage() - 1, kTagGradient, shapeKey(mb));
   gradsOut_.erase(it);
 }
 

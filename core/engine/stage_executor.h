@@ -104,6 +104,7 @@ class StageExecutor {
   // when `outputs` is given.
   torch::Tensor forwardUnits(const torch::Tensor& x, std::vector<torch::Tensor>* outputs);
   const Batch& microbatch(int64_t mb);
+  int64_t shapeKey(int64_t mb) const;  // the key of microbatch mb's messages (its rows)
   // The stage forward again from its input, without updating BatchNorm statistics (counted).
   // With `outputs`: unit by unit, keeping each unit's output (a split backward).
   torch::Tensor recomputeForward(const torch::Tensor& input, std::vector<torch::Tensor>* outputs = nullptr);

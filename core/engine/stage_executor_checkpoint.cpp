@@ -120,7 +120,7 @@ void StageExecutor::restore(torch::serialize::InputArchive& a, const Json& m) {
 }
 
 void StageExecutor::resendPending() {
-  for (const auto& [mb, t] : resend_) comm_->send(t.to(device_), plan_.stage() + 1, kTagActivation);
+  for (const auto& [mb, t] : resend_) comm_->sendKeyed(t.to(device_), plan_.stage() + 1, kTagActivation, shapeKey(mb));
   resend_.clear();
 }
 

@@ -123,6 +123,11 @@ int workerMain(const WorkerOptions& o) {
     d.storeFile = o.storeFile;
     const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");  // torchrun's workers
     d.joinAgentStore = agentStore && std::string(agentStore) == "True";
+    // PIPEMARE_PAYLOAD_GROUPS=1: NCCL's message layout (headers apart, keyed payloads on a group
+    // per channel) over Gloo, so that a CPU machine runs the protocol a GPU run uses.
+    const char* payloadGroups = std::getenv("PIPEMARE_PAYLOAD_GROUPS");
+    d.payloadChannelsOnGloo = payloadGroups && std::string(payloadGroups) == "1";
+    d.payloadChannels = payloadChannels(e);
     if (d.storeFile.empty()) checkHostResolves(d.masterAddr, o.masterAddr.empty() ? "MASTER_ADDR" : "--master-addr");
     if (o.resumeStep > 0) {  // a missing checkpoint is a usage error, before anything connects
       const ScheduleParams place = stagePlacement(e);

@@ -179,6 +179,48 @@ TEST(ChunkedRealMode, InterleavedAndZbVTrainOneFOneBsWeightsOnTwoRanks) {
   }
 }
 
+// NCCL's message layout run on Gloo (PIPEMARE_PAYLOAD_GROUPS=1): headers on a group of their own,
+// sent once per channel and microbatch size, payloads alone after that on a group per direction.
+// Minibatches of 30 in 4 microbatches (8, 8, 7, 7) and the epoch's last minibatch of 20 (5 each)
+// give each channel three keys, and the epoch's evaluation sends unkeyed messages between them:
+// every schedule, chunked ones too, ends with the single-process run's weights, bit for bit.
+TEST(RealModeDeviceLayout, KeyedMessagesOfUnevenMicrobatchesTrainTheSingleRunsWeights) {
+  const pm::test::TempDir tmp;
+  const fs::path& dir = tmp.dir;
+  const std::string bin = pm::test::binPath("pipemare");
+  const std::string exp = pm::test::experimentPath("tiny-synthetic.json");
+  const std::string db = (dir / "runs.db").string();
+  const std::string common = " --db " + db + " --quiet --set model.name=cnn --set data.synthetic_samples=500 --set data.batch_size=30"
+                             " --set pipeline.microbatches=4 --set training.steps=19 --set execution.timeout_s=30";
+  const std::vector<std::pair<std::string, int>> designs{{"1f1b", 3}, {"zb-h1", 3}, {"pipedream", 3}, {"pipemare", 3}, {"zb-v", 2},
+                                                         {"interleaved-1f1b", 2}};
+  std::string out;
+  for (const auto& [schedule, P] : designs) {
+    const std::string design = common + " --set pipeline.schedule=" + schedule + " --set pipeline.stages=" + std::to_string(P);
+    const fs::path single = dir / (schedule + "-single"), real = dir / (schedule + "-real");
+    ASSERT_EQ(runCmd(bin + " run " + exp + design + " --save-state " + single.string(), &out), 0) << schedule << "\n" << out;
+    ASSERT_EQ(runCmd("PIPEMARE_PAYLOAD_GROUPS=1 " + bin + " run " + exp + design + " --set execution.mode=real --save-state " + real.string(),
+                     &out),
+              0)
+        << schedule << "\n" << out;
+    const int stages = schedule == "zb-v" || schedule == "interleaved-1f1b" ? 2 * P : P;
+    for (int s = 0; s < stages; ++s) {
+      const std::string f = "stage" + std::to_string(s) + ".pt";
+      auto a = load(single / f), b = load(real / f);
+      ASSERT_EQ(a.size(), b.size()) << schedule << " stage " << s;
+      ASSERT_FALSE(a.empty());
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << schedule << " stage " << s << " tensor " << i;
+    }
+  }
+  pm::RunStore store(db);
+  const auto runs = store.listRuns();
+  ASSERT_EQ(runs.size(), 2 * designs.size());
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.status, pm::RunStatus::Finished) << r.schedule << ": " << r.status_message;
+    EXPECT_FALSE(store.loadMetric(r.id, "eval/accuracy").empty()) << r.schedule << " evaluated no epoch";
+  }
+}
+
 // A worker that dies ends the run within seconds: status failed, naming the stage and signal,
 // and what was recorded until then stays.
 TEST(RealModeFailure, KilledWorkerFailsTheRunWithoutHanging) {

@@ -136,11 +136,11 @@ TEST(GlooComm, NcclWithoutCudaIsAClearError) {
   }
 }
 
-// NCCL's message layout run on Gloo: headers on one group, payloads on a group per direction
-// (down: to a higher rank, up: to a lower one). Both ranks send every message toward each other
+// NCCL's message layout run on Gloo: headers on one group, payloads on a two-rank group per
+// channel (tag and direction). Both ranks send every message toward each other
 // before receiving any, with shapes that change from message to message (the header says each
 // one), sizes from empty to 4 MiB, two tags in one direction: all arrive intact, in order.
-TEST(GlooComm, PayloadGroupsPerDirectionCarryChangingShapesBothWaysAtOnce) {
+TEST(GlooComm, PayloadChannelsCarryChangingShapesBothWaysAtOnce) {
   std::vector<torch::Tensor> down, up;
   for (int64_t n : {12, 0, 1 << 20, 3, 1 << 18, 7}) {
     down.push_back(n == 0 ? torch::empty({0, 4}) : torch::arange(n, torch::kFloat).view({1, -1}).mul(2));
@@ -163,7 +163,7 @@ TEST(GlooComm, PayloadGroupsPerDirectionCarryChangingShapesBothWaysAtOnce) {
       },
       [](DistributedOptions& o) {
         o.timeoutS = 30;
-        o.payloadGroupsPerDirection = true;
+        o.payloadChannelsOnGloo = true;
       });
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_EQ(got1.size(), down.size());
@@ -177,6 +177,98 @@ TEST(GlooComm, PayloadGroupsPerDirectionCarryChangingShapesBothWaysAtOnce) {
     EXPECT_EQ(got0[i].sizes(), up[i].sizes()) << i;
     EXPECT_TRUE(torch::equal(got0[i], up[i])) << i;
   }
+}
+
+// Keyed messages on NCCL's layout (run on Gloo): a channel's header travels with the first message
+// of each key only, later ones are the payload alone in the shape the key agreed. Both ranks send
+// toward each other before receiving; an unkeyed message on another tag between them still brings
+// its own header. Every tensor arrives intact and in order, and the headers counted are one per
+// (channel, key) plus the unkeyed one.
+TEST(GlooComm, KeyedMessagesSendTheirShapeOncePerKeyOnTheDeviceLayout) {
+  const std::vector<int64_t> keys{4, 4, 3, 4, 3, 3, 4};
+  auto message = [](int r, size_t i, int64_t key) {
+    return torch::arange(key * 5, torch::kFloat).view({key, 5}).add(static_cast<double>(100 * r + i));
+  };
+  std::vector<torch::Tensor> got[2];
+  int64_t headers[2] = {-1, -1};
+  const std::string error = onTwoRanks(
+      [&](Communicator& c, int r) {
+        const int tag = r == 0 ? kTagActivation : kTagGradient;
+        for (size_t i = 0; i < keys.size(); ++i) {
+          c.sendKeyed(message(r, i, keys[i]), 1 - r, tag, keys[i]);
+          if (r == 0 && i == 2) c.send(torch::ones({2, 2}), 1, kTagEval);
+        }
+        for (size_t i = 0; i < keys.size(); ++i) {
+          got[r].push_back(c.recvKeyed(1 - r, r == 0 ? kTagGradient : kTagActivation, keys[i]));
+          if (r == 1 && i == 2) got[r].push_back(c.recv(0, kTagEval));
+        }
+        c.finish();
+        headers[r] = c.headersSent();
+        c.shutdown();
+      },
+      [](DistributedOptions& o) { o.payloadChannelsOnGloo = true; });
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(got[0].size(), keys.size());
+  ASSERT_EQ(got[1].size(), keys.size() + 1);
+  for (size_t i = 0, j = 0; i < keys.size(); ++i, ++j) {
+    EXPECT_TRUE(torch::equal(got[0][i], message(1, i, keys[i]))) << i;
+    if (i == 3) {
+      EXPECT_TRUE(torch::equal(got[1][j++], torch::ones({2, 2})));
+    }
+    EXPECT_TRUE(torch::equal(got[1][j], message(0, i, keys[i]))) << i;
+  }
+  EXPECT_EQ(headers[0], 3);  // keys 4 and 3 on the activation channel, and the unkeyed message
+  EXPECT_EQ(headers[1], 2);  // keys 4 and 3 on the gradient channel
+}
+
+// On NCCL's layout a tag's payloads have a stream of their own: rank 0 sends an evaluation's
+// message before two activations (as an asynchronous schedule may), rank 1 takes the activations
+// first; each arrives whole, in its own shape (one stream per direction would hand the evaluation's
+// bytes to the first activation's receive).
+TEST(GlooComm, MessagesOfTwoTagsTakenInAnotherOrderThanSentArriveWhole) {
+  const torch::Tensor eval = torch::arange(60, torch::kFloat).view({12, 5}), a0 = torch::full({4, 5}, 1.0), a1 = torch::full({3, 5}, 2.0);
+  torch::Tensor got[3];
+  const std::string error = onTwoRanks(
+      [&](Communicator& c, int r) {
+        if (r == 0) {
+          c.send(eval, 1, kTagEval);
+          c.sendKeyed(a0, 1, kTagActivation, 4);
+          c.sendKeyed(a1, 1, kTagActivation, 3);
+        } else {
+          got[0] = c.recvKeyed(0, kTagActivation, 4);
+          got[1] = c.recvKeyed(0, kTagActivation, 3);
+          got[2] = c.recv(0, kTagEval);
+        }
+        c.finish();
+        c.shutdown();
+      },
+      [](DistributedOptions& o) { o.payloadChannelsOnGloo = true; });
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(torch::equal(got[0], a0));
+  EXPECT_TRUE(torch::equal(got[1], a1));
+  EXPECT_TRUE(torch::equal(got[2], eval));
+}
+
+// A keyed message whose shape differs from the one its key agreed cannot be sent without a header
+// the receiver does not expect: the sender refuses it, naming both shapes.
+TEST(GlooComm, AKeyedMessageOfAnotherShapeThanItsKeyAgreedIsRefused) {
+  std::string refused;
+  const std::string error = onTwoRanks(
+      [&](Communicator& c, int r) {
+        if (r == 1) {
+          c.recvKeyed(0, kTagActivation, 4);
+          return;
+        }
+        c.sendKeyed(torch::zeros({4, 5}), 1, kTagActivation, 4);
+        try {
+          c.sendKeyed(torch::zeros({4, 6}), 1, kTagActivation, 4);
+        } catch (const CommError& e) {
+          refused = e.what();
+        }
+      },
+      [](DistributedOptions& o) { o.payloadChannelsOnGloo = true; });
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_NE(refused.find("[4, 6] where its channel agreed [4, 5]"), std::string::npos) << refused;
 }
 
 TEST(DeviceContext, AWorkerTakesTheEntryOfItsLocalRank) {
