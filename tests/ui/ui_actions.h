@@ -9,12 +9,14 @@
 #include <QAbstractSpinBox>
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QComboBox>
 #include <QContextMenuEvent>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QElapsedTimer>
 #include <QFileDialog>
+#include <QGuiApplication>
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QLocale>
@@ -326,10 +328,13 @@ inline ModalAnswers::Step enterText(const QString& text) {
   };
 }
 
-// An answer: in the file dialog (Qt's own), `path` typed into its file name field, then Return.
-// The dialog lists its folder in the background and, when the listing arrives, may clear the
-// field and open the field's completer list (which takes keys): the list is closed with Escape
-// and the name typed again until the dialog takes it.
+// An answer: in the file dialog (Qt's own), `path` pasted into its file name field (Ctrl+A,
+// Ctrl+V, as a user pastes a path), then Return. Pasted, not typed: typed key by key, Qt 6.4's
+// dialog selects each folder the path passes through ("/", "/tmp", ...) in its list as the name
+// grows, and Return then opens the first of them ("/") instead of taking the file. The dialog
+// lists its folder in the background and, when the listing arrives, may clear the field and open
+// the field's completer list (which takes keys): the list is closed with Escape and the path
+// pasted again until the dialog takes it.
 inline ModalAnswers::Step chooseFile(const QString& path) {
   return [path](QWidget* top) {
     const QPointer<QFileDialog> dialog = qobject_cast<QFileDialog*>(top);
@@ -345,7 +350,9 @@ inline ModalAnswers::Step chooseFile(const QString& path) {
           }
           if (!name) return false;
           if (name->text() != path) {
-            retype(name, path);
+            QGuiApplication::clipboard()->setText(path);
+            QTest::keyClick(name, Qt::Key_A, Qt::ControlModifier);
+            QTest::keyClick(name, Qt::Key_V, Qt::ControlModifier);
             return false;
           }
           QTest::keyClick(name, Qt::Key_Return);
