@@ -187,6 +187,15 @@ void addPlanDesignSources(CLI::App& planCmd, PlanCommand& plan) {
                                  "experiment at a ladder of learning rates, bisecting the largest that trains")
                    ->needs(stability);
   planCmd.add_option("--probe-steps", o.probeSteps, "with --probe: optimizer steps per trial (default 50)")->needs(probe);
+  planCmd.add_option("--probe-horizon", o.probeHorizon,
+                     "with --probe: what a trial trains: first (the run's first steps) or run (the whole run in "
+                     "miniature: its learning-rate schedule and T1's annealing compressed into the trial's steps)")
+      ->needs(probe);
+  planCmd.add_option("--probe-judge", o.probeJudge,
+                     "with --probe: how a trial is judged against its schedule's best: loss (the mean loss of its last "
+                     "third, within 25%) or accuracy (held-out accuracy at its end, within 5 points; needs "
+                     "--probe-horizon run)")
+      ->needs(probe);
   planCmd.add_option("--probe-schedules", o.probeSchedules,
                      "with --probe: the methods to probe, comma-separated (default: gpipe, pipedream, pipemare, "
                      "pipemare+T1, pipemare+T1+T2 and the experiment's own)")

@@ -90,6 +90,8 @@ struct PlanOptions {
   // each schedule at a ladder of rates, `probeSteps` steps each.
   bool probe = false;
   int probeSteps = 50;
+  std::string probeHorizon = "first";  // first: the run's first steps; run: the whole run in miniature
+  std::string probeJudge = "loss";     // loss: the last third's mean loss; accuracy: held-out accuracy at the end
   std::string probeSchedules;  // "" = the probe's default rows; else a comma-separated list of methods
 };
 

@@ -127,6 +127,12 @@ Study study(const PlanOptions& o, std::ostream& err) {
     if (o.probeSteps < 3) throw Usage("--probe-steps", "expected >= 3, found " + std::to_string(o.probeSteps));
     ProbeOptions& po = s.probeOptions;
     po.steps = o.probeSteps;
+    if (o.probeHorizon == "run") po.horizon = ProbeHorizon::Run;
+    else if (o.probeHorizon != "first") throw Usage("--probe-horizon", "expected first or run, found \"" + o.probeHorizon + "\"");
+    if (o.probeJudge == "accuracy") po.judge = ProbeJudge::Accuracy;
+    else if (o.probeJudge != "loss") throw Usage("--probe-judge", "expected loss or accuracy, found \"" + o.probeJudge + "\"");
+    if (po.judge == ProbeJudge::Accuracy && po.horizon != ProbeHorizon::Run)
+      throw Usage("--probe-judge", "accuracy needs --probe-horizon run (a trial that ends as the run does, and evaluates there)");
     if (!o.probeSchedules.empty()) {
       std::string list = o.probeSchedules;
       size_t at = 0;
@@ -207,11 +213,19 @@ double synchronousProbeEdge(const Study& s) {
 
 std::string probeAssumes(const Study& s) {
   const ProbeOptions& o = s.probeOptions;
-  return "trainings of each schedule from initialization, the run's first " + std::to_string(s.probe.steps) +
-         " steps (its data order, delays and learning-rate schedule; one seed), at rates doubled or halved from the last "
+  const std::string horizon =
+      s.probe.horizon == ProbeHorizon::Run && s.probe.steps < s.probe.runSteps
+          ? "the whole run in miniature (its " + std::to_string(s.probe.runSteps) + " steps' learning-rate schedule and T1's annealing compressed into " +
+                std::to_string(s.probe.steps) + " steps; its data order and delays; one seed)"
+          : "the run's first " + std::to_string(s.probe.steps) + " steps (its data order, delays and learning-rate schedule; one seed)";
+  const std::string judged =
+      s.probe.judge == ProbeJudge::Accuracy
+          ? "its held-out accuracy at the end (" + std::to_string(o.evalSamples) + " samples of the run's evaluation split) is within " +
+                num(100 * o.accuracyPoints, "%.3g") + " points of the schedule's best rate's"
+          : "the mean loss of the last third of the steps is within " + num(100 * o.tolerance, "%.3g") + "% of the schedule's best rate's";
+  return "trainings of each schedule from initialization, " + horizon + ", at rates doubled or halved from the last "
          "schedule's edge and then bisected to " + num(o.resolution, "%.3g") + "x; a rate trains when no loss passes " +
-         num(o.blowUp, "%.3g") + "x the first and the mean loss of the last third of the steps is within " +
-         num(100 * o.tolerance, "%.3g") + "% of the schedule's best rate's; the edge is the geometric mean of the largest "
+         num(o.blowUp, "%.3g") + "x the first and " + judged + "; the edge is the geometric mean of the largest "
          "rate that trains and the smallest that does not" +
          (o.capBySynchronous ? "; the delayed schedules start at gpipe's edge and are capped by it (a delay adds "
                                "instability, it does not remove any)"
@@ -223,15 +237,20 @@ void printProbe(const Study& s, std::ostream& out) {
   out << "\nprobe (" << (p.cancelled ? "cancelled, " : "") << num(p.seconds, "%.0f") << " s, " << p.threads
       << " thread" << (p.threads == 1 ? "" : "s") << "): " << probeAssumes(s) << "\n";
   char line[256];
+  const bool byAccuracy = p.judge == ProbeJudge::Accuracy;
   std::snprintf(line, sizeof line, "%-16s %-9s %-9s %-9s %-9s %-16s %-8s %s\n", "schedule", "edge", "x sync", "trains", "breaks",
-                "best lr (loss)", "tau0", "trials: lr score (x = breaks, ! = blew up); edge= : gpipe's edge caps it");
+                byAccuracy ? "best lr (acc)" : "best lr (loss)", "tau0",
+                byAccuracy ? "trials: lr accuracy (x = breaks, ! = blew up); edge= : gpipe's edge caps it"
+                           : "trials: lr score (x = breaks, ! = blew up); edge= : gpipe's edge caps it");
   out << line;
   const double sync = synchronousProbeEdge(s);
   for (const auto& r : p.rows) {
     std::string trials;
     for (const auto& t : r.trials)
-      trials += " " + num(t.lr, "%.3g") + (t.blewUp ? "!" : " " + num(t.score, "%.3g") + (t.trains ? "" : "x"));
-    const std::string best = std::isnan(r.bestLr) ? "-" : num(r.bestLr, "%.3g") + " (" + num(r.bestScore, "%.3g") + ")";
+      trials += " " + num(t.lr, "%.3g") +
+                (t.blewUp ? "!" : " " + (byAccuracy ? num(t.accuracy, "%.3f") : num(t.score, "%.3g")) + (t.trains ? "" : "x"));
+    const std::string best =
+        std::isnan(r.bestLr) ? "-" : num(r.bestLr, "%.3g") + " (" + (byAccuracy ? num(r.bestAccuracy, "%.3f") : num(r.bestScore, "%.3g")) + ")";
     const std::string edge = num(r.edge(), "%.3g") + (r.capped() ? "=" : "");
     std::snprintf(line, sizeof line, "%-16s %-9s %-9s %-9s %-9s %-16s %-8s", r.method.name().c_str(), edge.c_str(),
                   std::isfinite(r.edge() / sync) ? num(r.edge() / sync, "%.2f").c_str() : "-", num(r.trainsUpTo, "%.3g").c_str(),
@@ -379,13 +398,15 @@ Json probeJson(const Study& s) {
     Json trials = Json::array();
     for (const auto& t : r.trials)
       trials.push_back({{"lr", t.lr}, {"steps", t.steps}, {"first_loss", finite(t.firstLoss)}, {"score", finite(t.score)},
-                        {"blew_up", t.blewUp}, {"why", t.why}, {"trains", t.trains}, {"seconds", t.seconds}});
+                        {"accuracy", finite(t.accuracy)}, {"blew_up", t.blewUp}, {"why", t.why}, {"trains", t.trains},
+                        {"seconds", t.seconds}});
     rows.push_back({{"schedule", r.method.name()},
                     {"edge", finite(r.edge())},
                     {"trains_up_to", finite(r.trainsUpTo)},
                     {"breaks_at", finite(r.breaksAt)},
                     {"best_lr", finite(r.bestLr)},
                     {"best_score", finite(r.bestScore)},
+                    {"best_accuracy", finite(r.bestAccuracy)},
                     {"ratio_to_synchronous", finite(r.edge() / sync)},
                     {"own_edge", finite(r.ownEdge())},
                     {"cap", finite(r.cap)},
@@ -399,7 +420,9 @@ Json probeJson(const Study& s) {
   design["edge"] = d ? finite(d->edge()) : Json(nullptr);
   design["above_edge"] = d && std::isfinite(d->edge()) ? Json(s.lr > d->edge()) : Json(nullptr);
   const ProbeOptions& o = s.probeOptions;
-  return {{"steps", p.steps},        {"tolerance", o.tolerance}, {"blow_up", o.blowUp}, {"resolution", o.resolution},
+  return {{"steps", p.steps},        {"horizon", p.horizon == ProbeHorizon::Run ? "run" : "first"}, {"run_steps", p.runSteps},
+          {"judge", p.judge == ProbeJudge::Accuracy ? "accuracy" : "loss"}, {"accuracy_points", o.accuracyPoints},
+          {"tolerance", o.tolerance}, {"blow_up", o.blowUp}, {"resolution", o.resolution},
           {"threads", p.threads},    {"seconds", p.seconds},     {"cancelled", p.cancelled}, {"assumes", probeAssumes(s)},
           {"schedules", rows},       {"design", design}};
 }

@@ -1,11 +1,16 @@
 #include "core/planner/stability_probe.h"
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <map>
 #include <thread>
 
+#include "core/engine/batch_source.h"
+#include "core/engine/lr_schedule.h"
 #include "core/engine/pipeline_engine.h"
+#include "core/engine/training_plan.h"
+#include "core/planner/plan_design.h"
 #include "core/events/event.h"
 #include "core/events/event_sink.h"
 #include "core/pipeline/schedule_decl.h"
@@ -35,7 +40,9 @@ std::string num(double v) { return formatNumber(v); }
 // Collects a trial's losses and each stage's delay, and stops it after `steps` or when it blows up.
 class TrialSink : public EventSink {
  public:
-  // `reference`: the loss a blow-up is measured against (NaN: the trial's own first loss).
+  // `steps`: where the trial is stopped (a trial that ends by itself passes INT64_MAX, so that its
+  // last evaluation runs). `reference`: the loss a blow-up is measured against (NaN: the trial's
+  // own first loss).
   TrialSink(int64_t steps, double blowUp, double reference, const std::atomic<bool>* cancel, std::function<void(int64_t)> onStep)
       : steps_(steps), blowUp_(blowUp), reference_(reference), cancel_(cancel), onStep_(std::move(onStep)) {}
 
@@ -57,6 +64,8 @@ class TrialSink : public EventSink {
       }
       if (blew || step >= steps_) stop.store(true);
       if (onStep_) onStep_(step);
+    } else if (type == ev::kEval) {
+      if (ev.contains("accuracy") && ev["accuracy"].is_number()) accuracy = ev["accuracy"].get<double>();
     } else if (type == ev::kStage) {
       const int s = ev.value("stage", 0);
       stages = std::max(stages, s + 1);
@@ -68,6 +77,7 @@ class TrialSink : public EventSink {
 
   std::atomic<bool> stop{false};
   std::vector<double> losses;
+  double accuracy = NAN;  // the last evaluation's
   std::map<int, int64_t> tau;
   int stages = 0;
   bool blew = false;
@@ -112,16 +122,52 @@ Experiment withMethod(const Experiment& e, const TrainingMethod& method) {
   return t;
 }
 
+Experiment miniatureRun(const Experiment& e, int64_t steps, const TrainingPlan& run) {
+  if (steps >= run.totalSteps()) return e;
+  Experiment t = e;
+  const double f = static_cast<double>(steps) / static_cast<double>(run.totalSteps());
+  auto scaled = [f](int64_t n) { return std::max<int64_t>(1, std::llround(static_cast<double>(n) * f)); };
+  auto& s = t.optimizer.schedule;
+  if (s.warmup_steps > 0) s.warmup_steps = scaled(s.warmup_steps);
+  s.step_size = scaled(s.step_size);
+  if (t.pipemare.t1) {
+    t.pipemare.anneal_steps = scaled(t1AnnealSteps(e.pipemare, run.stepsPerEpoch()));
+    t.pipemare.anneal_epochs = 0;
+  }
+  t.training.steps = steps;
+  t.training.epochs = TrainingConfig{}.epochs;
+  return t;
+}
+
+TrainingPlan runPlanOf(const Experiment& e) {
+  std::optional<int64_t> samples = knownTrainSamples(e);
+  if (!samples) samples = makeBatchSource(e, true)->size();
+  return TrainingPlan(e, *samples);
+}
+
+namespace {
+
+// A trial the judge can rank: it did not blow up and has its judge's figure.
+bool probeTrialScored(const ProbeTrial& t, ProbeJudge judge) {
+  return !t.blewUp && std::isfinite(t.score) && (judge == ProbeJudge::Loss || std::isfinite(t.accuracy));
+}
+
+bool probeTrialBetter(const ProbeTrial& a, const ProbeTrial& b, ProbeJudge judge) {
+  return judge == ProbeJudge::Accuracy ? a.accuracy > b.accuracy : a.score < b.score;
+}
+
+}  // namespace
+
 void judgeProbeRow(ProbeRow& row, const ProbeOptions& o) {
-  row.trainsUpTo = row.breaksAt = row.bestLr = row.bestScore = NAN;
+  row.trainsUpTo = row.breaksAt = row.bestLr = row.bestScore = row.bestAccuracy = NAN;
   std::vector<ProbeTrial*> byLr;
   for (auto& t : row.trials) byLr.push_back(&t);
   std::sort(byLr.begin(), byLr.end(), [](const ProbeTrial* a, const ProbeTrial* b) { return a->lr < b->lr; });
   int best = -1;
-  for (int i = 0; i < static_cast<int>(byLr.size()); ++i)
-    if (!byLr[static_cast<size_t>(i)]->blewUp && std::isfinite(byLr[static_cast<size_t>(i)]->score) &&
-        (best < 0 || byLr[static_cast<size_t>(i)]->score < byLr[static_cast<size_t>(best)]->score))
-      best = i;
+  for (int i = 0; i < static_cast<int>(byLr.size()); ++i) {
+    const ProbeTrial& t = *byLr[static_cast<size_t>(i)];
+    if (probeTrialScored(t, o.judge) && (best < 0 || probeTrialBetter(t, *byLr[static_cast<size_t>(best)], o.judge))) best = i;
+  }
   for (auto* t : byLr) t->trains = false;
   if (best < 0) return;
   const ProbeTrial& b = *byLr[static_cast<size_t>(best)];
@@ -129,8 +175,11 @@ void judgeProbeRow(ProbeRow& row, const ProbeOptions& o) {
   if (!(b.score < b.firstLoss)) return;
   row.bestLr = b.lr;
   row.bestScore = b.score;
+  row.bestAccuracy = b.accuracy;
   for (auto* t : byLr)
-    t->trains = !t->blewUp && std::isfinite(t->score) && t->score <= b.score * (1 + o.tolerance) + o.slack * t->firstLoss;
+    t->trains = probeTrialScored(*t, o.judge) &&
+                (o.judge == ProbeJudge::Accuracy ? t->accuracy >= b.accuracy - o.accuracyPoints
+                                                 : t->score <= b.score * (1 + o.tolerance) + o.slack * t->firstLoss);
   // The edge lies above the best rate: walk up from it while the trials train.
   size_t i = static_cast<size_t>(best);
   while (i + 1 < byLr.size() && byLr[i + 1]->trains) ++i;
@@ -141,8 +190,16 @@ void judgeProbeRow(ProbeRow& row, const ProbeOptions& o) {
 ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
   if (o.steps < 3) throw ConfigError("probe", "steps per trial must be at least 3, found " + std::to_string(o.steps));
   if (!(o.resolution > 1)) throw ConfigError("probe", "resolution must be above 1, found " + num(o.resolution));
+  if (o.judge == ProbeJudge::Accuracy && o.horizon != ProbeHorizon::Run)
+    throw ConfigError("probe", "the accuracy judge needs the run horizon (a trial that ends as the run does, and evaluates there)");
+  if (o.judge == ProbeJudge::Accuracy && o.evalSamples < 1)
+    throw ConfigError("probe", "held-out samples per trial must be at least 1, found " + std::to_string(o.evalSamples));
   ProbeReport rep;
   rep.steps = o.steps;
+  rep.horizon = o.horizon;
+  rep.judge = o.judge;
+  const TrainingPlan runPlan = runPlanOf(e);
+  rep.runSteps = runPlan.totalSteps();
   rep.threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<TrainingMethod> methods = o.methods.empty() ? probeMethodsFor(e) : o.methods;
   // The synchronous row first: the asynchronous ones start at its edge and are capped by it.
@@ -177,8 +234,12 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
     base.training.checkpoint_every = 0;
     base.execution.mode = ExecutionMode::Single;
     base.execution.threads_per_stage = rep.threads;
-    // No trial reaches the end of the run; one that passes an epoch's end evaluates a batch only.
-    base.data.eval_limit = base.data.batch_size;
+    // A trial that passes an epoch's end evaluates a batch only; one judged by accuracy evaluates
+    // `evalSamples` of the run's held-out split at its end.
+    base.data.eval_limit = o.judge == ProbeJudge::Accuracy
+                               ? (e.data.eval_limit > 0 ? std::min(e.data.eval_limit, o.evalSamples) : o.evalSamples)
+                               : base.data.batch_size;
+    if (o.horizon == ProbeHorizon::Run) base = miniatureRun(base, o.steps, runPlan);
     const std::string phase = "probe " + method.name();
 
     auto trial = [&](double lr) -> const ProbeTrial& {
@@ -193,7 +254,9 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
                           " (trial " + std::to_string(row.trials.size() + 1) + ")"});
       };
       say(0);
-      TrialSink sink(o.steps, o.blowUp, firstLoss, o.cancel, say);
+      // A miniature run ends by itself (and evaluates at its end); the run's first steps are cut.
+      TrialSink sink(o.horizon == ProbeHorizon::Run ? std::numeric_limits<int64_t>::max() : o.steps, o.blowUp, firstLoss,
+                     o.cancel, say);
       const double s0 = monotonicSeconds();
       const RunOutcome out = runSingleProcess(t, sink, &sink.stop);
       ProbeTrial p;
@@ -202,6 +265,7 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
       p.steps = static_cast<int64_t>(sink.losses.size());
       p.firstLoss = sink.losses.empty() ? NAN : sink.losses.front();
       p.blewUp = sink.blew || out.status == RunStatus::Diverged;
+      p.accuracy = sink.accuracy;
       p.why = sink.blew ? sink.why : out.status == RunStatus::Diverged ? out.message : std::string();
       if (out.status == RunStatus::Failed) throw EngineError(phase, out.message);
       if (!p.blewUp && !sink.losses.empty()) {
@@ -209,6 +273,9 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
         double sum = 0;
         for (size_t k = n - tail; k < n; ++k) sum += sink.losses[k];
         p.score = sum / static_cast<double>(tail);
+        if (o.judge == ProbeJudge::Accuracy && std::isnan(p.accuracy) && !cancelled())
+          throw ConfigError("probe", "the accuracy judge needs a model that reports accuracy; " + t.model.name +
+                                         "'s evaluation reports none (judge by loss)");
       }
       if (!sink.losses.empty() && std::isfinite(sink.losses.front()))
         firstLoss = std::isfinite(firstLoss) ? std::min(firstLoss, sink.losses.front()) : sink.losses.front();
@@ -235,13 +302,13 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
     // past the cap: a capped row that trains at the synchronous edge ends there).
     auto scored = [&](double lr) -> const ProbeTrial* {
       for (const auto& t : row.trials)
-        if (t.lr == lr && !t.blewUp && std::isfinite(t.score)) return &t;
+        if (t.lr == lr && probeTrialScored(t, o.judge)) return &t;
       return nullptr;
     };
     auto lowerIsBetter = [&](double lo) {
       const ProbeTrial* a = scored(lo);
       const ProbeTrial* b = scored(2 * lo);
-      return !a || !b || a->score < b->score;
+      return !a || !b || probeTrialBetter(*a, *b, o.judge);
     };
     trial(start);
     double lo = start / 2;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/config/experiment.h"
+#include "core/engine/training_plan.h"
 #include "core/pipeline/training_method.h"
 
 namespace pm {
@@ -35,8 +36,24 @@ struct ProbeProgress {
   std::string message;
 };
 
+// What a trial of S steps trains: the run's first S steps (its schedules as the run has them
+// there), or the whole run in miniature (its learning-rate schedule and T1's annealing compressed
+// into S steps, so that a trial ends as the run does, at the schedule's last rates).
+enum class ProbeHorizon { First, Run };
+
+// How a trial is judged against its schedule's best: by its loss (the mean of the last third of
+// its steps within `tolerance` of the best trial's), or, as the study's map judges a run, by its
+// accuracy at the end (held-out, `evalSamples` of the run's evaluation split) within
+// `accuracyPoints` of the best trial's. The accuracy judge needs the Run horizon: a trial then
+// ends as the run does and evaluates there.
+enum class ProbeJudge { Loss, Accuracy };
+
 struct ProbeOptions {
   int64_t steps = 50;       // optimizer steps per trial
+  ProbeHorizon horizon = ProbeHorizon::First;
+  ProbeJudge judge = ProbeJudge::Loss;
+  double accuracyPoints = 0.05;  // the accuracy judge: a trial trains within this of the best accuracy
+  int64_t evalSamples = 1000;    // the accuracy judge: held-out samples evaluated at a trial's end
   double tolerance = 0.25;  // a trial trains while score <= best * (1 + tolerance) + slack * first loss
   double slack = 0.01;
   double blowUp = 10;       // a loss above this many times the trial's first ends it: broken
@@ -56,6 +73,7 @@ struct ProbeTrial {
   int64_t steps = 0;      // trained (fewer when it blew up)
   double firstLoss = NAN;
   double score = NAN;     // mean loss of the last third of the steps; NaN when it blew up
+  double accuracy = NAN;  // held-out accuracy at the trial's end (the Run horizon; NaN when not evaluated)
   bool blewUp = false;
   std::string why;        // blew up: what ("loss 812 at step 14 > 10 x the first 2.31")
   bool trains = false;    // judged against its schedule's best (set once the schedule is done)
@@ -69,6 +87,7 @@ struct ProbeRow {
   double trainsUpTo = NAN;   // the largest rate that trains above the best one
   double breaksAt = NAN;     // the smallest larger rate that does not (NaN: none found up to the ladder's top)
   double bestLr = NAN, bestScore = NAN;
+  double bestAccuracy = NAN;  // the best trial's accuracy (the accuracy judge)
   double cap = NAN;          // the synchronous row's edge, for an asynchronous row probed after it
   // The row's own estimate: the geometric mean of the bracket; trainsUpTo when nothing broke; NaN
   // when nothing trained.
@@ -82,6 +101,9 @@ struct ProbeRow {
 struct ProbeReport {
   std::vector<ProbeRow> rows;
   int64_t steps = 0;    // per trial: the longest trial (the run's length where it is below ProbeOptions::steps)
+  ProbeHorizon horizon = ProbeHorizon::First;
+  ProbeJudge judge = ProbeJudge::Loss;
+  int64_t runSteps = 0;  // the run's own optimizer steps (what a miniature compresses)
   int threads = 1;
   double seconds = 0;
   bool cancelled = false;
@@ -95,6 +117,15 @@ std::vector<TrainingMethod> probeMethodsFor(const Experiment& e);
 // The experiment with `method`'s schedule and variants (T1, T2) set; a chunked schedule keeps
 // its chunks. pipemare's synchronous warm-up is dropped: the probe measures the asynchronous update.
 Experiment withMethod(const Experiment& e, const TrainingMethod& method);
+
+// The run of `e` (whose plan is `run`) in `steps` optimizer steps: training.steps set, the
+// learning-rate schedule's warm-up and step size and T1's annealing scaled by steps / the run's
+// steps (at least one step each). Unchanged when the run is no longer.
+Experiment miniatureRun(const Experiment& e, int64_t steps, const TrainingPlan& run);
+
+// The run's plan (reads the training split's size where it is not known from the configuration).
+// Throws DataError / ConfigError as a run would.
+TrainingPlan runPlanOf(const Experiment& e);
 
 // Judges a schedule's trials (sets each trial's `trains` and the row's bracket) by the rule above.
 void judgeProbeRow(ProbeRow& row, const ProbeOptions& opts);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/engine/lr_schedule.h"
 #include "core/planner/stability.h"
 #include "core/planner/stability_probe.h"
 #include "core/util/errors.h"
@@ -216,4 +217,127 @@ TEST(StabilityProbe, RowsFollowTheDesignAndDropWhatTheScheduleDoesNotTake) {
   const Experiment t = withMethod(p, TrainingMethod{ScheduleKind::PipeMare, false, true, true});
   EXPECT_TRUE(t.pipemare.t2);
   EXPECT_EQ(t.pipemare.warmup_epochs, 0) << "the probe measures the asynchronous update";
+}
+
+// A miniature of the run is the run's schedules compressed: the cosine decays over the trial's
+// steps, its warm-up and T1's annealing shrink with it, and a trial ends at the run's last rates.
+TEST(StabilityProbe, AMiniatureRunCompressesTheLearningRateScheduleAndT1) {
+  Experiment e;
+  e.data.dataset = DatasetKind::Synthetic;
+  e.data.synthetic_samples = 1000;
+  e.data.batch_size = 10;  // 100 steps an epoch
+  e.training.epochs = 3;   // 300 steps
+  e.pipeline.stages = 2;
+  e.pipeline.schedule = ScheduleKind::PipeMare;
+  e.pipemare.t1 = true;  // annealed over one epoch: 100 steps
+  e.optimizer.schedule.name = LrScheduleType::Cosine;
+  e.optimizer.schedule.warmup_steps = 30;
+  const TrainingPlan run = runPlanOf(e);
+  ASSERT_EQ(run.totalSteps(), 300);
+  const Experiment m = miniatureRun(e, 50, run);
+  EXPECT_NO_THROW(validateExperiment(m));
+  EXPECT_EQ(m.training.steps, 50);
+  EXPECT_EQ(m.optimizer.schedule.warmup_steps, 5);
+  EXPECT_EQ(m.pipemare.anneal_steps, 17);
+  // The rate at a share of the miniature is the run's at that share, to one miniature step: lr / 5
+  // on the warm-up's ramp (5 steps), and after it the cosine's largest change in a step (pi/2 lr /
+  // its 45 steps, 0.035 lr).
+  for (double share : {0.04, 0.26, 0.5, 0.74, 0.98}) {
+    const int64_t k = std::llround(share * 50);
+    const double mini = baseLearningRate(m.optimizer, k, 50);
+    const double full = baseLearningRate(e.optimizer, std::llround(share * 300), 300);
+    EXPECT_NEAR(mini, full, (k < 5 ? 0.2 : 0.035) * e.optimizer.lr) << "at " << share << " of the run";
+  }
+  EXPECT_EQ(miniatureRun(e, 300, run).training.steps, 0) << "a trial as long as the run is the run";
+}
+
+// Judged by accuracy (the study map's rule), the best trial is the most accurate one, not the one
+// of the lowest loss, and a trial trains within the points of it.
+TEST(StabilityProbe, JudgedByAccuracyTheMostAccurateTrialIsTheBest) {
+  ProbeRow row;
+  auto trial = [](double lr, double score, double accuracy, bool blew = false) {
+    ProbeTrial t;
+    t.lr = lr;
+    t.firstLoss = 2.3;
+    t.score = blew ? NAN : score;
+    t.accuracy = blew ? NAN : accuracy;
+    t.blewUp = blew;
+    return t;
+  };
+  // Lowest loss at 0.01, most accurate at 0.04; 0.08 within 5 points of it, 0.16 not, 0.32 blew up.
+  row.trials = {trial(0.01, 0.5, 0.80), trial(0.04, 0.7, 0.86), trial(0.08, 0.9, 0.82), trial(0.16, 0.95, 0.79),
+                trial(0.32, 0, 0, true)};
+  ProbeOptions o;
+  o.judge = ProbeJudge::Accuracy;
+  judgeProbeRow(row, o);
+  EXPECT_DOUBLE_EQ(row.bestLr, 0.04);
+  EXPECT_DOUBLE_EQ(row.bestAccuracy, 0.86);
+  EXPECT_DOUBLE_EQ(row.trainsUpTo, 0.08);
+  EXPECT_DOUBLE_EQ(row.breaksAt, 0.16);
+  EXPECT_TRUE(row.trials[0].trains) << "0.80 is within 5 points of 0.86";
+  EXPECT_FALSE(row.trials[3].trains) << "0.79 is not";
+  // The same trials judged by loss: the lowest loss is the best, and 0.04 is 40 % worse than it.
+  o.judge = ProbeJudge::Loss;
+  judgeProbeRow(row, o);
+  EXPECT_DOUBLE_EQ(row.bestLr, 0.01);
+  EXPECT_DOUBLE_EQ(row.trainsUpTo, 0.01);
+  EXPECT_DOUBLE_EQ(row.breaksAt, 0.04);
+}
+
+// The probe judged by accuracy trains miniature runs that end as the run does and evaluate there:
+// every trial that did not blow up has its held-out accuracy, and the row is judged by it.
+TEST(StabilityProbe, MiniatureRunsJudgedByAccuracyEvaluateAtTheirEnd) {
+  Experiment e;
+  e.name = "mini";
+  e.model.name = "mlp";
+  e.data.dataset = DatasetKind::Synthetic;
+  e.data.synthetic_samples = 512;
+  e.data.batch_size = 32;  // 16 steps an epoch
+  e.training.epochs = 3;   // 48 steps, compressed into 12
+  e.training.seed = 4;
+  e.pipeline.stages = 2;
+  e.optimizer.lr = 0.05;
+  e.optimizer.momentum = 0.9;
+  e.optimizer.schedule.name = LrScheduleType::Cosine;
+  ProbeOptions o = quick({TrainingMethod{ScheduleKind::GPipe}});
+  o.steps = 12;
+  o.horizon = ProbeHorizon::Run;
+  o.judge = ProbeJudge::Accuracy;
+  o.evalSamples = 64;
+  o.maxTrials = 5;
+  const ProbeReport r = probeStability(e, o);
+  EXPECT_EQ(r.runSteps, 48);
+  ASSERT_EQ(r.rows.size(), 1u);
+  const ProbeRow& row = r.rows[0];
+  ASSERT_TRUE(std::isfinite(row.bestAccuracy));
+  int evaluated = 0;
+  for (const auto& t : row.trials) {
+    if (t.blewUp) continue;
+    ++evaluated;
+    EXPECT_EQ(t.steps, 12) << "a miniature trial trains the miniature's steps, at lr " << t.lr;
+    ASSERT_TRUE(std::isfinite(t.accuracy)) << "no evaluation at the end of the trial at lr " << t.lr;
+    EXPECT_GE(t.accuracy, 0.0);
+    EXPECT_LE(t.accuracy, row.bestAccuracy);
+    EXPECT_EQ(t.trains, t.accuracy >= row.bestAccuracy - o.accuracyPoints) << "at lr " << t.lr;
+  }
+  EXPECT_GE(evaluated, 2);
+}
+
+TEST(StabilityProbe, TheAccuracyJudgeNeedsTheRunHorizonAndAModelThatReportsAccuracy) {
+  Quadratic q(false);
+  ProbeOptions o = quick({TrainingMethod{ScheduleKind::GPipe}});
+  o.judge = ProbeJudge::Accuracy;
+  try {
+    probeStability(q.e, o);
+    FAIL() << "the accuracy judge ran on the run's first steps";
+  } catch (const ConfigError& ex) {
+    EXPECT_NE(std::string(ex.what()).find("run horizon"), std::string::npos) << ex.what();
+  }
+  o.horizon = ProbeHorizon::Run;
+  try {
+    probeStability(q.e, o);
+    FAIL() << "a regression model was judged by accuracy";
+  } catch (const ConfigError& ex) {
+    EXPECT_NE(std::string(ex.what()).find("reports none"), std::string::npos) << ex.what();
+  }
 }
