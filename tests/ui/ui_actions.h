@@ -350,6 +350,17 @@ inline ModalAnswers::Step chooseFile(const QString& path) {
           }
           if (!name) return false;
           if (name->text() != path) {
+            // Saving, a click in the empty space below the folder's list first clears its
+            // selection: the dialog takes a file selected there before the name typed (a design
+            // saved as another would otherwise ask to replace the file it was opened from).
+            for (const char* viewName : {"listView", "treeView"}) {
+              if (dialog->acceptMode() != QFileDialog::AcceptSave) break;
+              auto* view = dialog->findChild<QAbstractItemView*>(QString::fromLatin1(viewName));
+              if (view && view->isVisible()) {
+                const QPoint corner(view->viewport()->width() - 2, view->viewport()->height() - 2);
+                if (!view->indexAt(corner).isValid()) QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier, corner);
+              }
+            }
             QGuiApplication::clipboard()->setText(path);
             QTest::keyClick(name, Qt::Key_A, Qt::ControlModifier);
             QTest::keyClick(name, Qt::Key_V, Qt::ControlModifier);
