@@ -120,7 +120,7 @@ Experiment withMethod(const Experiment& e, const TrainingMethod& method);
 
 // The run of `e` (whose plan is `run`) in `steps` optimizer steps: training.steps set, the
 // learning-rate schedule's warm-up and step size and T1's annealing scaled by steps / the run's
-// steps (at least one step each). Unchanged when the run is no longer.
+// steps (at least one step each). A run of at most `steps` steps is returned as it is.
 Experiment miniatureRun(const Experiment& e, int64_t steps, const TrainingPlan& run);
 
 // The run's plan (reads the training split's size where it is not known from the configuration).
