@@ -4,6 +4,7 @@
 #include <limits>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "core/engine/batch_source.h"
@@ -198,8 +199,12 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
   rep.steps = o.steps;
   rep.horizon = o.horizon;
   rep.judge = o.judge;
-  const TrainingPlan runPlan = runPlanOf(e);
-  rep.runSteps = runPlan.totalSteps();
+  // The run's plan only where a trial compresses it (it may read the training split's size).
+  std::optional<TrainingPlan> runPlan;
+  if (o.horizon == ProbeHorizon::Run) {
+    runPlan = runPlanOf(e);
+    rep.runSteps = runPlan->totalSteps();
+  }
   rep.threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<TrainingMethod> methods = o.methods.empty() ? probeMethodsFor(e) : o.methods;
   // The synchronous row first: the asynchronous ones start at its edge and are capped by it.
@@ -239,7 +244,7 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
     base.data.eval_limit = o.judge == ProbeJudge::Accuracy
                                ? (e.data.eval_limit > 0 ? std::min(e.data.eval_limit, o.evalSamples) : o.evalSamples)
                                : base.data.batch_size;
-    if (o.horizon == ProbeHorizon::Run) base = miniatureRun(base, o.steps, runPlan);
+    if (runPlan) base = miniatureRun(base, o.steps, *runPlan);
     const std::string phase = "probe " + method.name();
 
     auto trial = [&](double lr) -> const ProbeTrial& {

@@ -103,7 +103,7 @@ struct ProbeReport {
   int64_t steps = 0;    // per trial: the longest trial (the run's length where it is below ProbeOptions::steps)
   ProbeHorizon horizon = ProbeHorizon::First;
   ProbeJudge judge = ProbeJudge::Loss;
-  int64_t runSteps = 0;  // the run's own optimizer steps (what a miniature compresses)
+  int64_t runSteps = 0;  // the run's own optimizer steps (what a miniature compresses; 0 with the First horizon)
   int threads = 1;
   double seconds = 0;
   bool cancelled = false;
