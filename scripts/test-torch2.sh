@@ -2,7 +2,7 @@
 # The second LibTorch build, tested: PyPI's torch 2.11.0 with CUDA 13.0 and NCCL (scripts/setup-torch2.sh
 # installs it outside the checkout, once per machine), built with the torch2 preset into build-torch2/
 # (core, the CLI, the tests and the benchmarks; no Qt), then every suite but the soak and the
-# workbench's, and the numerics suites once more with the kernels capped at AVX2. No GPU is needed:
+# workbench's, and the numerics suites once more with the kernels capped at AVX2 (on a CPU with AVX-512 or AMX). No GPU is needed:
 # the tests that need one skip, saying so. Called by scripts/test.sh after the Debian build's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,5 @@ cmake --build build-torch2 -j "$(nproc)"
 export QT_QPA_PLATFORM=offscreen
 # The soak (label soak) runs alone in scripts/soak.sh; everything else here.
 ctest --test-dir build-torch2 -j "$(nproc)" -LE soak --output-on-failure --timeout 600
-ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell \
-  ctest --test-dir build-torch2 -j "$(nproc)" -L numerics --output-on-failure --timeout 600
+scripts/numerics-capped.sh build-torch2
 echo "test-torch2: passed in $(( $(date +%s) - start )) s"

@@ -7,12 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export QT_QPA_PLATFORM=offscreen
 ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600
-# The tests that compare numerics (label `numerics`: engine against reference, real against single,
-# resume against uninterrupted, recompute) once more with every kernel picker capped at AVX2:
-# oneDNN (ONEDNN_ and, for older releases, DNNL_MAX_CPU_ISA), ATen's own dispatch and OpenBLAS. So a
-# machine with AVX-512 or AMX also runs them on the kernels of a machine without.
-ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell \
-  ctest --test-dir build -j "$(nproc)" -L numerics --output-on-failure --timeout 600
+# The tests that compare numerics once more with every kernel picker capped at AVX2, on a machine
+# with wider vector units (scripts/numerics-capped.sh).
+scripts/numerics-capped.sh build
 # The installation: `cmake --install` into a staging folder, the installed programs run from outside
 # the checkout, the desktop entry and AppStream metadata validated, the .deb's files and fields
 # (scripts/install-test.sh; about a minute, re-using build/).

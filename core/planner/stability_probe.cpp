@@ -214,8 +214,12 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
   const double t0 = monotonicSeconds();
   const double first = o.start > 0 ? o.start : e.optimizer.lr;
   if (!(first > 0)) throw ConfigError("optimizer.lr", "the probe starts at the experiment's rate, which must be positive");
+  // A trial's length as far as known before it runs: the run's own where that is shorter.
+  int64_t trialSteps = o.steps;
+  if (runPlan) trialSteps = std::min<int64_t>(trialSteps, runPlan->totalSteps());
+  else if (e.training.steps > 0) trialSteps = std::min<int64_t>(trialSteps, e.training.steps);
   // The budget's upper bound, lowered as rows finish with trials unused.
-  long long total = static_cast<long long>(methods.size()) * o.maxTrials * o.steps, done = 0;
+  long long total = static_cast<long long>(methods.size()) * o.maxTrials * trialSteps, done = 0;
   auto cancelled = [&] { return o.cancel && o.cancel->load(); };
   double start = first;
   double syncEdge = NAN;
@@ -255,7 +259,7 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
         done = before + step;
         if (o.progress)
           o.progress({phase, done, total,
-                      phase + " at lr " + num(lr) + ": step " + std::to_string(step) + " of " + std::to_string(o.steps) +
+                      phase + " at lr " + num(lr) + ": step " + std::to_string(step) + " of " + std::to_string(trialSteps) +
                           " (trial " + std::to_string(row.trials.size() + 1) + ")"});
       };
       say(0);
@@ -289,7 +293,7 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
       for (const auto& [s, tau] : sink.tau)
         if (s >= 0 && s < static_cast<int>(row.delays.size()))
           row.delays[static_cast<size_t>(s)] = std::max(row.delays[static_cast<size_t>(s)], tau);
-      done = before + o.steps;  // a trial that stopped early leaves its steps to nothing
+      done = before + trialSteps;  // a trial that stopped early leaves its steps to nothing
       row.trials.push_back(p);
       judgeProbeRow(row, o);
       return row.trials.back();
@@ -334,7 +338,7 @@ ProbeReport probeStability(const Experiment& e, const ProbeOptions& o) {
            row.breaksAt / row.trainsUpTo > o.resolution * (1 + 1e-9))
       trial(std::sqrt(row.trainsUpTo * row.breaksAt));
     row.seconds = monotonicSeconds() - r0;
-    total -= static_cast<long long>(o.maxTrials - static_cast<int>(row.trials.size())) * o.steps;
+    total -= static_cast<long long>(o.maxTrials - static_cast<int>(row.trials.size())) * trialSteps;
     if (std::isfinite(row.edge())) start = row.edge();
     if (method == sync) syncEdge = row.edge();
     rep.rows.push_back(std::move(row));

@@ -195,6 +195,28 @@ TEST(StabilityProbe, StopsWhenCancelled) {
   EXPECT_LE(r.rows[0].trials.size(), 2u);
 }
 
+// A run shorter than the trials asked for: each trial is the run, and the progress counts its steps
+// (it said "step 20 of 60" and a total for 60-step trials).
+TEST(StabilityProbe, ProgressCountsTheStepsOfARunShorterThanTheTrials) {
+  Quadratic q(false);
+  q.e.training.steps = 20;
+  ProbeOptions o = quick({TrainingMethod{ScheduleKind::GPipe}});
+  std::vector<ProbeProgress> told;
+  o.progress = [&](const ProbeProgress& p) { told.push_back(p); };
+  ProbeReport r = probeStability(q.e, o);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.steps, 20);
+  ASSERT_FALSE(told.empty());
+  EXPECT_EQ(told.front().total, static_cast<long long>(o.maxTrials) * 20);
+  bool sawEnd = false;
+  for (const auto& p : told) {
+    EXPECT_NE(p.message.find(" of 20 (trial"), std::string::npos) << p.message;
+    EXPECT_LE(p.done, p.total) << p.message;
+    sawEnd = sawEnd || p.message.find("step 20 of 20") != std::string::npos;
+  }
+  EXPECT_TRUE(sawEnd);
+}
+
 TEST(StabilityProbe, RowsFollowTheDesignAndDropWhatTheScheduleDoesNotTake) {
   Experiment e;
   e.pipeline.schedule = ScheduleKind::PipeDream2BW;
