@@ -9,6 +9,7 @@
 #include "core/engine/weight_versions.h"
 #include "core/models/model_zoo.h"
 #include "core/pipeline/schedule.h"
+#include "tests/support/test_support.h"
 
 using namespace pm;
 
@@ -239,6 +240,7 @@ TEST(AsyncSchedules, NoDeadlockForSmallPipelines) {
 // BatchNorm statistics, bit for bit, as recomputing every microbatch (recompute = true); the stage
 // events count the recomputes.
 TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
+  const pm::test::TempDir tmp;  // removed at the end
   for (const char* schedule : {"pipedream", "pipedream-2bw", "pipemare"}) {
     std::vector<std::vector<torch::Tensor>> states[2];
     for (int r = 0; r < 2; ++r) {
@@ -247,7 +249,7 @@ TEST(AsyncSchedules, KeptGraphsEqualRecomputeBitForBit) {
       e.pipeline.recompute = r == 1;
       e.pipeline.update_interval = std::string(schedule) == "pipedream-2bw" ? 3 : (std::string(schedule) == "pipedream" ? 2 : 1);
       e.pipemare.t2 = std::string(schedule) == "pipemare";
-      const std::string dir = testing::TempDir() + "/kept_" + schedule + std::to_string(r);
+      const std::string dir = tmp.file("kept_" + std::string(schedule) + std::to_string(r));
       EngineOptions opts;
       opts.saveStateDir = dir;
       MemorySink sink;
@@ -285,6 +287,7 @@ TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
     const char* schedule;
     bool t2, recompute;
   };
+  const pm::test::TempDir tmp;  // removed at the end
   for (const Case c : {Case{"pipemare", false, false}, Case{"pipemare", true, false}, Case{"gpipe", false, true},
                        Case{"pipemare", true, true}}) {
     const bool t2 = c.t2;
@@ -299,7 +302,7 @@ TEST(AsyncSchedules, RecomputeAheadEqualsRecomputeAtTheBackwardBitForBit) {
       e.pipemare.t2 = t2;
       e.training.trace_steps = -1;
       e.training.log_interval = 1;  // weight-gap samples on every minibatch (they read the live weights)
-      const std::string dir = testing::TempDir() + "/ahead_" + c.schedule + std::to_string(t2) + std::to_string(c.recompute) + std::to_string(r);
+      const std::string dir = tmp.file("ahead_" + std::string(c.schedule) + std::to_string(t2) + std::to_string(c.recompute) + std::to_string(r));
       EngineOptions opts;
       opts.saveStateDir = dir;
       MemorySink sink;
