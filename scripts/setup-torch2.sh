@@ -31,7 +31,9 @@ if ! have; then
   start=$(date +%s)
   echo "setup-torch2: installing torch==$VERSION from PyPI into $VENV (about 3 GB with its CUDA libraries)..." >&2
   "$PY" -m venv "$VENV.partial"
-  "$VENV.partial/bin/pip" install --no-cache-dir -q --disable-pip-version-check "torch==$VERSION" "numpy==$NUMPY" >&2
+  # --no-compile: Python compiles what it imports on first use instead of all of torch's sources
+  # here (CPU the Debian build, running beside this install in CI, can use).
+  "$VENV.partial/bin/pip" install --no-cache-dir --no-compile -q --disable-pip-version-check "torch==$VERSION" "numpy==$NUMPY" >&2
   # A venv names its own path in its scripts; the folder is moved into place only once complete,
   # so an interrupted install is never taken for a finished one.
   rm -rf "$VENV"

@@ -4,6 +4,13 @@
 # any failure. Tests use small data they make themselves (and the Debian datasets if present).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Debian packages first; then torch 2.11.0's install (a 3 GB download, scripts/setup-torch2.sh,
+# which the torch2 build below needs) goes on in the background while the Debian build compiles.
+scripts/setup.sh --no-build
+torch2_log=$(mktemp /tmp/pipemare-setup-torch2.XXXXXX)
+scripts/setup-torch2.sh >"$torch2_log" 2>&1 &
+torch2_setup=$!
+trap 'kill "$torch2_setup" 2>/dev/null || true' EXIT
 scripts/setup.sh
 export QT_QPA_PLATFORM=offscreen
 ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600
@@ -20,4 +27,11 @@ PIPEMARE_FUZZ_RUNS=${PIPEMARE_FUZZ_RUNS:-40000} scripts/fuzz.sh
 # The second LibTorch build: PyPI's torch 2.11.0 with CUDA 13.0 and NCCL (installed once per machine
 # outside the checkout), core, the CLI and the suites that tell the builds apart, the numerics ones
 # also capped at AVX2 (scripts/test-torch2.sh).
+if ! wait "$torch2_setup"; then
+  cat "$torch2_log" >&2
+  echo "test: installing torch 2.11.0 (scripts/setup-torch2.sh) FAILED" >&2
+  exit 1
+fi
+grep -v '^/' "$torch2_log" || true  # what it said, less the prefix it prints last
+rm -f "$torch2_log"
 scripts/test-torch2.sh
